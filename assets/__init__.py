@@ -1,0 +1,1 @@
+"""Data the app ships (presets, lesson texts, tensors, decision trees). Located via importlib.resources."""

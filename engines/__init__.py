@@ -1,0 +1,1 @@
+"""Pure computation behind every panel: numpy, torch (imported lazily), networkx; never Qt."""

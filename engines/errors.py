@@ -1,0 +1,72 @@
+"""The one error type engines raise for bad input, so panels can show it next to the control."""
+from __future__ import annotations
+
+
+class ValidationError(ValueError):
+    """Bad input: names the offending ``field`` and what is allowed.
+
+    Subclasses ``ValueError`` so callers that only know the standard library still catch it.
+    """
+
+    def __init__(self, field: str, message: str, allowed: str | None = None) -> None:
+        self.field = field
+        self.allowed = allowed
+        text = f"{field}: {message}"
+        if allowed:
+            text += f" (allowed: {allowed})"
+        super().__init__(text)
+
+
+def require(condition: bool, field: str, message: str, allowed: str | None = None) -> None:
+    """Raise :class:`ValidationError` unless ``condition`` holds."""
+    if not condition:
+        raise ValidationError(field, message, allowed)
+
+
+def require_int(value: object, field: str, lo: int, hi: int | None = None) -> int:
+    """Check that ``value`` is an int (not bool) in ``[lo, hi]`` and return it."""
+    allowed = f"integer {lo}…{hi}" if hi is not None else f"integer ≥ {lo}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import numpy as np  # numpy ints are fine
+
+            if isinstance(value, np.integer):
+                value = int(value)
+            else:
+                raise ValidationError(field, f"expected an integer, got {value!r}", allowed)
+        except ImportError:  # pragma: no cover
+            raise ValidationError(field, f"expected an integer, got {value!r}", allowed)
+    if value < lo or (hi is not None and value > hi):
+        raise ValidationError(field, f"{value} is out of range", allowed)
+    return value
+
+
+def require_number(value: object, field: str, lo: float | None = None, hi: float | None = None,
+                   lo_open: bool = False) -> float:
+    """Check that ``value`` is a finite real number in range and return it as float."""
+    import math
+
+    lo_s = "" if lo is None else (f"> {lo}" if lo_open else f"≥ {lo}")
+    hi_s = "" if hi is None else f"≤ {hi}"
+    allowed = " and ".join(s for s in (lo_s, hi_s) if s) or "a finite number"
+    if isinstance(value, bool):
+        raise ValidationError(field, f"expected a number, got {value!r}", allowed)
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValidationError(field, f"expected a number, got {value!r}", allowed) from None
+    if not math.isfinite(x):
+        raise ValidationError(field, f"{x} is not finite", allowed)
+    if lo is not None and (x <= lo if lo_open else x < lo):
+        raise ValidationError(field, f"{x:g} is out of range", allowed)
+    if hi is not None and x > hi:
+        raise ValidationError(field, f"{x:g} is out of range", allowed)
+    return x
+
+
+def require_choice(value: object, field: str, choices) -> object:
+    """Check that ``value`` is one of ``choices`` and return it."""
+    if value not in choices:
+        raise ValidationError(field, f"{value!r} is not a known option",
+                              ", ".join(repr(c) for c in choices))
+    return value
