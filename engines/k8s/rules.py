@@ -1,0 +1,372 @@
+"""The upstream decision rules, as pure functions on Kubernetes-shaped dicts.
+
+Every function names the kubernetes/kubernetes file it follows; the simulator's controllers call
+these so that the panel, the tests and a live cluster view all share one rule engine.
+"""
+from __future__ import annotations
+
+import math
+from functools import cmp_to_key
+from typing import Iterable, Mapping
+
+from engines.errors import ValidationError, require_int
+from engines.k8s.quantity import parse_quantity, resource_amount
+
+# --- constants with their upstream names -----------------------------------------------------
+GUARANTEED_OOM_SCORE_ADJ = -997      # pkg/kubelet/qos/policy.go guaranteedOOMScoreAdj (older: -998)
+BESTEFFORT_OOM_SCORE_ADJ = 1000      # policy.go besteffortOOMScoreAdj
+DEFAULT_MILLI_CPU_REQUEST = 100      # pkg/scheduler/util GetNonzeroRequests: DefaultMilliCPURequest
+DEFAULT_MEMORY_REQUEST = 200 * 2**20  # DefaultMemoryRequest, 200 MiB
+MAX_NODE_SCORE = 100                 # framework.MaxNodeScore
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+QOS_RESOURCES = ("cpu", "memory")    # qos.go supportedQoSComputeResources
+
+
+# --- label selectors -------------------------------------------------------------------------
+def selector_matches(selector: Mapping | None, labels: Mapping | None) -> bool:
+    """``metav1.LabelSelectorAsSelector`` semantics: matchLabels AND every matchExpression.
+
+    A plain ``{key: value}`` map (a Service's selector) is treated as matchLabels. An empty
+    LabelSelector matches everything; a ``None`` selector matches nothing (as upstream).
+    """
+    if selector is None:
+        return False
+    labels = labels or {}
+    if "matchLabels" in selector or "matchExpressions" in selector:
+        match_labels = selector.get("matchLabels") or {}
+        expressions = selector.get("matchExpressions") or []
+    else:
+        match_labels, expressions = selector, []
+    if any(labels.get(k) != v for k, v in match_labels.items()):
+        return False
+    for expr in expressions:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def match_labels_of(selector: Mapping | None) -> dict:
+    """The equality part of a selector (used for index look-ups)."""
+    if not selector:
+        return {}
+    if "matchLabels" in selector or "matchExpressions" in selector:
+        return dict(selector.get("matchLabels") or {})
+    return dict(selector)
+
+
+# --- pod resources ---------------------------------------------------------------------------
+def _spec(pod: Mapping) -> Mapping:
+    if not isinstance(pod, Mapping):
+        raise ValidationError("pod", "must be a Pod manifest (a mapping)", "a dict with spec.containers")
+    spec = pod.get("spec", pod)
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("containers"), list):
+        raise ValidationError("pod.spec.containers", "missing or not a list", "a list of containers")
+    return spec
+
+
+def container_resources(container: Mapping) -> tuple[dict[str, int], dict[str, int]]:
+    """(requests, limits) in canonical units, with the API server's default requests = limits.
+
+    Defaulting: pkg/apis/core/v1/defaults.go SetDefaults_Pod copies each limit into a missing
+    request, which is why "limits only" yields a Guaranteed pod.
+    """
+    res = container.get("resources") or {}
+    name = container.get("name", "?")
+    limits = {k: resource_amount(k, v, f"containers[{name}].resources.limits.{k}")
+              for k, v in (res.get("limits") or {}).items()}
+    requests = {k: resource_amount(k, v, f"containers[{name}].resources.requests.{k}")
+                for k, v in (res.get("requests") or {}).items()}
+    for key, value in limits.items():
+        requests.setdefault(key, value)
+    return requests, limits
+
+
+def pod_requests(pod: Mapping, non_zero: bool = False) -> dict[str, int]:
+    """Effective pod request: Σ containers, max'ed with each init container, plus overhead.
+
+    Source: pkg/api/v1/resource/helpers.go PodRequests (used by noderesources/fit.go). With
+    ``non_zero`` a container without a cpu/memory request counts 100m / 200Mi
+    (pkg/scheduler/util GetNonzeroRequests), which the scoring plugins use.
+    """
+    spec = _spec(pod)
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        req, _ = container_resources(c)
+        if non_zero:
+            req = {**req, "cpu": req.get("cpu") or DEFAULT_MILLI_CPU_REQUEST,
+                   "memory": req.get("memory") or DEFAULT_MEMORY_REQUEST}
+        for k, v in req.items():
+            total[k] = total.get(k, 0) + v
+    for c in spec.get("initContainers") or []:
+        req, _ = container_resources(c)
+        for k, v in req.items():
+            total[k] = max(total.get(k, 0), v)
+    for k, v in (spec.get("overhead") or {}).items():
+        total[k] = total.get(k, 0) + resource_amount(k, v, f"spec.overhead.{k}")
+    return total
+
+
+def pod_limits(pod: Mapping) -> dict[str, int]:
+    """Σ container limits (a resource without a limit in any container is absent)."""
+    total: dict[str, int] = {}
+    for c in _spec(pod).get("containers") or []:
+        for k, v in container_resources(c)[1].items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+# --- QoS -------------------------------------------------------------------------------------
+def qos_class(pod: dict) -> str:
+    """``"Guaranteed" | "Burstable" | "BestEffort"`` by pkg/apis/core/v1/helper/qos/qos.go GetPodQOS.
+
+    Only cpu and memory count. Guaranteed: every container (init included) has both cpu and memory
+    limits and, per resource, Σ requests == Σ limits. BestEffort: no cpu/memory request or limit > 0.
+    Requests default to limits first (the API server's defaulting), so "limits only" is Guaranteed.
+    """
+    spec = _spec(pod)
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
+    guaranteed = True
+    for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+        req, lim = container_resources(c)
+        for k in QOS_RESOURCES:
+            if req.get(k, 0) > 0:
+                requests[k] = requests.get(k, 0) + req[k]
+        found = set()
+        for k in QOS_RESOURCES:
+            if lim.get(k, 0) > 0:
+                found.add(k)
+                limits[k] = limits.get(k, 0) + lim[k]
+        if found != set(QOS_RESOURCES):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed:
+        if any(limits.get(k) != v for k, v in requests.items()):
+            guaranteed = False
+    if guaranteed and len(requests) == len(limits):
+        return "Guaranteed"
+    return "Burstable"
+
+
+def oom_score_adj(pod: dict, node_memory_bytes: int, container: str | None = None) -> int:
+    """The ``oom_score_adj`` the kubelet gives a container (pkg/kubelet/qos/policy.go).
+
+    Guaranteed −997, BestEffort 1000, Burstable ``1000 − 1000·memRequest/capacity`` (integer
+    division) clamped below at ``1000 + guaranteedOOMScoreAdj`` (= 3) and 1000 mapped to 999. The
+    docs' table writes the floor as 2, left from the older −998 constant. ``memRequest`` is the
+    named container's request, or the whole pod's when ``container`` is None (one-container pods:
+    the same).
+    """
+    capacity = require_int(node_memory_bytes, "node_memory_bytes", 1)
+    cls = qos_class(pod)
+    if cls == "Guaranteed":
+        return GUARANTEED_OOM_SCORE_ADJ
+    if cls == "BestEffort":
+        return BESTEFFORT_OOM_SCORE_ADJ
+    if container is None:
+        request = pod_requests(pod).get("memory", 0)
+    else:
+        match = [c for c in _spec(pod)["containers"] if c.get("name") == container]
+        if not match:
+            raise ValidationError("container", f"no container named {container!r}",
+                                  ", ".join(c.get("name", "?") for c in _spec(pod)["containers"]))
+        request = container_resources(match[0])[0].get("memory", 0)
+    adj = 1000 - (1000 * request) // capacity
+    if adj < 1000 + GUARANTEED_OOM_SCORE_ADJ:
+        return 1000 + GUARANTEED_OOM_SCORE_ADJ
+    if adj == BESTEFFORT_OOM_SCORE_ADJ:
+        return adj - 1
+    return adj
+
+
+# --- rolling-update fenceposts ---------------------------------------------------------------
+def scaled_int_or_percent(value: object, total: int, round_up: bool, field: str) -> int:
+    """apimachinery intstr.GetScaledValueFromIntOrPercent: "25%" of total, ceil or floor."""
+    if isinstance(value, bool):
+        raise ValidationError(field, f"{value!r} is not an int or percentage", "an integer ≥ 0 or 'N%'")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValidationError(field, f"{value} is negative", "an integer ≥ 0 or 'N%'")
+        return value
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+        percent = int(value[:-1])
+        return -(-percent * total // 100) if round_up else percent * total // 100
+    raise ValidationError(field, f"{value!r} is not an int or percentage", "an integer ≥ 0 or 'N%' (e.g. '25%')")
+
+
+def resolve_fenceposts(replicas: int, max_surge: int | str, max_unavailable: int | str) -> tuple[int, int]:
+    """(surge, unavailable) by pkg/controller/deployment/util/deployment_util.go ResolveFenceposts.
+
+    maxSurge percentages round up, maxUnavailable percentages round down, and if both come out 0
+    unavailable is forced to 1 so the rollout can make progress.
+    """
+    replicas = require_int(replicas, "replicas", 0)
+    surge = scaled_int_or_percent(max_surge, replicas, True, "maxSurge")
+    unavailable = scaled_int_or_percent(max_unavailable, replicas, False, "maxUnavailable")
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
+def max_unavailable(replicas: int, max_surge: int | str, max_unavailable_: int | str) -> int:
+    """deployment_util.go MaxUnavailable: the resolved value capped at ``replicas``."""
+    return min(resolve_fenceposts(replicas, max_surge, max_unavailable_)[1], replicas)
+
+
+# --- pod predicates --------------------------------------------------------------------------
+def condition(obj: Mapping, kind: str) -> Mapping | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == kind:
+            return c
+    return None
+
+
+def is_pod_ready(pod: Mapping) -> bool:
+    c = condition(pod, "Ready")
+    return bool(c) and c.get("status") == "True"
+
+
+def ready_since(pod: Mapping) -> float | None:
+    c = condition(pod, "Ready")
+    return c.get("lastTransitionTime") if c and c.get("status") == "True" else None
+
+
+def is_pod_available(pod: Mapping, min_ready_seconds: float, now: float) -> bool:
+    """podutil.IsPodAvailable: Ready for at least minReadySeconds."""
+    since = ready_since(pod)
+    return since is not None and (min_ready_seconds == 0 or since + min_ready_seconds <= now)
+
+
+def is_active(pod: Mapping) -> bool:
+    """controller_utils.go IsPodActive: not Succeeded, not Failed, no deletionTimestamp."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp")
+
+
+def max_restarts(pod: Mapping) -> int:
+    return max([c.get("restartCount", 0) for c in (pod.get("status") or {}).get("containerStatuses") or []] or [0])
+
+
+# --- ReplicaSet deletion ranking -------------------------------------------------------------
+_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def _log_rank(t: float | None, now: float) -> int:
+    """controller_utils.go logarithmicRankDiff: floor(log2(age in ns)), −1 for age ≤ 0."""
+    if t is None:
+        return -1
+    age_ns = (now - t) * 1e9
+    return int(math.log2(age_ns)) if age_ns > 0 else -1
+
+
+def deletion_less(a: Mapping, rank_a: int, b: Mapping, rank_b: int, now: float) -> bool:
+    """controller_utils.go ActivePodsWithRanks.Less with LogarithmicScaleDown (on by default).
+
+    The first rule that distinguishes the pods decides: unassigned first; Pending < Unknown <
+    Running; not Ready first; lower pod-deletion-cost; higher rank (more related pods on the
+    node); both Ready: Ready for less time (log2 buckets of the age in ns, equal bucket → UID);
+    more container restarts; newer creationTimestamp (log2 buckets, equal bucket → UID).
+    """
+    sa, sb = a.get("spec") or {}, b.get("spec") or {}
+    na, nb = sa.get("nodeName") or "", sb.get("nodeName") or ""
+    if na != nb and (not na or not nb):
+        return not na
+    pa = _PHASE_ORDINAL.get((a.get("status") or {}).get("phase"), 0)
+    pb = _PHASE_ORDINAL.get((b.get("status") or {}).get("phase"), 0)
+    if pa != pb:
+        return pa < pb
+    ra, rb = is_pod_ready(a), is_pod_ready(b)
+    if ra != rb:
+        return not ra
+    ca = int((a["metadata"].get("annotations") or {}).get(POD_DELETION_COST, 0))
+    cb = int((b["metadata"].get("annotations") or {}).get(POD_DELETION_COST, 0))
+    if ca != cb:
+        return ca < cb
+    if rank_a != rank_b:
+        return rank_a > rank_b
+    uid_a, uid_b = a["metadata"].get("uid", ""), b["metadata"].get("uid", "")
+    if ra and rb:
+        ta, tb = ready_since(a), ready_since(b)
+        if ta != tb:
+            diff = _log_rank(ta, now) - _log_rank(tb, now)
+            return uid_a < uid_b if diff == 0 else diff < 0
+    ma, mb = max_restarts(a), max_restarts(b)
+    if ma != mb:
+        return ma > mb
+    ta, tb = a["metadata"].get("creationTimestamp"), b["metadata"].get("creationTimestamp")
+    if ta != tb:
+        diff = _log_rank(ta, now) - _log_rank(tb, now)
+        return uid_a < uid_b if diff == 0 else diff < 0
+    return False
+
+
+def pods_to_delete(pods: list[Mapping], related: Iterable[Mapping], diff: int, now: float) -> list[Mapping]:
+    """replica_set.go getPodsToDelete: rank by related pods on the same node, sort, take ``diff``."""
+    if diff >= len(pods):
+        return list(pods)
+    per_node: dict[str, int] = {}
+    for p in related:
+        if is_active(p):
+            node = (p.get("spec") or {}).get("nodeName", "")
+            per_node[node] = per_node.get(node, 0) + 1
+    ranked = [(p, per_node.get((p.get("spec") or {}).get("nodeName", ""), 0)) for p in pods]
+
+    def compare(x, y) -> int:
+        if deletion_less(x[0], x[1], y[0], y[1], now):
+            return -1
+        return 1 if deletion_less(y[0], y[1], x[0], x[1], now) else 0
+
+    ranked.sort(key=cmp_to_key(compare))
+    return [p for p, _ in ranked[:diff]]
+
+
+# --- kubelet eviction ranking ----------------------------------------------------------------
+def eviction_sort_key(pod: Mapping, usage_bytes: int | None) -> tuple:
+    """pkg/kubelet/eviction/helpers.go rankMemoryPressure = orderedBy(exceedMemoryRequests,
+    priority, memory): pods without stats first, then usage > request, then lower priority,
+    then larger usage − request. QoS is not a comparator."""
+    request = pod_requests(pod).get("memory", 0)
+    priority = (pod.get("spec") or {}).get("priority", 0) or 0
+    if usage_bytes is None:
+        return (0, 0, priority, 0)
+    exceeds = usage_bytes > request
+    return (1, 0 if exceeds else 1, priority, -(usage_bytes - request))
+
+
+# --- scheduler scoring -----------------------------------------------------------------------
+def least_allocated_score(requested: Mapping[str, int], allocatable: Mapping[str, int]) -> int:
+    """noderesources/least_allocated.go: mean over cpu, memory of (alloc − req)·100/alloc."""
+    total = 0
+    for r in ("cpu", "memory"):
+        cap, req = allocatable.get(r, 0), requested.get(r, 0)
+        total += 0 if cap == 0 or req > cap else (cap - req) * MAX_NODE_SCORE // cap
+    return total // 2
+
+
+def balanced_allocation_score(requested: Mapping[str, int], allocatable: Mapping[str, int]) -> int:
+    """noderesources/balanced_allocation.go: (1 − std of the cpu and memory fractions)·100,
+    with std = |f_cpu − f_mem| / 2 for two resources and fractions capped at 1."""
+    fractions = []
+    for r in ("cpu", "memory"):
+        cap = allocatable.get(r, 0)
+        fractions.append(min(requested.get(r, 0) / cap, 1.0) if cap else 1.0)
+    std = abs(fractions[0] - fractions[1]) / 2
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def parse_allocatable(status: Mapping, field: str = "status.allocatable") -> dict[str, int]:
+    """Node allocatable in canonical units (cpu in millicores)."""
+    alloc = status.get("allocatable") or {}
+    return {k: resource_amount(k, v, f"{field}.{k}") for k, v in alloc.items()}
+
+
+def quantity_bytes(value: object, field: str) -> int:
+    return math.ceil(parse_quantity(value, field))

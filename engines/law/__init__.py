@@ -1,0 +1,8 @@
+"""EU law as explained rules: the Cyber Resilience Act (Reg. (EU) 2024/2847) and the Product
+Liability Directive (Dir. (EU) 2024/2853).
+
+``cra`` and ``pld`` implement the article rules as plain functions (scope, tier, routes, clocks,
+liable operators, damage heads); ``trees`` loads the question trees shipped in ``assets/law/``
+into networkx, validates them and walks them; ``record`` turns a walk into a decision record.
+Educational, not legal advice.
+"""

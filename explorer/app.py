@@ -1,0 +1,120 @@
+"""Application bootstrap: QApplication, fonts, the exception hook and the background device probe."""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QFontMetrics
+from PySide6.QtWidgets import QApplication
+
+log = logging.getLogger("explorer")
+
+
+def log_path() -> Path:
+    base = os.environ.get("EXPLORER_CONFIG_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")), "ai-systems-explorer")
+    return Path(base) / "explorer.log"
+
+
+def setup_logging() -> None:
+    path = log_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root = logging.getLogger("explorer")
+    if not root.handlers:
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+
+
+def make_app(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    app.setApplicationName("AI Systems Explorer")
+    app.setOrganizationName("ai-systems-explorer")
+    register_bundled_fonts()
+    return app
+
+
+def register_bundled_fonts() -> None:
+    """Register fonts shipped in assets/fonts (the frozen app cannot rely on the system's)."""
+    from engines.assets import asset_path
+
+    folder = asset_path("fonts")
+    if folder.is_dir():
+        for f in sorted(folder.glob("*.ttf")):
+            QFontDatabase.addApplicationFont(str(f))
+        families = QFontDatabase.families()
+        if "DejaVu Sans" in families:
+            QApplication.instance().setFont(QFont("DejaVu Sans"))
+
+
+def font_problems() -> list[str]:
+    """Fonts can fail silently (every glyph a box); these are the checks that catch it."""
+    problems = []
+    f = QFont()
+    if not QFontInfo(f).family():
+        problems.append("no usable font: QFontInfo(QFont()).family() is empty")
+    if not QFontMetrics(f).inFont("A"):
+        problems.append("the default font has no glyph for 'A'")
+    if not set(QFontDatabase.families()) - {"Monospace", "Sans Serif", "Serif"}:
+        problems.append("only generic font aliases are available")
+    return problems
+
+
+class ErrorSink(QObject):
+    """Exceptions anywhere end up here: logged, counted, and shown in the window."""
+
+    error = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[str] = []
+
+    def hook(self, etype, value, tb) -> None:
+        text = "".join(traceback.format_exception(etype, value, tb))
+        self.errors.append(text)
+        log.error("Unhandled exception:\n%s", text)
+        sys.__stderr__.write(text)
+        self.error.emit(f"{etype.__name__}: {value}")
+
+
+def install_excepthook() -> ErrorSink:
+    sink = ErrorSink()
+    sys.excepthook = sink.hook
+    return sink
+
+
+class _ProbeSignals(QObject):
+    done = Signal(str, str)
+
+
+class DeviceProbe(QRunnable):
+    """Import torch and look for CUDA off the GUI thread, after the window is up."""
+
+    def __init__(self, requested: str) -> None:
+        super().__init__()
+        self.requested = requested
+        self.signals = _ProbeSignals()
+
+    def run(self) -> None:
+        from engines.device import device_label, resolve_device
+
+        try:
+            dev = resolve_device(self.requested)
+            self.signals.done.emit(dev, device_label(dev))
+        except Exception as exc:  # noqa: BLE001 - reported, CPU used
+            self.signals.done.emit("cpu", f"CPU ({exc})")
+
+
+def probe_device(requested: str, on_done) -> DeviceProbe:
+    probe = DeviceProbe(requested)
+    probe.signals.done.connect(on_done)
+    QThreadPool.globalInstance().start(probe)
+    return probe

@@ -1,0 +1,153 @@
+"""``explorer``: open the window, render a screenshot offscreen, or run the self-test."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+T0 = time.perf_counter()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="explorer", description="AI Systems Explorer: linked, animated panels "
+                                "for the arithmetic of AI infrastructure.")
+    p.add_argument("--panel", help="panel to open (e.g. overview, memory, pipeline, quant, k8s, law)")
+    p.add_argument("--preset", help="model or scenario preset (e.g. llama3-70b, zero-paper-7.5b)")
+    p.add_argument("--scenario", help="scenario JSON file to load")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="compute device for torch work")
+    p.add_argument("--theme", choices=("light", "dark"), default="light")
+    p.add_argument("--font-scale", type=float, default=1.0, help="global text scale (presenter: 1.6)")
+    p.add_argument("--presenter", action="store_true", help="light theme, large text, full screen")
+    p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG and exit")
+    p.add_argument("--frame", type=int, default=None, help="timeline frame to show for --screenshot")
+    p.add_argument("--size", default="1600x1000", help="window size for --screenshot, WxH")
+    p.add_argument("--selftest", action="store_true", help="open every panel offscreen, drive it, export, exit")
+    p.add_argument("--list-panels", action="store_true", help="print the panel keys and exit")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    headless = bool(args.screenshot or args.selftest or args.list_panels)
+    if headless and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if headless and not os.environ.get("EXPLORER_CONFIG_DIR"):
+        os.environ["EXPLORER_CONFIG_DIR"] = tempfile.mkdtemp(prefix="explorer-")
+
+    from explorer.app import font_problems, install_excepthook, make_app, probe_device, setup_logging
+
+    setup_logging()
+    app = make_app()
+    sink = install_excepthook()
+    from engines.errors import ValidationError
+    from engines.presets import apply_preset
+    from engines.scenario import Scenario
+    from explorer.context import AppContext
+    from explorer.files import FileProblem
+    from explorer.main_window import MainWindow
+
+    scenario = Scenario()
+    try:
+        if args.preset:
+            scenario = apply_preset(scenario, args.preset)
+    except ValidationError as exc:
+        print(f"explorer: {exc}", file=sys.stderr)
+        return 2
+    font_scale = 1.6 if args.presenter else args.font_scale
+    ctx = AppContext(scenario, device="cpu", theme="light" if args.presenter else args.theme,
+                     font_scale=font_scale)
+    win = MainWindow(ctx, remember_layout=not headless)
+    sink.error.connect(win.show_error)
+    if args.list_panels:
+        for p in win.panels:
+            print(f"{p.key}\t{p.title}")
+        return 0
+    if args.scenario:
+        try:
+            ctx.scenario.load(args.scenario)
+        except FileProblem as exc:
+            print(f"explorer: {exc}", file=sys.stderr)
+            if headless:
+                return 2
+            win.show_error(str(exc))
+    if args.panel:
+        try:
+            win.show_panel(args.panel)
+        except ValidationError as exc:
+            print(f"explorer: {exc}", file=sys.stderr)
+            return 2
+
+    if args.selftest:
+        from explorer.selftest import run_selftest
+
+        return run_selftest(win, sink, font_problems(), requested_device=args.device)
+    if args.screenshot:
+        return _screenshot(win, args, font_problems())
+
+    win.show()
+    if args.presenter:
+        win.presenter_action.setChecked(True)
+        win.toggle_presenter()
+    probe_device(args.device, win.set_device)  # torch is imported off the GUI thread, after showing
+    if os.environ.get("EXPLORER_STARTUP_PROBE"):
+        _report_first_paint(win)
+    return app.exec()
+
+
+def _screenshot(win, args, problems: list[str]) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.exports import export_png
+
+    if problems:
+        print("explorer: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        print(f"explorer: --size must be WxH, got {args.size!r}", file=sys.stderr)
+        return 2
+    if args.device != "cpu":
+        from engines.device import device_label, resolve_device
+
+        dev = resolve_device(args.device)
+        win.set_device(dev, device_label(dev))
+    win.resize(w, h)
+    win.show()
+    QApplication.processEvents()
+    panel = win.current_panel()
+    if args.frame is not None and win.ctx.timeline.spec is not None:
+        win.ctx.timeline.set_position(args.frame)
+    for _ in range(3):
+        QApplication.processEvents()
+    if panel is not None and panel.tasks.running:
+        panel.tasks.wait(120_000)
+    export_png(win, args.screenshot, scale=1.0)
+    print(f"wrote {args.screenshot}")
+    return 0
+
+
+def _report_first_paint(win) -> None:
+    """Benchmarks set EXPLORER_STARTUP_PROBE: print seconds from process start to the first paint."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    class _Watch(QObject):
+        def eventFilter(self, obj, ev):  # noqa: N802
+            if ev.type() == QEvent.Paint:
+                elapsed = time.perf_counter() - T0
+                print(f"FIRST_PAINT {elapsed:.4f}", flush=True)
+                QTimer.singleShot(0, QApplication.instance().quit)
+                QApplication.instance().removeEventFilter(self)
+            return False
+
+    watch = _Watch(win)
+    QApplication.instance().installEventFilter(watch)
+    win._startup_watch = watch
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,30 @@
+"""What every panel is handed: the scenario model, the shared timeline, the theme and the device."""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from engines.scenario import Scenario
+from explorer.scenario_model import ScenarioModel
+from explorer.theme import THEMES, Theme
+from explorer.timeline import TimelineModel
+
+
+class AppContext(QObject):
+    theme_changed = Signal(object)
+
+    def __init__(self, scenario: Scenario | None = None, device: str = "cpu", theme: str = "light",
+                 font_scale: float = 1.0, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.scenario = ScenarioModel(scenario, self)
+        self.timeline = TimelineModel(self)
+        self.device = device
+        self._theme = THEMES[theme].scaled(font_scale)
+
+    @property
+    def theme(self) -> Theme:
+        return self._theme
+
+    def set_theme(self, name: str | None = None, font_scale: float | None = None) -> None:
+        base = THEMES[name] if name else THEMES[self._theme.name]
+        self._theme = base.scaled(self._theme.font_scale if font_scale is None else font_scale)
+        self.theme_changed.emit(self._theme)

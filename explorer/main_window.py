@@ -1,0 +1,306 @@
+"""The main window: scenario dock, panel tabs, shared player, lesson dock, menus and shortcuts."""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
+                               QMessageBox, QTabWidget)
+
+from engines.errors import ValidationError
+from engines.presets import apply_preset, scenario_presets
+from engines.models import PRESETS
+from explorer import exports
+from explorer.context import AppContext
+from explorer.files import FileProblem
+from explorer.panel import Panel, discover_panels
+from explorer.scenario_editor import ScenarioEditor
+from explorer.theme import stylesheet
+from explorer.timeline import PlayerWidget
+from explorer.widgets import LessonView
+
+log = logging.getLogger("explorer")
+
+PRESENTER_SCALE = 1.6
+
+
+def settings() -> QSettings:
+    """Window layout store; EXPLORER_CONFIG_DIR redirects it (tests use a temporary folder)."""
+    folder = os.environ.get("EXPLORER_CONFIG_DIR")
+    if folder:
+        return QSettings(str(Path(folder) / "explorer.ini"), QSettings.IniFormat)
+    return QSettings("ai-systems-explorer", "explorer")
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, ctx: AppContext, panel_classes: list[type[Panel]] | None = None,
+                 remember_layout: bool = True) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.remember_layout = remember_layout
+        self.setWindowTitle("AI Systems Explorer")
+        self.setObjectName("MainWindow")
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.setCentralWidget(self.tabs)
+        self.panels: list[Panel] = []
+        for cls in panel_classes if panel_classes is not None else discover_panels():
+            panel = cls(ctx)
+            panel.defer_when_hidden = True
+            self.panels.append(panel)
+            self.tabs.addTab(panel, cls.title)
+        self.editor = ScenarioEditor(ctx.scenario)
+        self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
+        self.lesson = LessonView()
+        self._dock("Explanation", "lesson_dock", self.lesson, Qt.RightDockWidgetArea)
+        self.player = PlayerWidget(ctx.timeline)
+        self._dock("Timeline", "timeline_dock", self.player, Qt.BottomDockWidgetArea)
+        self.device_label = QLabel()
+        self.statusBar().addPermanentWidget(self.device_label)
+        self.error_label = QLabel()
+        self.error_label.setObjectName("error")
+        self.statusBar().addWidget(self.error_label, 1)
+        self._build_menus()
+        self._build_shortcuts()
+        ctx.timeline.position_changed.connect(self._show_frame)
+        ctx.theme_changed.connect(self._apply_theme)
+        ctx.scenario.changed.connect(lambda _d: self._update_title())
+        self.tabs.currentChanged.connect(self._activate)
+        for p in self.panels:
+            p.timeline_changed.connect(lambda p=p: self._timeline_changed(p))
+            p.tasks.failed.connect(lambda text, p=p: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
+        self._apply_theme(ctx.theme)
+        self.set_device(ctx.device)
+        self.resize(1500, 950)
+        if remember_layout:
+            self._restore_layout()
+        if self.panels:
+            self._activate(self.tabs.currentIndex())
+        self._update_title()
+
+    # --- construction --------------------------------------------------------------------
+    def _dock(self, title: str, name: str, widget, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, menu, text: str, slot, shortcut=None, checkable: bool = False) -> QAction:
+        act = QAction(text, self)
+        if shortcut:
+            act.setShortcut(QKeySequence(shortcut))
+        act.setCheckable(checkable)
+        act.triggered.connect(slot)
+        menu.addAction(act)
+        self.addAction(act)
+        return act
+
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        self._action(f, "Open scenario…", self.open_scenario_dialog, QKeySequence.Open)
+        self._action(f, "Save scenario as…", self.save_scenario_dialog, QKeySequence.Save)
+        f.addSeparator()
+        for fmt in ("png", "svg", "csv", "json", "gif"):
+            self._action(f, f"Export panel as {fmt.upper()}…", lambda _=False, fmt=fmt: self.export_dialog(fmt))
+        f.addSeparator()
+        self._action(f, "Quit", self.close, QKeySequence.Quit)
+        e = mb.addMenu("&Edit")
+        undo = self.ctx.scenario.undo_stack.createUndoAction(self, "Undo")
+        undo.setShortcut(QKeySequence.Undo)
+        redo = self.ctx.scenario.undo_stack.createRedoAction(self, "Redo")
+        redo.setShortcuts([QKeySequence.Redo, QKeySequence("Ctrl+Shift+Z")])
+        e.addAction(undo)
+        e.addAction(redo)
+        self.addAction(undo)
+        self.addAction(redo)
+        p = mb.addMenu("&Presets")
+        for key, arch in PRESETS.items():
+            self._action(p, f"Model: {arch.label}", lambda _=False, k=key: self.apply_preset(k))
+        p.addSeparator()
+        for key, preset in scenario_presets().items():
+            act = self._action(p, preset.label, lambda _=False, k=key: self.apply_preset(k))
+            act.setToolTip(preset.description)
+        v = mb.addMenu("&View")
+        self._action(v, "Light theme (projector)", lambda: self.ctx.set_theme("light"))
+        self._action(v, "Dark theme", lambda: self.ctx.set_theme("dark"))
+        self._action(v, "Larger text", lambda: self.ctx.set_theme(font_scale=self.ctx.theme.font_scale + 0.15),
+                     "Ctrl+=")
+        self._action(v, "Smaller text", lambda: self.ctx.set_theme(font_scale=self.ctx.theme.font_scale - 0.15),
+                     "Ctrl+-")
+        self.presenter_action = self._action(v, "Presenter mode", self.toggle_presenter, "Ctrl+Shift+F",
+                                             checkable=True)
+        self._action(v, "Full screen", self.toggle_full_screen, "F11")
+        h = mb.addMenu("&Help")
+        self._action(h, "About", lambda: QMessageBox.about(
+            self, "AI Systems Explorer", "Linked, animated panels for the arithmetic of AI infrastructure.\n"
+            "Every number comes from an engine; every formula cites its source in the Explanation dock."))
+
+    def _build_shortcuts(self) -> None:
+        t = self.ctx.timeline
+        keys = {"Space": t.toggle, "Right": lambda: t.step(1), "Left": lambda: t.step(-1),
+                "Shift+Right": lambda: t.step(10), "Shift+Left": lambda: t.step(-10), "Home": t.home,
+                "End": t.end, "PgDown": lambda: t.chapter(1), "PgUp": lambda: t.chapter(-1),
+                "Esc": self._cancel_current}
+        self.shortcuts = []
+        for key, fn in keys.items():
+            sc = QShortcut(QKeySequence(key), self)
+            sc.activated.connect(fn)
+            self.shortcuts.append(sc)
+
+    # --- panels & timeline ---------------------------------------------------------------
+    def current_panel(self) -> Panel | None:
+        w = self.tabs.currentWidget()
+        return w if isinstance(w, Panel) else None
+
+    def panel(self, key: str) -> Panel:
+        for p in self.panels:
+            if p.key == key:
+                return p
+        raise ValidationError("panel", f"no panel {key!r}", ", ".join(p.key for p in self.panels))
+
+    def show_panel(self, key: str) -> Panel:
+        p = self.panel(key)
+        self.tabs.setCurrentWidget(p)
+        return p
+
+    def _activate(self, index: int) -> None:
+        panel = self.current_panel()
+        if panel is None:
+            return
+        panel.bind()
+        self.lesson.setMarkdown(panel.lesson_markdown())
+        self.ctx.timeline.set_spec(panel.timeline())
+
+    def _timeline_changed(self, panel: Panel) -> None:
+        if panel is self.current_panel():
+            self.ctx.timeline.set_spec(panel.timeline(), keep_position=True)
+
+    def _show_frame(self, index: int) -> None:
+        panel = self.current_panel()
+        if panel is not None and self.ctx.timeline.spec is not None:
+            panel.show_frame(index)
+
+    def _cancel_current(self) -> None:
+        panel = self.current_panel()
+        if panel is not None:
+            panel.tasks.cancel()
+
+    # --- scenario actions --------------------------------------------------------------------
+    def apply_preset(self, name: str) -> None:
+        try:
+            self.ctx.scenario.replace(apply_preset(self.ctx.scenario.value, name), f"Preset {name}")
+            self.show_error(None)
+        except ValidationError as exc:
+            self.show_error(str(exc))
+
+    def open_scenario(self, path: str) -> bool:
+        try:
+            self.ctx.scenario.load(path)
+        except FileProblem as exc:
+            self.show_error(str(exc))
+            return False
+        self.show_error(None)
+        return True
+
+    def open_scenario_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenario (*.json)")
+        if path and not self.open_scenario(path):
+            QMessageBox.warning(self, "Could not open the scenario", self.error_label.text())
+
+    def save_scenario_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save scenario", "scenario.json", "Scenario (*.json)")
+        if path:
+            try:
+                self.ctx.scenario.save(path)
+            except OSError as exc:
+                self.show_error(f"Could not save {path}: {exc}")
+
+    def export(self, fmt: str, path: str | Path, panel: Panel | None = None) -> Path:
+        """Export the current (or given) panel; one code path for menu, CLI and self-test."""
+        panel = panel or self.current_panel()
+        meta = {"panel": panel.key, "scenario": self.ctx.scenario.value.to_json_dict()}
+        if fmt == "png":
+            return exports.export_png(panel.export_widget(), path, scale=2.0)
+        if fmt == "svg":
+            return exports.export_svg(panel.export_widget(), path, title=panel.title)
+        if fmt == "json":
+            return exports.export_json(panel.result(), path, meta)
+        if fmt == "csv":
+            return exports.export_csv(panel.table(), path)
+        if fmt == "gif":
+            return exports.export_gif(panel, self.ctx.timeline, path)
+        raise ValidationError("format", f"unknown export format {fmt!r}", "png, svg, csv, json, gif")
+
+    def export_dialog(self, fmt: str) -> None:
+        panel = self.current_panel()
+        if panel is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {fmt.upper()}", f"{panel.key}.{fmt}", f"*.{fmt}")
+        if path:
+            try:
+                self.export(fmt, path)
+            except (OSError, ValueError) as exc:
+                self.show_error(f"Export failed: {exc}")
+
+    # --- presentation ------------------------------------------------------------------------
+    def toggle_presenter(self) -> None:
+        on = self.presenter_action.isChecked()
+        self.ctx.set_theme("light", PRESENTER_SCALE if on else 1.0)
+        if on:
+            self.showFullScreen()
+        else:
+            self.showNormal()
+
+    def toggle_full_screen(self) -> None:
+        self.showNormal() if self.isFullScreen() else self.showFullScreen()
+
+    def _apply_theme(self, theme) -> None:
+        app = QApplication.instance()
+        app.setStyleSheet(stylesheet(theme))
+        font = app.font()
+        font.setPointSizeF(theme.point_size)
+        app.setFont(font)
+
+    def set_device(self, device: str, label: str | None = None) -> None:
+        self.ctx.device = device
+        self.device_label.setText(f"Compute: {label or ('CPU' if device == 'cpu' else device)}")
+
+    def show_error(self, text: str | None) -> None:
+        self.error_label.setText(("⚠ " + text) if text else "")
+        if text:
+            log.error(text)
+
+    def _update_title(self) -> None:
+        s = self.ctx.scenario.value
+        self.setWindowTitle(f"AI Systems Explorer — {s.arch.label}, {s.n_gpus} × {s.gpu}")
+
+    # --- layout memory -------------------------------------------------------------------------
+    def _restore_layout(self) -> None:
+        st = settings()
+        geo, state = st.value("geometry"), st.value("state")
+        if geo is not None:
+            self.restoreGeometry(geo)
+        if state is not None:
+            self.restoreState(state)
+        tab = st.value("tab")
+        if tab:
+            for i, p in enumerate(self.panels):
+                if p.key == tab:
+                    self.tabs.setCurrentIndex(i)
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        for p in self.panels:
+            p.tasks.cancel()
+        if self.remember_layout:
+            st = settings()
+            st.setValue("geometry", self.saveGeometry())
+            st.setValue("state", self.saveState())
+            cur = self.current_panel()
+            st.setValue("tab", cur.key if cur else "")
+            st.sync()
+        super().closeEvent(event)

@@ -1,0 +1,187 @@
+"""The scenario dock: one control per scenario field, each with its inline error line.
+
+Edits go through ``ScenarioModel.try_update``; an invalid value stays visible in its control with
+the reason beside it (nothing is lost, nothing changes). External changes (preset, undo, file load)
+are mirrored back into the controls without re-emitting.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
+                               QScrollArea, QSpinBox, QVBoxLayout, QWidget)
+
+from engines.errors import ValidationError
+from engines.hardware import GPUS
+from engines.models import PRESETS, ModelArch
+from engines.scenario import (KV_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
+                              Scenario)
+from explorer.widgets import ErrorLabel
+
+STRATEGY_LABELS = {"dp": "DP (no sharding)", "zero1": "ZeRO-1 (optimizer)", "zero2": "ZeRO-2 (+ gradients)",
+                   "zero3": "ZeRO-3 (+ parameters)", "fsdp": "FSDP full shard", "fsdp-hybrid": "FSDP hybrid shard"}
+
+# (field, label, kind, spec, tooltip)
+INT_FIELDS = {
+    "n_gpus": ("GPUs", 1, 1_000_000, "Total GPU count = DP × TP × PP"),
+    "gpus_per_node": ("GPUs per node", 1, 64, "GPUs joined by NVLink inside one server"),
+    "tp": ("Tensor parallel (TP)", 1, 1024, "Splits each layer's matrices; must divide the heads"),
+    "pp": ("Pipeline parallel (PP)", 1, 1024, "Splits the layers into stages"),
+    "micro_batch": ("Micro-batch", 1, 65_536, "Sequences per forward pass per GPU"),
+    "seq_len": ("Sequence length", 1, 10_000_000, "Tokens per training sequence"),
+    "grad_accum": ("Gradient accumulation", 1, 100_000, "Micro-batches per optimizer step"),
+    "serve_batch": ("Serving batch", 1, 100_000, "Concurrent sequences per replica"),
+    "serve_context": ("Serving context", 1, 10_000_000, "Tokens of context per sequence"),
+}
+CHOICE_FIELDS = {
+    "strategy": ("Sharding", [(s, STRATEGY_LABELS[s]) for s in STRATEGIES]),
+    "precision": ("Precision", [(p, p) for p in PRECISIONS]),
+    "optimizer": ("Optimizer", [("adamw", "AdamW (12 B/param)"), ("sgd-momentum", "SGD + momentum"),
+                                ("adam-8bit", "8-bit Adam")]),
+    "recompute": ("Recomputation", [(r, r) for r in RECOMPUTE]),
+    "weight_bits": ("Weight bits", [(b, f"{b}-bit") for b in WEIGHT_BITS]),
+    "kv_bits": ("KV-cache bits", [(b, f"{b}-bit") for b in KV_BITS]),
+}
+BOOL_FIELDS = {
+    "sequence_parallel": "Sequence parallelism",
+    "offload_optimizer": "Offload optimizer to CPU",
+    "offload_params": "Offload parameters to CPU",
+}
+ARCH_INT = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
+
+
+class ScenarioEditor(QScrollArea):
+    def __init__(self, model, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.setWidgetResizable(True)
+        inner = QWidget()
+        self.setWidget(inner)
+        outer = QVBoxLayout(inner)
+        self.widgets: dict[str, QWidget] = {}
+        self.errors: dict[str, ErrorLabel] = {}
+
+        def group(title: str) -> QFormLayout:
+            box = QGroupBox(title)
+            form = QFormLayout(box)
+            outer.addWidget(box)
+            return form
+
+        def add(form: QFormLayout, name: str, label: str, widget: QWidget, tip: str = "") -> None:
+            widget.setToolTip(tip or label)
+            widget.setAccessibleName(label)
+            err = ErrorLabel()
+            col = QWidget()
+            v = QVBoxLayout(col)
+            v.setContentsMargins(0, 0, 0, 0)
+            v.addWidget(widget)
+            v.addWidget(err)
+            form.addRow(QLabel(label), col)
+            self.widgets[name], self.errors[name] = widget, err
+
+        f = group("Model")
+        combo = QComboBox()
+        for key, arch in PRESETS.items():
+            combo.addItem(arch.label, key)
+        combo.addItem("Custom architecture", "custom")
+        combo.activated.connect(lambda i: self._edit("model", combo.itemData(i)))
+        add(f, "model", "Model", combo, "Preset architectures; edit any shape field to go custom")
+        for name in ARCH_INT:
+            spin = QSpinBox()
+            spin.setRange(1, 10_000_000)
+            spin.setKeyboardTracking(False)
+            spin.valueChanged.connect(lambda v, n=name: self._edit_arch(n, v))
+            add(f, name, name.replace("_", " ").capitalize(), spin, f"Architecture: {name}")
+        tied = QCheckBox("Tied embeddings")
+        tied.toggled.connect(lambda v: self._edit_arch("tied_embeddings", v))
+        add(f, "tied_embeddings", "Embeddings", tied)
+
+        f = group("Cluster")
+        gpu = QComboBox()
+        for key, g in GPUS.items():
+            gpu.addItem(g.label, key)
+        gpu.activated.connect(lambda i: self._edit("gpu", gpu.itemData(i)))
+        add(f, "gpu", "GPU", gpu)
+        for name in ("n_gpus", "gpus_per_node", "tp", "pp"):
+            self._add_int(f, add, name)
+        net = QDoubleSpinBox()
+        net.setRange(0.1, 100_000)
+        net.setSuffix(" GB/s")
+        net.setKeyboardTracking(False)
+        net.valueChanged.connect(lambda v: self._edit("internode_gbps", float(v)))
+        add(f, "internode_gbps", "Network per GPU", net, "Inter-node bandwidth per GPU (400 Gb/s ≈ 50 GB/s)")
+        self.dp_label = QLabel()
+        f.addRow(QLabel("Data parallel (DP)"), self.dp_label)
+
+        f = group("Training")
+        for name in ("strategy", "precision", "optimizer", "recompute"):
+            self._add_choice(f, add, name)
+        for name in ("micro_batch", "seq_len", "grad_accum"):
+            self._add_int(f, add, name)
+        for name, label in BOOL_FIELDS.items():
+            box = QCheckBox(label)
+            box.toggled.connect(lambda v, n=name: self._edit(n, bool(v)))
+            add(f, name, "", box, label)
+
+        f = group("Serving")
+        for name in ("weight_bits", "kv_bits"):
+            self._add_choice(f, add, name)
+        for name in ("serve_batch", "serve_context"):
+            self._add_int(f, add, name)
+        outer.addStretch(1)
+        model.changed.connect(lambda _diff: self.sync())
+        self.sync()
+
+    def _add_int(self, form, add, name: str) -> None:
+        label, lo, hi, tip = INT_FIELDS[name]
+        spin = QSpinBox()
+        spin.setRange(lo, hi)
+        spin.setKeyboardTracking(False)
+        spin.valueChanged.connect(lambda v, n=name: self._edit(n, int(v)))
+        add(form, name, label, spin, tip)
+
+    def _add_choice(self, form, add, name: str) -> None:
+        label, options = CHOICE_FIELDS[name]
+        combo = QComboBox()
+        for value, text in options:
+            combo.addItem(text, value)
+        combo.activated.connect(lambda i, n=name, c=combo: self._edit(n, c.itemData(i)))
+        add(form, name, label, combo)
+
+    # --- edits -----------------------------------------------------------------------------
+    def _edit(self, name: str, value) -> None:
+        err = self.model.try_update(**{name: value})
+        self.errors[name].show_error(err)
+        if err is None:
+            for e in self.errors.values():  # a fix elsewhere may have cured a dependent error
+                if e is not self.errors[name] and e.isVisible():
+                    e.show_error(None)
+
+    def _edit_arch(self, name: str, value) -> None:
+        s = self.model.value
+        try:
+            arch: ModelArch = replace(s.arch, **{name: value}, label="Custom", params_override=None, source="user")
+        except ValidationError as exc:
+            self.errors[name].show_error(str(exc))
+            return
+        err = self.model.try_update(model="custom", arch=arch)
+        self.errors[name].show_error(err)
+
+    # --- mirror the model --------------------------------------------------------------------
+    def sync(self) -> None:
+        s: Scenario = self.model.value
+        for name, w in self.widgets.items():
+            w.blockSignals(True)
+            try:
+                value = getattr(s.arch, name) if name in ARCH_INT or name == "tied_embeddings" else getattr(s, name)
+                if isinstance(w, QComboBox):
+                    i = w.findData(value)
+                    if i >= 0:
+                        w.setCurrentIndex(i)
+                elif isinstance(w, QCheckBox):
+                    w.setChecked(bool(value))
+                else:
+                    w.setValue(value)
+            finally:
+                w.blockSignals(False)
+        self.dp_label.setText(f"{s.dp}  (= GPUs / (TP × PP))")

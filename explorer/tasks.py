@@ -1,0 +1,190 @@
+"""Cancellable background work with progress (Orange TaskState / superqt worker style).
+
+``TaskRunner.run(fn, on_done)`` runs ``fn(progress, cancelled)`` on a pool thread. Each run gets a
+token; starting a new run cancels the previous one and any late result carrying an old token is
+dropped, so a panel never draws a stale answer. Workers never touch widgets: they emit signals.
+"""
+from __future__ import annotations
+
+import threading
+import traceback
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+ProgressFn = Callable[[float, str], None]
+CancelledFn = Callable[[], bool]
+
+
+class Cancelled(Exception):
+    """Raised inside a task function when ``cancelled()`` turned true."""
+
+
+class _Bridge(QObject):
+    done = Signal(int, object)
+    failed = Signal(int, str)
+    cancelled = Signal(int)
+    progress = Signal(int, float, str)
+
+
+class _Job(QRunnable):
+    def __init__(self, fn, token: int, bridge: _Bridge, stop: threading.Event) -> None:
+        super().__init__()
+        self.fn, self.token, self.bridge, self.stop = fn, token, bridge, stop
+
+    def run(self) -> None:
+        def progress(fraction: float, text: str = "") -> None:
+            if self.stop.is_set():
+                raise Cancelled()
+            self.bridge.progress.emit(self.token, float(fraction), text)
+
+        try:
+            result = self.fn(progress, self.stop.is_set)
+        except Cancelled:
+            self.bridge.cancelled.emit(self.token)
+        except Exception as exc:  # reported in the panel, never lost
+            self.bridge.failed.emit(self.token, f"{exc}\n\n{traceback.format_exc()}")
+        else:
+            if self.stop.is_set():
+                self.bridge.cancelled.emit(self.token)
+            else:
+                self.bridge.done.emit(self.token, result)
+
+
+class TaskRunner(QObject):
+    """One slot of background work for one panel."""
+
+    started = Signal(str)
+    progressed = Signal(float, str)
+    finished = Signal(str)        # "done", "cancelled" or "failed"
+    failed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._bridge = _Bridge(self)
+        self._bridge.done.connect(self._on_done)
+        self._bridge.failed.connect(self._on_failed)
+        self._bridge.cancelled.connect(self._on_cancelled)
+        self._bridge.progress.connect(self._on_progress)
+        self._token = 0
+        self._stop: threading.Event | None = None
+        self._on_result: Callable[[Any], None] | None = None
+        self._on_error: Callable[[str], None] | None = None
+        self._running = False
+        self.last_error: str | None = None
+        self._widget: TaskBar | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def run(self, fn: Callable[[ProgressFn, CancelledFn], Any], on_done: Callable[[Any], None],
+            label: str = "Working…", on_error: Callable[[str], None] | None = None) -> int:
+        self.cancel()
+        self._token += 1
+        self._stop = threading.Event()
+        self._on_result, self._on_error = on_done, on_error
+        self._running = True
+        self.last_error = None
+        self.started.emit(label)
+        QThreadPool.globalInstance().start(_Job(fn, self._token, self._bridge, self._stop))
+        return self._token
+
+    def cancel(self) -> None:
+        if self._stop is not None and self._running:
+            self._stop.set()
+            self._running = False
+            self.finished.emit("cancelled")
+
+    def wait(self, timeout_ms: int = 60_000) -> bool:
+        """Block (processing events) until the current task ends; for tests and the self-test."""
+        from PySide6.QtCore import QCoreApplication, QElapsedTimer
+
+        timer = QElapsedTimer()
+        timer.start()
+        while self._running and timer.elapsed() < timeout_ms:
+            QCoreApplication.processEvents()
+            QThreadPool.globalInstance().waitForDone(10)
+        QCoreApplication.processEvents()
+        return not self._running
+
+    @Slot(int, object)
+    def _on_done(self, token: int, result: object) -> None:
+        if token != self._token or not self._running:
+            return  # stale: a newer run superseded it, or it was cancelled
+        self._running = False
+        self.finished.emit("done")
+        if self._on_result is not None:
+            self._on_result(result)
+
+    @Slot(int, str)
+    def _on_failed(self, token: int, text: str) -> None:
+        if token != self._token:
+            return
+        self._running = False
+        self.last_error = text
+        self.finished.emit("failed")
+        self.failed.emit(text)
+        if self._on_error is not None:
+            self._on_error(text)
+
+    @Slot(int)
+    def _on_cancelled(self, token: int) -> None:
+        if token == self._token and self._running:
+            self._running = False
+            self.finished.emit("cancelled")
+
+    @Slot(int, float, str)
+    def _on_progress(self, token: int, fraction: float, text: str) -> None:
+        if token == self._token and self._running:
+            self.progressed.emit(fraction, text)
+
+    def widget(self) -> "TaskBar":
+        if self._widget is None:
+            self._widget = TaskBar(self)
+        return self._widget
+
+
+class TaskBar(QWidget):
+    """Progress bar, status text and a Cancel button bound to a TaskRunner."""
+
+    def __init__(self, runner: TaskRunner) -> None:
+        super().__init__()
+        self.runner = runner
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.label = QLabel("")
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setAccessibleName("Cancel background task")
+        self.cancel_button.clicked.connect(runner.cancel)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(self.bar, 2)
+        lay.addWidget(self.cancel_button)
+        runner.started.connect(self._started)
+        runner.progressed.connect(self._progress)
+        runner.finished.connect(self._finished)
+        self._set_idle("")
+
+    def _set_idle(self, text: str) -> None:
+        self.cancel_button.setEnabled(False)
+        self.label.setText(text)
+
+    def _started(self, label: str) -> None:
+        self.cancel_button.setEnabled(True)
+        self.bar.setValue(0)
+        self.bar.setFormat("%p%")
+        self.label.setText(label)
+
+    def _progress(self, fraction: float, text: str) -> None:
+        self.bar.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+        if text:
+            self.label.setText(text)
+
+    def _finished(self, how: str) -> None:
+        if how == "done":
+            self.bar.setValue(1000)
+        self._set_idle({"done": "Done.", "cancelled": "Cancelled.", "failed": "Failed — see the message."}[how])

@@ -1,0 +1,68 @@
+"""Themes for projectors and screens: colour-blind-safe palettes and a global font scale.
+
+Okabe & Ito (2008), "Color Universal Design": eight colours distinguishable under the common
+colour-vision deficiencies. Meaning is never carried by colour alone: panels also label, hatch or dash.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
+# Dark backgrounds: the same hues, with the black slot swapped for light grey.
+OKABE_ITO_DARK = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#3B9BE0", "#FF7A33", "#CC79A7", "#DDDDDD")
+
+BASE_POINT_SIZE = 11.0  # at scale 1.0; presenter mode goes to 1.5–2.0
+
+
+@dataclass(frozen=True)
+class Theme:
+    name: str
+    bg: str
+    fg: str
+    panel_bg: str
+    grid: str
+    accent: str
+    muted: str
+    error: str
+    palette: tuple[str, ...]
+    font_scale: float = 1.0
+
+    @property
+    def point_size(self) -> float:
+        return BASE_POINT_SIZE * self.font_scale
+
+    def scaled(self, font_scale: float) -> "Theme":
+        return replace(self, font_scale=max(0.6, min(3.0, font_scale)))
+
+    def color(self, i: int) -> str:
+        return self.palette[i % len(self.palette)]
+
+
+THEMES: dict[str, Theme] = {
+    # High-contrast light: white paper, black ink. Best for projectors in lit rooms.
+    "light": Theme("light", bg="#FFFFFF", fg="#000000", panel_bg="#F4F4F4", grid="#BBBBBB", accent="#0072B2",
+                   muted="#555555", error="#B00020", palette=OKABE_ITO),
+    "dark": Theme("dark", bg="#1E1E1E", fg="#F2F2F2", panel_bg="#2A2A2A", grid="#555555", accent="#56B4E9",
+                  muted="#AAAAAA", error="#FF6B6B", palette=OKABE_ITO_DARK),
+}
+
+
+def stylesheet(theme: Theme) -> str:
+    """Application-wide Qt stylesheet: readable sizes, visible focus ring."""
+    pt = theme.point_size
+    return f"""
+    QWidget {{ background: {theme.bg}; color: {theme.fg}; font-size: {pt:.1f}pt; }}
+    QTabBar::tab {{ padding: 6px 14px; background: {theme.panel_bg}; border: 1px solid {theme.grid}; }}
+    QTabBar::tab:selected {{ background: {theme.bg}; font-weight: bold; border-bottom: 3px solid {theme.accent}; }}
+    QGroupBox {{ border: 1px solid {theme.grid}; margin-top: 1.2em; padding-top: 0.3em; }}
+    QGroupBox::title {{ subcontrol-origin: margin; left: 8px; padding: 0 4px; font-weight: bold; }}
+    QPushButton, QToolButton {{ padding: 4px 10px; border: 1px solid {theme.grid}; background: {theme.panel_bg}; }}
+    QPushButton:checked, QToolButton:checked {{ background: {theme.accent}; color: {theme.bg}; }}
+    QLineEdit, QPlainTextEdit, QTextBrowser {{
+        background: {theme.panel_bg}; border: 1px solid {theme.grid}; padding: 2px; }}
+    *:focus {{ outline: 2px solid {theme.accent}; }}
+    QPushButton:focus, QToolButton:focus, QLineEdit:focus {{ border: 2px solid {theme.accent}; }}
+    QLabel#error {{ color: {theme.error}; font-weight: bold; }}
+    QLabel#muted {{ color: {theme.muted}; }}
+    QStatusBar {{ border-top: 1px solid {theme.grid}; }}
+    """

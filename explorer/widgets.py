@@ -1,0 +1,154 @@
+"""Small reusable widgets so panels stay mostly binding code."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QSpinBox,
+                               QTextBrowser, QWidget)
+
+from explorer.theme import Theme
+
+
+def brush(color: str, alpha: float = 1.0):
+    import pyqtgraph as pg
+
+    c = QColor(color)
+    c.setAlphaF(alpha)
+    return pg.mkBrush(c)
+
+
+def pen(color: str, width: float = 2.0, style=Qt.SolidLine):
+    import pyqtgraph as pg
+
+    return pg.mkPen(QColor(color), width=width, style=style)
+
+
+def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
+    """A pyqtgraph PlotWidget styled for the theme, with large axis text for projection."""
+    import pyqtgraph as pg
+
+    w = pg.PlotWidget()
+    style_plot(w, theme, title, left, bottom)
+    return w
+
+
+def style_plot(w, theme: Theme, title: str | None = None, left: str | None = None, bottom: str | None = None) -> None:
+    """(Re)apply theme colours and font sizes to a PlotWidget; keeps existing labels if None."""
+    from PySide6.QtGui import QFont
+
+    w.setBackground(theme.bg)
+    pi = w.getPlotItem()
+    font = QFont()
+    font.setPointSizeF(theme.point_size * 0.95)
+    css = {"color": theme.fg, "font-size": f"{theme.point_size:.0f}pt"}
+    for name in ("left", "bottom", "right", "top"):
+        ax = pi.getAxis(name)
+        ax.setPen(pen(theme.fg, 1))
+        ax.setTextPen(pen(theme.fg, 1))
+        ax.setStyle(tickFont=font)
+        if name == "left" and left is not None:
+            ax.setLabel(left, **css)
+        elif name == "bottom" and bottom is not None:
+            ax.setLabel(bottom, **css)
+        elif ax.labelText:
+            ax.setLabel(ax.labelText, units=ax.labelUnits, **css)
+    if title is not None:
+        pi.setTitle(title, color=theme.fg, size=f"{theme.point_size * 1.1:.0f}pt")
+    pi.showGrid(x=True, y=True, alpha=0.25)
+
+
+class ErrorLabel(QLabel):
+    """Inline error text shown next to the control that caused it; hidden when empty."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("error")
+        self.setWordWrap(True)
+        self.hide()
+
+    def show_error(self, text: str | None) -> None:
+        if text:
+            self.setText("⚠ " + text)
+            self.show()
+        else:
+            self.clear()
+            self.hide()
+
+
+class LabeledSlider(QWidget):
+    """A slider with an exact-entry spin box and units: never a bare slider.
+
+    ``valueChanging`` fires during a drag (cheap preview), ``valueCommitted`` on release or typed entry.
+    """
+
+    valueChanging = Signal(float)
+    valueCommitted = Signal(float)
+
+    def __init__(self, label: str, lo: float, hi: float, value: float, step: float = 1.0,
+                 decimals: int = 0, suffix: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._scale = 10 ** decimals
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.caption = QLabel(label)
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setRange(int(round(lo * self._scale)), int(round(hi * self._scale)))
+        self.slider.setSingleStep(max(1, int(round(step * self._scale))))
+        self.slider.setAccessibleName(label)
+        if decimals:
+            self.spin = QDoubleSpinBox()
+            self.spin.setDecimals(decimals)
+        else:
+            self.spin = QSpinBox()
+        self.spin.setRange(lo, hi) if decimals else self.spin.setRange(int(lo), int(hi))
+        self.spin.setSingleStep(step if decimals else int(step))
+        if suffix:
+            self.spin.setSuffix(" " + suffix)
+        self.spin.setAccessibleName(label + " value")
+        self.spin.setKeyboardTracking(False)
+        self.spin.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Fixed)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.slider, 1)
+        lay.addWidget(self.spin)
+        self.setValue(value)
+        self.slider.valueChanged.connect(self._slider_moved)
+        self.slider.sliderReleased.connect(lambda: self.valueCommitted.emit(self.value()))
+        self.spin.valueChanged.connect(self._spin_changed)
+
+    def value(self) -> float:
+        return float(self.spin.value())
+
+    def setValue(self, value: float) -> None:
+        for w in (self.slider, self.spin):
+            w.blockSignals(True)
+        self.slider.setValue(int(round(value * self._scale)))
+        self.spin.setValue(value if isinstance(self.spin, QDoubleSpinBox) else int(round(value)))
+        for w in (self.slider, self.spin):
+            w.blockSignals(False)
+
+    def _slider_moved(self, raw: int) -> None:
+        v = raw / self._scale
+        self.spin.blockSignals(True)
+        self.spin.setValue(v if isinstance(self.spin, QDoubleSpinBox) else int(round(v)))
+        self.spin.blockSignals(False)
+        self.valueChanging.emit(v)
+        if not self.slider.isSliderDown():  # keyboard / click steps commit at once
+            self.valueCommitted.emit(v)
+
+    def _spin_changed(self, v) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(int(round(float(v) * self._scale)))
+        self.slider.blockSignals(False)
+        self.valueChanging.emit(float(v))
+        self.valueCommitted.emit(float(v))
+
+
+class LessonView(QTextBrowser):
+    """Offline Markdown explanation with sources (no network: links open nothing remote)."""
+
+    def __init__(self, markdown: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setOpenExternalLinks(False)
+        self.setOpenLinks(False)
+        self.setMarkdown(markdown)
+        self.setAccessibleName("Explanation")

@@ -1,0 +1,120 @@
+"""Scenario overview: the model's size from its architecture, what 16 B/param means, the GPU and layout."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout
+
+from engines.overview import Overview, human_bytes, human_count, summarize
+from explorer.panel import Panel
+from explorer.widgets import brush, make_plot, pen
+
+
+class _Card(QFrame):
+    """A big number with a caption underneath, readable from the back of a lecture hall."""
+
+    def __init__(self, caption: str) -> None:
+        super().__init__()
+        self.setFrameShape(QFrame.StyledPanel)
+        lay = QVBoxLayout(self)
+        self.value = QLabel("–")
+        self.value.setAlignment(Qt.AlignCenter)
+        self.caption = QLabel(caption)
+        self.caption.setObjectName("muted")
+        self.caption.setAlignment(Qt.AlignCenter)
+        self.caption.setWordWrap(True)
+        lay.addWidget(self.value)
+        lay.addWidget(self.caption)
+
+    def set(self, value: str, scale: float) -> None:
+        self.value.setText(value)
+        f = self.value.font()
+        f.setPointSizeF(11 * 2.0 * scale)
+        f.setBold(True)
+        self.value.setFont(f)
+
+
+class OverviewPanel(Panel):
+    key = "overview"
+    title = "Scenario overview"
+    order = 0
+    reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "tp", "pp"})
+    lesson = "overview.md"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.summary: Overview | None = None
+        grid = QGridLayout()
+        self.cards = {k: _Card(c) for k, c in (
+            ("params", "parameters, counted from the architecture"),
+            ("state", "training state at 16 B/param (mixed-precision Adam)"),
+            ("gpu", "per GPU"),
+            ("layout", "GPUs = DP × TP × PP"),
+            ("sharded", "state per GPU if fully sharded (ZeRO-3 over all GPUs)"),
+            ("min_gpus", "GPUs needed just to hold the state"),
+        )}
+        for i, card in enumerate(self.cards.values()):
+            grid.addWidget(card, i // 3, i % 3)
+        self.body.addLayout(grid)
+        self.plot = make_plot(ctx.theme, "Where the bytes of training state sit (16 B/param)", "GB", "")
+        self.plot.setAccessibleName("Training state compared with GPU memory")
+        self.bars = pg.BarGraphItem(x=[0, 1, 2], height=[0, 0, 0], width=0.6)
+        self.plot.addItem(self.bars)
+        self.labels = [pg.TextItem(anchor=(0.5, 1.0)) for _ in range(3)]
+        for t in self.labels:
+            self.plot.addItem(t)
+        self.plot.getAxis("bottom").setTicks([[(0, "training state (whole model)"), (1, "one GPU's memory"),
+                                              (2, "whole cluster's memory")]])
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.body.addWidget(self.plot, 1)
+
+    def set_scenario(self, scenario) -> None:
+        o = self.summary = summarize(scenario)
+        sc = self.theme.font_scale
+        self.cards["params"].set(f"{o.params:,}", sc)
+        self.cards["params"].caption.setText(f"{o.model_label}: parameters counted from the architecture "
+                                             f"({o.layers} layers × {human_count(o.layer_params)} + "
+                                             f"{human_count(o.embedding_params)} embedding)")
+        self.cards["state"].set(human_bytes(o.training_state_bytes), sc)
+        self.cards["gpu"].set(human_bytes(o.gpu_memory_bytes), sc)
+        self.cards["gpu"].caption.setText(f"{o.gpu_label}, per GPU (1 GB = 10⁹ B)")
+        self.cards["layout"].set(f"{o.n_gpus} = {o.dp} × {o.tp} × {o.pp}", sc)
+        self.cards["layout"].caption.setText(f"GPUs = DP {o.dp} × TP {o.tp} × PP {o.pp}, on {o.nodes} node(s)")
+        self.cards["sharded"].set(human_bytes(o.state_per_gpu_if_fully_sharded), sc)
+        self.cards["min_gpus"].set(f"{o.gpus_to_hold_state:,}", sc)
+        self._draw()
+
+    def _draw(self) -> None:
+        o, t = self.summary, self.theme
+        if o is None:
+            return
+        heights = np.array([o.training_state_bytes, o.gpu_memory_bytes, o.cluster_memory_bytes]) / 1e9
+        self.bars.setOpts(height=heights, brushes=[brush(t.color(5)), brush(t.color(4)), brush(t.color(2))],
+                          pens=[pen(t.fg, 1)] * 3)
+        for label, x, h in zip(self.labels, range(3), heights):
+            label.setText(f"{h:,.1f} GB", color=t.fg)
+            label.setPos(x, h)
+        self.plot.setYRange(0, heights.max() * 1.15)
+        self.plot.setXRange(-0.6, 2.6)
+
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme)
+        if self.summary is not None:
+            self.set_scenario(self.ctx.scenario.value)
+
+    def result(self) -> object:
+        return self.summary
+
+    def table(self) -> list[dict]:
+        return self.summary.rows() if self.summary else []
+
+    def selftest(self) -> None:
+        for model in ("llama3-70b", "smollm2-135m", "llama3-8b"):
+            err = self.ctx.scenario.try_update(model=model)
+            if err:
+                raise RuntimeError(err)
+            assert self.summary is not None and self.summary.params == self.ctx.scenario.value.arch.param_count()
+
+
+PANEL = OverviewPanel
