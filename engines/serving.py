@@ -14,12 +14,19 @@ Sources (also in ``assets/lessons/serving.md``):
   al., CACM 2009): real kernels reach a fraction of them.
 - Usable memory per GPU: vLLM's default ``gpu_memory_utilization = 0.9``.
 
-The discrete-event batching simulator lives in :mod:`engines.serving_sim`.
+- Batching: static batching (a naive loop: a batch runs until its longest request ends) versus
+  iteration-level "continuous" batching, where requests join and leave at every step (Yu et al.,
+  *Orca*, OSDI'22); simulated event by event under Poisson arrivals (see :func:`simulate_batching`).
+  Latency targets on time to first token and time per output token follow DistServe (Zhong et
+  al., OSDI'24, arXiv 2401.09670).
 """
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
+
+import numpy as np
 
 from engines.errors import ValidationError, require, require_int, require_number
 from engines.hardware import GPU, gpu as gpu_by_key
@@ -277,6 +284,301 @@ def _kv_bits(bits: int) -> float:
     return KV_BITS_EFFECTIVE[bits]
 
 
-__all__ = ["kv_cache_bytes", "kv_bytes_per_token", "weight_bytes", "activation_bytes", "ReplicaMemory",
+# --- discrete-event batching simulation ----------------------------------------------------
+
+DISTRIBUTIONS = ("fixed", "uniform", "exponential")
+POLICIES = ("static", "continuous")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Poisson arrivals at ``rate_per_s`` with prompt/output lengths drawn around their means.
+
+    ``exponential`` lengths (clipped to 1…4× the mean) mimic chat traces whose outputs vary
+    widely; ``uniform`` draws from 0.5…1.5× the mean; ``fixed`` uses the means.
+    """
+
+    rate_per_s: float
+    n_requests: int = 300
+    prompt_mean: int = 512
+    output_mean: int = 128
+    distribution: str = "exponential"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        require_number(self.rate_per_s, "rate_per_s", 0, 1e6, lo_open=True)
+        require_int(self.n_requests, "n_requests", 1, 100_000)
+        require_int(self.prompt_mean, "prompt_mean", 1, 1_000_000)
+        require_int(self.output_mean, "output_mean", 1, 1_000_000)
+        if self.distribution not in DISTRIBUTIONS:
+            raise ValidationError("distribution", f"{self.distribution!r} is not known", ", ".join(DISTRIBUTIONS))
+        require_int(self.seed, "seed", 0)
+
+    def sample(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Arrival times (s), prompt lengths and output lengths (tokens), reproducible from ``seed``."""
+        rng = np.random.default_rng(self.seed)
+        arrivals = np.cumsum(rng.exponential(1.0 / self.rate_per_s, self.n_requests))
+        return arrivals, self._lengths(rng, self.prompt_mean), self._lengths(rng, self.output_mean)
+
+    def _lengths(self, rng: np.random.Generator, mean: int) -> np.ndarray:
+        n = self.n_requests
+        if self.distribution == "fixed":
+            return np.full(n, mean, dtype=np.int64)
+        if self.distribution == "uniform":
+            x = rng.uniform(0.5 * mean, 1.5 * mean, n)
+        else:
+            x = rng.exponential(mean, n)
+        return np.clip(np.rint(x), 1, 4 * mean).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Per-request times (s) and the percentiles a serving benchmark reports."""
+
+    policy: str
+    max_batch: int
+    arrival: np.ndarray
+    start: np.ndarray          # admitted into a batch
+    first_token: np.ndarray
+    finish: np.ndarray
+    slot: np.ndarray           # batch slot the request occupied (for the timeline)
+    prompt: np.ndarray
+    output: np.ndarray
+    iterations: int
+
+    @property
+    def makespan(self) -> float:
+        return float(self.finish.max() - self.arrival.min())
+
+    @property
+    def throughput_tokens_per_s(self) -> float:
+        """Output tokens per second over the whole simulated span."""
+        return float(self.output.sum()) / self.makespan
+
+    @property
+    def ttft(self) -> np.ndarray:
+        return self.first_token - self.arrival
+
+    @property
+    def tpot(self) -> np.ndarray:
+        """Time per output token after the first (requests with one output token are left out)."""
+        many = self.output > 1
+        return (self.finish[many] - self.first_token[many]) / (self.output[many] - 1)
+
+    @property
+    def latency(self) -> np.ndarray:
+        return self.finish - self.arrival
+
+    def percentile(self, metric: str, q: float) -> float:
+        values = {"ttft": self.ttft, "tpot": self.tpot, "latency": self.latency}[metric]
+        return float(np.percentile(values, q)) if values.size else 0.0
+
+    def summary(self) -> dict:
+        out = {"policy": self.policy, "max_batch": self.max_batch, "requests": int(self.arrival.size),
+               "throughput_tokens_per_s": self.throughput_tokens_per_s, "iterations": self.iterations}
+        for metric in ("ttft", "tpot", "latency"):
+            for q in (50, 90, 99):
+                out[f"{metric}_p{q}_s"] = self.percentile(metric, q)
+        return out
+
+
+def simulate_batching(cost: StepCost, workload: Workload, policy: str, max_batch: int,
+                      kv_capacity_tokens: int | None = None) -> SimResult:
+    """Discrete-event simulation of one replica under ``workload``.
+
+    ``static``: when idle, take up to ``max_batch`` queued requests, prefill them padded to the
+    longest prompt, then decode every slot until the longest output is done; nobody joins
+    mid-batch. ``continuous`` (Orca's iteration-level scheduling): before every iteration, admit
+    queued requests while a slot and KV room (prompt + output reserved, as Orca does) are free;
+    newcomers are prefilled inside that iteration, every running request gains one token, and
+    finished requests leave at once. Iteration time comes from the roofline :class:`StepCost`.
+    """
+    if policy not in POLICIES:
+        raise ValidationError("policy", f"{policy!r} is not known", ", ".join(POLICIES))
+    max_batch = require_int(max_batch, "max_batch", 1, 100_000)
+    arrival, prompt, output = workload.sample()
+    cap = float("inf") if kv_capacity_tokens is None else require_int(kv_capacity_tokens, "kv_capacity_tokens", 1)
+    need = prompt + output
+    if np.any(need > cap):
+        raise ValidationError("kv_capacity_tokens", f"a request of {int(need.max())} tokens exceeds the KV room "
+                              f"of {int(cap)} tokens", "more GPUs, fewer KV bits or shorter requests")
+    run = _simulate_static if policy == "static" else _simulate_continuous
+    start, first, finish, slot, iters = run(cost, arrival, prompt, output, max_batch, cap)
+    return SimResult(policy=policy, max_batch=max_batch, arrival=arrival, start=start, first_token=first,
+                     finish=finish, slot=slot, prompt=prompt, output=output, iterations=iters)
+
+
+def _step_times(cost: StepCost, batch: int, contexts: np.ndarray) -> np.ndarray:
+    """Vectorized :meth:`StepCost.decode_step` over an array of contexts."""
+    compute = (cost.flops_per_token * batch + cost.attn_flops_per_pair * batch * contexts) / (cost.n_gpus * cost.peak_flops)
+    memory = (cost.weight_bytes + cost.kv_bytes_per_token * batch * contexts) / (cost.n_gpus * cost.bandwidth)
+    return np.maximum(compute, memory) + cost.step_overhead_s
+
+
+def _simulate_static(cost, arrival, prompt, output, max_batch, cap):
+    n = arrival.size
+    start, first, finish, slot = (np.zeros(n) for _ in range(4))
+    t, i, iters = 0.0, 0, 0
+    while i < n:
+        t = max(t, arrival[i])
+        j = int(np.searchsorted(arrival, t, side="right"))
+        b = max(1, min(j - i, max_batch))
+        p_max, o_max = int(prompt[i:i + b].max()), int(output[i:i + b].max())
+        while b > 1 and b * (p_max + o_max) > cap:        # padded reservation must fit the KV room
+            b -= 1
+            p_max, o_max = int(prompt[i:i + b].max()), int(output[i:i + b].max())
+        idx = np.arange(i, i + b)
+        t_first = t + cost.prefill(p_max, b)
+        steps = np.cumsum(_step_times(cost, b, p_max + np.arange(1, o_max))) + t_first
+        start[idx], first[idx], slot[idx] = t, t_first, np.arange(b)
+        finish[idx] = np.where(output[idx] > 1, steps[np.maximum(output[idx] - 2, 0)] if steps.size else t_first,
+                               t_first)
+        t = steps[-1] if steps.size else t_first
+        iters += o_max
+        i += b
+    return start, first, finish, slot, iters
+
+
+def _simulate_continuous(cost, arrival, prompt, output, max_batch, cap):
+    n = arrival.size
+    start, first, finish, slot = (np.zeros(n) for _ in range(4))
+    waiting: deque[int] = deque()
+    run_ids = np.zeros(0, dtype=np.int64)   # running requests, their context length and tokens still to emit
+    ctx = np.zeros(0, dtype=np.int64)
+    left = np.zeros(0, dtype=np.int64)
+    free_slots = list(range(max_batch - 1, -1, -1))
+    reserved = 0.0
+    t, nxt, done, iters = 0.0, 0, 0, 0
+    while done < n:
+        while nxt < n and arrival[nxt] <= t:
+            waiting.append(nxt)
+            nxt += 1
+        joined = []
+        while waiting and free_slots and reserved + prompt[waiting[0]] + output[waiting[0]] <= cap:
+            r = waiting.popleft()
+            reserved += prompt[r] + output[r]
+            joined.append(r)
+            start[r], slot[r] = t, free_slots.pop()
+        if run_ids.size == 0 and not joined:
+            t = arrival[nxt]
+            continue
+        if joined:                                       # one iteration: prefill newcomers + one decode step
+            p = prompt[joined].astype(float)
+            ctx_sum = float(ctx.sum())
+            t += cost.seconds(p.sum() + run_ids.size, float((p * (p + 1) / 2).sum()) + ctx_sum, p.sum() + ctx_sum)
+            steps = 1
+            first[joined] = t
+            ctx, left = ctx + 1, left - 1
+            run_ids = np.concatenate([run_ids, joined])
+            ctx = np.concatenate([ctx, prompt[joined] + 1])
+            left = np.concatenate([left, output[joined] - 1])
+        else:                                            # pure decode: fast-forward until a finish or a join
+            k = int(left.min())
+            times = np.cumsum(_step_times(cost, run_ids.size, ctx.sum() / run_ids.size + np.arange(k)))
+            if not waiting and free_slots and nxt < n:   # the next arrival joins after the step it lands in
+                k = min(k, int(np.searchsorted(t + times, arrival[nxt], side="left")) + 1)
+            t += float(times[k - 1])
+            steps = k
+            ctx, left = ctx + k, left - k
+        iters += steps
+        gone = left <= 0
+        for r in run_ids[gone]:
+            finish[r] = t
+            free_slots.append(int(slot[r]))
+            reserved -= prompt[r] + output[r]
+        done += int(gone.sum())
+        run_ids, ctx, left = run_ids[~gone], ctx[~gone], left[~gone]
+    return start, first, finish, slot, iters
+
+
+@dataclass(frozen=True)
+class LatencyTarget:
+    """Service-level objective on the 90th percentiles of TTFT and TPOT (DistServe-style)."""
+
+    ttft_p90_s: float = 2.0
+    tpot_p90_s: float = 0.10
+
+    def __post_init__(self) -> None:
+        require_number(self.ttft_p90_s, "ttft_p90_s", 0, 3600, lo_open=True)
+        require_number(self.tpot_p90_s, "tpot_p90_s", 0, 60, lo_open=True)
+
+    def met_by(self, result: SimResult) -> bool:
+        return result.percentile("ttft", 90) <= self.ttft_p90_s and result.percentile("tpot", 90) <= self.tpot_p90_s
+
+
+def saturation_rate(cost: StepCost, workload: Workload, max_batch: int) -> float:
+    """Requests/s a full continuous batch can sustain (roofline): batch / (output × step time)."""
+    ctx = workload.prompt_mean + workload.output_mean / 2
+    return max_batch / (workload.output_mean * float(_step_times(cost, max_batch, np.array([ctx]))[0])
+                        + workload.prompt_mean * cost.flops_per_token / (cost.n_gpus * cost.peak_flops))
+
+
+def max_rate_under_target(cost: StepCost, workload: Workload, policy: str, max_batch: int, target: LatencyTarget,
+                          kv_capacity_tokens: int | None = None, iterations: int = 12) -> tuple[float, SimResult | None]:
+    """Highest Poisson rate (req/s) whose simulation meets ``target``, by bisection; (0, None) if none does."""
+    hi = 3.0 * saturation_rate(cost, workload, max_batch)
+    lo, best = 0.0, None
+
+    def run(rate: float) -> SimResult:
+        return simulate_batching(cost, _with_rate(workload, rate), policy, max_batch, kv_capacity_tokens)
+
+    low_probe = run(hi / 1000)
+    if not target.met_by(low_probe):
+        return 0.0, None
+    lo, best = hi / 1000, low_probe
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        res = run(mid)
+        if target.met_by(res):
+            lo, best = mid, res
+        else:
+            hi = mid
+    return lo, best
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Replicas and GPUs for a traffic estimate under a latency target."""
+
+    rate_per_s: float
+    policy: str
+    max_rate_per_replica: float
+    replicas: int
+    gpus_per_replica: int
+    gpus: int
+    throughput_per_replica_tokens_per_s: float
+    feasible: bool
+
+
+def size_deployment(scenario, rate_per_s: float, target: LatencyTarget, policy: str = "continuous",
+                    workload: Workload | None = None) -> Sizing:
+    """GPUs needed to serve ``rate_per_s`` requests/s: replicas = ⌈rate / per-replica max rate⌉.
+
+    A load balancer splits a Poisson stream into independent Poisson streams, so each replica is
+    simulated at rate/replicas with the scenario's batch as its slot count.
+    """
+    rate = require_number(rate_per_s, "rate_per_s", 0, 1e7, lo_open=True)
+    mem = replica_memory(scenario)
+    cost = step_cost(scenario, mem.gpus_needed)
+    wl = workload or Workload(rate_per_s=1.0, prompt_mean=min(512, scenario.serve_context // 2),
+                              output_mean=min(128, max(1, scenario.serve_context // 4)))
+    cap = capacity(scenario, mem.gpus_needed).max_tokens
+    per, best = max_rate_under_target(cost, wl, policy, scenario.serve_batch, target, cap)
+    if per <= 0 or best is None:
+        return Sizing(rate, policy, 0.0, 0, mem.gpus_needed, 0, 0.0, False)
+    replicas = math.ceil(rate / per)
+    return Sizing(rate_per_s=rate, policy=policy, max_rate_per_replica=per, replicas=replicas,
+                  gpus_per_replica=mem.gpus_needed, gpus=replicas * mem.gpus_needed,
+                  throughput_per_replica_tokens_per_s=best.throughput_tokens_per_s, feasible=True)
+
+
+def _with_rate(workload: Workload, rate: float) -> Workload:
+    from dataclasses import replace
+
+    return replace(workload, rate_per_s=rate)
+
+
+__all__ = ["POLICIES", "DISTRIBUTIONS", "Workload", "SimResult", "simulate_batching", "LatencyTarget", "saturation_rate",
+           "max_rate_under_target", "Sizing", "size_deployment", "kv_cache_bytes", "kv_bytes_per_token", "weight_bytes", "activation_bytes", "ReplicaMemory",
            "replica_memory", "Capacity", "capacity", "StepCost", "step_cost", "FormatSpeed", "format_speeds",
            "compute_format", "valid_tp_degrees", "GIB"]
