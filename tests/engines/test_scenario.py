@@ -1,0 +1,88 @@
+"""Scenario validation, presets and the versioned JSON form (Qt-free)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engines.errors import ValidationError
+from engines.models import PRESETS, ModelArch
+from engines.presets import apply_preset, preset_names
+from engines.scenario import SCHEMA_VERSION, Scenario
+
+
+def test_llama3_parameter_counts_from_architecture():
+    # Reference sheet §4: computed from the HF config.json shapes.
+    assert PRESETS["llama3-8b"].param_count() == 8_030_261_248
+    assert PRESETS["llama3-70b"].param_count() == 70_553_706_496
+    assert PRESETS["llama3-405b"].param_count() == 405_853_388_800
+
+
+def test_smollm2_count_matches_loaded_model():
+    # SmolLM2-135M (tied embeddings) loads as 134,515,008 parameters.
+    assert PRESETS["smollm2-135m"].param_count() == 134_515_008
+
+
+def test_gpt3_count_is_175b_class():
+    # 12·L·h² dominates: 96 · 12 · 12288² ≈ 173.9B, plus embeddings and biases.
+    p = PRESETS["gpt3-175b"].param_count()
+    assert 174e9 < p < 176e9
+    arch = PRESETS["gpt3-175b"]
+    assert arch.layers * 12 * arch.hidden ** 2 < p
+
+
+def test_tied_embeddings_subtract_v_times_h():
+    a = PRESETS["llama3-8b"]
+    tied = ModelArch(**{**a.to_dict(), "tied_embeddings": True})
+    assert a.param_count() - tied.param_count() == a.vocab * a.hidden
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"n_gpus": 0}, "n_gpus"), ({"tp": 3}, "n_gpus"), ({"strategy": "zero5"}, "strategy"),
+    ({"pp": 64, "n_gpus": 64, "model": "llama3-8b"}, "pp"), ({"tp": 64, "n_gpus": 64, "model": "smollm2-135m"}, "tp"),
+    ({"sequence_parallel": True}, "sequence_parallel"), ({"weight_bits": 3}, "weight_bits"),
+])
+def test_invalid_scenarios_name_the_field(changes, field):
+    with pytest.raises(ValidationError) as info:
+        Scenario().with_changes(**changes)
+    assert info.value.field == field
+    assert isinstance(info.value, ValueError)
+
+
+def test_dp_is_derived():
+    s = Scenario().with_changes(n_gpus=64, tp=8, pp=2)
+    assert s.dp == 4
+
+
+def test_json_round_trip_and_version():
+    s = Scenario().with_changes(model="llama3-70b", n_gpus=128, tp=8, strategy="zero1")
+    doc = json.loads(s.to_json())
+    assert doc["schema_version"] == SCHEMA_VERSION
+    assert Scenario.from_json(s.to_json()) == s
+
+
+@pytest.mark.parametrize("text, field", [
+    ("{", "file"), ("[]", "file"), ('{"scenario": {}}', "schema_version"),
+    ('{"schema_version": 99, "scenario": {}}', "schema_version"),
+    ('{"schema_version": 1, "scenario": {"n_gpus": "many"}}', "n_gpus"),
+    ('{"schema_version": 1, "scenario": {"wat": 1}}', "wat"),
+])
+def test_broken_files_explain_themselves(text, field):
+    with pytest.raises(ValidationError) as info:
+        Scenario.from_json(text)
+    assert info.value.field == field
+
+
+def test_every_preset_is_a_valid_scenario():
+    for name in preset_names():
+        s = apply_preset(Scenario(), name)
+        assert s.n_gpus % (s.tp * s.pp) == 0
+
+
+def test_gpu_catalogue_has_sources_and_required_parts():
+    from engines.hardware import GPUS
+
+    for key in ("a100-80gb", "h100-sxm", "h200", "b200", "mi300x", "rtx4090"):
+        g = GPUS[key]
+        assert g.source and g.memory_gb > 0 and g.bandwidth_gbps > 0 and g.bf16_tflops > 0
+    assert GPUS["h100-sxm"].peak_flops("bf16") == pytest.approx(989.4e12)

@@ -1,0 +1,55 @@
+"""Qt fixtures: real widgets, offscreen, with settings redirected to a temporary folder."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(tmp_path / "config"))
+
+
+@pytest.fixture
+def ctx(qapp):
+    """A fresh AppContext (scenario model, timeline, theme) on the CPU."""
+    from explorer.context import AppContext
+
+    c = AppContext(device="cpu")
+    yield c
+    c.timeline.stop()
+
+
+@pytest.fixture
+def make_panel(qtbot, ctx):
+    """make_panel(PanelClass) → a bound, shown panel of realistic size, cleaned up afterwards."""
+    made = []
+
+    def _make(cls, size=(1400, 900)):
+        panel = cls(ctx)
+        qtbot.addWidget(panel)
+        panel.resize(*size)
+        panel.show()
+        panel.bind()
+        made.append(panel)
+        return panel
+
+    yield _make
+    for p in made:
+        p.tasks.cancel()
+        p.tasks.wait(30_000)
+        p.unbind()
+
+
+@pytest.fixture
+def window(qtbot, ctx):
+    """The real main window with every discovered panel, shown offscreen."""
+    from explorer.main_window import MainWindow
+
+    win = MainWindow(ctx, remember_layout=False)
+    qtbot.addWidget(win)
+    win.resize(1500, 950)
+    win.show()
+    yield win
+    for p in win.panels:
+        p.tasks.cancel()
+        p.tasks.wait(30_000)

@@ -1,0 +1,228 @@
+"""The shell driven through real widgets: linked scenario, undo, files, timeline, themes, exports."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtGui
+from PySide6.QtCore import Qt
+
+from engines.scenario import Scenario
+from explorer.files import FileProblem
+from explorer.timeline import TimelineSpec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_fonts_render(qapp):
+    f = QtGui.QFont()
+    assert QtGui.QFontInfo(f).family() != ""
+    assert QtGui.QFontMetrics(f).inFont("A")
+    assert set(QtGui.QFontDatabase.families()) - {"Monospace", "Sans Serif", "Serif"}
+
+
+def test_preset_load_emits_once_with_every_changed_field(ctx, qtbot):
+    seen = []
+    ctx.scenario.changed.connect(seen.append)
+    per_field = []
+    ctx.scenario.events.n_gpus.connect(per_field.append)
+    from engines.presets import apply_preset
+
+    ctx.scenario.replace(apply_preset(ctx.scenario.value, "llama3-405b-16k"))
+    assert len(seen) == 1
+    assert {"model", "arch", "n_gpus", "tp", "pp"} <= seen[0]
+    assert per_field == [16384]
+
+
+def test_invalid_edit_changes_nothing_and_says_why(ctx):
+    before = ctx.scenario.value
+    err = ctx.scenario.try_update(tp=3)
+    assert err and "tp" in err.lower() or "n_gpus" in err
+    assert ctx.scenario.value is before
+
+
+def test_undo_redo(ctx):
+    ctx.scenario.update(n_gpus=128)
+    ctx.scenario.update(strategy="zero1")
+    ctx.scenario.undo_stack.undo()
+    assert ctx.scenario.value.strategy == "zero3" and ctx.scenario.value.n_gpus == 128
+    ctx.scenario.undo_stack.undo()
+    assert ctx.scenario.value.n_gpus == 64
+    ctx.scenario.undo_stack.redo()
+    assert ctx.scenario.value.n_gpus == 128
+
+
+def test_save_load_and_broken_files(ctx, tmp_path):
+    path = tmp_path / "s.json"
+    ctx.scenario.update(model="llama3-70b", n_gpus=256)
+    ctx.scenario.save(path)
+    ctx.scenario.update(model="llama3-8b", n_gpus=8)
+    ctx.scenario.load(path)
+    assert ctx.scenario.value.model == "llama3-70b" and ctx.scenario.value.n_gpus == 256
+    good = ctx.scenario.value
+    for content in (b"{ truncated", b"\x00\xff\xfe binary", json.dumps({"schema_version": 7, "scenario": {}}).encode()):
+        bad = tmp_path / "bad.json"
+        bad.write_bytes(content)
+        with pytest.raises(FileProblem):
+            ctx.scenario.load(bad)
+        assert ctx.scenario.value is good
+
+
+def test_atomic_save_keeps_old_file_when_write_fails(ctx, tmp_path, monkeypatch):
+    path = tmp_path / "s.json"
+    ctx.scenario.save(path)
+    old = path.read_text()
+    import explorer.files as files
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(files.os, "replace", boom)
+    ctx.scenario.update(n_gpus=512)
+    with pytest.raises(OSError):
+        ctx.scenario.save(path)
+    assert path.read_text() == old
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_editor_shows_inline_error_and_keeps_value(window, qtbot):
+    ed = window.editor
+    ed.widgets["tp"].setValue(3)
+    assert ed.errors["tp"].isVisible()
+    assert ed.widgets["tp"].value() == 3
+    assert window.ctx.scenario.value.tp == 1
+
+
+def test_editor_edit_flows_to_panel(window):
+    ov = window.panel("overview")
+    window.show_panel("overview")
+    combo = window.editor.widgets["model"]
+    combo.setCurrentIndex(combo.findData("llama3-70b"))
+    combo.activated.emit(combo.currentIndex())
+    assert ov.summary.params == 70_553_706_496
+    assert window.editor.widgets["layers"].value() == 80
+
+
+def test_timeline_keys_and_chapters(window, qtbot):
+    tl = window.ctx.timeline
+    tl.set_spec(TimelineSpec(50, chapters=[(0, "a"), (20, "b"), (40, "c")]))
+    window.activateWindow()
+    window.setFocus()
+    qtbot.keyClick(window, Qt.Key_Right)
+    assert tl.position == 1
+    qtbot.keyClick(window, Qt.Key_Right, Qt.ShiftModifier)
+    assert tl.position == 11
+    qtbot.keyClick(window, Qt.Key_End)
+    assert tl.position == 49
+    qtbot.keyClick(window, Qt.Key_Home)
+    assert tl.position == 0
+    qtbot.keyClick(window, Qt.Key_PageDown)
+    assert tl.position == 20 and tl.current_chapter() == "b"
+    qtbot.keyClick(window, Qt.Key_Space)
+    assert tl.playing
+    qtbot.waitUntil(lambda: tl.position > 21, timeout=3000)
+    qtbot.keyClick(window, Qt.Key_Space)
+    assert not tl.playing
+
+
+def test_theme_and_font_scale(window):
+    window.ctx.set_theme("dark", 1.6)
+    assert window.ctx.theme.name == "dark" and window.ctx.theme.font_scale == pytest.approx(1.6)
+    app = QtGui.QGuiApplication.instance()
+    assert app.font().pointSizeF() == pytest.approx(window.ctx.theme.point_size)
+    window.presenter_action.setChecked(True)
+    window.toggle_presenter()
+    assert window.ctx.theme.name == "light" and window.ctx.theme.font_scale >= 1.5
+    window.presenter_action.setChecked(False)
+    window.toggle_presenter()
+
+
+def test_exports_png_at_2x_svg_csv_json(window, tmp_path):
+    window.show_panel("overview")
+    panel = window.current_panel()
+    png = window.export("png", tmp_path / "o.png")
+    img = QtGui.QImage(str(png))
+    assert img.width() == 2 * panel.width() and img.height() == 2 * panel.height()
+    svg = window.export("svg", tmp_path / "o.svg").read_text()
+    assert "<svg" in svg and f'width="{panel.width()}' in svg.replace("px", "")
+    rows = (window.export("csv", tmp_path / "o.csv")).read_text().splitlines()
+    assert rows[0] == "quantity,value" and any(r.startswith("params,8030261248") for r in rows)
+    doc = json.loads(window.export("json", tmp_path / "o.json").read_text())
+    assert doc["result"]["params"] == 8030261248 and doc["meta"]["panel"] == "overview"
+
+
+def test_gif_export_walks_the_timeline(window, tmp_path):
+    from PIL import Image
+
+    from explorer.exports import export_gif
+
+    panel = window.show_panel("overview")
+    panel.show_frame = lambda i: panel.cards["params"].value.setText(f"frame {i}")  # a visibly changing frame
+    window.ctx.timeline.set_spec(TimelineSpec(6, fps=5))
+    out = export_gif(panel, window.ctx.timeline, tmp_path / "a.gif", scale=0.5)
+    assert Image.open(out).n_frames == 6
+
+
+def test_layout_is_remembered(qtbot, ctx, tmp_path):
+    from explorer.main_window import MainWindow
+
+    w = MainWindow(ctx, remember_layout=True)
+    qtbot.addWidget(w)
+    from PySide6.QtWidgets import QDockWidget
+
+    w.show()
+    w.findChild(QDockWidget, "lesson_dock").hide()
+    w.close()
+    w2 = MainWindow(ctx, remember_layout=True)
+    qtbot.addWidget(w2)
+    w2.show()
+    assert not w2.findChild(QDockWidget, "lesson_dock").isVisible()
+    assert w2.findChild(QDockWidget, "scenario_dock").isVisible()
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="None is immortal from 3.12 (PEP 683)")
+def test_none_refcount_stable(qtbot):
+    import pyqtgraph as pg
+
+    w = pg.PlotWidget()
+    qtbot.addWidget(w)
+    curve = w.plot()
+    xs = np.linspace(0, 6, 500)
+    before = sys.getrefcount(None)
+    for i in range(200):
+        curve.setData(xs, np.sin(xs + i))
+    assert sys.getrefcount(None) - before > -50  # PySide6 6.12.0 on 3.11 drains about 2000
+
+
+def test_animation_soak_real_timer(window, qtbot):
+    """≥ 5 s of real-timer animation at ~60 fps: catches binding refcount bugs short tests miss."""
+    import pyqtgraph as pg
+
+    tl = window.ctx.timeline
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.show()
+    curve = plot.plot()
+    xs = np.linspace(0, 6, 1000)
+    tl.position_changed.connect(lambda i: curve.setData(xs, np.sin(xs + i / 10)))
+    tl.set_spec(TimelineSpec(100_000, fps=60))
+    tl.play()
+    qtbot.wait(5500)
+    tl.stop()
+    assert tl.position > 100  # frames really advanced
+
+
+def test_cli_screenshot_and_selftest(tmp_path):
+    out = tmp_path / "shot.png"
+    r = subprocess.run([sys.executable, "-m", "explorer", "--screenshot", str(out), "--panel", "overview",
+                        "--preset", "llama3-70b", "--size", "1280x800"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert QtGui.QImage(str(out)).width() == 1280
+    bad = subprocess.run([sys.executable, "-m", "explorer", "--screenshot", str(out), "--panel", "nope"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "panel" in bad.stderr

@@ -1,0 +1,45 @@
+"""The architecture's two hard rules: engines never import Qt, and start-up never imports torch."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QT_MODULES = ("PySide6", "PyQt5", "PyQt6", "PySide2", "pyqtgraph", "shiboken6", "qtpy")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_engines_never_import_qt():
+    offenders = {str(p.relative_to(ROOT)): sorted(_imports(p) & set(QT_MODULES))
+                 for p in (ROOT / "engines").rglob("*.py")}
+    offenders = {k: v for k, v in offenders.items() if v}
+    assert not offenders, f"engines/ must stay Qt-free: {offenders}"
+
+
+def test_engines_never_import_panels_or_shell():
+    bad = {str(p.relative_to(ROOT)) for p in (ROOT / "engines").rglob("*.py")
+           if _imports(p) & {"explorer", "panels"}}
+    assert not bad, f"engines/ must not depend on the UI layers: {sorted(bad)}"
+
+
+def test_startup_path_does_not_import_torch():
+    code = ("import os, sys; os.environ['QT_QPA_PLATFORM']='offscreen';"
+            "from explorer.app import make_app; app = make_app();"
+            "from explorer.context import AppContext; from explorer.main_window import MainWindow;"
+            "w = MainWindow(AppContext(), remember_layout=False); w.show(); app.processEvents();"
+            "print('TORCH' if 'torch' in sys.modules else 'NO_TORCH')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "NO_TORCH" in out.stdout, "something on the start-up path imports torch; import it lazily"
