@@ -1,0 +1,181 @@
+"""The shipped decision trees: structure (networkx), article citations, agreement of every
+outcome with the rule engines, the walk (back, undo, continue, auto-answers) and the examples."""
+import networkx as nx
+import pytest
+
+from engines.errors import ValidationError
+from engines.law import cra, pld, record
+from engines.law.trees import Walk, load_examples, load_trees, parse_trees, validate_all, validate_tree
+
+TREES = load_trees()
+#: one annex entry per tier, to evaluate route-tree paths that only carry the tier
+TIER_CATEGORY = {"default": None, "important-I": "III-I-3", "important-II": "III-II-1", "critical": "IV-2"}
+
+
+def paths(tree):
+    """Every root-to-outcome path as a list of (node, answer) pairs ending in the outcome id."""
+    out = []
+
+    def walk(nid, acc):
+        node = tree.nodes[nid]
+        if node.is_outcome:
+            out.append((acc, nid))
+            return
+        for a in node.answers:
+            walk(a.next, [*acc, (node, a)])
+    walk(tree.root, [])
+    return out
+
+
+def test_all_trees_validate():
+    assert validate_all() == []
+
+
+def test_issue_trees_present():
+    for key in ("cra-scope", "cra-classification", "cra-route", "cra-obligations", "cra-art14", "cra-penalties",
+                "pld-applicability", "pld-damage", "pld-liable", "pld-defect", "pld-exemptions", "pld-limitation"):
+        assert key in TREES
+
+
+@pytest.mark.parametrize("key", list(TREES))
+def test_graph_properties(key):
+    tree = TREES[key]
+    g = tree.graph()
+    assert nx.is_directed_acyclic_graph(g)
+    assert set(nx.descendants(g, tree.root)) | {tree.root} == set(g.nodes)
+    sinks = [n for n in g.nodes if g.out_degree(n) == 0]
+    assert sinks and all(tree.nodes[n].is_outcome for n in sinks)
+    assert all(tree.nodes[n].article and (tree.nodes[n].quote or tree.nodes[n].summary) for n in g.nodes)
+
+
+def test_validator_catches_defects():
+    doc = {"law": "X", "trees": {"t": {"title": "T", "root": "q", "nodes": {
+        "q": {"kind": "question", "text": "Q?", "article": "Art 1", "summary": "s",
+              "answers": [{"id": "a", "label": "A", "next": "q2"}, {"id": "b", "label": "B", "next": "o"}]},
+        "q2": {"kind": "question", "text": "Q2?", "article": "", "summary": "s",
+               "answers": [{"id": "a", "label": "A", "next": "q"}, {"id": "b", "label": "B", "next": "o"}]},
+        "o": {"kind": "outcome", "text": "O", "article": "Art 2", "summary": "s"},
+        "lost": {"kind": "outcome", "text": "L", "article": "Art 3", "summary": "s"}}}}}
+    problems = validate_tree(parse_trees(doc)["t"])
+    assert any("cites no article" in p for p in problems)
+    doc["trees"]["t"]["nodes"]["q2"]["article"] = "Art 9"
+    problems = validate_tree(parse_trees(doc)["t"])
+    assert any("cycle" in p for p in problems) and any("lost" in p and "unreachable" in p for p in problems)
+
+
+def _check_cra_path(steps, outcome, facts_extra=None):
+    facts = dict(facts_extra or {})
+    for _, ans in steps:
+        facts.update(ans.facts)
+    tier = facts.pop("tier", None)
+    if tier is not None and "category" not in facts:
+        facts["category"] = TIER_CATEGORY[tier]
+    engine_facts = {k: v for k, v in facts.items() if k in cra.FACT_KEYS}
+    return cra.assess(engine_facts)
+
+
+@pytest.mark.parametrize("key", ["cra-scope", "cra-classification", "cra-route"])
+def test_every_cra_outcome_agrees_with_the_engine(key):
+    tree = TREES[key]
+    checked = 0
+    for steps, oid in paths(tree):
+        expect = tree.nodes[oid].expect
+        if not expect:
+            continue
+        a = _check_cra_path(steps, oid)
+        if "in_scope" in expect:
+            assert a.in_scope == expect["in_scope"], (oid, steps)
+        if "role" in expect:
+            assert a.role == expect["role"], oid
+        if "tier" in expect:
+            assert a.tier == expect["tier"], oid
+        if "routes" in expect:
+            assert a.routes == set(expect["routes"]), oid
+        checked += 1
+    assert checked >= 4
+
+
+def test_every_damage_outcome_agrees_with_compensable():
+    tree = TREES["pld-damage"]
+    for steps, oid in paths(tree):
+        facts = {}
+        for _, ans in steps:
+            facts.update(ans.facts)
+        assert pld.compensable(facts["damage"], facts.get("professional_use", False)) == \
+            tree.nodes[oid].expect["compensable"], (oid, facts)
+
+
+def test_every_liability_path_gives_engine_facts():
+    tree = TREES["pld-liable"]
+    results = set()
+    for steps, _ in paths(tree):
+        facts = {}
+        for _, ans in steps:
+            facts.update(ans.facts)
+        results.add(frozenset(pld.liable(facts)))
+    assert frozenset({"manufacturer", "distributor"}) in results
+    assert frozenset({"manufacturer", "fulfilment-service-provider"}) in results
+    assert frozenset({"manufacturer", "online-platform"}) in results
+
+
+@pytest.mark.parametrize("name", list(load_examples()))
+def test_examples_replay_to_the_engine_result(name):
+    ex = load_examples()[name]
+    a = cra.assess(ex["facts"])
+    exp = ex["expect"]
+    assert (a.in_scope, a.role, a.tier, a.routes) == (exp["in_scope"], exp["role"], exp["tier"], set(exp["routes"]))
+    w = Walk("cra-scope")
+    w.replay(ex["answers"])
+    assert w.current.is_outcome
+    used = {s.node for s in w.steps}
+    assert set(ex["answers"]) <= used
+    assert cra.assess({k: v for k, v in w.facts.items() if k in cra.FACT_KEYS}) == a
+
+
+def test_examples_cover_the_issue_products():
+    assert set(load_examples()) == {"password-manager", "smart-meter-gateway", "hobby-library", "saas-app",
+                                    "router", "hypervisor"}
+
+
+def test_walk_back_undo_continue_and_auto_answer():
+    w = Walk("cra-classification")
+    w.answer("none")
+    w.answer("III-II-1")
+    assert w.current.id == "o_important_ii" and w.facts["tier"] == "important-II"
+    w.continue_on()
+    # the route tree's tier question is answered from the classification
+    assert w.tree.key == "cra-route" and w.current.id == "q_foss_ii"
+    assert w.steps[-1].auto
+    w.back()                                  # removes the auto step and the continue
+    assert w.current.id == "o_important_ii"
+    w.undo()                                  # reverts the back
+    assert w.current.id == "q_foss_ii"
+    w.back(); w.back()
+    assert w.current.id == "q_class_ii" and w.path() == ["q_annex_iv", "q_class_ii"]
+    w.undo(); w.undo()
+    assert w.current.id == "q_foss_ii"
+    with pytest.raises(ValidationError):
+        w.answer("maybe")
+
+
+def test_walk_restart_and_bounds():
+    w = Walk("pld-damage")
+    assert not w.can_back() and not w.back() and not w.undo()
+    w.answer("property")
+    w.restart("pld-limitation")
+    assert w.current.id == "q_lim_regime"
+    w.undo()
+    assert w.current.id == "q_property_prof"
+    with pytest.raises(ValidationError):
+        Walk("nope")
+
+
+def test_record_exports_list_each_question_answer_and_article():
+    w = Walk("cra-scope")
+    w.replay(load_examples()["hypervisor"]["answers"])
+    md = record.to_markdown(w, extra=cra.assess(load_examples()["hypervisor"]["facts"]).reasons)
+    assert "not legal advice" in md
+    assert "| Is it only a service" in md and "Art 2(1)" in md and "Art 32(3)" in md
+    html = record.to_html(w)
+    assert html.startswith("<!DOCTYPE html>") and "not legal advice" in html and "&#x27;" not in md
+    assert html.count("<tr>") == len(w.record()) + 1
