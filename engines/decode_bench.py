@@ -84,8 +84,11 @@ def measure_device(device: str, dtype_name: str) -> tuple[float, float]:
 
 def run_decode_bench(device: str = "cpu", batches: tuple[int, ...] = (1, 4, 16), context: int = 256,
                      steps: int = 12, include_smollm2: bool = True, progress: Progress | None = None,
-                     cancelled: Cancelled | None = None) -> BenchResult:
-    """Time decode steps at each batch size and pair each with its roofline prediction."""
+                     cancelled: Cancelled | None = None, arch: ModelArch | None = None) -> BenchResult:
+    """Time decode steps at each batch size and pair each with its roofline prediction.
+
+    ``arch`` overrides the decoder's shape (default :func:`bench_arch` for the device).
+    """
     require_choice(device, "device", ("cpu", "cuda"))
     require(len(batches) > 0, "batches", "give at least one batch size", "1…256")
     for b in batches:
@@ -100,7 +103,7 @@ def run_decode_bench(device: str = "cpu", batches: tuple[int, ...] = (1, 4, 16),
     dtype_name = "bf16" if device == "cuda" else "fp32"
     progress(0.02, "measuring copy bandwidth and matmul rate")
     bw, flops = measure_device(device, dtype_name)
-    arch = bench_arch(device)
+    arch = arch or bench_arch(device)
     model = _TinyDecoder.build(torch, arch, device, _dtype(torch, dtype_name))
     elem = 2 if dtype_name == "bf16" else 4
     cost = StepCost(weight_bytes=arch.param_count() * elem, kv_bytes_per_token=2 * arch.layers * arch.kv_heads * arch.head_dim * elem,

@@ -3,10 +3,13 @@ import pytest
 
 from engines.decode_bench import BenchCancelled, run_decode_bench
 from engines.errors import ValidationError
+from engines.models import ModelArch
+
+SMALL = ModelArch(label="tiny", layers=2, hidden=256, heads=4, kv_heads=2, ffn=512, vocab=1024)
 
 
 def test_cpu_decode_bench_measures_real_steps():
-    r = run_decode_bench("cpu", batches=(1, 4), context=64, steps=3, include_smollm2=False)
+    r = run_decode_bench("cpu", batches=(1, 4), context=64, steps=3, include_smollm2=False, arch=SMALL)
     assert r.bandwidth_gbps > 0.1 and r.matmul_tflops > 0
     assert [row.batch for row in r.rows] == [1, 4]
     for row in r.rows:
@@ -18,7 +21,8 @@ def test_cpu_decode_bench_measures_real_steps():
 
 def test_cancel_and_bad_input():
     with pytest.raises(BenchCancelled):
-        run_decode_bench("cpu", batches=(1,), context=16, steps=2, include_smollm2=False, cancelled=lambda: True)
+        run_decode_bench("cpu", batches=(1,), context=16, steps=2, include_smollm2=False, cancelled=lambda: True,
+                         arch=SMALL)
     with pytest.raises(ValidationError) as exc:
         run_decode_bench("tpu")
     assert exc.value.field == "device"
