@@ -1,0 +1,40 @@
+"""Measured mode on real torch (CPU, runs in CI): analytic within 10 % per category."""
+from __future__ import annotations
+
+import pytest
+
+from engines.memory_measure import (MEASURE_CATEGORIES, MeasureConfig, MeasurementCancelled, measure_training_step,
+                                    scaled_down_arch)
+from engines.models import PRESETS
+from engines.scenario import Scenario
+
+pytest.importorskip("torch")
+
+
+def test_default_scaled_down_model_agrees_within_10_percent():
+    result = measure_training_step(Scenario(), device="cpu")
+    psi = result.arch.param_count()
+    # weights and gradients are counted byte for byte: exactly 2 B × Ψ
+    assert result.measured["params"] == 2 * psi
+    assert result.measured["grads"] == 2 * psi
+    for category in MEASURE_CATEGORIES:
+        assert result.ratio(category) == pytest.approx(1.0, abs=0.10), category
+
+
+def test_gpt_shape_with_dropout_agrees():
+    result = measure_training_step(Scenario(model="gpt3-175b", arch=PRESETS["gpt3-175b"], optimizer="sgd-momentum"),
+                                   config=MeasureConfig(layers=1, seq_len=128))
+    for category in MEASURE_CATEGORIES:
+        assert result.ratio(category) == pytest.approx(1.0, abs=0.10), category
+    assert result.measured["optimizer"] == pytest.approx(8 * result.arch.param_count(), rel=0.01)
+
+
+def test_scaled_down_arch_keeps_the_family():
+    small = scaled_down_arch(PRESETS["llama3-8b"])
+    assert (small.mlp, small.norm, small.tied_embeddings) == ("swiglu", "rmsnorm", False)
+    assert small.heads // small.kv_heads == 4 and small.ffn == 896
+
+
+def test_cancel_stops_the_step():
+    with pytest.raises(MeasurementCancelled):
+        measure_training_step(Scenario(), cancelled=lambda: True)
