@@ -20,18 +20,26 @@ from engines.quant.kv import kv_cache_bytes
 @dataclass(frozen=True)
 class ServingFormat:
     name: str
-    weight_bits: float   # bits per quantized weight incl. scales
+    bits: int            # bits per stored weight code
+    scale_bits: int      # bits of scale (+ zero) stored per group
+    group: int           # values per scale; 0 = one per output row (hidden inputs), -1 = per tensor
     mma: str             # tensor-core precision the matmul runs in: bf16, int8, fp8, int4
     note: str
 
+    def weight_bits(self, hidden: int) -> float:
+        """b + scale bits / values per scale (per-tensor scales are negligible and not counted)."""
+        if self.group < 0 or self.scale_bits == 0:
+            return float(self.bits)
+        return self.bits + self.scale_bits / (self.group or hidden)
+
 
 FORMATS = (
-    ServingFormat("BF16 (W16A16)", 16.0, "bf16", "baseline"),
-    ServingFormat("W8A8 INT8 (SmoothQuant / LLM.int8)", 8 + 16 / 4096, "int8", "per-channel fp16 scale"),
-    ServingFormat("W8A8 FP8 E4M3", 8 + 32 / 4096 ** 2, "fp8", "per-tensor fp32 scale"),
-    ServingFormat("W4A16 g128 (GPTQ / AWQ)", 4.25, "bf16", "de-quantized in the kernel; memory-bound win"),
-    ServingFormat("NF4 (QLoRA, blocks of 64)", 4.5, "bf16", "fp32 absmax per 64"),
-    ServingFormat("W4A4 (QuaRot)", 4 + 16 / 4096, "int4", "INT4 MMA on Ampere; Hopper has none"),
+    ServingFormat("BF16 (W16A16)", 16, 0, -1, "bf16", "baseline"),
+    ServingFormat("W8A8 INT8 (SmoothQuant / LLM.int8)", 8, 16, 0, "int8", "per-channel fp16 scale"),
+    ServingFormat("W8A8 FP8 E4M3", 8, 32, -1, "fp8", "per-tensor fp32 scale"),
+    ServingFormat("W4A16 g128 (GPTQ / AWQ)", 4, 32, 128, "bf16", "fp16 scale + zero per 128; de-quantized in the kernel"),
+    ServingFormat("NF4 (QLoRA, blocks of 64)", 4, 32, 64, "bf16", "fp32 absmax per 64"),
+    ServingFormat("W4A4 (QuaRot)", 4, 16, 0, "int4", "INT4 MMA on Ampere; Hopper has none"),
 )
 
 
@@ -53,7 +61,8 @@ def serving_table(arch, gpu, batch: int, context: int, kv_bits: int = 16) -> lis
     kv = kv_cache_bytes(arch.layers, arch.kv_heads, arch.head_dim, context, batch, kv_bits)
     rows = []
     for f in FORMATS:
-        weights = p_q * f.weight_bits / 8 + (p_total - p_q) * 2
+        bits = f.weight_bits(arch.hidden)
+        weights = p_q * bits / 8 + (p_total - p_q) * 2
         bw_time = (weights + kv) / (gpu.bandwidth_gbps * 1e9)
         peak = {"bf16": gpu.bf16_tflops, "int8": gpu.int8_tops, "fp8": gpu.fp8_tflops, "int4": 0.0}[f.mma] * 1e12
         accelerated = peak > 0
@@ -61,7 +70,7 @@ def serving_table(arch, gpu, batch: int, context: int, kv_bits: int = 16) -> lis
             peak = gpu.bf16_tflops * 1e12
         compute_time = batch * 2 * p_total / peak
         step = max(bw_time, compute_time)
-        rows.append({"format": f.name, "weight_bits": round(f.weight_bits, 4), "weights_gb": weights / 1e9,
+        rows.append({"format": f.name, "weight_bits": round(bits, 4), "weights_gb": weights / 1e9,
                      "kv_gb": kv / 1e9, "total_gb": (weights + kv) / 1e9,
                      "fits": (weights + kv) <= gpu.memory_bytes,
                      "decode_tok_s": batch / step, "bound": "memory" if bw_time >= compute_time else "compute",
