@@ -1,0 +1,113 @@
+"""Drawing helpers for the law panel: the decision tree as a graph with the path highlighted, and
+dated deadline timelines. Pure view code: positions come from engines.law.trees.layout."""
+from __future__ import annotations
+
+from datetime import date, datetime, time
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+
+from engines.law.trees import Tree, layout
+from explorer.theme import Theme
+from explorer.widgets import brush, pen
+
+
+class TreeGraph(pg.PlotWidget):
+    """The tree laid out left to right; squares are questions, diamonds outcomes. The path taken is
+    drawn thick and solid with filled nodes, the rest thin and dashed; the current node is starred."""
+
+    def __init__(self, theme: Theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.setMenuEnabled(False)
+        self.hideAxis("left")
+        self.hideAxis("bottom")
+        self.setMouseEnabled(x=False, y=False)
+        self.setAccessibleName("Decision tree graph")
+
+    def draw(self, tree: Tree, path: list[str]) -> None:
+        th = self.theme
+        self.clear()
+        self.setBackground(th.bg)
+        pos = layout(tree)
+        on_path = set(path)
+        path_edges = set(zip(path, path[1:]))
+        g = tree.graph()
+        accent, other = th.palette[0], th.muted
+        for u, v in g.edges:
+            (x0, y0), (x1, y1) = pos[u], pos[v]
+            hot = (u, v) in path_edges
+            self.addItem(pg.PlotDataItem([x0, x1], [y0, y1], pen=pen(accent if hot else other, 5 if hot else 1.2,
+                                                                      Qt.SolidLine if hot else Qt.DashLine)))
+        font = QFont()
+        font.setPointSizeF(th.point_size * 0.9)
+        for nid, node in tree.nodes.items():
+            x, y = pos[nid]
+            hot = nid in on_path
+            symbol = "d" if node.is_outcome else "s"
+            self.addItem(pg.ScatterPlotItem([x], [y], symbol=symbol, size=26 if hot else 18,
+                                            brush=brush(accent if hot else th.panel_bg),
+                                            pen=pen(th.fg, 2.5 if hot else 1)))
+            text = pg.TextItem(node.label + (" ✓" if hot and nid != path[-1] else ""), color=th.fg,
+                               anchor=(0.5, -0.35))
+            text.setFont(font)
+            text.setPos(x, y)
+            self.addItem(text)
+        if path:
+            x, y = pos[path[-1]]
+            self.addItem(pg.ScatterPlotItem([x], [y], symbol="star", size=30, brush=brush(th.palette[5]),
+                                            pen=pen(th.fg, 1.5)))
+            here = pg.TextItem("◀ you are here", color=th.fg, anchor=(-0.15, 0.5))
+            here.setFont(font)
+            here.setPos(x, y)
+            self.addItem(here)
+        xs = [p[0] for p in pos.values()]
+        ys = [p[1] for p in pos.values()]
+        self.setXRange(min(xs) - 0.4, max(xs) + 0.9, padding=0)
+        self.setYRange(min(ys) - 0.7, max(ys) + 0.7, padding=0)
+
+
+def _ts(moment: date | datetime) -> float:
+    if not isinstance(moment, datetime):
+        moment = datetime.combine(moment, time())
+    return moment.timestamp()
+
+
+class DeadlineTimeline(pg.PlotWidget):
+    """Events and deadlines on a date axis: each a vertical line with its name and date written next
+    to it (line style, not colour alone, separates events from deadlines)."""
+
+    def __init__(self, theme: Theme, title: str) -> None:
+        super().__init__(axisItems={"bottom": pg.DateAxisItem()})
+        self.theme = theme
+        self.title = title
+        self.hideAxis("left")
+        self.setMouseEnabled(y=False)
+        self.setMinimumHeight(170)
+
+    def draw(self, marks: list[tuple[date | datetime, str, str]]) -> None:
+        """``marks``: (moment, text, kind) with kind "event", "deadline" or "rule"."""
+        th = self.theme
+        self.clear()
+        self.setTitle(self.title, color=th.fg, size=f"{th.point_size:.0f}pt")
+        if not marks:
+            return
+        font = QFont()
+        font.setPointSizeF(th.point_size * 0.85)
+        styles = {"event": (th.palette[4], Qt.SolidLine, 2), "deadline": (th.palette[5], Qt.DashLine, 3),
+                  "rule": (th.muted, Qt.DotLine, 2)}
+        ordered = sorted(marks, key=lambda m: _ts(m[0]))
+        for i, (moment, text, kind) in enumerate(ordered):
+            color, style, width = styles[kind]
+            x = _ts(moment)
+            self.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pen(color, width, style)))
+            label = pg.TextItem(f"{text}\n{moment:%d %b %Y %H:%M}" if isinstance(moment, datetime)
+                                else f"{text}\n{moment:%d %b %Y}", color=th.fg, anchor=(0, 0.5))
+            label.setFont(font)
+            label.setPos(x, 1.0 - (i % 4) * 0.55)
+            self.addItem(label)
+        lo, hi = _ts(ordered[0][0]), _ts(ordered[-1][0])
+        span = max(hi - lo, 86400.0)
+        self.setXRange(lo - 0.05 * span, hi + 0.3 * span, padding=0)
+        self.setYRange(-1.0, 1.5, padding=0)
