@@ -1,0 +1,38 @@
+"""Training-at-scale panel: drive its real controls and check the engine state behind the view."""
+import pytest
+
+from engines.reliability import daly_interval, job_mtbf, llama3_interruptions, young_interval
+from panels.scale import N_FRAMES, ScalePanel
+
+
+def test_sliders_drive_mfu_and_checkpoint_optima(make_panel, ctx):
+    p = make_panel(ScalePanel)
+    p.mfu_slider.setValue(43)
+    p.mfu_slider.valueCommitted.emit(43.0)
+    assert p.throughput.mfu == pytest.approx(0.43)
+    p.ckpt_slider.setValue(5.0)
+    p.ckpt_slider.valueCommitted.emit(5.0)
+    m = job_mtbf(ctx.scenario.value.n_gpus, llama3_interruptions().gpu_mtbf_seconds)
+    assert p._curve["young"] == pytest.approx(young_interval(300, m))
+    assert p._curve["daly"] == pytest.approx(daly_interval(300, m))
+    assert "MFU 43%" in p.formula.text()
+
+
+def test_llama3_preset_and_timeline(make_panel, ctx):
+    p = make_panel(ScalePanel)
+    p.llama_button.click()
+    s = ctx.scenario.value
+    assert (s.n_gpus, s.model, s.tp, s.pp) == (16384, "llama3-405b", 8, 16)
+    assert p._curve["mtbf"] / 60 == pytest.approx(185.6, abs=0.05)
+    spec = p.timeline()
+    assert spec.n_frames == N_FRAMES and len(spec.chapters) > 1
+    p.show_frame(N_FRAMES - 1)
+    assert "failures" in p.run_text.text()
+    assert p.run.failures and p.fail_scatter.data.size == len(p.run.failures)
+
+
+def test_bad_gpu_count_is_shown_inline(make_panel, ctx):
+    p = make_panel(ScalePanel)
+    ctx.scenario.try_update(tp=8)
+    p.gpus_spin.setValue(12)           # not a multiple of TP 8
+    assert p.error.isVisible() and "n_gpus" in p.error.text()
