@@ -1,0 +1,113 @@
+"""The law panel driven through its real widgets: answers, back/undo, examples, continue, engine
+result on the outcome card, Art 14 and PLD clocks, timeline stepping and record export."""
+from datetime import datetime
+
+from PySide6.QtCore import QDate, QDateTime, QTime, Qt
+
+from engines.law import cra
+from panels.law import LawPanel
+
+
+def _click_answer(qtbot, panel, label_part):
+    btn = next(b for b in panel.answer_buttons if label_part in b.text())
+    qtbot.mouseClick(btn, Qt.LeftButton)
+
+
+def test_notice_is_visible(make_panel):
+    p = make_panel(LawPanel)
+    assert p.notice.isVisible() and "not legal advice" in p.notice.text()
+
+
+def test_answering_back_and_undo(qtbot, make_panel):
+    p = make_panel(LawPanel)
+    assert p.walk.current.id == "q_saas"
+    assert "Art 3(1)" in p.card_article.text()
+    _click_answer(qtbot, p, "No: software")
+    assert p.walk.current.id == "q_connection" and p.walk.path() == ["q_saas", "q_connection"]
+    qtbot.mouseClick(p.back_btn, Qt.LeftButton)
+    assert p.walk.current.id == "q_saas"
+    qtbot.mouseClick(p.undo_btn, Qt.LeftButton)
+    assert p.walk.current.id == "q_connection"
+    _click_answer(qtbot, p, "No, never")
+    assert p.walk.current.id == "o_out_noconn"
+    assert "in scope = no" in p.outcome_text.text()
+
+
+def test_example_hypervisor_reaches_obligations_with_engine_routes(qtbot, make_panel):
+    p = make_panel(LawPanel)
+    p.example_box.setCurrentIndex(p.example_box.findData("hypervisor"))
+    qtbot.mouseClick(p.example_btn, Qt.LeftButton)
+    assert p.walk.tree.key == "cra-obligations"
+    a = cra.assess(p.cra_facts())
+    assert a.tier == "important-II" and a.routes == {"B+C", "H", "EUCC"}
+    assert "tier = important-II" in p.outcome_text.text()
+    assert "Annex I Part II" in p.outcome_text.text()
+
+
+def test_continue_button_chains_trees(qtbot, make_panel):
+    p = make_panel(LawPanel)
+    p.tree_box.setCurrentIndex(p.tree_box.findData("cra-classification"))
+    p.tree_box.activated.emit(p.tree_box.currentIndex())
+    _click_answer(qtbot, p, "IV-2")
+    assert p.continue_btn.isVisible()
+    qtbot.mouseClick(p.continue_btn, Qt.LeftButton)
+    # tier answered automatically; critical route outcome
+    assert p.walk.current.id == "o_route_critical"
+
+
+def test_timeline_steps_through_the_path(qtbot, make_panel):
+    p = make_panel(LawPanel)
+    p.load_example("password-manager")
+    spec = p.timeline()
+    assert spec.n_frames == len(p.walk.steps) + 1
+    assert [c[1] for c in spec.chapters][:2] == ["CRA 1 · Scope and role", "CRA 2 · Classification (Annex III and IV)"]
+    p.show_frame(0)
+    assert "Step 1/" in p.frame_label.text() and "Art 3(1)" in p.frame_label.text()
+    p.show_frame(spec.n_frames - 1)
+    assert "where you are now" in p.frame_label.text()
+
+
+def test_art14_clock_updates_as_you_type(make_panel):
+    p = make_panel(LawPanel)
+    p.event_box.setCurrentIndex(p.event_box.findData("vulnerability"))
+    p.aware_edit.setDateTime(QDateTime(QDate(2026, 10, 2), QTime(17, 30)))
+    p.fix_check.setChecked(True)
+    p.fix_edit.setDateTime(QDateTime(QDate(2026, 10, 9), QTime(8, 0)))
+    d = p.clocks["cra"]
+    assert d["applies"] and d["early_warning"] == datetime(2026, 10, 3, 17, 30)
+    assert d["final_report"] == datetime(2026, 10, 23, 8, 0)
+    assert "23 Oct 2026 08:00" in p.cra_result.text()
+    p.aware_edit.setDateTime(QDateTime(QDate(2026, 9, 1), QTime(9, 0)))
+    assert p.clocks["cra"]["applies"] is False and "NO" in p.cra_result.text()
+    p.event_box.setCurrentIndex(p.event_box.findData("incident"))
+    p.notified_check.setChecked(False)
+    assert p.clocks["cra"]["final_report"] is None and "needs the notification time" in p.cra_result.text()
+    p.notified_check.setChecked(True)
+    p.notified_edit.setDateTime(QDateTime(QDate(2026, 8, 1), QTime(9, 0)))   # before awareness
+    assert not p.cra_error.isHidden() and "notified" in p.cra_error.text()
+
+
+def test_pld_clock(make_panel):
+    p = make_panel(LawPanel)
+    p.placed_edit.setDate(QDate(2027, 3, 15))
+    p.knowledge_edit.setDate(QDate(2045, 1, 1))
+    p.latent_check.setChecked(True)
+    c = p.clocks["pld"]
+    assert c["regime"] == "2024/2853" and c["expiry"].year == 2052 and c["claim_deadline"].year == 2048
+    p.knowledge_edit.setDate(QDate(2020, 1, 1))
+    assert not p.pld_error.isHidden()
+
+
+def test_record_export(tmp_path, make_panel):
+    p = make_panel(LawPanel)
+    p.load_example("router")
+    md = p.export_record(tmp_path / "r.md", "md").read_text()
+    html = p.export_record(tmp_path / "r.html", "html").read_text()
+    assert "not legal advice" in md and "Art 32(2)" in md and "III-I-12" in md
+    assert "<table>" in html and "Routers" in html
+
+
+def test_result_table_and_selftest(make_panel):
+    p = make_panel(LawPanel)
+    p.selftest()
+    assert p.table() and p.result()["record"]
