@@ -385,3 +385,14 @@ def bubble_formulas(kind: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b
                           "Narayanan et al. SC'21, arXiv 2104.04473"),
         ]
     return out
+
+
+def check_layers(layers: int, stages: int, chunks: int = 1) -> list[int]:
+    """Layers per model stage when ``layers`` are cut into p·v stages (the first stages take the
+    remainder). Every stage needs at least one layer."""
+    layers = require_int(layers, "layers", 1)
+    n = require_int(stages, "stages", 1, MAX_STAGES) * require_int(chunks, "chunks", 1, MAX_CHUNKS)
+    require(n <= layers, "chunks" if chunks > 1 else "stages",
+            f"{n} model stages (p·v) but only {layers} layers", f"p·v ≤ {layers}")
+    base, extra = divmod(layers, n)
+    return [base + (1 if s < extra else 0) for s in range(n)]

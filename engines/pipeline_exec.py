@@ -55,7 +55,11 @@ def execute(kind: str, stages: int, microbatches: int, chunks: int = 1, device: 
             hidden: int = 128, layers_per_stage: int = 2, batch: int = 32, seed: int = 0,
             progress: Callable[[float, str], None] | None = None,
             cancelled: Callable[[], bool] | None = None) -> ExecutedRun:
-    """Generate ``schedule(kind, stages, microbatches, chunks)`` and run it (see :func:`run_order`)."""
+    """Generate ``schedule(kind, stages, microbatches, chunks)`` and run it (see :func:`run_order`).
+
+    One thread per rank, so the executed mode is limited to 16 ranks and 64 micro-batches."""
+    require_int(stages, "stages", 1, 16)
+    require_int(microbatches, "microbatches", 1, 64)
     ranks = schedule(kind, stages, microbatches, chunks)
     return run_order(ranks, kind=kind, device=device, hidden=hidden, layers_per_stage=layers_per_stage,
                      batch=batch, seed=seed, progress=progress, cancelled=cancelled)
@@ -65,15 +69,27 @@ def run_order(ranks: list[list[Action]], kind: str = "custom", device: str = "cp
               layers_per_stage: int = 2, batch: int = 32, seed: int = 0,
               progress: Callable[[float, str], None] | None = None,
               cancelled: Callable[[], bool] | None = None) -> ExecutedRun:
-    """Execute the per-rank orders with real forward/backward work and record when each op ran."""
+    """Execute the per-rank orders with real forward/backward work and record when each op ran.
+
+    The ranks are the parallelism: each uses one intra-op thread, so p ranks need p cores to
+    overlap fully (on a busy machine the measured bubble grows: the timeline shows it honestly).
+    """
     import torch
 
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _run_order(torch, ranks, kind, device, hidden, layers_per_stage, batch, seed, progress, cancelled)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def _run_order(torch, ranks, kind, device, hidden, layers_per_stage, batch, seed, progress, cancelled) -> ExecutedRun:
     device = resolve_device(device)
     hidden = require_int(hidden, "hidden", 8, 4096)
     layers_per_stage = require_int(layers_per_stage, "layers_per_stage", 1, 16)
     batch = require_int(batch, "batch", 1, 4096)
     n_stages, n_mb = check_orders(ranks)
-    where = stage_to_rank(ranks)
     p = len(ranks)
     total_ops = sum(len(a) for a in ranks)
 
@@ -82,7 +98,6 @@ def run_order(ranks: list[list[Action]], kind: str = "custom", device: str = "cp
     inputs = [torch.randn(batch, hidden, generator=gen).to(device) for _ in range(n_mb)]
     targets = [torch.randn(batch, hidden, generator=gen).to(device) for _ in range(n_mb)]
 
-    _warm_up(torch, modules, inputs[0])  # first-call allocator/kernel set-up is not pipeline time
     cuda = device == "cuda"
     streams = [torch.cuda.Stream() for _ in range(p)] if cuda else [None] * p
     mailbox: dict[tuple[int, str, int], tuple[object, object]] = {}  # (stage, "F"|"G", mb) -> (tensor, event)
@@ -92,6 +107,8 @@ def run_order(ranks: list[list[Action]], kind: str = "custom", device: str = "cp
     stamps: list[tuple[int, Action, object, object]] = []
     losses: list[object] = []  # detached loss tensors (no sync inside the ranks)
     done_count = [0]
+    ready = threading.Barrier(p + 1)  # every rank warmed up, and the clock's zero taken
+    go = threading.Event()
 
     def post(key, tensor, stream) -> None:
         event = None
@@ -120,6 +137,10 @@ def run_order(ranks: list[list[Action]], kind: str = "custom", device: str = "cp
         ctx = torch.cuda.stream(stream) if cuda else _nullcontext()
         try:
             with ctx:
+                # first-call set-up (allocator, kernels, autograd in this thread) is not pipeline time
+                _warm_up(torch, [modules[s] for s in sorted({a.stage for a in ranks[rank]})], inputs[0])
+                ready.wait()
+                go.wait()
                 for a in ranks[rank]:
                     if stop.is_set() or (cancelled is not None and cancelled()):
                         stop.set()
@@ -172,27 +193,28 @@ def run_order(ranks: list[list[Action]], kind: str = "custom", device: str = "cp
             with cond:
                 cond.notify_all()
 
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(max(1, old_threads // p))
-    try:
-        if cuda:
-            torch.cuda.synchronize()
-        base = _stamp(torch, cuda, torch.cuda.current_stream() if cuda else None)
-        threads = [threading.Thread(target=worker, args=(r,), name=f"pipeline-rank-{r}", daemon=True)
-                   for r in range(p)]
+    threads = [threading.Thread(target=worker, args=(r,), name=f"pipeline-rank-{r}", daemon=True)
+               for r in range(p)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    if cuda:
+        torch.cuda.synchronize()
+    base = _stamp(torch, cuda, torch.cuda.current_stream() if cuda else None)
+    go.set()
+    while any(t.is_alive() for t in threads):
         for t in threads:
-            t.start()
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(0.05)
-            if progress is not None:
+            t.join(0.05)
+        if progress is not None:
+            try:
                 progress(done_count[0] / total_ops, f"{done_count[0]}/{total_ops} actions")
-            if cancelled is not None and cancelled():
+            except BaseException:  # the caller cancelled through its progress callback
                 stop.set()
-        if cuda:
-            torch.cuda.synchronize()
-    finally:
-        torch.set_num_threads(old_threads)
+                raise
+        if cancelled is not None and cancelled():
+            stop.set()
+    if cuda:
+        torch.cuda.synchronize()
     if errors:
         raise errors[0]
     if stop.is_set() or done_count[0] != total_ops:
@@ -213,7 +235,8 @@ def run_order(ranks: list[list[Action]], kind: str = "custom", device: str = "cp
 def _warm_up(torch, modules, x) -> None:
     """One untimed forward/backward per stage, then clear the gradients it left."""
     for m in modules:
-        m(x.detach().requires_grad_(True)).sum().backward()
+        y = m(x.detach().requires_grad_(True))
+        torch.autograd.backward(y, torch.ones_like(y))  # non-scalar backward, as the B/I ops do
         for prm in m.parameters():
             prm.grad = None
 

@@ -1,0 +1,525 @@
+"""Pipeline, tensor and 3D parallelism: schedules animated and executed, the TP split, the rank grid.
+
+Binding code only: schedules, simulation, execution, TP steps, the rank grid and per-stage memory
+all come from ``engines.pipeline``, ``engines.pipeline_exec``, ``engines.parallel_layout`` and
+``engines.memory``.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+                               QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+
+from engines.errors import ValidationError
+from engines.parallel_layout import collective_counts, layout_from_scenario, tp_layer_steps
+from engines.pipeline import KINDS, bubble_formulas, check_layers, schedule, simulate
+from explorer.panel import Panel, TimelineSpec
+from explorer.tasks import Cancelled
+from explorer.widgets import ErrorLabel, LabeledSlider, make_plot
+from panels._pipeline_views import OP_NAMES, GanttView, LayoutView, TPView, op_color
+
+KIND_LABELS = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved-1f1b": "Interleaved 1F1B", "zb-h1": "ZB-H1"}
+GANTT_FRAMES = 240
+TABS = ("schedules", "executed", "tp", "layout")
+
+
+def _spin(lo: int, hi: int, tip: str) -> QSpinBox:
+    s = QSpinBox()
+    s.setRange(lo, hi)
+    s.setKeyboardTracking(False)
+    s.setToolTip(tip)
+    s.setAccessibleName(tip)
+    return s
+
+
+class PipelinePanel(Panel):
+    key = "pipeline"
+    title = "Pipeline and tensor parallelism"
+    order = 30
+    reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "tp", "pp", "grad_accum", "micro_batch",
+                       "seq_len", "sequence_parallel", "precision", "strategy", "optimizer", "recompute",
+                       "offload_optimizer", "offload_params", "internode_gbps"})
+    lesson = "pipeline.md"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.scenario = None
+        self.sims: list = [None, None]
+        self.executed = None
+        self._exec_ms: list = []
+        self.tp_steps: list = []
+        self.layout3d = None
+        self.stage_memory: list = []
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._build_schedules(), "Schedules")
+        self.tabs.addTab(self._build_executed(), "Executed on torch")
+        self.tabs.addTab(self._build_tp(), "Tensor parallel")
+        self.tabs.addTab(self._build_layout(), "3D layout")
+        self.tabs.currentChanged.connect(lambda _i: self.timeline_changed.emit())
+        self.body.addWidget(self.tabs, 1)
+
+    # --- construction ---------------------------------------------------------------------
+    def _build_schedules(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        box = QGroupBox("Schedule and costs (p = scenario PP, m = scenario gradient-accumulation steps)")
+        grid = QGridLayout(box)
+        self.kind = [QComboBox(), QComboBox()]
+        for combo, default, name in zip(self.kind, ("1f1b", "interleaved-1f1b"), ("left", "right")):
+            for k in KINDS:
+                combo.addItem(KIND_LABELS[k], k)
+            combo.setCurrentIndex(KINDS.index(default))
+            combo.setAccessibleName(f"Schedule on the {name}")
+            combo.currentIndexChanged.connect(self._recompute)
+        self.p_spin = _spin(1, 64, "p: pipeline ranks (scenario PP)")
+        self.m_spin = _spin(1, 512, "m: micro-batches per step (scenario gradient accumulation)")
+        self.v_spin = _spin(2, 8, "v: model chunks per rank (interleaved only)")
+        self.v_spin.setValue(2)
+        self.p_spin.valueChanged.connect(lambda v: self._edit_scenario(pp=int(v)))
+        self.m_spin.valueChanged.connect(lambda v: self._edit_scenario(grad_accum=int(v)))
+        self.v_spin.valueChanged.connect(self._recompute)
+        self.t_f = LabeledSlider("T_F forward", 0.1, 4, 1.0, 0.1, 1)
+        self.t_b = LabeledSlider("T_B full backward", 0.1, 8, 2.0, 0.1, 1)
+        self.w_share = LabeledSlider("W share of backward", 10, 90, 50, 5, 0, "%")
+        self.t_comm = LabeledSlider("p2p latency", 0, 2, 0.0, 0.05, 2)
+        for s in (self.t_f, self.t_b, self.w_share, self.t_comm):
+            s.valueChanging.connect(self._recompute)
+        grid.addWidget(QLabel("Left"), 0, 0)
+        grid.addWidget(self.kind[0], 0, 1)
+        grid.addWidget(QLabel("Right"), 0, 2)
+        grid.addWidget(self.kind[1], 0, 3)
+        for i, (lbl, w) in enumerate((("p ranks", self.p_spin), ("m micro-batches", self.m_spin),
+                                      ("v chunks", self.v_spin))):
+            grid.addWidget(QLabel(lbl), 0, 4 + 2 * i)
+            grid.addWidget(w, 0, 5 + 2 * i)
+        grid.addWidget(self.t_f, 1, 0, 1, 5)
+        grid.addWidget(self.t_b, 1, 5, 1, 5)
+        grid.addWidget(self.w_share, 2, 0, 1, 5)
+        grid.addWidget(self.t_comm, 2, 5, 1, 5)
+        self.cost_note = QLabel("Costs are per rank's whole stage; an interleaved chunk costs 1/v of it. "
+                                "Blocks: F plain, B hatched ╱, I hatched ╲, W cross-hatched; idle time dotted grey.")
+        self.cost_note.setObjectName("muted")
+        self.cost_note.setWordWrap(True)
+        grid.addWidget(self.cost_note, 3, 0, 1, 10)
+        self.sched_error = ErrorLabel()
+        grid.addWidget(self.sched_error, 4, 0, 1, 10)
+        lay.addWidget(box)
+        row = QHBoxLayout()
+        self.gantts = [GanttView(self.theme, "left"), GanttView(self.theme, "right")]
+        self.gantts[1].gantt.setXLink(self.gantts[0].gantt)
+        self.formula = [QLabel(), QLabel()]
+        for g, f in zip(self.gantts, self.formula):
+            col = QVBoxLayout()
+            g.setAccessibleName("Pipeline Gantt chart and in-flight activations")
+            col.addWidget(g, 1)
+            f.setWordWrap(True)
+            f.setTextFormat(Qt.RichText)
+            f.setAccessibleName("Bubble: measured in the simulation and the published formulas")
+            col.addWidget(f)
+            row.addLayout(col, 1)
+        lay.addLayout(row, 1)
+        return page
+
+    def _build_executed(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        top = QHBoxLayout()
+        self.run_button = QPushButton("Run the left schedule on real torch")
+        self.run_button.setAccessibleName("Run the executed mode")
+        self.run_button.clicked.connect(self.run_executed)
+        self.hidden_spin = _spin(32, 4096, "hidden width of the small model")
+        self.hidden_spin.setValue(256)
+        self.hidden_spin.setSingleStep(64)
+        top.addWidget(self.run_button)
+        top.addWidget(QLabel("hidden width"))
+        top.addWidget(self.hidden_spin)
+        top.addWidget(self.tasks.widget(), 1)
+        lay.addLayout(top)
+        self.exec_info = QLabel("A small MLP is cut into p·v stages; one thread per rank (a CUDA stream each on a GPU) "
+                                "runs the left schedule's order with real forward and backward work.")
+        self.exec_info.setWordWrap(True)
+        lay.addWidget(self.exec_info)
+        self.exec_error = ErrorLabel()
+        lay.addWidget(self.exec_error)
+        row = QHBoxLayout()
+        self.exec_gantts = [GanttView(self.theme, "measured (not yet run)"),
+                            GanttView(self.theme, "simulated with the measured mean op times")]
+        self.exec_gantts[1].gantt.setXLink(self.exec_gantts[0].gantt)
+        for g in self.exec_gantts:
+            row.addWidget(g, 1)
+        lay.addLayout(row, 1)
+        return page
+
+    def _build_tp(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        top = QHBoxLayout()
+        self.tp_spin = _spin(1, 64, "t: tensor-parallel GPUs (scenario TP)")
+        self.tp_spin.valueChanged.connect(lambda v: self._edit_scenario(tp=int(v)))
+        self.sp_check = QCheckBox("sequence parallelism (LayerNorm/dropout on s/t tokens)")
+        self.sp_check.toggled.connect(lambda on: self._edit_scenario(sequence_parallel=bool(on)))
+        top.addWidget(QLabel("TP degree t"))
+        top.addWidget(self.tp_spin)
+        top.addWidget(self.sp_check)
+        top.addStretch(1)
+        lay.addLayout(top)
+        self.tp_error = ErrorLabel()
+        lay.addWidget(self.tp_error)
+        self.tp_view = TPView(self.theme)
+        self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
+        lay.addWidget(self.tp_view, 1)
+        self.tp_caption = QLabel()
+        self.tp_caption.setWordWrap(True)
+        self.tp_caption.setTextFormat(Qt.RichText)
+        lay.addWidget(self.tp_caption)
+        self.tp_counts = QLabel()
+        self.tp_counts.setWordWrap(True)
+        lay.addWidget(self.tp_counts)
+        return page
+
+    def _build_layout(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        self.layout_error = ErrorLabel()
+        lay.addWidget(self.layout_error)
+        row = QHBoxLayout()
+        self.layout_view = LayoutView(self.theme)
+        self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
+        row.addWidget(self.layout_view, 3)
+        self.memory_plot = make_plot(self.theme, "Memory per GPU by pipeline stage", "GB", "pipeline stage")
+        self.memory_plot.setAccessibleName("Per-stage memory from the memory engine")
+        self.memory_plot.setMouseEnabled(x=False, y=False)
+        row.addWidget(self.memory_plot, 2)
+        lay.addLayout(row, 1)
+        self.layout_text = QLabel()
+        self.layout_text.setWordWrap(True)
+        self.layout_text.setTextFormat(Qt.RichText)
+        lay.addWidget(self.layout_text)
+        return page
+
+    # --- scenario ---------------------------------------------------------------------------
+    def _edit_scenario(self, **changes) -> None:
+        err = self.ctx.scenario.try_update(**changes)
+        self.sched_error.show_error(err)
+        self.tp_error.show_error(err if ("tp" in changes or "sequence_parallel" in changes) else None)
+        if err and self.scenario is not None:
+            self._sync_controls(self.scenario)  # put the control back on the scenario's value
+
+    def _sync_controls(self, sc) -> None:
+        for w, v in ((self.p_spin, sc.pp), (self.m_spin, sc.grad_accum), (self.tp_spin, sc.tp)):
+            w.blockSignals(True)
+            w.setValue(v)
+            w.blockSignals(False)
+        self.sp_check.blockSignals(True)
+        self.sp_check.setChecked(sc.sequence_parallel)
+        self.sp_check.blockSignals(False)
+
+    def set_scenario(self, scenario) -> None:
+        self.scenario = scenario
+        self._sync_controls(scenario)
+        self._recompute()
+        self._update_tp()
+        self._update_layout()
+        self.timeline_changed.emit()
+
+    # --- schedules ----------------------------------------------------------------------------
+    def _costs(self) -> dict:
+        tb = self.t_b.value()
+        w = self.w_share.value() / 100.0
+        return {"t_f": self.t_f.value(), "t_b": tb, "t_i": tb * (1 - w), "t_w": tb * w, "t_comm": self.t_comm.value()}
+
+    def _recompute(self, *_args) -> None:
+        if self.scenario is None:
+            return
+        p, m, v = self.scenario.pp, self.scenario.grad_accum, self.v_spin.value()
+        c = self._costs()
+        errors = []
+        for side in (0, 1):
+            kind = self.kind[side].currentData()
+            chunks = v if kind == "interleaved-1f1b" else 1
+            try:
+                check_layers(self.scenario.arch.layers, p, chunks)
+                ranks = schedule(kind, p, m, chunks)
+                sim = simulate(ranks, t_f=c["t_f"] / chunks, t_b=c["t_b"] / chunks, t_i=c["t_i"] / chunks,
+                               t_w=c["t_w"] / chunks, t_comm=c["t_comm"])
+            except ValidationError as exc:
+                self.sims[side] = None
+                errors.append(f"{KIND_LABELS[kind]}: {exc}")
+                self.formula[side].setText(f"<b>{KIND_LABELS[kind]}</b>: not drawn: {exc}")
+                continue
+            self.sims[side] = (kind, chunks, sim)
+            title = f"{KIND_LABELS[kind]}  (p={p}, m={m}" + (f", v={chunks})" if chunks > 1 else ")")
+            self.gantts[side].show_simulation(sim, title)
+            self.formula[side].setText(self._formula_html(kind, p, m, chunks, sim, c))
+        self.sched_error.show_error("; ".join(errors) if errors else None)
+        t_max = max((s[2].makespan for s in self.sims if s), default=1.0)
+        self.gantts[0].set_time_range(t_max)
+        self.timeline_changed.emit()
+
+    def _formula_html(self, kind, p, m, v, sim, c) -> str:
+        fs = bubble_formulas(kind, p, m, v, t_f=c["t_f"], t_b=c["t_b"], t_w=c["t_w"])
+        lines = [f"<b>{KIND_LABELS[kind]}</b> — simulated: makespan {sim.makespan:.2f}; "
+                 f"bubble / total (GPipe's denominator) <b>{sim.bubble_fraction:.1%}</b>, "
+                 f"bubble / ideal (Megatron's) <b>{sim.bubble_over_ideal:.1%}</b>; "
+                 f"peak in flight per rank {sim.peak_in_flight}" + (" (chunks)" if v > 1 else "")]
+        for f in fs:
+            value = f"{f.value:.2f} time units" if f.denominator == "time" else f"{f.value:.1%}"
+            lines.append(f"{f.name} = {f.expression} = {value}  <i>[{f.source}]</i>")
+        if c["t_comm"] > 0:
+            lines.append("<i>p2p latency is on: the formulas assume free communication.</i>")
+        return "<br>".join(lines)
+
+    # --- executed -----------------------------------------------------------------------------
+    def run_executed(self) -> None:
+        if self.scenario is None:
+            return
+        from engines.pipeline_exec import ExecutionCancelled, execute
+
+        kind = self.kind[0].currentData()
+        p, m = self.scenario.pp, self.scenario.grad_accum
+        v = self.v_spin.value() if kind == "interleaved-1f1b" else 1
+        hidden, device = self.hidden_spin.value(), self.ctx.device
+        self.exec_error.show_error(None)
+
+        def work(progress, cancelled):
+            try:
+                return execute(kind, p, m, v, device=device, hidden=hidden, layers_per_stage=2, batch=64,
+                               progress=progress, cancelled=cancelled)
+            except ExecutionCancelled:
+                raise Cancelled() from None
+            except ValidationError as exc:
+                return exc
+
+        self.tasks.run(work, self._executed_done, label=f"Executing {KIND_LABELS[kind]} on {device}")
+
+    def _executed_done(self, run) -> None:
+        if isinstance(run, ValidationError):
+            self.exec_error.show_error(str(run))
+            return
+        self.executed = run
+        ms = run.measured
+        self._exec_ms = [_in_ms(ms), _in_ms(run.simulated)]
+        self.exec_gantts[0].show_simulation(self._exec_ms[0], f"measured on {run.device} (ms)")
+        self.exec_gantts[1].show_simulation(self._exec_ms[1], "simulated with measured mean op times (ms)")
+        t_max = max(ms.makespan, run.simulated.makespan) * 1e3
+        self.exec_gantts[0].set_time_range(t_max)
+        costs = ", ".join(f"{OP_NAMES[k]} {v * 1e3:.2f} ms" for k, v in run.mean_costs.items())
+        self.exec_info.setText(
+            f"{KIND_LABELS.get(run.kind, run.kind)} on {run.device}: measured makespan {ms.makespan * 1e3:.1f} ms, "
+            f"bubble / total {ms.bubble_fraction:.1%} (simulated {run.simulated.bubble_fraction:.1%}); "
+            f"mean op times: {costs}. Peak in flight {ms.peak_in_flight}. Pipelined gradients vs one plain "
+            f"forward/backward: max difference {run.max_grad_error:.1e}. Measured times include thread and "
+            f"Python overhead; hand-offs between ranks are in-process (no network).")
+        self.timeline_changed.emit()
+
+    # --- tensor parallel ------------------------------------------------------------------------
+    def _update_tp(self) -> None:
+        sc = self.scenario
+        try:
+            self.tp_steps = tp_layer_steps(sc.tp, sc.sequence_parallel, sc.arch.hidden, sc.arch.ffn, sc.seq_len,
+                                           sc.micro_batch, 4 if sc.precision == "fp32" else 2)
+        except ValidationError as exc:
+            self.tp_error.show_error(str(exc))
+            return
+        self.tp_view.set_steps(self.tp_steps, sc.tp)
+        counts = collective_counts(self.tp_steps)
+        parts = []
+        for phase in ("forward", "backward"):
+            cs = ", ".join(f"{n} {c}" for c, n in counts[phase].items() if n)
+            parts.append(f"{phase}: {cs or 'no collectives'}")
+        total = sum(s.bytes_per_gpu for s in self.tp_steps) / 1e6
+        self.tp_counts.setText(f"Per layer, per micro-batch ({sc.arch.label}, t = {sc.tp}"
+                               f"{', SP on' if sc.sequence_parallel else ''}): " + "; ".join(parts) +
+                               f". Ring traffic per GPU per layer: {total:,.1f} MB "
+                               "(TP and TP+SP move the same bytes).")
+        self.tp_view.set_current(0)
+        self._tp_caption(0)
+
+    def _tp_caption(self, i: int) -> None:
+        if not self.tp_steps:
+            return
+        st = self.tp_steps[i]
+        what = f"<b>{st.collective}</b> ({st.operator}), {st.bytes_per_gpu / 1e6:,.1f} MB sent per GPU" \
+            if st.collective else (f"operator {st.operator}: identity in this pass" if st.operator else st.kind)
+        self.tp_caption.setText(f"Step {i + 1}/{len(self.tp_steps)} — {st.phase}, {st.region}: <b>{st.label}</b>. "
+                                f"Each GPU holds {st.shape_per_gpu}. {what}.")
+
+    # --- 3D layout -------------------------------------------------------------------------------
+    def _update_layout(self) -> None:
+        sc = self.scenario
+        self.layout3d = layout_from_scenario(sc)
+        self.layout_view.set_layout(self.layout3d)
+        summ = self.layout3d.summary()
+        nv = f"NVLink {self._gpu_nvlink(sc):,.0f} GB/s"
+        net = f"network {sc.internode_gbps:,.0f} GB/s per GPU"
+        lines = [f"<b>{sc.n_gpus} GPUs = DP {sc.dp} × TP {sc.tp} × PP {sc.pp}</b> on {self.layout3d.n_nodes} node(s) "
+                 f"of {sc.gpus_per_node}; rank = tp + TP·(dp + DP·pp) (Megatron order)."]
+        names = {"tp": "TP groups (solid red line: one example)", "dp": "DP groups (dashed)", "pp": "PP groups (dotted)"}
+        for kind, s in summ.items():
+            if s["size"] <= 1:
+                lines.append(f"{names[kind]}: size 1, no communication.")
+                continue
+            where = "all inside a node → " + nv if s["intra_node"] == s["groups"] else \
+                ("all across nodes → " + net if s["intra_node"] == 0 else
+                 f"{s['intra_node']} of {s['groups']} inside a node")
+            lines.append(f"{names[kind]}: {s['groups']} groups of {s['size']}, {where}.")
+        if self.layout3d.n_nodes > LayoutView.MAX_NODES:
+            lines.append(f"<i>Drawing the first {LayoutView.MAX_NODES} of {self.layout3d.n_nodes} nodes.</i>")
+        self.layout_text.setText("<br>".join(lines))
+        self._update_memory()
+
+    @staticmethod
+    def _gpu_nvlink(sc) -> float:
+        from engines.hardware import gpu
+
+        return gpu(sc.gpu).nvlink_gbps
+
+    def _update_memory(self) -> None:
+        import pyqtgraph as pg
+
+        self.memory_plot.clear()
+        try:
+            from engines.memory import per_stage_memory
+        except ImportError:
+            self.layout_error.show_error("per-stage memory: engines.memory is not available")
+            return
+        try:
+            self.stage_memory = per_stage_memory(self.scenario)
+        except ValidationError as exc:
+            self.layout_error.show_error(str(exc))
+            return
+        self.layout_error.show_error(None)
+        from engines.hardware import gpu
+
+        th = self.theme
+        parts = (("params", "weights", 4), ("grads", "gradients", 0), ("optimizer", "optimizer", 2),
+                 ("activations", "activations", 1), ("buffers", "buffers + reserve", 6))
+        base = [0.0] * len(self.stage_memory)
+        legend = self.memory_plot.addLegend(offset=(10, 10))
+        for attr, label, color in parts:
+            vals = [getattr(st, attr) / 1e9 + (st.reserve / 1e9 if attr == "buffers" else 0) for st in self.stage_memory]
+            item = pg.BarGraphItem(x=list(range(len(vals))), y0=base, height=vals, width=0.7,
+                                   brush=th.color(color), pen=th.fg, name=label)
+            self.memory_plot.addItem(item)
+            legend.addItem(item, label)
+            base = [b + v for b, v in zip(base, vals)]
+        cap = gpu(self.scenario.gpu).memory_bytes / 1e9
+        line = pg.InfiniteLine(pos=cap, angle=0, pen=pg.mkPen(th.error, width=2, style=Qt.DashLine),
+                               label=f"{cap:.0f} GB per GPU", labelOpts={"color": th.fg, "position": 0.1})
+        self.memory_plot.addItem(line)
+        self.memory_plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)")
+                                                      for i, st in enumerate(self.stage_memory)]])
+        self.memory_plot.setYRange(0, max(max(base, default=0), cap) * 1.1)
+
+    # --- timeline / export -------------------------------------------------------------------
+    def _tab(self) -> str:
+        return TABS[self.tabs.currentIndex()]
+
+    def timeline(self) -> TimelineSpec | None:
+        tab = self._tab()
+        if tab == "tp":
+            return TimelineSpec(max(1, len(self.tp_steps)),
+                                [(0, "forward")] + [(i, "backward") for i, s in enumerate(self.tp_steps)
+                                                    if s.phase == "backward"][:1], fps=1.5)
+        if tab == "layout":
+            return None
+        sims = self._timeline_sims()
+        if not sims:
+            return None
+        chapters = [(0, "warm-up")]
+        first = sims[0]
+        t_max = max(s.makespan for s in sims)
+        b_start = min((o.start for o in first.ops if o.action.op in ("B", "I")), default=None)
+        f_end = max((o.start for o in first.ops if o.action.op == "F"), default=None)
+        for t, name in ((b_start, "first backward"), (f_end, "last forward: drain")):
+            if t is not None and t_max > 0:
+                chapters.append((int(round(t / t_max * (GANTT_FRAMES - 1))), name))
+        return TimelineSpec(GANTT_FRAMES, sorted(set(chapters)), fps=20.0)
+
+    def _timeline_sims(self) -> list:
+        if self._tab() == "executed":
+            if self.executed is None:
+                return []
+            return self._exec_ms
+        return [s[2] for s in self.sims if s]
+
+    def show_frame(self, index: int) -> None:
+        tab = self._tab()
+        if tab == "tp":
+            self.tp_view.set_current(index)
+            self._tp_caption(max(0, min(index, len(self.tp_steps) - 1)))
+            return
+        sims = self._timeline_sims()
+        if not sims:
+            return
+        t = max(s.makespan for s in sims) * index / (GANTT_FRAMES - 1)
+        views = self.exec_gantts if tab == "executed" else self.gantts
+        for g in views:
+            g.set_cursor(t)
+
+    def result(self) -> object:
+        out = {"schedules": [], "tp_steps": [vars(s) for s in self.tp_steps]}
+        for s in self.sims:
+            if s:
+                kind, v, sim = s
+                out["schedules"].append({"kind": kind, "chunks": v, "makespan": sim.makespan,
+                                         "bubble_over_total": sim.bubble_fraction,
+                                         "bubble_over_ideal": sim.bubble_over_ideal,
+                                         "peak_in_flight": sim.peak_in_flight, "costs": sim.costs,
+                                         "ops": sim.rows()})
+        if self.executed is not None:
+            ex = self.executed
+            out["executed"] = {"kind": ex.kind, "device": ex.device, "mean_costs_s": ex.mean_costs,
+                               "max_grad_error": ex.max_grad_error, "ops": ex.rows()}
+        if self.layout3d is not None:
+            out["layout"] = {"summary": self.layout3d.summary(), "n_nodes": self.layout3d.n_nodes}
+        out["stage_memory"] = [dict(vars(st), total=st.total) for st in self.stage_memory]
+        return out
+
+    def table(self) -> list[dict]:
+        rows = []
+        for side, s in zip(("left", "right"), self.sims):
+            if s:
+                rows += [dict(r, schedule=s[0], side=side) for r in s[2].rows()]
+        return rows
+
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme)
+        if not hasattr(self, "gantts"):
+            return
+        for g in (*self.gantts, *self.exec_gantts):
+            g.apply_theme(theme)
+        self.tp_view.apply_theme(theme)
+        self.layout_view.apply_theme(theme)
+        if self.scenario is not None:
+            self._update_memory()
+
+    def selftest(self) -> None:
+        super().selftest()
+        for i in range(len(KINDS)):
+            self.kind[1].setCurrentIndex(i)
+            if self.sims[1] is None and "not drawn" not in self.formula[1].text():
+                raise RuntimeError(f"schedule {KINDS[i]} did not draw: {self.formula[1].text()}")
+        self.t_b.setValue(3.0)
+        self._recompute()
+        for tab in range(len(TABS)):
+            self.tabs.setCurrentIndex(tab)
+            spec = self.timeline()
+            if spec:
+                for f in (0, spec.n_frames // 2, spec.n_frames - 1):
+                    self.show_frame(f)
+        self.tabs.setCurrentIndex(0)
+
+
+def _in_ms(sim):
+    """A copy of a measured Simulation with times in milliseconds, for readable axes."""
+    from dataclasses import replace
+
+    from engines.pipeline import TimedOp
+
+    return replace(sim, ops=[TimedOp(o.rank, o.action, o.start * 1e3, o.end * 1e3) for o in sim.ops],
+                   makespan=sim.makespan * 1e3, busy=[b * 1e3 for b in sim.busy],
+                   in_flight=[[(t * 1e3, c) for t, c in steps] for steps in sim.in_flight])
+
+
+PANEL = PipelinePanel
