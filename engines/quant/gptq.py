@@ -110,11 +110,12 @@ def gptq(w, x, bits: int, group_size: int | None = None, damp: float = 0.01, blo
             err = (col - q) / d
             if len(trace) < trace_columns:
                 before = W1[:, i + 1:].clone()
+                q_err = float(torch.linalg.vector_norm(col - q))
             W1[:, i:] -= err.unsqueeze(1) @ U1[i, i:].unsqueeze(0)
             Err1[:, i] = err
             if len(trace) < trace_columns:
                 trace.append({"column": int(perm[i1 + i]) if perm is not None else i1 + i,
-                              "quant_error": float(torch.linalg.vector_norm(col - q)),
+                              "quant_error": q_err,
                               "pushed": float(torch.linalg.vector_norm(W1[:, i + 1:] - before))})
         Q[:, i1:i2] = Q1
         W[:, i2:] -= Err1 @ U[i1:i2, i2:]

@@ -1,0 +1,153 @@
+"""Everything the quantization panel draws for one layer, computed in one (worker-thread) call.
+
+Composes the methods of this package; no new arithmetic. Output-error figures are relative output
+errors on the layer's held-out tokens (``metrics.relative_output_error``); for a user tensor
+without activations, weight-only figures use ‖W − Ŵ‖_F / ‖W‖_F instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from engines.errors import require_int
+
+SQ_ALPHAS = tuple(round(0.05 * i, 2) for i in range(21))
+TRACE_COLUMNS = 48
+
+
+@dataclass
+class LayerAnalysis:
+    name: str
+    shape: tuple[int, int]
+    rows_used: int
+    bits: int
+    group_size: int | None
+    has_activations: bool
+    weight_hist: dict = field(default_factory=dict)     # edges, original, rtn, gptq, awq counts
+    weight_only: dict = field(default_factory=dict)     # method -> relative error
+    bpw: dict = field(default_factory=dict)             # method -> bits per weight
+    awq_alpha: float | None = None
+    awq_curve: list = field(default_factory=list)       # [(alpha, loss)]
+    gptq_trace: list = field(default_factory=list)      # per processed column
+    group_sweep: list = field(default_factory=list)     # {group, bpw, error}
+    w8a8: dict = field(default_factory=dict)            # naive / per-channel / fixes
+    sq_curve: list = field(default_factory=list)        # [(alpha, error)]
+    act_max: list = field(default_factory=list)         # per-channel max|x| (held-out)
+    rotated_max: list = field(default_factory=list)
+    calib_act_max: object = None                        # torch tensor for live SmoothQuant previews
+    weight_col_max: object = None
+    collapse: dict = field(default_factory=dict)
+    schemes: list = field(default_factory=list)
+
+
+def _hist(t, edges):
+    import numpy as np
+
+    return np.histogram(t.detach().cpu().numpy().ravel(), bins=edges)[0].tolist()
+
+
+def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: int | None = 128,
+            max_rows: int = 256, sq_alpha: float = 0.5, int8_threshold: float = 6.0,
+            progress: Callable[[float, str], None] | None = None,
+            cancelled: Callable[[], bool] | None = None) -> LayerAnalysis | None:
+    """Analyse ``w`` (out, in) with optional activations; GPTQ/AWQ use the first ``max_rows`` rows."""
+    import numpy as np
+    import torch
+
+    from engines.quant import (awq, fp8_e4m3, gptq, llm_int8, nf4, relative_output_error, rotate, rtn,
+                               scheme_errors, smoothquant, w8a8)
+    from engines.quant.affine import check_group, check_matrix, levels_used, quantize
+
+    w = check_matrix(w, "w").float()
+    max_rows = require_int(max_rows, "max_rows", 1)
+    check_group(group_size, w.shape[1])
+    step = (lambda f, text: progress(f, text)) if progress else (lambda f, text: None)
+    stop = cancelled or (lambda: False)
+    has_x = x_calib is not None and x_eval is not None
+    ws = w[:max_rows]
+    res = LayerAnalysis(name, tuple(w.shape), ws.shape[0], bits, group_size, has_x)
+    if has_x:
+        xc, xe = check_matrix(x_calib, "x").float(), check_matrix(x_eval, "x").float()
+        err = lambda w_hat, rows=ws: relative_output_error(xe, rows, w_hat)  # noqa: E731
+    else:
+        err = lambda w_hat, rows=ws: float(torch.linalg.matrix_norm(rows - w_hat) / torch.linalg.matrix_norm(rows))  # noqa: E731
+
+    # weight-only methods
+    r_rtn = rtn(ws, bits, group_size)
+    methods = {"RTN": r_rtn, "NF4 (blocks of 64)": nf4(ws, 64) if ws.shape[1] % 64 == 0 else None,
+               "FP8 E4M3 (per tensor)": fp8_e4m3(ws)}
+    if has_x:
+        step(0.05, "GPTQ")
+        methods["GPTQ"] = gptq(ws, xc, bits, group_size, trace_columns=TRACE_COLUMNS)
+        if stop():
+            return None
+        methods["GPTQ act-order"] = gptq(ws, xc, bits, group_size, act_order=True)
+        step(0.3, "AWQ α search")
+        if stop():
+            return None
+        methods["AWQ"] = awq(ws, xc, bits, group_size if group_size else None)
+        res.awq_alpha = methods["AWQ"].alpha
+        res.awq_curve = list(zip(methods["AWQ"].extra["alphas"], methods["AWQ"].extra["losses"]))
+        trace = methods["GPTQ"].extra["trace"]
+        rtn_cols = torch.linalg.vector_norm(ws - r_rtn.dequant, dim=0)
+        for t in trace:
+            t["rtn_error"] = float(rtn_cols[t["column"]])
+        res.gptq_trace = trace
+    for label, r in methods.items():
+        if r is not None:
+            res.weight_only[label] = err(r.dequant)
+            res.bpw[label] = r.bits_per_weight
+    lim = float(ws.abs().max())
+    edges = np.linspace(-lim, lim, 81)
+    res.weight_hist = {"edges": edges.tolist(), "original": _hist(ws, edges), "RTN": _hist(r_rtn.dequant, edges)}
+    if "AWQ" in methods:
+        res.weight_hist["AWQ"] = _hist(methods["AWQ"].dequant, edges)
+    step(0.55, "group-size sweep")
+
+    for g in (16, 32, 64, 128, 256, 512, None):
+        if g is not None and (g >= ws.shape[1] or ws.shape[1] % g):
+            continue
+        r = rtn(ws, bits, g)
+        res.group_sweep.append({"group": g or ws.shape[1], "bpw": r.bits_per_weight, "error": err(r.dequant)})
+    if not has_x or stop():
+        return None if stop() else res
+
+    # activation side on the full layer (cheap): outlier collapse and the three fixes
+    step(0.65, "W8A8 and the three fixes")
+    res.act_max = xe.abs().amax(0).tolist()
+    res.calib_act_max = xc.abs().amax(0)
+    res.weight_col_max = w.abs().amax(0)
+    xq, wq = w8a8(xe, w, "tensor", "tensor")
+    res.w8a8["naive per-tensor W8A8"] = relative_output_error(xe, w, wq, xq)
+    xq, wq = w8a8(xe, w, "row", "row")
+    res.w8a8["per-channel W / per-token A"] = relative_output_error(xe, w, wq, xq)
+    for a in SQ_ALPHAS:
+        sm = smoothquant(xe, w, a, act_max=res.calib_act_max)
+        xq, wq = w8a8(sm.x, sm.w, "tensor", "tensor")
+        res.sq_curve.append((a, relative_output_error(sm.x, sm.w, wq, xq)))
+    res.w8a8[f"SmoothQuant α={sq_alpha:g}"] = dict(res.sq_curve).get(round(sq_alpha, 2), res.sq_curve[10][1])
+    xr, wr, _ = rotate(xe, w)
+    xq, wq = w8a8(xr, wr, "tensor", "tensor")
+    res.w8a8["Hadamard rotation"] = relative_output_error(xr, wr, wq, xq)
+    res.rotated_max = xr.abs().amax(0).tolist()
+    dec = llm_int8(xe, w, int8_threshold)
+    res.w8a8[f"LLM.int8 (threshold {int8_threshold:g})"] = relative_output_error(xe, w, dec.w_hat, dec.x_hat)
+    res.w8a8["_int8_fp16_fraction"] = dec.fraction_fp16
+
+    c = xe.abs().amax(0)
+    big = c > 10 * c.median()
+    whole = quantize(xe, 8, "tensor", symmetric=True)
+    rest = xe[:, ~big] if bool(big.any()) and bool((~big).any()) else xe
+    alone = quantize(rest, 8, "tensor", symmetric=True)
+    codes_rest = whole.codes[:, ~big] if bool(big.any()) and bool((~big).any()) else whole.codes
+    res.collapse = {"outlier_channels": torch.nonzero(big).flatten().tolist()[:12],
+                    "scale_with": float(whole.scale), "scale_without": float(alone.scale),
+                    "levels_with": levels_used(codes_rest), "levels_without": levels_used(alone.codes),
+                    "codes_with": np.bincount((codes_rest.flatten() + 127).cpu().numpy(), minlength=255).tolist(),
+                    "codes_without": np.bincount((alone.codes.flatten() + 127).cpu().numpy(), minlength=255).tolist()}
+    step(0.75, "W4A16 / W8A8 / W4A4")
+    if stop():
+        return None
+    res.schemes = scheme_errors(xc, xe, ws, group_size or ws.shape[1])
+    step(1.0, "done")
+    return res
