@@ -49,8 +49,9 @@ class TreeGraph(pg.PlotWidget):
             self.addItem(pg.ScatterPlotItem([x], [y], symbol=symbol, size=26 if hot else 18,
                                             brush=brush(accent if hot else th.panel_bg),
                                             pen=pen(th.fg, 2.5 if hot else 1)))
+            above = int(round(x)) % 2 == 1          # labels alternate sides with the zigzag layout
             text = pg.TextItem(node.label + (" ✓" if hot and nid != path[-1] else ""), color=th.fg,
-                               anchor=(0.5, -0.35))
+                               anchor=(0.5, 1.35) if above else (0.5, -0.35))
             text.setFont(font)
             text.setPos(x, y)
             self.addItem(text)
@@ -58,13 +59,14 @@ class TreeGraph(pg.PlotWidget):
             x, y = pos[path[-1]]
             self.addItem(pg.ScatterPlotItem([x], [y], symbol="star", size=30, brush=brush(th.palette[5]),
                                             pen=pen(th.fg, 1.5)))
-            here = pg.TextItem("◀ you are here", color=th.fg, anchor=(-0.15, 0.5))
+            above = int(round(x)) % 2 == 1
+            here = pg.TextItem("★ you are here", color=th.fg, anchor=(0.5, -1.2) if above else (0.5, 2.2))
             here.setFont(font)
             here.setPos(x, y)
             self.addItem(here)
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
-        self.setXRange(min(xs) - 0.4, max(xs) + 0.9, padding=0)
+        self.setXRange(min(xs) - 0.7, max(xs) + 0.9, padding=0)
         self.setYRange(min(ys) - 0.7, max(ys) + 0.7, padding=0)
 
 

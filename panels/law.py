@@ -157,6 +157,7 @@ class LawPanel(Panel):
         except ValidationError as exc:
             self.error.show_error(str(exc))
         self._frame = None
+        self.export_status.setText("")
         self._refresh()
         self.timeline_changed.emit()
 

@@ -180,7 +180,7 @@ def validate_all(trees: Mapping[str, Tree] | None = None) -> list[str]:
 
 
 def layout(tree: Tree) -> dict[str, tuple[float, float]]:
-    """Layered layout: x = longest distance from the root, y spreads each layer around 0."""
+    """Layered layout: x = longest distance from the root, y spreads each layer around 0 (zigzagged)."""
     g = tree.graph()
     depth = {tree.root: 0}
     for nid in nx.topological_sort(g):
@@ -192,7 +192,8 @@ def layout(tree: Tree) -> dict[str, tuple[float, float]]:
     pos = {}
     for d, ids in layers.items():
         for i, nid in enumerate(ids):
-            pos[nid] = (float(d), (len(ids) - 1) / 2.0 - i)
+            # odd layers sit a little higher so long chains zigzag and their labels do not collide
+            pos[nid] = (float(d), (len(ids) - 1) / 2.0 - i + (0.4 if d % 2 else -0.4))
     return pos
 
 
