@@ -1,0 +1,412 @@
+"""Inference serving: one replica's memory, static vs continuous batching, load curves, sizing, real decode."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QSpinBox,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+
+from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, max_rate_under_target,
+                             replica_memory, simulate_batching, size_deployment, step_cost)
+from explorer.panel import Panel, TimelineSpec
+from explorer.tasks import Cancelled, TaskRunner
+from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
+
+N_FRAMES = 200
+TIMELINE_REQUESTS = 48
+BITS = {"bf16 (16-bit)": 16, "8-bit (fp8/int8)": 8, "int4 (g128)": 4}
+
+
+class ServingPanel(Panel):
+    key = "serving"
+    title = "Inference serving"
+    order = 70
+    reads = frozenset({"model", "arch", "gpu", "weight_bits", "kv_bits", "serve_batch", "serve_context"})
+    lesson = "serving.md"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.memory: ReplicaMemory | None = None
+        self.sims: dict[str, SimResult] = {}
+        self.curves: dict | None = None
+        self.sizing = None
+        self.bench = None
+        self._frame = 0
+        self.sim_tasks = TaskRunner(self)       # numpy simulations; self.tasks runs the torch measurement
+
+        row = QHBoxLayout()
+        self.weight_combo, self.kv_combo = QComboBox(), QComboBox()
+        for combo, name in ((self.weight_combo, "Weights"), (self.kv_combo, "KV cache")):
+            combo.addItems(list(BITS))
+            combo.setAccessibleName(f"{name} format")
+            row.addWidget(QLabel(name + ":"))
+            row.addWidget(combo)
+        self.weight_combo.currentTextChanged.connect(lambda t: self._update(weight_bits=BITS[t]))
+        self.kv_combo.currentTextChanged.connect(lambda t: self._update(kv_bits=BITS[t]))
+        self.batch_spin, self.context_spin = QSpinBox(), QSpinBox()
+        self.batch_spin.setRange(1, 1024)
+        self.batch_spin.setPrefix("batch slots: ")
+        self.context_spin.setRange(128, 1_048_576)
+        self.context_spin.setSingleStep(1024)
+        self.context_spin.setPrefix("context: ")
+        self.context_spin.setSuffix(" tokens")
+        for spin, field in ((self.batch_spin, "serve_batch"), (self.context_spin, "serve_context")):
+            spin.setKeyboardTracking(False)
+            spin.setAccessibleName(field)
+            spin.valueChanged.connect(lambda v, f=field: self._update(**{f: int(v)}))
+            row.addWidget(spin)
+        self.body.addLayout(row)
+        row2 = QHBoxLayout()
+        self.rate_slider = LabeledSlider("Arrivals", 0.1, 200, 4, 0.1, 1, "req/s")
+        self.prompt_slider = LabeledSlider("Prompt", 16, 4096, 512, 16, 0, "tok")
+        self.output_slider = LabeledSlider("Output", 4, 2048, 128, 4, 0, "tok")
+        self.traffic_slider = LabeledSlider("Traffic to size for", 1, 5000, 100, 1, 0, "req/s")
+        for w in (self.rate_slider, self.prompt_slider, self.output_slider, self.traffic_slider):
+            row2.addWidget(w, 1)
+        self.rate_slider.valueCommitted.connect(lambda _v: self._simulate_timeline())
+        for w in (self.prompt_slider, self.output_slider):
+            w.valueCommitted.connect(lambda _v: (self._simulate_timeline(), self._start_curves()))
+        self.traffic_slider.valueCommitted.connect(lambda _v: self._start_curves())
+        self.body.addLayout(row2)
+        row3 = QHBoxLayout()
+        self.ttft_slider = LabeledSlider("Target p90 TTFT", 0.1, 20, 2.0, 0.1, 1, "s")
+        self.tpot_slider = LabeledSlider("Target p90 TPOT", 5, 500, 100, 5, 0, "ms")
+        for w in (self.ttft_slider, self.tpot_slider):
+            row3.addWidget(w, 1)
+            w.valueCommitted.connect(lambda _v: self._start_curves())
+        self.body.addLayout(row3)
+        self.error = ErrorLabel()
+        self.body.addWidget(self.error)
+
+        grid = QGridLayout()
+        self.mem_plot = make_plot(ctx.theme, "One replica's memory", "", "GiB (2³⁰ B)")
+        self.mem_plot.setAccessibleName("Memory of one serving replica")
+        self.mem_plot.setMouseEnabled(x=False, y=False)
+        self.mem_plot.getAxis("left").setTicks([[]])
+        self.mem_bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.5)
+        self.mem_plot.addItem(self.mem_bars)
+        self.mem_labels: list = []
+        self.mem_text = QLabel()
+        self.mem_text.setWordWrap(True)
+        box = QVBoxLayout()
+        box.addWidget(self.mem_plot, 1)
+        box.addWidget(self.mem_text)
+        grid.addLayout(box, 0, 0)
+
+        self.batch_plots = {}
+        bbox = QVBoxLayout()
+        for policy in ("static", "continuous"):
+            plot = make_plot(ctx.theme, "", "slot", "time (s)")
+            plot.setAccessibleName(f"{policy} batching timeline")
+            plot.setMouseEnabled(x=False, y=False)
+            bars = {k: pg.BarGraphItem(x0=[], y=[], width=[], height=0.8) for k in ("prefill", "decode")}
+            for item in bars.values():
+                plot.addItem(item)
+            cursor = pg.InfiniteLine(angle=90, movable=False)
+            plot.addItem(cursor)
+            self.batch_plots[policy] = (plot, bars, cursor)
+            bbox.addWidget(plot, 1)
+        self.batch_text = QLabel()
+        self.batch_text.setWordWrap(True)
+        bbox.addWidget(self.batch_text)
+        grid.addLayout(bbox, 0, 1)
+
+        self.load_plot = make_plot(ctx.theme, "Latency and throughput against load", "p90 TTFT (s)", "arrivals (req/s)")
+        self.load_plot.setAccessibleName("Latency and throughput against load")
+        self.load_legend = self.load_plot.addLegend(offset=(10, 10))
+        self.tput_view = pg.ViewBox()
+        pi = self.load_plot.getPlotItem()
+        pi.showAxis("right")
+        pi.scene().addItem(self.tput_view)
+        pi.getAxis("right").linkToView(self.tput_view)
+        self.tput_view.setXLink(pi)
+        pi.getAxis("right").setLabel("output tokens/s")
+        pi.vb.sigResized.connect(lambda: self.tput_view.setGeometry(pi.vb.sceneBoundingRect()))
+        grid.addWidget(self.load_plot, 1, 0)
+
+        side = QVBoxLayout()
+        size_box = QGroupBox("Sizing for the traffic estimate")
+        sb = QVBoxLayout(size_box)
+        self.sizing_text = QLabel("…")
+        self.sizing_text.setWordWrap(True)
+        self.sizing_text.setTextFormat(Qt.RichText)
+        sb.addWidget(self.sizing_text)
+        sb.addWidget(self.sim_tasks.widget())
+        side.addWidget(size_box)
+        bench_box = QGroupBox("Real decode measurement on this machine")
+        bb = QVBoxLayout(bench_box)
+        self.bench_button = QPushButton(f"Measure decode steps on {ctx.device.upper()}")
+        self.bench_button.clicked.connect(self._start_bench)
+        bb.addWidget(self.bench_button)
+        bb.addWidget(self.tasks.widget())
+        self.bench_table = QTableWidget(0, 6)
+        self.bench_table.setHorizontalHeaderLabels(["model", "batch", "measured ms", "roofline ms",
+                                                    "ratio", "tok/s"])
+        self.bench_table.horizontalHeader().setStretchLastSection(True)
+        self.bench_table.setAccessibleName("Measured against modelled decode step time")
+        bb.addWidget(self.bench_table, 1)
+        self.bench_text = QLabel("Times real decode steps of a small Llama-style decoder (and SmolLM2-135M when "
+                                 "installed); the model column is the roofline from this device's measured bandwidth.")
+        self.bench_text.setWordWrap(True)
+        bb.addWidget(self.bench_text)
+        side.addWidget(bench_box, 1)
+        grid.addLayout(side, 1, 1)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        grid.setRowStretch(0, 1)
+        grid.setRowStretch(1, 1)
+        self.body.addLayout(grid, 1)
+
+    # --- scenario ---------------------------------------------------------------------------
+    def set_scenario(self, scenario) -> None:
+        inv = {v: k for k, v in BITS.items()}
+        for w, val in ((self.weight_combo, inv[scenario.weight_bits]), (self.kv_combo, inv[scenario.kv_bits]),
+                       (self.batch_spin, scenario.serve_batch), (self.context_spin, scenario.serve_context)):
+            w.blockSignals(True)
+            w.setCurrentText(val) if isinstance(w, QComboBox) else w.setValue(val)
+            w.blockSignals(False)
+        self.memory = replica_memory(scenario)
+        self._draw_memory()
+        self._simulate_timeline()
+        self._start_curves()
+
+    def _update(self, **changes) -> None:
+        self.error.show_error(self.ctx.scenario.try_update(**changes))
+
+    def _workload(self, rate: float, n: int, seed: int = 0) -> Workload:
+        s = self.ctx.scenario.value
+        prompt = int(min(self.prompt_slider.value(), max(1, s.serve_context // 2)))
+        output = int(min(self.output_slider.value(), max(1, s.serve_context - prompt) // 4 or 1))
+        return Workload(rate_per_s=rate, n_requests=n, prompt_mean=prompt, output_mean=max(1, output), seed=seed)
+
+    def _kv_tokens(self) -> int:
+        return capacity(self.ctx.scenario.value, self.memory.gpus_needed).max_tokens
+
+    def _simulate_timeline(self) -> None:
+        s = self.ctx.scenario.value
+        if self.memory is None:
+            return
+        try:
+            cost = step_cost(s, self.memory.gpus_needed)
+            wl = self._workload(self.rate_slider.value(), TIMELINE_REQUESTS, seed=5)
+            self.sims = {p: simulate_batching(cost, wl, p, s.serve_batch, self._kv_tokens())
+                         for p in ("static", "continuous")}
+        except ValueError as exc:
+            self.error.show_error(str(exc))
+            self.sims = {}
+            return
+        self.error.show_error(None)
+        self.timeline_changed.emit()
+        self.show_frame(min(self._frame, N_FRAMES - 1))
+
+    def _start_curves(self) -> None:
+        s = self.ctx.scenario.value
+        if self.memory is None:
+            return
+        try:
+            target = LatencyTarget(self.ttft_slider.value(), self.tpot_slider.value() / 1e3)
+            base = self._workload(1.0, 150, seed=1)
+            cost = step_cost(s, self.memory.gpus_needed)
+            kv = self._kv_tokens()
+        except ValueError as exc:
+            self.error.show_error(str(exc))
+            return
+        traffic = self.traffic_slider.value()
+
+        def work(progress, cancelled):
+            best = {}
+            for i, policy in enumerate(("static", "continuous")):
+                progress(0.05 + 0.3 * i, f"max rate under target: {policy}")
+                best[policy] = max_rate_under_target(cost, base, policy, s.serve_batch, target, kv, iterations=9)[0]
+            top = max(best["continuous"], best["static"], 0.1) * 1.4
+            rates = np.linspace(top / 12, top, 10)
+            curves = {"rates": rates}
+            for j, policy in enumerate(("static", "continuous")):
+                ttft, tput = [], []
+                for k, r in enumerate(rates):
+                    if cancelled():
+                        raise Cancelled()
+                    progress(0.65 + 0.35 * (j * len(rates) + k) / (2 * len(rates)), f"load curve: {policy}")
+                    res = simulate_batching(cost, Workload(**{**base.__dict__, "rate_per_s": float(r)}), policy,
+                                            s.serve_batch, kv)
+                    ttft.append(res.percentile("ttft", 90))
+                    tput.append(res.throughput_tokens_per_s)
+                curves[policy] = (np.array(ttft), np.array(tput))
+            sizing = size_deployment(s, traffic, target, "continuous", base)
+            return curves, best, sizing, target
+
+        self.sim_tasks.run(work, self._curves_done, label="simulating load", on_error=self.error.show_error)
+
+    def _curves_done(self, out) -> None:
+        self.curves, best, self.sizing, target = out
+        self.curves["best"] = best
+        self.curves["target"] = target
+        self._draw_curves()
+
+    # --- drawing ----------------------------------------------------------------------------
+    def _draw_memory(self) -> None:
+        m, t = self.memory, self.theme
+        if m is None:
+            return
+        parts = m.parts()
+        sizes = np.array([b for _, b in parts], dtype=float) / GIB
+        x0 = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        styles = [brush(t.color(4)), pg.mkBrush(t.color(0), style=Qt.BDiagPattern), brush(t.color(2)),
+                  pg.mkBrush(t.color(6), style=Qt.Dense4Pattern)]
+        self.mem_bars.setOpts(x0=x0, y=np.zeros(4), width=sizes, height=0.5, brushes=styles, pens=[pen(t.fg, 1)] * 4)
+        for item in self.mem_labels:
+            self.mem_plot.removeItem(item)
+        self.mem_labels = []
+        for i, ((name, b), x) in enumerate(zip(parts, x0)):
+            label = pg.TextItem(f"{name}\n{b / GIB:,.1f}", color=t.fg, anchor=(0, 1 if i % 2 == 0 else 0))
+            label.setPos(x, 0.27 if i % 2 == 0 else -0.27)
+            self.mem_plot.addItem(label)
+            self.mem_labels.append(label)
+        for k in range(1, m.gpus_needed + 1):
+            line = pg.InfiniteLine(pos=k * m.usable_per_gpu_bytes / GIB, angle=90, pen=pen(t.fg, 1.5, Qt.DashLine))
+            self.mem_plot.addItem(line)
+            self.mem_labels.append(line)
+        tag = pg.TextItem(f"{m.gpus_needed} × 90% of {m.gpu_memory_bytes / 1e9:.0f} GB", color=t.fg, anchor=(1, 0))
+        tag.setPos(m.gpus_needed * m.usable_per_gpu_bytes / GIB, 0.55)
+        self.mem_plot.addItem(tag)
+        self.mem_labels.append(tag)
+        self.mem_plot.setXRange(0, max(sizes.sum(), m.gpus_needed * m.usable_per_gpu_bytes / GIB) * 1.02, padding=0)
+        self.mem_plot.setYRange(-0.9, 0.9, padding=0)
+        s = self.ctx.scenario.value
+        cap = capacity(s, m.gpus_needed)
+        self.mem_text.setText(
+            f"{s.arch.label}: weights {m.weight_bits}-bit + KV {m.kv_bits}-bit for {m.batch} × {m.context:,} tokens "
+            f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {m.gpu} (TP must divide {s.arch.heads} heads). "
+            f"KV per token: 2 × {s.arch.layers} layers × {s.arch.kv_heads} KV heads × {s.arch.head_dim} × bytes. "
+            f"On these GPUs the KV room holds {cap.max_tokens:,} tokens: up to {cap.max_batch_at_context} sequences "
+            f"at this context, or {cap.max_context_at_batch:,} tokens each at this batch.")
+
+    def _draw_curves(self) -> None:
+        c, t = self.curves, self.theme
+        if not c:
+            return
+        lp = self.load_plot
+        lp.clear()
+        self.tput_view.clear()
+        self.load_legend.setLabelTextColor(t.fg)
+        styles = {"static": (t.color(5), Qt.DashLine, "s"), "continuous": (t.color(4), Qt.SolidLine, "o")}
+        for policy, (colour, style, sym) in styles.items():
+            ttft, tput = c[policy]
+            lp.plot(c["rates"], ttft, pen=pen(colour, 3, style), symbol=sym, symbolBrush=brush(colour),
+                    name=f"{policy}: p90 TTFT")
+            curve = pg.PlotDataItem(c["rates"], tput, pen=pen(colour, 1.5, Qt.DotLine), symbol="t",
+                                    symbolBrush=brush(colour, 0.5))
+            self.tput_view.addItem(curve)
+            self.load_legend.addItem(curve, f"{policy}: tokens/s (right axis)")
+        lp.addItem(pg.InfiniteLine(pos=c["target"].ttft_p90_s, angle=0, pen=pen(t.fg, 1.5, Qt.DashDotLine),
+                                   label="TTFT target", labelOpts={"color": t.fg, "position": 0.1}))
+        top = max(float(np.max(c["static"][0])), float(np.max(c["continuous"][0])), c["target"].ttft_p90_s)
+        lp.setYRange(0, min(top, 5 * c["target"].ttft_p90_s) * 1.05)
+        self.tput_view.setYRange(0, max(float(np.max(c["continuous"][1])), 1.0) * 1.1)
+        self.tput_view.setGeometry(lp.getPlotItem().vb.sceneBoundingRect())
+        b, z = c["best"], self.sizing
+        ratio = b["continuous"] / b["static"] if b["static"] > 0 else float("inf")
+        if z is not None and z.feasible:
+            size = (f"<b>{z.replicas:,} replicas × {z.gpus_per_replica} GPU = {z.gpus:,} GPUs</b> for "
+                    f"{z.rate_per_s:,.0f} req/s (continuous batching, {z.max_rate_per_replica:.2f} req/s per replica "
+                    f"at p90 TTFT ≤ {c['target'].ttft_p90_s:g} s, TPOT ≤ {c['target'].tpot_p90_s * 1e3:g} ms).")
+        else:
+            size = "<b>No replica meets the latency target</b> even at light load: relax it or change formats/GPU."
+        self.sizing_text.setText(
+            f"{size}<br>Max sustainable rate per replica: static {b['static']:.2f} req/s, continuous "
+            f"{b['continuous']:.2f} req/s ({ratio:.1f}×). Roofline speeds: real servers reach a fraction of them.")
+
+    def timeline(self) -> TimelineSpec | None:
+        if not self.sims:
+            return None
+        return TimelineSpec(n_frames=N_FRAMES, chapters=[(0, "arrivals begin"), (N_FRAMES // 2, "halfway")], fps=15.0)
+
+    def show_frame(self, index: int) -> None:
+        if not self.sims:
+            return
+        t = self.theme
+        self._frame = max(0, min(int(index), N_FRAMES - 1))
+        end = max(r.finish.max() for r in self.sims.values())
+        now = end * self._frame / (N_FRAMES - 1)
+        notes = []
+        for policy, (plot, bars, cursor) in self.batch_plots.items():
+            r = self.sims[policy]
+            started = r.start < now
+            pre_end = np.minimum(r.first_token, now)
+            dec_end = np.minimum(r.finish, now)
+            bars["prefill"].setOpts(x0=r.start[started], y=r.slot[started], width=(pre_end - r.start)[started],
+                                    height=0.8, brush=pg.mkBrush(t.color(0), style=Qt.BDiagPattern), pen=pen(t.fg, 0.8))
+            dec = started & (r.first_token < now)
+            bars["decode"].setOpts(x0=r.first_token[dec], y=r.slot[dec], width=(dec_end - r.first_token)[dec], height=0.8,
+                                   brush=brush(t.color(4) if policy == "continuous" else t.color(5), 0.85), pen=pen(t.fg, 0.8))
+            cursor.setPen(pen(t.fg, 1.5))
+            cursor.setPos(now)
+            plot.setXRange(0, end, padding=0.01)
+            plot.setYRange(-0.6, r.max_batch - 0.4, padding=0)
+            waiting = int(((r.arrival <= now) & (r.start > now)).sum())
+            done = int((r.finish <= now).sum())
+            plot.setTitle(f"{policy} batching: {done}/{r.arrival.size} done, {waiting} waiting · "
+                          f"{r.throughput_tokens_per_s:,.0f} tok/s overall", color=t.fg)
+            notes.append(f"{policy}: p90 TTFT {r.percentile('ttft', 90):.2f} s, p90 TPOT "
+                         f"{r.percentile('tpot', 90) * 1e3:.1f} ms")
+        self.batch_text.setText("Hatched = prefill (prompt), solid = decoding. Static: a batch runs until its longest "
+                                "request ends; continuous: a freed slot is refilled at the next iteration. "
+                                + " · ".join(notes))
+
+    # --- real measurement ---------------------------------------------------------------------
+    def _start_bench(self) -> None:
+        device = self.ctx.device
+
+        def work(progress, cancelled):
+            from engines.decode_bench import BenchCancelled, run_decode_bench
+
+            try:
+                return run_decode_bench(device, batches=(1, 4, 16), context=256, steps=8,
+                                        progress=progress, cancelled=cancelled)
+            except BenchCancelled:
+                raise Cancelled() from None
+
+        self.tasks.run(work, self._bench_done, label=f"timing decode steps on {device}",
+                       on_error=lambda text: self.bench_text.setText("⚠ " + text.splitlines()[0]))
+
+    def _bench_done(self, result) -> None:
+        self.bench = result
+        self.bench_table.setRowCount(len(result.rows))
+        for i, row in enumerate(result.rows):
+            for j, val in enumerate((row.model, str(row.batch), f"{row.measured_ms:.2f}", f"{row.modelled_ms:.2f}",
+                                     f"{row.ratio:.1f}×", f"{row.tokens_per_s:,.1f}")):
+                self.bench_table.setItem(i, j, QTableWidgetItem(val))
+        self.bench_text.setText(
+            f"{result.device_name}, {result.dtype}: measured copy bandwidth {result.bandwidth_gbps:,.1f} GB/s, "
+            f"matmul {result.matmul_tflops:,.2f} TFLOP/s; model {result.params / 1e6:,.0f}M parameters. "
+            + " ".join(result.notes))
+
+    # --- shell hooks ------------------------------------------------------------------------
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme)
+        self._draw_memory()
+        self._draw_curves()
+        self.show_frame(self._frame)
+
+    def result(self) -> object:
+        return {"replica_memory": self.memory, "sizing": self.sizing,
+                "timeline_summary": {p: r.summary() for p, r in self.sims.items()},
+                "measurement": self.bench}
+
+    def table(self) -> list[dict]:
+        return [r.summary() for r in self.sims.values()]
+
+    def selftest(self) -> None:
+        for bits in ("int4 (g128)", "bf16 (16-bit)"):
+            self.weight_combo.setCurrentText(bits)
+            assert self.memory is not None and self.memory.weight_bits == BITS[bits]
+        self.rate_slider.setValue(8)
+        self._simulate_timeline()
+        assert set(self.sims) == {"static", "continuous"}
+        for i in (0, N_FRAMES // 2, N_FRAMES - 1):
+            self.show_frame(i)
+        self.sim_tasks.wait(120_000)
+
+
+PANEL = ServingPanel
