@@ -32,7 +32,7 @@ def test_gpt_shape_with_dropout_agrees():
 def test_scaled_down_arch_keeps_the_family():
     small = scaled_down_arch(PRESETS["llama3-8b"])
     assert (small.mlp, small.norm, small.tied_embeddings) == ("swiglu", "rmsnorm", False)
-    assert small.heads // small.kv_heads == 4 and small.ffn == 896
+    assert small.heads // small.kv_heads == 4 and small.ffn == 448  # 14336/4096 × 128
 
 
 def test_cancel_stops_the_step():
