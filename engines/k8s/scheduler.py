@@ -1,0 +1,204 @@
+"""The default scheduler's resource path (pkg/scheduler): filter, score, bind, or Pending.
+
+Filter (noderesources/fit.go fitsRequest): the pod's *requests* (limits are ignored) must fit in
+allocatable − Σ requests of the pods already on the node, for every requested resource (cpu,
+memory, ephemeral-storage, extended resources such as nvidia.com/gpu) and the pod count; nodes
+that are unschedulable or carry an untolerated NoSchedule/NoExecute taint are skipped. Score:
+LeastAllocated + BalancedAllocation (weight 1 each) on non-zero requests (100m / 200Mi defaults).
+Ties are broken at random (seeded), as selectHost does. A pod that fits nowhere stays Pending
+with PodScheduled=False/Unschedulable and a FailedScheduling event, and is retried with back-off
+(1 s doubling to 10 s) or at once when a node or a pod's removal changes the picture.
+"""
+from __future__ import annotations
+
+from engines.k8s import rules
+from engines.k8s.base import Controller, Context
+from engines.k8s.quantity import format_bytes, format_cpu
+from engines.k8s.store import obj_key
+
+DEFAULT_MAX_PODS = 110          # kubelet --max-pods default
+INITIAL_BACKOFF, MAX_BACKOFF = 1.0, 10.0   # podInitialBackoffDuration, podMaxBackoffDuration
+
+
+def tolerates(pod: dict, taint: dict) -> bool:
+    """v1helper.TolerationsTolerateTaint."""
+    for tol in (pod.get("spec") or {}).get("tolerations") or []:
+        if tol.get("effect") and tol["effect"] != taint.get("effect"):
+            continue
+        if tol.get("operator", "Equal") == "Exists":
+            if not tol.get("key") or tol["key"] == taint["key"]:
+                return True
+        elif tol.get("key") == taint["key"] and tol.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+class Scheduler(Controller):
+    name = "default-scheduler"
+    kind = "Pod"
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.pods = ctx.informers["Pod"]
+        self.nodes = ctx.informers["Node"]
+        self.requested: dict[str, dict[str, int]] = {}      # node → Σ real requests
+        self.nonzero: dict[str, dict[str, int]] = {}        # node → Σ non-zero requests
+        self.count: dict[str, int] = {}
+        self.accounted: dict[str, tuple[str, dict, dict]] = {}
+        self.attempts: dict[str, int] = {}
+        self.unschedulable: set[str] = set()
+        self.pods.on_add.append(self._pod_event)
+        self.pods.on_update.append(lambda old, new: self._pod_event(new))
+        self.pods.on_delete.append(self._pod_deleted)
+        self.nodes.on_add.append(lambda n: self._retry_all())
+        self.nodes.on_update.append(self._node_updated)
+
+    # --- cache of requested resources per node (the scheduler cache's NodeInfo) -----------------
+    def _account(self, key: str, pod: dict | None) -> None:
+        old = self.accounted.pop(key, None)
+        if old is not None:
+            node, req, nz = old
+            for r, v in req.items():
+                self.requested[node][r] -= v
+            for r, v in nz.items():
+                self.nonzero[node][r] -= v
+            self.count[node] -= 1
+        if pod is None:
+            return
+        node = pod["spec"].get("nodeName")
+        if not node or pod["status"].get("phase") in ("Succeeded", "Failed"):
+            return
+        req, nz = rules.pod_requests(pod), rules.pod_requests(pod, non_zero=True)
+        self.accounted[key] = (node, req, nz)
+        bucket, nzb = self.requested.setdefault(node, {}), self.nonzero.setdefault(node, {})
+        for r, v in req.items():
+            bucket[r] = bucket.get(r, 0) + v
+        for r, v in nz.items():
+            nzb[r] = nzb.get(r, 0) + v
+        self.count[node] = self.count.get(node, 0) + 1
+
+    def _pod_event(self, pod: dict) -> None:
+        key = obj_key(pod)
+        was = self.accounted.get(key)
+        self._account(key, pod)
+        if not pod["spec"].get("nodeName") and not pod["metadata"].get("deletionTimestamp") \
+                and key not in self.unschedulable and (pod["status"].get("phase") in (None, "Pending")):
+            self.queue.add(key)
+        if was is not None and key not in self.accounted:
+            self._retry_all()
+
+    def _pod_deleted(self, pod: dict) -> None:
+        key = obj_key(pod)
+        freed = key in self.accounted
+        self._account(key, None)
+        self.unschedulable.discard(key)
+        self.attempts.pop(key, None)
+        if freed:
+            self._retry_all()
+
+    def _node_updated(self, old: dict, new: dict) -> None:
+        if old is not new and (old.get("status") != new.get("status") or old.get("spec") != new.get("spec")):
+            self._retry_all()
+
+    def _retry_all(self) -> None:
+        """MoveAllToActiveOrBackoffQueue on a cluster event that may make pods schedulable."""
+        for key in sorted(self.unschedulable):
+            self.queue.add(key)
+        self.unschedulable.clear()
+
+    # --- one scheduling cycle -------------------------------------------------------------------
+    def node_view(self, node: dict) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+        """(allocatable, requested, non-zero requested) of a node in canonical units."""
+        alloc = rules.parse_allocatable(node.get("status") or {})
+        alloc.setdefault("pods", DEFAULT_MAX_PODS)
+        name = node["metadata"]["name"]
+        return alloc, self.requested.get(name, {}), self.nonzero.get(name, {})
+
+    def filter_node(self, pod: dict, req: dict[str, int], node: dict) -> list[str]:
+        """Reasons the node is rejected (empty: it fits)."""
+        if (node.get("spec") or {}).get("unschedulable"):
+            return ["node(s) were unschedulable"]
+        for taint in (node.get("spec") or {}).get("taints") or []:
+            if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(pod, taint):
+                return [f"node(s) had untolerated taint {{{taint['key']}: {taint.get('value', '')}}}"]
+        alloc, used, _ = self.node_view(node)
+        reasons = []
+        if self.count.get(node["metadata"]["name"], 0) + 1 > alloc["pods"]:
+            reasons.append("Too many pods")
+        for r, v in sorted(req.items()):
+            if v > 0 and v > alloc.get(r, 0) - used.get(r, 0):
+                reasons.append(f"Insufficient {r}")
+        return reasons
+
+    def score_node(self, pod_nonzero: dict[str, int], node: dict) -> tuple[int, int]:
+        alloc, _, nz = self.node_view(node)
+        after = {r: nz.get(r, 0) + pod_nonzero.get(r, 0) for r in ("cpu", "memory")}
+        return rules.least_allocated_score(after, alloc), rules.balanced_allocation_score(after, alloc)
+
+    def sync(self, key: str) -> None:
+        pod = self.pods.get(key)
+        if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+            return
+        name = pod["metadata"]["name"]
+        req = rules.pod_requests(pod)
+        nodes = sorted(self.nodes.values(), key=lambda n: n["metadata"]["name"])
+        histogram: dict[str, int] = {}
+        feasible = []
+        for node in nodes:
+            reasons = self.filter_node(pod, req, node)
+            if reasons:
+                for r in reasons:
+                    histogram[r] = histogram.get(r, 0) + 1
+            else:
+                feasible.append(node)
+        if not feasible:
+            return self._unschedulable(pod, key, histogram, len(nodes))
+        nz = rules.pod_requests(pod, non_zero=True)
+        best, best_score, ties, best_parts = None, -1, 0, (0, 0)
+        for node in feasible:
+            least, balanced = self.score_node(nz, node)
+            score = least + balanced
+            if score > best_score:
+                best, best_score, ties, best_parts = node, score, 1, (least, balanced)
+            elif score == best_score:
+                ties += 1
+                if self.ctx.rng.randrange(ties) == 0:
+                    best, best_parts = node, (least, balanced)
+        node_name = best["metadata"]["name"]
+
+        def bind(o: dict) -> None:
+            o["spec"]["nodeName"] = node_name
+            o["status"]["conditions"] = [c for c in o["status"].get("conditions") or [] if c["type"] != "PodScheduled"] + [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": self.now}]
+            o["status"].pop("reason", None)
+            o["status"].pop("message", None)
+        self.ctx.store.mutate("Pod", key, bind)
+        self.attempts.pop(key, None)
+        self.ctx.recorder.emit(pod, "Normal", "Scheduled",
+                               f"Successfully assigned {pod['metadata'].get('namespace', 'default')}/{name} to {node_name}",
+                               self.name)
+        self.decide(f"Pod {name}", f"{len(feasible)}/{len(nodes)} nodes fit "
+                    f"(cpu {format_cpu(req.get('cpu', 0))}, memory {format_bytes(req.get('memory', 0))})",
+                    "a node", f"best score {best_score} = LeastAllocated {best_parts[0]} + Balanced {best_parts[1]}",
+                    f"bind to {node_name}")
+
+    def _unschedulable(self, pod: dict, key: str, histogram: dict[str, int], n_nodes: int) -> None:
+        parts = ", ".join(f"{n} {r}" for r, n in sorted(histogram.items()))
+        message = f"0/{n_nodes} nodes are available: {parts}." if n_nodes else "no nodes available to schedule pods"
+
+        def mark(o: dict) -> None:
+            o["status"]["phase"] = "Pending"
+            o["status"]["conditions"] = [c for c in o["status"].get("conditions") or [] if c["type"] != "PodScheduled"] + [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
+                 "lastTransitionTime": self.now}]
+        self.unschedulable.add(key)      # before the write, so our own update does not re-queue it
+        current = rules.condition(pod, "PodScheduled")
+        if not current or current.get("message") != message:
+            self.ctx.store.mutate("Pod", key, mark)
+        self.ctx.recorder.emit(pod, "Warning", "FailedScheduling", message, self.name)
+        n = self.attempts.get(key, 0)
+        self.attempts[key] = n + 1
+        backoff = min(INITIAL_BACKOFF * 2**n, MAX_BACKOFF)
+        self.queue.add_after(key, backoff, self.now)
+        self.decide(f"Pod {pod['metadata']['name']}", message, "a node", "no node passes the filters",
+                    f"stay Pending, retry in {backoff:g} s")
