@@ -264,14 +264,21 @@ class TPView(pg.PlotWidget):
                     f2.setPointSizeF(th.point_size)
                     f2.setBold(True)
                     cap.setFont(f2)
-                    cap.setPos(idx[0] * 1.2, -0.7)
+                    cap.setPos(idx[0] * 1.2, -1.0)
                     self.addItem(cap)
                     self.texts.append(cap)
+            for i, st in enumerate(self.steps):  # region captions where the region changes
+                if i == 0 or self.steps[i - 1].region != st.region:
+                    rc = pg.TextItem(st.region.upper() if st.region == "mlp" else st.region, color=th.muted, anchor=(0, 1))
+                    rc.setFont(font)
+                    rc.setPos(i * 1.2, -0.5)
+                    self.addItem(rc)
+                    self.texts.append(rc)
         self.getAxis("left").setTicks([[(g, f"GPU {g}") for g in range(rows)]])
         self.getAxis("left").setTextPen(pen(th.fg, 1))
         n = max(1, len(self.steps))
         self.setXRange(-0.2, n * 1.2, padding=0)
-        self.setYRange(-1.6, rows + 0.9, padding=0)
+        self.setYRange(-1.8, rows + 0.9, padding=0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +312,7 @@ class LayoutView(pg.PlotWidget):
         g = self.layout3d.gpus_per_node
         node, local = divmod(rank, g)
         per_row = min(g, 8)
-        cols = 4 if self.layout3d.n_nodes > 2 else 2
+        cols = 2 if self.layout3d.n_nodes <= 8 else 4
         nx, ny = node % cols, node // cols
         gx, gy = local % per_row, local // per_row
         rows_per_node = -(-g // per_row)
@@ -326,13 +333,16 @@ class LayoutView(pg.PlotWidget):
         per_row = min(g, 8)
         rows_per_node = -(-g // per_row)
         font = QFont()
-        font.setPointSizeF(th.point_size * (0.7 if lay.tp * lay.pp * lay.dp <= 64 else 0.55))
+        font.setPointSizeF(th.point_size * (0.85 if shown <= 8 else 0.65))
         blocks = _Blocks()
         rects = []
         for node in range(shown):
             x, y = self._pos(node * g)
             rects.append((QRectF(x - 0.55, y - 0.75, per_row + 0.1, rows_per_node + 0.3), QBrush(Qt.NoBrush), None))
-            cap = pg.TextItem(f"node {node}", color=th.fg, anchor=(0, 1))
+            members = lay.ranks[node * g:(node + 1) * g]
+            pps = sorted({r.pp_rank for r in members})
+            dps = sorted({r.dp_rank for r in members})
+            cap = pg.TextItem(f"node {node}: PP stage {_span(pps)}, DP replica {_span(dps)}", color=th.fg, anchor=(0, 1))
             cap.setFont(font)
             cap.setPos(x - 0.55, y - 0.75)
             self.addItem(cap)
@@ -343,7 +353,7 @@ class LayoutView(pg.PlotWidget):
             hatch = QBrush(QColor(th.bg), [None, Qt.BDiagPattern, Qt.FDiagPattern, Qt.CrossPattern][rp.pp_rank % 4]) \
                 if rp.pp_rank % 4 else None
             rects.append((QRectF(x - 0.42, y - 0.42, 0.84, 0.84), QBrush(c), hatch))
-            t = pg.TextItem(f"{rp.rank}\nT{rp.tp_rank} D{rp.dp_rank}\nP{rp.pp_rank}", color="#000000", anchor=(0.5, 0.5))
+            t = pg.TextItem(f"{rp.rank}", color="#000000", anchor=(0.5, 0.5))
             t.setFont(font)
             t.setPos(x, y)
             self.addItem(t)
@@ -360,14 +370,21 @@ class LayoutView(pg.PlotWidget):
             if grp is None or len(grp.members) < 2:
                 continue
             pts = [self._pos(m) for m in grp.members]
-            offset = {"tp": 0.3, "dp": -0.3, "pp": 0.0}[kind]
-            xs = [p[0] + (offset if kind == "pp" else 0) for p in pts]
-            ys = [p[1] + (offset if kind != "pp" else 0.3) for p in pts]
-            line = pg.PlotDataItem(xs, ys, pen=pg.mkPen(th.error if kind == "tp" else th.fg, width=3, style=styles[kind]),
-                                   symbol="o", symbolSize=8, symbolBrush=th.fg)
+            dx, dy = {"tp": (0.0, 0.3), "dp": (0.0, -0.3), "pp": (0.25, 0.0)}[kind]
+            xs = [p[0] + dx for p in pts]
+            ys = [p[1] + dy for p in pts]
+            colour = th.error if kind == "tp" else th.fg
+            line = pg.PlotDataItem(xs, ys, pen=pg.mkPen(colour, width=4 if kind == "tp" else 3, style=styles[kind]),
+                                   symbol="o", symbolSize=9, symbolBrush=colour)
             self.addItem(line)
             self.items.append(line)
         xs = [self._pos(r)[0] for r in range(0, limit)]
         ys = [self._pos(r)[1] for r in range(0, limit)]
+        self.setAspectLocked(True)
         self.setXRange(min(xs) - 0.8, max(xs) + 0.8, padding=0)
-        self.setYRange(min(ys) - 1.2, max(ys) + 0.8, padding=0)
+        self.setYRange(min(ys) - 1.4, max(ys) + 0.8, padding=0)
+
+
+def _span(values: list[int]) -> str:
+    """'3' or '0–7' for a sorted list of small integers."""
+    return str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"

@@ -199,11 +199,12 @@ class PipelinePanel(Panel):
 
     # --- scenario ---------------------------------------------------------------------------
     def _edit_scenario(self, **changes) -> None:
-        err = self.ctx.scenario.try_update(**changes)
-        self.sched_error.show_error(err)
-        self.tp_error.show_error(err if ("tp" in changes or "sequence_parallel" in changes) else None)
-        if err and self.scenario is not None:
-            self._sync_controls(self.scenario)  # put the control back on the scenario's value
+        err = self.ctx.scenario.try_update(**changes)  # success redraws through set_scenario
+        if err:
+            target = self.tp_error if ("tp" in changes or "sequence_parallel" in changes) else self.sched_error
+            target.show_error(err)
+            if self.scenario is not None:
+                self._sync_controls(self.scenario)  # put the control back on the scenario's value
 
     def _sync_controls(self, sc) -> None:
         for w, v in ((self.p_spin, sc.pp), (self.m_spin, sc.grad_accum), (self.tp_spin, sc.tp)):
@@ -315,6 +316,7 @@ class PipelinePanel(Panel):
     # --- tensor parallel ------------------------------------------------------------------------
     def _update_tp(self) -> None:
         sc = self.scenario
+        self.tp_error.show_error(None)
         try:
             self.tp_steps = tp_layer_steps(sc.tp, sc.sequence_parallel, sc.arch.hidden, sc.arch.ffn, sc.seq_len,
                                            sc.micro_batch, 4 if sc.precision == "fp32" else 2)
@@ -353,7 +355,8 @@ class PipelinePanel(Panel):
         nv = f"NVLink {self._gpu_nvlink(sc):,.0f} GB/s"
         net = f"network {sc.internode_gbps:,.0f} GB/s per GPU"
         lines = [f"<b>{sc.n_gpus} GPUs = DP {sc.dp} × TP {sc.tp} × PP {sc.pp}</b> on {self.layout3d.n_nodes} node(s) "
-                 f"of {sc.gpus_per_node}; rank = tp + TP·(dp + DP·pp) (Megatron order)."]
+                 f"of {sc.gpus_per_node}. Squares show the global rank = tp + TP·(dp + DP·pp) (Megatron order), "
+                 "so TP rank = rank mod TP; shade and hatch = pipeline stage."]
         names = {"tp": "TP groups (solid red line: one example)", "dp": "DP groups (dashed)", "pp": "PP groups (dotted)"}
         for kind, s in summ.items():
             if s["size"] <= 1:
@@ -395,13 +398,13 @@ class PipelinePanel(Panel):
         parts = (("params", "weights", 4), ("grads", "gradients", 0), ("optimizer", "optimizer", 2),
                  ("activations", "activations", 1), ("buffers", "buffers + reserve", 6))
         base = [0.0] * len(self.stage_memory)
-        legend = self.memory_plot.addLegend(offset=(10, 10))
+        legend = self.memory_plot.addLegend(offset=(-10, 10), labelTextColor=th.fg)
         for attr, label, color in parts:
             vals = [getattr(st, attr) / 1e9 + (st.reserve / 1e9 if attr == "buffers" else 0) for st in self.stage_memory]
             item = pg.BarGraphItem(x=list(range(len(vals))), y0=base, height=vals, width=0.7,
-                                   brush=th.color(color), pen=th.fg, name=label)
+                                   brush=th.color(color), pen=th.fg)
             self.memory_plot.addItem(item)
-            legend.addItem(item, label)
+            legend.addItem(item, label)  # BarGraphItem is not auto-listed
             base = [b + v for b, v in zip(base, vals)]
         cap = gpu(self.scenario.gpu).memory_bytes / 1e9
         line = pg.InfiniteLine(pos=cap, angle=0, pen=pg.mkPen(th.error, width=2, style=Qt.DashLine),

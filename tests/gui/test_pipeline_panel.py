@@ -1,0 +1,97 @@
+"""Pipeline panel: real widgets drive the scenario and the engines."""
+from __future__ import annotations
+
+import pytest
+
+from panels.pipeline import TABS, PipelinePanel
+
+
+@pytest.fixture
+def panel(make_panel, ctx):
+    ctx.scenario.update(n_gpus=64, tp=8, pp=4, grad_accum=8)
+    return make_panel(PipelinePanel)
+
+
+def test_gantt_follows_scenario_and_controls(panel, ctx):
+    kind, v, sim = panel.sims[0]
+    assert kind == "1f1b" and sim.n_ranks == 4
+    assert sim.peak_in_flight == [4, 3, 2, 1]
+    assert sim.bubble_over_ideal == pytest.approx(3 / 8)
+    assert "37.5%" in panel.formula[0].text() and "27.3%" in panel.formula[0].text()
+    right = panel.sims[1]
+    assert right[0] == "interleaved-1f1b" and right[2].bubble_over_ideal == pytest.approx(3 / 16)
+
+    panel.m_spin.setValue(16)  # writes the scenario's gradient-accumulation steps
+    assert ctx.scenario.value.grad_accum == 16
+    assert panel.sims[0][2].bubble_over_ideal == pytest.approx(3 / 16)
+
+    panel.kind[0].setCurrentIndex(panel.kind[0].findData("zb-h1"))
+    assert panel.sims[0][0] == "zb-h1"
+    assert "ZB-H1" in panel.formula[0].text()
+
+
+def test_invalid_combination_is_shown_inline(panel, ctx):
+    panel.m_spin.setValue(6)  # interleaving needs m to be a multiple of p = 4
+    assert panel.sims[1] is None
+    assert panel.sched_error.isVisible() and "multiple" in panel.sched_error.text()
+    assert panel.sims[0] is not None  # the other side still draws
+
+
+def test_pipeline_degree_edits_the_scenario_or_explains(panel, ctx):
+    panel.p_spin.setValue(2)
+    assert ctx.scenario.value.pp == 2 and panel.sims[0][2].n_ranks == 2
+    panel.p_spin.setValue(3)  # 64 GPUs are not divisible by TP 8 × PP 3
+    assert ctx.scenario.value.pp == 2
+    assert panel.sched_error.isVisible() and panel.p_spin.value() == 2
+
+
+def test_timeline_sweeps_the_cursor(panel):
+    spec = panel.timeline()
+    assert spec.n_frames > 10
+    panel.show_frame(spec.n_frames - 1)
+    t_max = max(s[2].makespan for s in panel.sims if s)
+    assert panel.gantts[0].cursor.value() == pytest.approx(t_max)
+
+
+def test_tp_view_counts_collectives(panel, ctx):
+    panel.tabs.setCurrentIndex(TABS.index("tp"))
+    spec = panel.timeline()
+    assert spec.n_frames == len(panel.tp_steps)
+    fwd = [s for s in panel.tp_steps if s.phase == "forward" and s.collective]
+    assert [s.collective for s in fwd] == ["all-reduce", "all-reduce"]
+    panel.sp_check.setChecked(True)
+    assert ctx.scenario.value.sequence_parallel
+    fwd = [s.collective for s in panel.tp_steps if s.phase == "forward" and s.collective]
+    assert fwd == ["all-gather", "reduce-scatter", "all-gather", "reduce-scatter"]
+    panel.show_frame(3)
+    assert "Step 4/" in panel.tp_caption.text()
+
+
+def test_layout_view_and_stage_memory(panel):
+    panel.tabs.setCurrentIndex(TABS.index("layout"))
+    assert panel.timeline() is None
+    summ = panel.layout3d.summary()
+    assert summ["tp"]["intra_node"] == summ["tp"]["groups"] == 8
+    assert "NVLink" in panel.layout_text.text()
+    assert len(panel.stage_memory) == 4 and all(st.total > 0 for st in panel.stage_memory)
+
+
+def test_executed_mode_runs_on_cpu(panel, ctx, qtbot):
+    ctx.scenario.update(pp=2, grad_accum=4)
+    panel.tabs.setCurrentIndex(TABS.index("executed"))
+    panel.hidden_spin.setValue(64)
+    panel.run_executed()
+    qtbot.waitUntil(lambda: panel.executed is not None, timeout=60_000)
+    run = panel.executed
+    assert run.kind == "1f1b" and run.measured.peak_in_flight == [2, 1]
+    assert run.max_grad_error < 1e-5
+    assert panel.timeline().n_frames > 10
+    assert "measured makespan" in panel.exec_info.text()
+    assert panel.result()["executed"]["ops"]
+
+
+def test_exports(panel):
+    rows = panel.table()
+    assert rows and {"rank", "action", "start", "end", "schedule"} <= set(rows[0])
+    res = panel.result()
+    assert res["schedules"][0]["peak_in_flight"] == [4, 3, 2, 1]
