@@ -8,7 +8,6 @@ import tempfile
 import time
 from pathlib import Path
 
-T0 = time.perf_counter()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     win = MainWindow(ctx, remember_layout=not headless)
     sink.error.connect(win.show_error)
     if args.list_panels:
-        for p in win.panels:
-            print(f"{p.key}\t{p.title}")
+        for c in win.panel_classes:
+            print(f"{c.key}\t{c.title}")
         return 0
     if args.scenario:
         try:
@@ -131,15 +130,14 @@ def _screenshot(win, args, problems: list[str]) -> int:
 
 
 def _report_first_paint(win) -> None:
-    """Benchmarks set EXPLORER_STARTUP_PROBE: print seconds from process start to the first paint."""
+    """Benchmarks set EXPLORER_STARTUP_PROBE: print the wall-clock time of the window's first paint."""
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
     class _Watch(QObject):
         def eventFilter(self, obj, ev):  # noqa: N802
-            if ev.type() == QEvent.Paint:
-                elapsed = time.perf_counter() - T0
-                print(f"FIRST_PAINT {elapsed:.4f}", flush=True)
+            if ev.type() == QEvent.Paint and obj.isWidgetType() and obj.window() is win:
+                print(f"FIRST_PAINT_EPOCH {time.time():.6f}", flush=True)
                 QTimer.singleShot(0, QApplication.instance().quit)
                 QApplication.instance().removeEventFilter(self)
             return False

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
-                               QMessageBox, QTabWidget)
+                               QMessageBox, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
 from engines.presets import apply_preset, scenario_presets
@@ -46,12 +46,15 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
-        self.panels: list[Panel] = []
-        for cls in panel_classes if panel_classes is not None else discover_panels():
-            panel = cls(ctx)
-            panel.defer_when_hidden = True
-            self.panels.append(panel)
-            self.tabs.addTab(panel, cls.title)
+        # Tabs hold empty hosts; a panel is built the first time its tab is shown (fast start-up).
+        self.panel_classes = list(panel_classes if panel_classes is not None else discover_panels())
+        self._instances: dict[str, Panel] = {}
+        self._hosts: dict[str, QWidget] = {}
+        for cls in self.panel_classes:
+            host = QWidget()
+            QVBoxLayout(host).setContentsMargins(0, 0, 0, 0)
+            self._hosts[cls.key] = host
+            self.tabs.addTab(host, cls.title)
         self.editor = ScenarioEditor(ctx.scenario)
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
         self.lesson = LessonView()
@@ -69,15 +72,12 @@ class MainWindow(QMainWindow):
         ctx.theme_changed.connect(self._apply_theme)
         ctx.scenario.changed.connect(lambda _d: self._update_title())
         self.tabs.currentChanged.connect(self._activate)
-        for p in self.panels:
-            p.timeline_changed.connect(lambda p=p: self._timeline_changed(p))
-            p.tasks.failed.connect(lambda text, p=p: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
         self._apply_theme(ctx.theme)
         self.set_device(ctx.device)
         self.resize(1500, 950)
         if remember_layout:
             self._restore_layout()
-        if self.panels:
+        if self.panel_classes:
             self._activate(self.tabs.currentIndex())
         self._update_title()
 
@@ -153,26 +153,44 @@ class MainWindow(QMainWindow):
             self.shortcuts.append(sc)
 
     # --- panels & timeline ---------------------------------------------------------------
+    @property
+    def panels(self) -> list[Panel]:
+        """The panels built so far, in tab order."""
+        return [self._instances[c.key] for c in self.panel_classes if c.key in self._instances]
+
     def current_panel(self) -> Panel | None:
-        w = self.tabs.currentWidget()
-        return w if isinstance(w, Panel) else None
+        i = self.tabs.currentIndex()
+        if i < 0:
+            return None
+        return self._ensure(self.panel_classes[i].key)
+
+    def _ensure(self, key: str) -> Panel:
+        """Build (once) and return the panel for ``key``."""
+        if key not in self._instances:
+            cls = next(c for c in self.panel_classes if c.key == key)
+            panel = cls(self.ctx)
+            panel.defer_when_hidden = True
+            self._instances[key] = panel
+            self._hosts[key].layout().addWidget(panel)
+            panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
+            panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
+            panel.bind()
+        return self._instances[key]
 
     def panel(self, key: str) -> Panel:
-        for p in self.panels:
-            if p.key == key:
-                return p
-        raise ValidationError("panel", f"no panel {key!r}", ", ".join(p.key for p in self.panels))
+        if not any(c.key == key for c in self.panel_classes):
+            raise ValidationError("panel", f"no panel {key!r}", ", ".join(c.key for c in self.panel_classes))
+        return self._ensure(key)
 
     def show_panel(self, key: str) -> Panel:
         p = self.panel(key)
-        self.tabs.setCurrentWidget(p)
+        self.tabs.setCurrentWidget(self._hosts[key])
         return p
 
     def _activate(self, index: int) -> None:
         panel = self.current_panel()
         if panel is None:
             return
-        panel.bind()
         self.lesson.setMarkdown(panel.lesson_markdown())
         self.ctx.timeline.set_spec(panel.timeline())
 
@@ -289,8 +307,8 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
         tab = st.value("tab")
         if tab:
-            for i, p in enumerate(self.panels):
-                if p.key == tab:
+            for i, c in enumerate(self.panel_classes):
+                if c.key == tab:
                     self.tabs.setCurrentIndex(i)
 
     def closeEvent(self, event) -> None:  # noqa: N802

@@ -29,11 +29,12 @@ def run_selftest(win, sink, font_problems: list[str], requested_device: str = "a
     win.show()
     QApplication.processEvents()
     tl = win.ctx.timeline
-    for panel in win.panels:
+    for cls in win.panel_classes:
         t0 = time.perf_counter()
         before = len(sink.errors)
+        panel = cls  # for the report if construction itself fails
         try:
-            win.show_panel(panel.key)
+            panel = win.show_panel(cls.key)
             QApplication.processEvents()
             panel.selftest()
             if panel.tasks.running:
@@ -73,5 +74,5 @@ def run_selftest(win, sink, font_problems: list[str], requested_device: str = "a
         for f in failures:
             print(f, file=sys.stderr)
         return 1
-    print(f"SELFTEST OK: {len(win.panels)} panels")
+    print(f"SELFTEST OK: {len(win.panel_classes)} panels")
     return 0
