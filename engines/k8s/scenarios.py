@@ -1,0 +1,394 @@
+"""Guided lecture scenarios: a cluster set-up, timed actions with captions, and a timeline of frames.
+
+Each frame is a snapshot of the simulated cluster one second apart (nodes with request bars,
+pods with phase/readiness/QoS, ReplicaSets, Deployments, Service endpoints), plus the reconcile
+decisions and events of that second, so a panel can animate any scenario through the shared
+player. ``serving_model_server`` takes its pod's GPU count and memory from
+``engines.serving.replica_memory`` for the shared scenario.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import networkx as nx
+
+from engines.errors import require_choice
+from engines.k8s import rules
+from engines.k8s.cluster import Cluster
+from engines.k8s.quantity import format_bytes
+from engines.k8s.scheduler import DEFAULT_MAX_PODS
+from engines.k8s.store import controller_ref
+
+Action = Callable[[Cluster], None]
+
+
+@dataclass
+class Frame:
+    t: float
+    nodes: list[dict]
+    pods: list[dict]
+    replicasets: list[dict]
+    deployments: list[dict]
+    services: list[dict]
+    decisions: list[dict]
+    events: list[dict]
+    caption: str
+    twin: str = ""
+
+
+@dataclass
+class Timeline:
+    key: str
+    title: str
+    frames: list[Frame]
+    chapters: list[tuple[int, str]] = field(default_factory=list)
+
+
+def pod_badge(p: dict) -> str:
+    """Short status as kubectl prints it: Running, ContainerCreating, CrashLoopBackOff, OOMKilled…"""
+    st = p.get("status") or {}
+    if p["metadata"].get("deletionTimestamp"):
+        return "Terminating"
+    if st.get("reason"):
+        return st["reason"]
+    for c in st.get("containerStatuses") or []:
+        waiting = (c.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason") not in (None, "ContainerCreating"):
+            last = ((c.get("lastState") or {}).get("terminated") or {}).get("reason")
+            return f"{waiting['reason']} ({last})" if last == "OOMKilled" else waiting["reason"]
+        if waiting:
+            return waiting["reason"]
+    if st.get("phase") == "Pending" and not p["spec"].get("nodeName"):
+        return "Pending (unschedulable)" if rules.condition(p, "PodScheduled") else "Pending"
+    return st.get("phase", "Pending")
+
+
+def snapshot_nodes(c: Cluster) -> list[dict]:
+    out = []
+    for n in c.list("Node"):
+        name = n["metadata"]["name"]
+        alloc = rules.parse_allocatable(n["status"])
+        used = c.scheduler.requested.get(name, {})
+        kubelet = c.kubelets.get(name)
+        ready = rules.condition(n, "Ready")
+        pressure = rules.condition(n, "MemoryPressure")
+        out.append({"name": name, "ready": ready["status"] if ready else "?", "alloc": alloc,
+                    "requested": dict(used), "pods": c.scheduler.count.get(name, 0),
+                    "max_pods": alloc.get("pods", DEFAULT_MAX_PODS),
+                    "memory_used": kubelet.memory_used() if kubelet else 0,
+                    "memory_capacity": kubelet.capacity_memory() if kubelet else 0,
+                    "pressure": bool(pressure and pressure["status"] == "True"),
+                    "taints": [t["key"].split("/")[-1] for t in (n.get("spec") or {}).get("taints") or []]})
+    return out
+
+
+def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "") -> Frame:
+    pods = []
+    for p in c.list("Pod"):
+        owner = controller_ref(p)
+        req, lim = rules.pod_requests(p), rules.pod_limits(p)
+        pods.append({"name": p["metadata"]["name"], "node": p["spec"].get("nodeName"), "phase": p["status"].get("phase"),
+                     "ready": rules.is_pod_ready(p), "badge": pod_badge(p), "qos": rules.qos_class(p),
+                     "owner": owner["name"] if owner else None, "labels": dict(p["metadata"].get("labels") or {}),
+                     "requests": req, "limits": lim, "image": p["spec"]["containers"][0].get("image", ""),
+                     "restarts": rules.max_restarts(p), "active": rules.is_active(p),
+                     "scheduled": rules.condition(p, "PodScheduled"), "priority": p["spec"].get("priority", 0) or 0,
+                     "usage": c.kubelets[p["spec"]["nodeName"]].usage(f"default/{p['metadata']['name']}")
+                     if p["spec"].get("nodeName") in c.kubelets else None})
+    rss = [{"name": r["metadata"]["name"], "owner": (controller_ref(r) or {}).get("name"),
+            "desired": r["spec"].get("replicas", 1), "current": r["status"].get("replicas", 0),
+            "ready": r["status"].get("readyReplicas", 0), "available": r["status"].get("availableReplicas", 0),
+            "revision": r["metadata"]["annotations"].get("deployment.kubernetes.io/revision", ""),
+            "selector": rules.match_labels_of(r["spec"].get("selector"))} for r in c.list("ReplicaSet")]
+    deps = []
+    for d in c.list("Deployment"):
+        prog = rules.condition(d, "Progressing")
+        max_total, min_avail = c.deployment_bounds(d["metadata"]["name"])
+        deps.append({"name": d["metadata"]["name"], "replicas": d["spec"].get("replicas", 1),
+                     "updated": d["status"].get("updatedReplicas", 0), "available": d["status"].get("availableReplicas", 0),
+                     "progressing": f"{prog['status']} {prog['reason']}" if prog else "", "max_total": max_total,
+                     "min_available": min_avail, "image": d["spec"]["template"]["spec"]["containers"][0].get("image", "")})
+    services = []
+    for s in c.list("Service"):
+        eps = [e for sl in c.list("EndpointSlice") if sl["metadata"]["labels"].get("kubernetes.io/service-name") == s["metadata"]["name"]
+               for e in sl.get("endpoints") or []]
+        services.append({"name": s["metadata"]["name"], "selector": dict(s["spec"].get("selector") or {}),
+                         "ready": [e["targetRef"]["name"] for e in eps if e["conditions"]["ready"]],
+                         "not_ready": [e["targetRef"]["name"] for e in eps if not e["conditions"]["ready"]]})
+    events = [dict(e) for e in c.recorder.events[-14:]]
+    return Frame(t=c.now, nodes=snapshot_nodes(c), pods=pods, replicasets=rss, deployments=deps, services=services,
+                 decisions=decisions, events=events, caption=caption, twin=twin)
+
+
+def ownership_graph(frame: Frame) -> nx.DiGraph:
+    """Deployment → ReplicaSet → Pod by ownerReferences ("owns"), Service → Pod by label match ("selects")."""
+    g = nx.DiGraph()
+    for d in frame.deployments:
+        g.add_node(f"deploy/{d['name']}", kind="Deployment", label=d["name"])
+    for r in frame.replicasets:
+        g.add_node(f"rs/{r['name']}", kind="ReplicaSet", label=r["name"])
+        if r["owner"]:
+            g.add_edge(f"deploy/{r['owner']}", f"rs/{r['name']}", relation="owns")
+    for p in frame.pods:
+        if not p["active"] and p["badge"] != "Evicted":
+            continue
+        g.add_node(f"pod/{p['name']}", kind="Pod", label=p["name"], ready=p["ready"])
+        if p["owner"]:
+            g.add_edge(f"rs/{p['owner']}", f"pod/{p['name']}", relation="owns")
+    for s in frame.services:
+        g.add_node(f"svc/{s['name']}", kind="Service", label=s["name"])
+        for name in s["ready"] + s["not_ready"]:
+            if g.has_node(f"pod/{name}"):
+                g.add_edge(f"svc/{s['name']}", f"pod/{name}", relation="selects")
+    return g
+
+
+def graph_layout(g: nx.DiGraph) -> dict[str, tuple[float, float]]:
+    """Layered layout: Deployments/Services on top, ReplicaSets in the middle, Pods at the bottom."""
+    layers = {"Deployment": 2.0, "Service": 2.0, "ReplicaSet": 1.0, "Pod": 0.0}
+    pos = {}
+    for kind, y in layers.items():
+        names = sorted(n for n, data in g.nodes(data=True) if data.get("kind") == kind)
+        if kind == "Service":
+            continue
+        tops = names + (sorted(n for n, d in g.nodes(data=True) if d.get("kind") == "Service") if kind == "Deployment" else [])
+        for i, n in enumerate(tops):
+            pos[n] = ((i + 0.5) / max(len(tops), 1), y)
+    return pos
+
+
+# --- scenario definitions ---------------------------------------------------------------------------
+def _nodes(c: Cluster, n: int = 3, cpu: str = "4", memory: str = "8Gi", **extra) -> None:
+    for i in range(n):
+        c.apply({"kind": "Node", "metadata": {"name": f"node-{i}"},
+                 "status": {"allocatable": {"cpu": cpu, "memory": memory, **extra}}})
+
+
+def web(replicas: int = 4, image: str = "web:1", deadline: int | None = None, probe: bool = True,
+        requests: dict | None = None, limits: dict | None = None) -> dict:
+    container = {"name": "web", "image": image,
+                 "resources": {"requests": requests or {"cpu": "250m", "memory": "256Mi"},
+                               **({"limits": limits} if limits else {})}}
+    if probe:
+        container["readinessProbe"] = {"httpGet": {"path": "/healthz", "port": 8080}, "initialDelaySeconds": 2}
+    spec = {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [container]}}}
+    if deadline:
+        spec["progressDeadlineSeconds"] = deadline
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": spec}
+
+
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]}}
+
+
+def _first_pod(c: Cluster, **labels) -> str:
+    pods = [p for p in c.list("Pod", labels or None) if rules.is_active(p)]
+    return pods[0]["metadata"]["name"]
+
+
+@dataclass
+class Guide:
+    key: str
+    title: str
+    summary: str
+    setup: Action
+    steps: list[tuple[float, str, Action | None]]
+    duration: float
+    reconcile: str = "level"
+    twin: bool = False
+
+
+def _base(c: Cluster, replicas: int = 4, **kw) -> None:
+    _nodes(c)
+    c.apply(web(replicas, **kw))
+    c.apply(SERVICE)
+
+
+def _relabel(c: Cluster) -> None:
+    c.patch("Pod", _first_pod(c, app="web"), {"metadata": {"labels": {"app": "debug"}}})
+
+
+def _edit_image(c: Cluster) -> None:
+    name = _first_pod(c, app="web")
+    container = c.get("Pod", name)["spec"]["containers"][0]
+    c.patch("Pod", name, {"spec": {"containers": [{**container, "image": "web:hotfix"}]}})
+
+
+def _scale_rs(c: Cluster) -> None:
+    c.patch("ReplicaSet", c.list("ReplicaSet")[0]["metadata"]["name"], {"spec": {"replicas": 7}})
+
+
+def _node_with_pods(c: Cluster) -> str:
+    return c.list("Pod", {"app": "web"})[0]["spec"]["nodeName"]
+
+
+def _fill(c: Cluster) -> None:
+    node = "node-0"
+    k = c.kubelets[node]
+    c.fill_node_memory(node, k.capacity_memory() - k.memory_used() - 40 * 2**20)
+
+
+def _pressure_setup(c: Cluster) -> None:
+    _nodes(c, 1)
+    for name, res, usage in (("guaranteed", {"requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "250m", "memory": "1Gi"}}, None),
+                             ("burstable", {"requests": {"cpu": "100m", "memory": "512Mi"}, "limits": {"memory": "2Gi"}}, "1Gi"),
+                             ("besteffort", {}, "300Mi")):
+        c.apply({"kind": "Pod", "metadata": {"name": name, "labels": {"demo": "pressure"}},
+                 "spec": {"containers": [{"name": "app", "image": f"{name}:1", "resources": res}]}})
+        if usage:
+            c.ctx.images[f"{name}:1"] = __import__("engines.k8s.base", fromlist=["ImageBehavior"]).ImageBehavior(
+                memory_bytes=rules.quantity_bytes(usage, "usage"))
+
+
+def _limits_setup(c: Cluster) -> None:
+    _nodes(c, 1)
+    c.apply({"kind": "Pod", "metadata": {"name": "leaky"}, "spec": {"containers": [{"name": "app", "image": "leaky:1",
+             "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}}}]}})
+    c.apply({"kind": "Pod", "metadata": {"name": "busy"}, "spec": {"containers": [{"name": "app", "image": "busy:1",
+             "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "128Mi"}}}]}})
+
+
+def _quota_setup(c: Cluster) -> None:
+    _nodes(c)
+    c.apply({"kind": "ResourceQuota", "metadata": {"name": "team-quota"}, "spec": {"hard": {"pods": "5"}}})
+    c.apply(SERVICE)
+
+
+def _dropped_setup(c: Cluster) -> None:
+    _nodes(c, 2)
+    c.apply({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web"}, "spec": {
+        "replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "web:1"}]}}}})
+
+
+def _drop_and_delete(c: Cluster) -> None:
+    c.drop_watch_events(5)
+    c.delete("Pod", _first_pod(c, app="web"))
+
+
+GUIDES: dict[str, Guide] = {g.key: g for g in [
+    Guide("self-heal", "Delete a pod: the ReplicaSet replaces it",
+          "Desired 4, observed 3 → create 1. The loop does not know *why* a pod is gone.",
+          lambda c: _base(c), [(12, "kubectl delete pod", lambda c: c.delete("Pod", _first_pod(c, app="web")))], 30),
+    Guide("relabel", "Relabel a pod: orphaned, still running, replaced, dropped by the Service",
+          "The selector no longer matches: the ReplicaSet releases the pod and makes a new one; "
+          "the Service follows labels, not owners.", lambda c: _base(c, 3),
+          [(12, "kubectl label pod … app=debug --overwrite", _relabel)], 30),
+    Guide("hand-edit", "Hand edits: an image edit drifts, a hand scale is undone",
+          "The ReplicaSet compares counts only, so a hand-edited image stays; the Deployment owns the "
+          "ReplicaSet's replica count and scales it back.", lambda c: _base(c, 3),
+          [(12, "kubectl set image pod/… web=web:hotfix", _edit_image), (24, "kubectl scale rs … --replicas=7", _scale_rs)], 45),
+    Guide("rolling", "Rolling update within maxSurge / maxUnavailable",
+          "replicas 8, 25%/25%: at most 10 pods (surge rounds up), at least 6 available (unavailable rounds down).",
+          lambda c: _base(c, 8), [(12, "kubectl set image deploy/web web=web:2", lambda c: c.apply(web(8, "web:2")))], 50),
+    Guide("crashloop", "Roll out a crash-looping image: the rollout stalls and is reported, not rolled back",
+          "New pods never become Ready; maxScaledDown reaches 0; after progressDeadlineSeconds (60 s here) "
+          "Progressing=False ProgressDeadlineExceeded. The old pods keep serving.",
+          lambda c: _base(c, 4, deadline=60), [(12, "kubectl apply (image web:crash) → accepted", lambda c: c.apply(web(4, "web:crash", deadline=60)))], 110),
+    Guide("unschedulable", "Scheduling failure: Pending with the reason",
+          "Requests (not limits) must fit allocatable − requested; no 4-CPU node fits a 5-CPU request, so the new pod stays Pending and the rollout waits.",
+          lambda c: _base(c, 3), [(10, "kubectl apply: web with 5-CPU requests",
+                                   lambda c: c.apply(web(3, "web:big", requests={"cpu": "5", "memory": "1Gi"})))], 40),
+    Guide("stop-node", "Stop a node: NotReady after 40 s, pods replaced after 300 s",
+          "The node lifecycle controller marks it Unknown, taints it; pods tolerate unreachable for 300 s, then are deleted "
+          "(stuck Terminating) and replaced elsewhere.", lambda c: _base(c, 4),
+          [(10, "power off the node", lambda c: c.stop_node(_node_with_pods(c)))], 370),
+    Guide("memory-pressure", "Fill a node's memory: eviction by the kubelet's ranking",
+          "memory.available < 100Mi: usage above request first, then priority, then usage − request. QoS is not consulted.",
+          _pressure_setup, [(10, "a non-pod process fills the node's memory", _fill)], 45),
+    Guide("limits", "Past the limits: memory → OOMKilled and restarted; CPU → throttled",
+          "leaky grows to 300Mi against a 256Mi limit; busy wants 800m against a 200m limit.",
+          _limits_setup, [(8, "leaky allocates 300Mi; busy wants 800m CPU",
+                           lambda c: (c.set_usage("leaky", memory="300Mi"), c.set_usage("busy", cpu_millis=800)))], 60),
+    Guide("quota", "Set a quota: slow-start batches stop at the first refusal",
+          "A ReplicaSet wants 10 pods, the quota allows 5: batches 1, 2, 4 → the 4-batch is refused half-way and no 8-batch is tried.",
+          _quota_setup, [(5, "kubectl apply deployment web (10 replicas)", lambda c: c.apply(web(10)))], 30),
+    Guide("dropped-events", "Drop watch events: level-triggered recovers, edge-triggered never does",
+          "Events are lost for 5 s while a pod is deleted. This is the edge-triggered strawman: it never learns. "
+          "The level-triggered twin (shown in the caption) repairs at the next relist/resync.",
+          _dropped_setup, [(10, "watch stream loses events; a pod is deleted", _drop_and_delete)], 70,
+          reconcile="edge", twin=True),
+]}
+
+
+def model_server_guide(scenario) -> Guide:
+    """Deploy the shared scenario's model server: GPUs and memory from engines.serving."""
+    from engines.serving import replica_memory
+
+    mem = replica_memory(scenario)
+    gpus_per_node = scenario.gpus_per_node
+    n_nodes = max(1, min(2, scenario.n_gpus // gpus_per_node))
+    fit = (n_nodes * gpus_per_node) // mem.gpus_needed
+    replicas = max(1, min(10, fit + 1))
+    gpu_mem = format_bytes(mem.total_bytes)
+
+    def setup(c: Cluster) -> None:
+        # Host side assumed like a DGX H100 node: 112 cores, 2 TiB RAM (NVIDIA DGX H100 datasheet).
+        for i in range(n_nodes):
+            c.apply({"kind": "Node", "metadata": {"name": f"gpu-node-{i}"},
+                     "status": {"allocatable": {"cpu": "112", "memory": "2Ti", "nvidia.com/gpu": str(gpus_per_node)}}})
+        container = {"name": "server", "image": "vllm/vllm-openai:latest",
+                     "resources": {"requests": {"cpu": "8", "memory": str(int(mem.weights_bytes))},
+                                   "limits": {"nvidia.com/gpu": mem.gpus_needed}},
+                     "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}, "initialDelaySeconds": 20}}
+        c.apply({"apiVersion": "apps/v1", "kind": "Deployment",
+                 "metadata": {"name": "model-server", "annotations": {"explorer/gpu-memory": gpu_mem}},
+                 "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "model-server"}},
+                          "template": {"metadata": {"labels": {"app": "model-server"}}, "spec": {"containers": [container]}}}})
+        c.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "model-server"},
+                 "spec": {"selector": {"app": "model-server"}, "ports": [{"port": 8000}]}})
+
+    return Guide("model-server", "Deploy the scenario's model server (GPUs as an extended resource)",
+                 f"{scenario.model}: one replica needs {gpu_mem} of GPU memory → nvidia.com/gpu: {mem.gpus_needed} "
+                 f"(engines.serving); host memory request = weights ({format_bytes(mem.weights_bytes)}) for loading. "
+                 f"{n_nodes} node(s) × {gpus_per_node} GPUs fit {fit} replica(s); {replicas} requested"
+                 + (" → the extra one stays Pending: Insufficient nvidia.com/gpu." if replicas > fit else "."),
+                 setup, [], 45)
+
+
+def guide_keys() -> list[str]:
+    return [*GUIDES, "model-server"]
+
+
+def run_guide(key: str, scenario=None, seed: int = 0) -> Timeline:
+    """Play a guided scenario and record one frame per simulated second."""
+    require_choice(key, "scenario", tuple(guide_keys()))
+    if key == "model-server":
+        from engines.scenario import Scenario
+        guide = model_server_guide(scenario or Scenario())
+    else:
+        guide = GUIDES[key]
+    cluster = Cluster(seed=seed, reconcile=guide.reconcile)
+    twin = Cluster(seed=seed) if guide.twin else None
+    guide.setup(cluster)
+    if twin is not None:
+        guide.setup(twin)
+    steps = sorted(guide.steps, key=lambda s: s[0])
+    frames, chapters = [], [(0, "set-up")]
+    caption = guide.summary
+    cluster.settle()
+    seen = 0
+    for second in range(int(guide.duration) + 1):
+        for at, text, action in steps:
+            if at == second:
+                if action is not None:
+                    action(cluster)
+                    if twin is not None:
+                        action(twin)
+                caption = text
+                chapters.append((len(frames), text))
+        if second:
+            cluster.run(1)
+            if twin is not None:
+                twin.run(1)
+        decisions = cluster.ctx.decisions[seen:] if seen <= len(cluster.ctx.decisions) else cluster.ctx.decisions[:]
+        seen = len(cluster.ctx.decisions)
+        twin_text = ""
+        if twin is not None:
+            alive = [p for p in twin.list("Pod") if rules.is_active(p)]
+            twin_text = f"level-triggered twin: {len(alive)}/3 pods"
+        frames.append(snapshot(cluster, caption, [dict(d) for d in decisions[-40:]], twin_text))
+    return Timeline(key=key, title=guide.title, frames=frames, chapters=chapters)

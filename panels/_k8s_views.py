@@ -1,0 +1,204 @@
+"""Painted views for the Kubernetes panel: the cluster (nodes, request bars, pod tiles) and the
+ownership/selection graph. Pure drawing of engine frames; no rules live here."""
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from engines.k8s.quantity import format_bytes, format_cpu
+from engines.k8s.scenarios import Frame, graph_layout, ownership_graph
+
+# Okabe-Ito roles; every colour is paired with text and a pattern
+STATE_STYLE = {  # badge → (palette index, brush pattern)
+    "Running": (2, Qt.SolidPattern), "Pending": (1, Qt.Dense4Pattern), "ContainerCreating": (1, Qt.Dense4Pattern),
+    "Terminating": (7, Qt.BDiagPattern), "Evicted": (5, Qt.DiagCrossPattern), "CrashLoopBackOff": (5, Qt.CrossPattern),
+}
+QOS_BADGE = {"Guaranteed": "G", "Burstable": "Bu", "BestEffort": "BE"}
+
+
+def _style(badge: str, ready: bool) -> tuple[int, Qt.BrushStyle]:
+    for key, style in STATE_STYLE.items():
+        if badge.startswith(key):
+            if key == "Running" and not ready:
+                return 0, Qt.Dense3Pattern
+            return style
+    return 6, Qt.Dense5Pattern
+
+
+class ClusterView(QWidget):
+    """Nodes as boxes with CPU / memory request bars; pods as tiles (phase, readiness, QoS)."""
+
+    pod_clicked = Signal(str)
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.frame: Frame | None = None
+        self.selected: str | None = None
+        self.tiles: list[tuple[QRectF, str]] = []
+        self.setMinimumHeight(300)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+
+    def set_frame(self, frame: Frame | None) -> None:
+        self.frame = frame
+        self.update()
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        for rect, name in self.tiles:
+            if rect.contains(event.position()):
+                self.selected = name
+                self.pod_clicked.emit(name)
+                self.update()
+                return
+
+    def paintEvent(self, _event) -> None:  # noqa: N802
+        p = QPainter(self)
+        p.setRenderHint(QPainter.Antialiasing)
+        t = self.theme
+        p.fillRect(self.rect(), QColor(t.bg))
+        self.tiles = []
+        if self.frame is None:
+            return
+        f = self.frame
+        font = QFont()
+        font.setPointSizeF(t.point_size * 0.9)
+        p.setFont(font)
+        fm = p.fontMetrics()
+        line = fm.height()
+        nodes = f.nodes
+        pending = [x for x in f.pods if not x["node"] and x["active"]]
+        columns = max(1, len(nodes) + (1 if pending else 0))
+        w = (self.width() - 10) / columns
+        h = self.height() - 10
+        for i, node in enumerate(nodes + ([{"name": "unscheduled (Pending)", "pending": True}] if pending else [])):
+            x0 = 5 + i * w
+            box = QRectF(x0 + 3, 5, w - 6, h)
+            dashed = node.get("pending") or node.get("ready") != "True"
+            p.setPen(QPen(QColor(t.fg), 2, Qt.DashLine if dashed else Qt.SolidLine))
+            p.setBrush(QColor(t.panel_bg))
+            p.drawRoundedRect(box, 6, 6)
+            p.setPen(QColor(t.fg))
+            title = node["name"]
+            if not node.get("pending"):
+                status = "Ready" if node["ready"] == "True" else f"NotReady ({node['ready']})"
+                if node["pressure"]:
+                    status += ", MemoryPressure"
+                title += f" — {status}"
+            p.drawText(QRectF(box.left() + 6, box.top() + 4, box.width() - 12, line), Qt.AlignLeft, title)
+            y = box.top() + line + 8
+            if not node.get("pending"):
+                for res, label, fmt in (("cpu", "CPU req", format_cpu), ("memory", "mem req", format_bytes),
+                                        ("nvidia.com/gpu", "GPU", str)):
+                    alloc = node["alloc"].get(res, 0)
+                    if not alloc:
+                        continue
+                    used = node["requested"].get(res, 0)
+                    frac = min(used / alloc, 1.0)
+                    bar = QRectF(box.left() + 6, y, box.width() - 12, line)
+                    p.setPen(QPen(QColor(t.fg), 1))
+                    p.setBrush(Qt.NoBrush)
+                    p.drawRect(bar)
+                    p.fillRect(QRectF(bar.left(), bar.top(), bar.width() * frac, bar.height()),
+                               QBrush(QColor(t.palette[4]), Qt.SolidPattern))
+                    p.setPen(QColor(t.fg))
+                    p.drawText(bar.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft,
+                               f"{label} {fmt(used)} / {fmt(alloc)}")
+                    y += line + 4
+                cap = node["memory_capacity"]
+                if cap:
+                    p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft,
+                               f"mem in use {format_bytes(node['memory_used'])} / {format_bytes(cap)}")
+                    y += line + 4
+                if node["taints"]:
+                    p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft,
+                               "taint: " + ", ".join(sorted(set(node["taints"]))))
+                    y += line + 4
+                pods = [x for x in f.pods if x["node"] == node["name"] and (x["active"] or x["badge"] == "Evicted"
+                                                                            or x["badge"].startswith("Completed"))]
+            else:
+                pods = pending
+            tile_h = line * 2 + 8
+            for pod in pods:
+                if y + tile_h > box.bottom() - 4:
+                    p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft, "…")
+                    break
+                rect = QRectF(box.left() + 6, y, box.width() - 12, tile_h)
+                idx, pattern = _style(pod["badge"], pod["ready"])
+                p.setPen(QPen(QColor(t.accent if pod["name"] == self.selected else t.fg),
+                              3 if pod["name"] == self.selected else 1))
+                p.setBrush(QBrush(QColor(t.palette[idx]), pattern))
+                p.drawRoundedRect(rect, 4, 4)
+                p.setBrush(QColor(t.bg))
+                label_rect = rect.adjusted(4, 2, -4, -2)
+                p.setPen(Qt.NoPen)
+                p.drawRect(QRectF(label_rect.left(), label_rect.top(), min(label_rect.width(), fm.horizontalAdvance(pod["name"]) + 8), line))
+                p.setPen(QColor(t.fg))
+                p.drawText(QRectF(label_rect.left() + 2, label_rect.top(), label_rect.width(), line), Qt.AlignLeft, pod["name"])
+                ready = "Ready" if pod["ready"] else "not Ready"
+                text = f"{pod['badge']} · {ready} · QoS {QOS_BADGE[pod['qos']]}"
+                if pod["restarts"]:
+                    text += f" · ↻{pod['restarts']}"
+                p.fillRect(QRectF(label_rect.left(), label_rect.top() + line + 2,
+                                  min(label_rect.width(), fm.horizontalAdvance(text) + 8), line), QColor(t.bg))
+                p.drawText(QRectF(label_rect.left() + 2, label_rect.top() + line + 2, label_rect.width(), line), Qt.AlignLeft, text)
+                self.tiles.append((rect, pod["name"]))
+                y += tile_h + 4
+        p.end()
+
+
+class GraphView(QWidget):
+    """Deployment → ReplicaSets → Pods (solid: ownerReferences) and Service → Pods (dashed: labels)."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.frame: Frame | None = None
+        self.setMinimumHeight(180)
+
+    def set_frame(self, frame: Frame | None) -> None:
+        self.frame = frame
+        self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802
+        p = QPainter(self)
+        p.setRenderHint(QPainter.Antialiasing)
+        t = self.theme
+        p.fillRect(self.rect(), QColor(t.bg))
+        if self.frame is None:
+            return
+        g = ownership_graph(self.frame)
+        pos = graph_layout(g)
+        font = QFont()
+        font.setPointSizeF(t.point_size * 0.75)
+        p.setFont(font)
+        W, H = self.width() - 20, self.height() - 70
+
+        def xy(n):
+            x, y = pos[n]
+            return 10 + x * W, 20 + (2 - y) / 2 * H
+
+        for a, b, data in g.edges(data=True):
+            if a not in pos or b not in pos:
+                continue
+            owns = data["relation"] == "owns"
+            p.setPen(QPen(QColor(t.fg if owns else t.palette[5]), 2 if owns else 1.5, Qt.SolidLine if owns else Qt.DashLine))
+            (x1, y1), (x2, y2) = xy(a), xy(b)
+            p.drawLine(int(x1), int(y1), int(x2), int(y2))
+        for n, data in g.nodes(data=True):
+            if n not in pos:
+                continue
+            x, y = xy(n)
+            kind = data["kind"]
+            short = {"Deployment": "deploy", "ReplicaSet": "rs", "Service": "svc", "Pod": ""}[kind]
+            label = data["label"][-5:] if kind == "Pod" else f"{short}/{data['label']}"
+            color = QColor(t.palette[2] if data.get("ready", True) else t.palette[0])
+            p.setPen(QPen(QColor(t.fg), 1))
+            p.setBrush(QBrush(color, Qt.SolidPattern if data.get("ready", True) else Qt.Dense4Pattern))
+            r = 7 if kind == "Pod" else 9
+            p.drawEllipse(QRectF(x - r, y - r, 2 * r, 2 * r))
+            p.setPen(QColor(t.fg))
+            p.drawText(QRectF(x - 80, y + r, 160, 18), Qt.AlignHCenter, label)
+        p.drawText(QRectF(10, self.height() - 18, self.width() - 20, 16), Qt.AlignLeft,
+                   "solid: ownerReferences (owns) · dashed: Service label selector (selects) · hatched: not Ready")
+        p.end()

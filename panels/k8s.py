@@ -1,0 +1,251 @@
+"""Kubernetes: desired vs actual, reconcile loops, requests vs limits, failure modes.
+
+Draws timelines from engines.k8s.scenarios (one frame per simulated second): the cluster, the
+ownership/selection graph, the rule each controller fired, kubectl-style events and a
+requests-vs-limits explainer for the selected pod. Pasted YAML runs in a fresh cluster.
+"""
+from __future__ import annotations
+
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter,
+                               QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt
+
+from engines.errors import ValidationError
+from engines.k8s import load_manifests
+from engines.k8s.quantity import format_bytes, format_cpu
+from engines.k8s.scenarios import GUIDES, Guide, guide_keys, run_guide, Timeline
+from explorer.panel import Panel, TimelineSpec
+from explorer.widgets import ErrorLabel
+from panels._k8s_views import ClusterView, GraphView
+
+EXAMPLE_YAML = """apiVersion: v1
+kind: Node
+metadata: {name: node-0}
+status: {allocatable: {cpu: "4", memory: 8Gi}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources: {requests: {cpu: 250m, memory: 256Mi}, limits: {memory: 512Mi}}
+"""
+
+
+def explain_pod(pod: dict, nodes: list[dict]) -> str:
+    """Requests vs limits for one pod, as HTML: placement and what happens past each limit."""
+    req, lim = pod["requests"], pod["limits"]
+    lines = [f"<b>{pod['name']}</b> — {pod['badge']}, {'Ready' if pod['ready'] else 'not Ready'}, QoS <b>{pod['qos']}</b>"]
+    where = pod["node"] or "nowhere yet"
+    lines.append(f"<b>Placement</b> (uses <i>requests</i> only): cpu {format_cpu(req.get('cpu', 0))}, "
+                 f"memory {format_bytes(req.get('memory', 0))}"
+                 + (f", GPUs {req['nvidia.com/gpu']}" if req.get("nvidia.com/gpu") else "") + f" → on <b>{where}</b>.")
+    sched = pod.get("scheduled")
+    if sched and sched.get("status") == "False":
+        lines.append(f"Scheduler: {sched.get('message')}")
+    cpu_lim, mem_lim = lim.get("cpu"), lim.get("memory")
+    lines.append("<b>CPU limit</b>: " + (f"{format_cpu(cpu_lim)} → a CFS quota of {cpu_lim / 10:.0f} ms per 100 ms; "
+                                          "above it the container is <i>throttled</i>, never killed." if cpu_lim
+                                          else "none: may use idle CPU on the node."))
+    lines.append("<b>Memory limit</b>: " + (f"{format_bytes(mem_lim)} → above it the kernel OOM-kills the container "
+                                             "(OOMKilled, exit 137); it restarts in place with back-off." if mem_lim
+                                             else "none: bounded only by the node; under node pressure it is evicted first "
+                                                  "if its usage exceeds its request."))
+    if pod["usage"] is not None:
+        lines.append(f"Usage now: {format_bytes(pod['usage'])} "
+                     f"({'above' if pod['usage'] > req.get('memory', 0) else 'within'} its memory request).")
+    lines.append(f"Eviction rank under memory pressure: usage &gt; request first, then priority ({pod['priority']}), "
+                 "then usage − request. QoS only predicts this order.")
+    return "<br>".join(lines)
+
+
+class K8sPanel(Panel):
+    key = "k8s"
+    title = "Kubernetes loops"
+    order = 80
+    reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "weight_bits", "kv_bits",
+                       "serve_batch", "serve_context"})
+    lesson = "k8s.md"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.timeline_data: Timeline | None = None
+        self.index = 0
+        self.scenario = None
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Guided scenario:"))
+        self.chooser = QComboBox()
+        for key in guide_keys():
+            self.chooser.addItem(GUIDES[key].title if key in GUIDES else "Deploy the scenario's model server", key)
+        self.chooser.currentIndexChanged.connect(lambda _i: self.load(self.chooser.currentData()))
+        bar.addWidget(self.chooser, 1)
+        self.body.addLayout(bar)
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.body.addWidget(self.caption)
+        self.error = ErrorLabel()
+        self.body.addWidget(self.error)
+
+        split = QSplitter(Qt.Horizontal)
+        left = QSplitter(Qt.Vertical)
+        self.cluster = ClusterView(self.theme)
+        self.cluster.pod_clicked.connect(self._pod_selected)
+        self.graph = GraphView(self.theme)
+        left.addWidget(self.cluster)
+        left.addWidget(self.graph)
+        left.setSizes([500, 220])
+        split.addWidget(left)
+        tabs = QTabWidget()
+        self.loop = QTextBrowser()
+        self.events = QTableWidget(0, 5)
+        self.events.setHorizontalHeaderLabels(["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
+        self.events.horizontalHeader().setStretchLastSection(True)
+        self.explainer = QTextBrowser()
+        yaml_box = QWidget()
+        yl = QVBoxLayout(yaml_box)
+        self.yaml = QPlainTextEdit(EXAMPLE_YAML)
+        run_yaml = QPushButton("Apply YAML in a fresh cluster and run 60 s")
+        run_yaml.clicked.connect(self.run_yaml)
+        self.yaml_report = QLabel()
+        self.yaml_report.setWordWrap(True)
+        yl.addWidget(self.yaml)
+        yl.addWidget(run_yaml)
+        yl.addWidget(self.yaml_report)
+        tabs.addTab(self.loop, "Reconcile loop")
+        tabs.addTab(self.events, "Events")
+        tabs.addTab(self.explainer, "Requests vs limits")
+        tabs.addTab(yaml_box, "YAML")
+        split.addWidget(tabs)
+        split.setSizes([800, 520])
+        self.body.addWidget(split, 1)
+        self.selected_pod: str | None = None
+
+    # --- scenario / timeline ---------------------------------------------------------------------
+    def set_scenario(self, scenario) -> None:
+        self.scenario = scenario
+        if self.timeline_data is None or self.chooser.currentData() == "model-server":
+            self.load(self.chooser.currentData())
+
+    def load(self, key: str) -> None:
+        try:
+            self.timeline_data = run_guide(key, self.scenario)
+            self.error.show_error(None)
+        except ValidationError as exc:
+            self.error.show_error(str(exc))
+            return
+        self.timeline_changed.emit()
+        self.show_frame(0)
+
+    def run_yaml(self) -> None:
+        try:
+            docs = load_manifests(self.yaml.toPlainText())
+        except ValidationError as exc:
+            self.yaml_report.setText(f"Error: {exc}")
+            return
+        report = [f"{m.title}: {u}" for m in docs for u in m.unsupported]
+        objs = [m.obj for m in docs]
+
+        def setup(c) -> None:
+            if not any(o["kind"] == "Node" for o in objs):
+                for i in range(3):
+                    c.apply({"kind": "Node", "metadata": {"name": f"node-{i}"},
+                             "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}})
+            for o in sorted(objs, key=lambda o: o["kind"] != "Node"):
+                c.apply(o)
+        GUIDES["yaml"] = Guide("yaml", "Your YAML", "Your manifests, applied at t = 0.", setup, [], 60)
+        try:
+            self.timeline_data = run_guide("yaml", self.scenario)
+        except ValidationError as exc:
+            self.yaml_report.setText(f"Error: {exc}")
+            return
+        finally:
+            GUIDES.pop("yaml", None)
+        self.yaml_report.setText("Applied. Unsupported fields (dropped):<br>" + "<br>".join(report) if report
+                                 else "Applied; every field is simulated.")
+        self.timeline_changed.emit()
+        self.show_frame(0)
+
+    def timeline(self) -> TimelineSpec | None:
+        if self.timeline_data is None:
+            return None
+        return TimelineSpec(n_frames=len(self.timeline_data.frames), chapters=self.timeline_data.chapters, fps=4.0)
+
+    def show_frame(self, index: int) -> None:
+        if self.timeline_data is None or not self.timeline_data.frames:
+            return
+        self.index = max(0, min(index, len(self.timeline_data.frames) - 1))
+        f = self.timeline_data.frames[self.index]
+        deps = " · ".join(f"deploy/{d['name']}: {d['updated']} updated, {d['available']}/{d['replicas']} available "
+                          f"(≤ {d['max_total']} pods, ≥ {d['min_available']} available) Progressing={d['progressing']}"
+                          for d in f.deployments)
+        self.caption.setText(f"<b>{self.timeline_data.title}</b> — t = {f.t:.0f} s — {f.caption}"
+                             + (f"<br>{deps}" if deps else "") + (f"<br><b>{f.twin}</b>" if f.twin else ""))
+        self.cluster.set_frame(f)
+        self.graph.set_frame(f)
+        by_controller: dict[str, list[str]] = {}
+        for d in f.decisions:
+            by_controller.setdefault(d["controller"], []).append(d["text"])
+        html = []
+        for ctrl, texts in by_controller.items():
+            html.append(f"<b>{ctrl}</b><ul>" + "".join(f"<li>{t}</li>" for t in texts[-6:]) + "</ul>")
+        self.loop.setHtml("".join(html) or "<i>No controller acted this second: desired = observed everywhere.</i>")
+        self.events.setRowCount(len(f.events))
+        for r, e in enumerate(reversed(f.events)):
+            age = f.t - e["lastTimestamp"]
+            count = f" (x{e['count']} over {f.t - e['firstTimestamp']:.0f}s)" if e["count"] > 1 else ""
+            for col, text in enumerate([f"{age:.0f}s{count}", e["type"], e["reason"], e["object"], e["message"]]):
+                self.events.setItem(r, col, QTableWidgetItem(text))
+        self._explain()
+
+    def _pod_selected(self, name: str) -> None:
+        self.selected_pod = name
+        self._explain()
+
+    def _explain(self) -> None:
+        if self.timeline_data is None:
+            return
+        f = self.timeline_data.frames[self.index]
+        pod = next((p for p in f.pods if p["name"] == self.selected_pod), None) or (f.pods[0] if f.pods else None)
+        self.explainer.setHtml(explain_pod(pod, f.nodes) if pod else "<i>No pods.</i>")
+
+    # --- exports / theme / selftest -------------------------------------------------------------------
+    def result(self) -> object:
+        if self.timeline_data is None:
+            return {}
+        f = self.timeline_data.frames[self.index]
+        return {"scenario": self.timeline_data.key, "t": f.t, "nodes": f.nodes, "pods": f.pods,
+                "replicasets": f.replicasets, "deployments": f.deployments, "services": f.services,
+                "decisions": f.decisions, "events": f.events}
+
+    def table(self) -> list[dict]:
+        if self.timeline_data is None:
+            return []
+        f = self.timeline_data.frames[self.index]
+        return [{"pod": p["name"], "node": p["node"] or "", "status": p["badge"], "ready": p["ready"], "qos": p["qos"],
+                 "owner": p["owner"] or "", "restarts": p["restarts"]} for p in f.pods]
+
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme) if hasattr(super(), "apply_theme") else None
+        self.cluster.theme = theme
+        self.graph.theme = theme
+        self.cluster.update()
+        self.graph.update()
+
+    def selftest(self) -> None:
+        for i in range(self.chooser.count()):
+            self.chooser.setCurrentIndex(i)
+            spec = self.timeline()
+            assert spec is not None and spec.n_frames > 1
+            self.show_frame(spec.n_frames - 1)
+        self.run_yaml()
+        assert self.timeline_data is not None and self.timeline_data.key == "yaml"
+
+
+PANEL = K8sPanel
