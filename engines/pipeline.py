@@ -14,7 +14,9 @@ Schedules (p pipeline ranks, m micro-batches, v model chunks per rank):
   gradient, deferrable); rank r defers its first r weight passes to the end, filling the drain
   bubble at 1F1B's peak memory (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR'24,
   arXiv 2401.10241 §3.1; Megatron-DeepSpeed ``ZeroBubbleH1Pipeline``).
-* ``zb-v`` – not implemented here (see the lesson).
+* ``zb-v`` – two chunks per rank in a V: rank r holds stages r and 2p−1−r, so the last stage sits
+  on rank 0 next to the first; with T_F = T_B = T_W the bubble is zero beyond the fill, at 1F1B's
+  peak memory (Qi et al. §6; the handcrafted order of torch's ``ScheduleZBVZeroBubble``).
 
 Bubble formulas (both denominators, see :func:`bubble_formulas`): GPipe reports bubble over
 *total* time (p−1)/(m+p−1); Megatron reports bubble over *ideal* time (p−1)/m, and (p−1)/(v·m)
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 
 from engines.errors import ValidationError, require, require_choice, require_int, require_number
 
-KINDS = ("gpipe", "1f1b", "interleaved-1f1b", "zb-h1")
+KINDS = ("gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v")
 OPS = ("F", "B", "I", "W")
 MAX_STAGES = 64
 MAX_MICROBATCHES = 512
@@ -62,6 +64,9 @@ def schedule(kind: str, stages: int, microbatches: int, chunks: int = 1) -> list
                 f"interleaved 1F1B needs m to be a multiple of p (Megatron-LM rule); m={m}, p={p}",
                 f"a multiple of {p}")
         return [_interleaved_rank(r, p, m, v) for r in range(p)]
+    if kind == "zb-v":
+        require(v == 2, "chunks", f"ZB-V runs exactly 2 chunks per rank (a V), got {v}", "2")
+        return [_zb_v_rank(r, p, m) for r in range(p)]
     require(v == 1, "chunks", f"{kind} runs one model chunk per rank, got {v}", "1")
     if kind == "gpipe":
         return [[Action(r, "F", i) for i in range(m)] + [Action(r, "B", i) for i in range(m)] for r in range(p)]
@@ -102,6 +107,42 @@ def _zb_h1_rank(r: int, p: int, m: int) -> list[Action]:
         b, w = b + 1, w + 1
     acts += [Action(r, "W", i) for i in range(w, m)]
     return acts
+
+
+def _zb_v_rank(r: int, p: int, m: int) -> list[Action]:
+    """ZB-V on rank r (chunks c0 = stage r, c1 = stage 2p−1−r): 2(p−r)−1 c0 forwards; r (c1 F,
+    c0 F) pairs; p−r (c1 F, I, W); steady (c0 F, I, W, c1 F, I, W); drain r (c0 I, c1 I) and p−r
+    (c0 I, W); then the postponed W's. Planned for max(m, 2p−1) micro-batches, extra ones dropped."""
+    n = max(m, 2 * p - 1)
+    c0, c1 = r, 2 * p - 1 - r
+    acts: list[Action] = []
+    f0 = f1 = b0 = b1 = 0
+    for _ in range(2 * (p - r) - 1):
+        acts.append(Action(c0, "F", f0))
+        f0 += 1
+    for _ in range(r):
+        acts += [Action(c1, "F", f1), Action(c0, "F", f0)]
+        f0, f1 = f0 + 1, f1 + 1
+    for _ in range(p - r):
+        acts += [Action(c1, "F", f1), Action(c1, "I", b1), Action(c1, "W", b1)]
+        f1, b1 = f1 + 1, b1 + 1
+    while f1 < f0 or f0 < n:
+        if f0 < n:
+            acts.append(Action(c0, "F", f0))
+            f0 += 1
+        acts += [Action(c0, "I", b0), Action(c0, "W", b0), Action(c1, "F", f1), Action(c1, "I", b1),
+                 Action(c1, "W", b1)]
+        b0, f1, b1 = b0 + 1, f1 + 1, b1 + 1
+    w0, w1 = b0, b1
+    for _ in range(r):
+        acts += [Action(c0, "I", b0), Action(c1, "I", b1)]
+        b0, b1 = b0 + 1, b1 + 1
+    for _ in range(p - r):
+        acts += [Action(c0, "I", b0), Action(c0, "W", w0)]
+        b0, w0 = b0 + 1, w0 + 1
+    acts += [Action(c1, "W", i) for i in range(w1, b1)]
+    acts += [Action(c0, "W", i) for i in range(w0, b0)]
+    return [a for a in acts if a.microbatch < m]
 
 
 def _interleaved_rank(r: int, p: int, m: int, v: int) -> list[Action]:
@@ -372,6 +413,9 @@ def bubble_formulas(kind: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b
         BubbleFormula("GPipe: bubble / total", "x/(1+x) = (p−1)/(v·m+p−1)" if eff_v > 1 else "(p−1)/(m+p−1)",
                       ideal / (1 + ideal), "total", "Huang et al. NeurIPS'19, arXiv 1811.06965"),
     ]
+    if kind == "zb-v":
+        return [BubbleFormula("ZB-V: bubble beyond the fill", "≈ 0 when T_F = T_B = T_W", 0.0, "time",
+                              "Qi et al. ICLR'24, arXiv 2401.10241 §6")]
     if kind == "zb-h1":
         tf, ti, tw = costs["F"], costs["I"], costs["W"]
         zb_time = max(0.0, (p - 1) * (tf + ti - tw))  # the formula assumes T_W ≤ T_F + T_B

@@ -18,7 +18,7 @@ from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, make_plot
 from panels._pipeline_views import OP_NAMES, GanttView, LayoutView, TPView, op_color
 
-KIND_LABELS = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved-1f1b": "Interleaved 1F1B", "zb-h1": "ZB-H1"}
+KIND_LABELS = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved-1f1b": "Interleaved 1F1B", "zb-h1": "ZB-H1", "zb-v": "ZB-V"}
 GANTT_FRAMES = 240
 TABS = ("schedules", "executed", "tp", "layout")
 
@@ -96,7 +96,7 @@ class PipelinePanel(Panel):
         grid.addWidget(self.t_b, 1, 5, 1, 5)
         grid.addWidget(self.w_share, 2, 0, 1, 5)
         grid.addWidget(self.t_comm, 2, 5, 1, 5)
-        self.cost_note = QLabel("Costs are per rank's whole stage; an interleaved chunk costs 1/v of it. "
+        self.cost_note = QLabel("Costs are per rank's whole stage; a chunk costs 1/v of it (ZB-V: v = 2). "
                                 "Blocks: F plain, B hatched ╱, I hatched ╲, W cross-hatched; idle time dotted grey.")
         self.cost_note.setObjectName("muted")
         self.cost_note.setWordWrap(True)
@@ -237,7 +237,7 @@ class PipelinePanel(Panel):
         errors = []
         for side in (0, 1):
             kind = self.kind[side].currentData()
-            chunks = v if kind == "interleaved-1f1b" else 1
+            chunks = _chunks(kind, v)
             try:
                 check_layers(self.scenario.arch.layers, p, chunks)
                 ranks = schedule(kind, p, m, chunks)
@@ -278,7 +278,7 @@ class PipelinePanel(Panel):
 
         kind = self.kind[0].currentData()
         p, m = self.scenario.pp, self.scenario.grad_accum
-        v = self.v_spin.value() if kind == "interleaved-1f1b" else 1
+        v = _chunks(kind, self.v_spin.value())
         hidden, device = self.hidden_spin.value(), self.ctx.device
         self.exec_error.show_error(None)
 
@@ -512,6 +512,11 @@ class PipelinePanel(Panel):
                 for f in (0, spec.n_frames // 2, spec.n_frames - 1):
                     self.show_frame(f)
         self.tabs.setCurrentIndex(0)
+
+
+def _chunks(kind: str, v: int) -> int:
+    """Model chunks per rank: v for interleaving, 2 for the V-shaped ZB-V, else 1."""
+    return {"interleaved-1f1b": v, "zb-v": 2}.get(kind, 1)
 
 
 def _in_ms(sim):

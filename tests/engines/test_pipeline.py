@@ -1,14 +1,13 @@
 """Pipeline schedules and the simulator: torch's orders, dependencies, published bubble figures."""
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from engines.errors import ValidationError
 from engines.pipeline import Action, bubble_formulas, check_orders, schedule, simulate
 
-KIND_CHUNKS = [("gpipe", 1), ("1f1b", 1), ("interleaved-1f1b", 2), ("interleaved-1f1b", 3), ("zb-h1", 1)]
+KIND_CHUNKS = [("gpipe", 1), ("1f1b", 1), ("interleaved-1f1b", 2), ("interleaved-1f1b", 3), ("zb-h1", 1),
+               ("zb-v", 2)]
 
 
 def strings(ranks):
@@ -63,6 +62,18 @@ def test_interleaved_matches_torch(p, m, v):
     assert strings(schedule("interleaved-1f1b", p, m, v)) == _torch_orders("Interleaved1F1B", p, m, v)
 
 
+@pytest.mark.parametrize("p,m", [(2, 3), (3, 5), (4, 8), (4, 4), (5, 12)])
+def test_zb_v_matches_torch(p, m):
+    assert strings(schedule("zb-v", p, m, 2)) == _torch_orders("ZBVZeroBubble", p, m, 2)
+
+
+def test_zb_v_reference_table():
+    """§6 of the reference: ZBV at p=4, m=8, F=I=W=1 per chunk: makespan 51 (ideal 48), 8 in flight."""
+    sim = simulate(schedule("zb-v", 4, 8, 2), t_f=1.0, t_b=2.0, t_i=1.0, t_w=1.0)
+    assert sim.makespan == 51 and sim.peak_in_flight == [8, 8, 8, 8]
+    assert sim.bubble_over_ideal == pytest.approx(3 / 48)
+
+
 def test_zb_h1_follows_the_megatron_deepspeed_rule():
     """Rank r: p−r−1 forwards, r (F, I) pairs with W deferred, (F, I, W) …, and r trailing W's."""
     ranks = strings(schedule("zb-h1", 4, 8))
@@ -99,8 +110,12 @@ def test_every_schedule_respects_dependencies(kind, v, p, mult):
     ranks = schedule(kind, p, m, v)
     n_stages, n_mb = check_orders(ranks)
     assert (n_stages, n_mb) == (p * v, m)
-    for a in itertools.chain(*ranks):
-        assert a.stage % p == ranks.index(next(r for r in ranks if a in r))  # stage s on rank s mod p
+    for r, acts in enumerate(ranks):
+        for a in acts:
+            if kind == "zb-v":  # V-shape: rank r holds stages r and 2p−1−r
+                assert a.stage in (r, 2 * p - 1 - r)
+            else:  # looped: stage s on rank s mod p
+                assert a.stage % p == r
     sim = simulate(ranks, t_f=1.0, t_b=2.0, t_comm=0.25)
     _check_dependencies(ranks, sim)
 
@@ -177,6 +192,7 @@ def test_formulas_label_both_denominators():
     (("1f1b", 4, 3), "microbatches"),                   # fewer micro-batches than stages
     (("zb-h1", 4, 2), "microbatches"),
     (("gpipe", 4, 8, 2), "chunks"),
+    (("zb-v", 4, 8, 1), "chunks"),
     (("pipedream", 4, 8), "kind"),
     (("gpipe", 0, 8), "stages"),
     (("gpipe", 2, 0), "microbatches"),
