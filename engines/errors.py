@@ -49,7 +49,7 @@ def require_number(value: object, field: str, lo: float | None = None, hi: float
     lo_s = "" if lo is None else (f"> {lo}" if lo_open else f"≥ {lo}")
     hi_s = "" if hi is None else f"≤ {hi}"
     allowed = " and ".join(s for s in (lo_s, hi_s) if s) or "a finite number"
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):  # "50" would pass float() but stay a str in a dataclass
         raise ValidationError(field, f"expected a number, got {value!r}", allowed)
     try:
         x = float(value)  # type: ignore[arg-type]
