@@ -66,7 +66,11 @@ def require_number(value: object, field: str, lo: float | None = None, hi: float
 
 def require_choice(value: object, field: str, choices) -> object:
     """Check that ``value`` is one of ``choices`` and return it."""
-    if value not in choices:
+    try:
+        known = value in choices
+    except TypeError:  # unhashable value (a list from JSON) tested against a dict or set
+        known = False
+    if not known:
         raise ValidationError(field, f"{value!r} is not a known option",
                               ", ".join(repr(c) for c in choices))
     return value

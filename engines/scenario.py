@@ -55,7 +55,7 @@ class Scenario:
     serve_context: int = 8192
 
     def __post_init__(self) -> None:
-        require(self.model == "custom" or self.model in PRESETS, "model", f"unknown preset {self.model!r}",
+        require(isinstance(self.model, str) and (self.model == "custom" or self.model in PRESETS), "model", f"unknown preset {self.model!r}",
                 ", ".join([*PRESETS, "custom"]))
         require(isinstance(self.arch, ModelArch), "arch", "must be a ModelArch")
         require_choice(self.gpu, "gpu", tuple(GPUS))
@@ -70,6 +70,9 @@ class Scenario:
                 "a divisor of the head count")
         require(self.pp <= self.arch.layers, "pp", f"PP {self.pp} exceeds {self.arch.layers} layers",
                 f"1…{self.arch.layers}")
+        for flag in ("sequence_parallel", "offload_optimizer", "offload_params"):  # JSON "false" is truthy
+            require(isinstance(getattr(self, flag), bool), flag, f"expected true or false, got {getattr(self, flag)!r}",
+                    "true, false")
         require_choice(self.strategy, "strategy", STRATEGIES)
         require_int(self.micro_batch, "micro_batch", 1, 65_536)
         require_int(self.seq_len, "seq_len", 1, 10_000_000)
@@ -99,7 +102,8 @@ class Scenario:
         """A validated copy; choosing a preset model also loads its architecture."""
         if "model" in changes and changes["model"] != "custom" and "arch" not in changes:
             name = changes["model"]
-            require(name in PRESETS, "model", f"unknown preset {name!r}", ", ".join([*PRESETS, "custom"]))
+            require(isinstance(name, str) and name in PRESETS, "model", f"unknown preset {name!r}",
+                    ", ".join([*PRESETS, "custom"]))
             changes["arch"] = PRESETS[name]
         unknown = set(changes) - FIELD_NAMES
         if unknown:
