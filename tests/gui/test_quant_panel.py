@@ -1,0 +1,62 @@
+"""The quantization panel driven through its real widgets (pack layers, slider, timeline, user files)."""
+import numpy as np
+import pytest
+import torch
+
+from panels.quant import QuantPanel
+
+
+@pytest.fixture
+def panel(make_panel):
+    p = make_panel(QuantPanel)
+    p.layer_box.setCurrentText("minilm.l2.query")        # the smallest pack layer: fast
+    assert p.tasks.wait(240_000), p.tasks.last_error
+    return p
+
+
+def test_analysis_of_a_pack_layer(panel):
+    a = panel.analysis
+    assert a is not None and a.name == "minilm.l2.query" and a.has_activations
+    assert a.bpw["RTN"] == pytest.approx(4.25)
+    assert {"RTN", "GPTQ", "AWQ", "NF4 (blocks of 64)"} <= set(a.weight_only)
+    assert a.w8a8["LLM.int8 (threshold 6)"] < a.w8a8["naive per-tensor W8A8"]
+    assert len(a.sq_curve) == 21 and len(a.awq_curve) == 20
+    spec = panel.timeline()
+    assert spec.n_frames == len(panel.steps) + len(a.gptq_trace) and len(spec.chapters) == 2
+    for i in (0, 3, len(panel.steps), spec.n_frames - 1):
+        panel.show_frame(i)
+    assert "GPTQ" in panel.gptq_text.text()
+    rows = panel.table()
+    assert any(r["section"] == "serving" for r in rows) and any(r["section"] == "kv" for r in rows)
+
+
+def test_group_that_does_not_divide_falls_back_with_a_message(panel):
+    panel.layer_box.setCurrentText("smollm2.l20.q_proj")   # 576 inputs: 128 does not divide
+    assert "576" in panel.error.text() and panel.group_box.currentText() == "64"
+    panel.tasks.cancel()
+
+
+def test_alpha_slider_and_kv_controls(panel):
+    panel.alpha_slider.slider.setValue(80)                    # drag to α = 0.80
+    assert panel.sq_preview["alpha"] == pytest.approx(0.8)
+    assert panel.sq_preview["error"] == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
+    panel.kv_bits.setValue(2)
+    assert {r["bits"] for r in panel.kv_rows} == {2}
+
+
+def test_scenario_change_updates_serving(panel, ctx):
+    before = panel.serving[0]["decode_tok_s"]
+    ctx.scenario.try_update(gpu="h200")
+    assert panel.serving[0]["decode_tok_s"] > before          # more HBM bandwidth
+
+
+def test_user_files(panel, tmp_path):
+    from safetensors.torch import save_file
+
+    save_file({"proj.weight": torch.randn(16, 64)}, str(tmp_path / "w.safetensors"))
+    panel.load_user_file(str(tmp_path / "w.safetensors"), "proj.weight")
+    assert panel.tasks.wait(120_000)
+    assert panel.analysis.shape == (16, 64) and not panel.analysis.has_activations
+    (tmp_path / "bad.npy").write_bytes(b"not an npy file")
+    panel.load_user_file(str(tmp_path / "bad.npy"), "array")
+    assert panel.error.isVisible() and "file" in panel.error.text()
