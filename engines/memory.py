@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from engines.errors import require, require_choice, require_int, require_number
+from engines.errors import ValidationError, require, require_choice, require_int, require_number
 from engines.hardware import gpu as gpu_spec
 from engines.models import ModelArch
 from engines.scenario import STRATEGIES, Scenario
@@ -251,8 +251,15 @@ def shard_group(strategy: str, dp, gpus_per_node: int, tp: int, pp: int):
     dp = np.asarray(dp)
     if strategy != "fsdp-hybrid":
         return dp
-    per_node = max(1, gpus_per_node // (tp * pp)) if tp * pp <= gpus_per_node else 1
-    return np.gcd(dp, per_node)
+    per_node = max(1, gpus_per_node // (tp * pp))
+    return np.minimum(dp, per_node)
+
+
+def hybrid_valid(dp, gpus_per_node: int, tp: int, pp: int):
+    """Hybrid sharding needs the DP group to be one partial node or whole nodes' worth of shards."""
+    per_node = max(1, gpus_per_node // (tp * pp))
+    dp = np.asarray(dp)
+    return (dp <= per_node) | (dp % per_node == 0)
 
 
 @dataclass(frozen=True)
@@ -460,6 +467,10 @@ def breakdown(scenario: Scenario, strategy: str | None = None, options: Options 
     require_choice(strategy, "strategy", STRATEGIES)
     options = options or Options()
     require_number(options.reserve_fraction, "reserve_fraction", 0, 1)
+    if strategy == "fsdp-hybrid" and not hybrid_valid(scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp):
+        per_node = max(1, scenario.gpus_per_node // (scenario.tp * scenario.pp))
+        raise ValidationError("n_gpus", f"hybrid sharding needs DP ≤ {per_node} or a multiple of it (whole nodes); "
+                                        f"DP is {scenario.dp}", f"DP a multiple of {per_node}")
     stages = _stage_memory(scenario, strategy, options)
     worst = max(stages, key=lambda st: st.total)
     stage = STAGE_OF[strategy]
@@ -533,6 +544,8 @@ def sweep(scenario: Scenario, strategies: Sequence[str] = STRATEGIES, max_gpus: 
         cols = np.arange(max_gpus)
         totals[row] = np.where(valid, per_stage[worst, cols], np.nan)
         states_out[row] = np.where(valid, states[worst, cols], np.nan)
+        if strategy == "fsdp-hybrid":
+            totals[row] = np.where(hybrid_valid(dp, scenario.gpus_per_node, scenario.tp, scenario.pp), totals[row], np.nan)
         fit = np.flatnonzero(valid & (totals[row] <= memory))
         smallest[strategy] = int(n[fit[0]]) if fit.size else None
     return MemorySweep(tuple(strategies), n, totals, states_out, memory, smallest)

@@ -1,0 +1,541 @@
+"""Training memory: where every byte of a GPU goes under DP, ZeRO-1/2/3 and FSDP.
+
+Binding code only: numbers come from ``engines.memory`` (analytic), ``engines.memory_measure``
+(one real torch step) and ``engines.fsdp_probe`` (a real gloo FSDP2 run).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
+                               QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from engines import memory as mem
+from engines.errors import ValidationError
+from engines.hardware import gpu as gpu_spec
+from engines.scenario import RECOMPUTE, STRATEGIES
+from explorer.panel import Panel, TimelineSpec
+from explorer.tasks import Cancelled
+from explorer.widgets import ErrorLabel, make_plot, pen
+
+CATEGORY_LABELS = {"params": "weights", "grads": "gradients", "optimizer": "optimizer states",
+                   "activations": "activations", "buffers": "comm buffers", "reserve": "fragmentation reserve"}
+CATEGORY_COLOR = {"params": 4, "grads": 0, "optimizer": 2, "activations": 1, "buffers": 6, "reserve": 5}
+CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer": Qt.FDiagPattern,
+                    "activations": Qt.Dense6Pattern, "buffers": Qt.CrossPattern, "reserve": Qt.Dense7Pattern}
+SHORT = {"dp": "DP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
+         "fsdp-hybrid": "FSDP hybrid"}
+LETTER = {"params": "W", "grads": "G", "optimizer": "O", "activations": "A", "buffers": "B", "reserve": "R"}
+DRAWN_GPUS = 4
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:,.2f} GB" if x < 1e12 else f"{x / 1e12:,.2f} TB"
+
+
+class MemoryPanel(Panel):
+    key = "memory"
+    title = "Training memory"
+    order = 10
+    reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "tp", "pp", "internode_gbps", "strategy",
+                       "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "recompute",
+                       "sequence_parallel", "offload_optimizer", "offload_params"})
+    lesson = "memory.md"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.scenario = ctx.scenario.value
+        self.breakdowns: dict[str, mem.MemoryBreakdown] = {}
+        self.sweep_result: mem.MemorySweep | None = None
+        self.frames: list[mem.ZeroFrame] = []
+        self.chapters: list[tuple[int, str]] = []
+        self.measured = None
+        self.fsdp = None
+        self._frame = 0
+        self._build_controls()
+        self._build_views()
+
+    # --- construction -----------------------------------------------------------------------
+    def _build_controls(self) -> None:
+        row = QHBoxLayout()
+        self.strategy_combo = QComboBox()
+        for s in STRATEGIES:
+            self.strategy_combo.addItem(mem.STRATEGY_LABELS[s], s)
+        self.strategy_combo.setAccessibleName("Sharding strategy")
+        self.strategy_combo.currentIndexChanged.connect(
+            lambda _i: self._update(strategy=self.strategy_combo.currentData()))
+        self.gpus_spin = QSpinBox()
+        self.gpus_spin.setRange(1, 1_000_000)
+        self.gpus_spin.setPrefix("GPUs: ")
+        self.gpus_spin.setKeyboardTracking(False)
+        self.gpus_spin.setAccessibleName("Number of GPUs")
+        self.gpus_spin.valueChanged.connect(lambda v: self._update(n_gpus=int(v)))
+        self.recompute_combo = QComboBox()
+        for r in RECOMPUTE:
+            self.recompute_combo.addItem(f"recompute: {r}", r)
+        self.recompute_combo.setAccessibleName("Activation recomputation")
+        self.recompute_combo.currentIndexChanged.connect(
+            lambda _i: self._update(recompute=self.recompute_combo.currentData()))
+        self.offload_opt = QCheckBox("offload optimizer")
+        self.offload_opt.setToolTip("ZeRO-Offload: fp32 master + optimizer states (and fp32 grads) in CPU RAM")
+        self.offload_opt.toggled.connect(lambda v: self._update(offload_optimizer=bool(v)))
+        self.offload_par = QCheckBox("offload params")
+        self.offload_par.setToolTip("ZeRO-3 / FSDP parameter shards wait in CPU RAM (stage 3 only)")
+        self.offload_par.toggled.connect(lambda v: self._update(offload_params=bool(v)))
+        self.fp32_acc = QCheckBox("fp32 grad acc.")
+        self.fp32_acc.setToolTip("Keep a 4-byte fp32 gradient accumulator beside the 16-bit gradient (20 B/param)")
+        self.fp32_acc.toggled.connect(lambda _v: self._recompute())
+        for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.offload_opt, self.offload_par,
+                  self.fp32_acc):
+            row.addWidget(w)
+        row.addStretch(1)
+        self.body.addLayout(row)
+        self.error = ErrorLabel()
+        self.body.addWidget(self.error)
+        self.verdict = QLabel()
+        self.verdict.setWordWrap(True)
+        self.verdict.setTextFormat(Qt.RichText)
+        self.verdict.setAccessibleName("Fit verdict")
+        self.body.addWidget(self.verdict)
+
+    def _build_views(self) -> None:
+        th = self.theme
+        key = "   ".join(f"<b>{LETTER[c]}</b> = {CATEGORY_LABELS[c]}" for c in mem.CATEGORIES)
+        self.key_label = QLabel(f"Blocks (letter, pattern and colour): {key}. GB = 10⁹ bytes.")
+        self.key_label.setWordWrap(True)
+        self.body.addWidget(self.key_label)
+        self.frame_caption = QLabel()
+        self.frame_caption.setWordWrap(True)
+        grid = QGridLayout()
+        self.bars_plot = make_plot(th, "Per-GPU memory by strategy", "GB per GPU", "")
+        self.bars_plot.setAccessibleName("Stacked per-GPU memory for every strategy, with the GPU's memory")
+        self.bars_plot.setMouseEnabled(x=False, y=False)
+        self.bars_plot.setMinimumHeight(260)
+        grid.addWidget(self.bars_plot, 0, 0)
+        self.shard_plot = make_plot(th, "Sharding, DP → ZeRO-3 (play the timeline)", "GB per GPU", "")
+        self.shard_plot.setAccessibleName("Sharding animation across a handful of GPUs")
+        self.shard_plot.setMouseEnabled(x=False, y=False)
+        self.shard_plot.setMinimumHeight(230)
+        shard_box = QVBoxLayout()
+        shard_box.addWidget(self.frame_caption)
+        shard_box.addWidget(self.shard_plot, 1)
+        grid.addLayout(shard_box, 0, 1)
+        self.sweep_plot = make_plot(th, "Per-GPU memory against GPU count", "GB per GPU (log)", "GPUs (log)")
+        self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
+        self.sweep_plot.setLogMode(x=True, y=True)
+        self.sweep_plot.setMinimumHeight(250)
+        self.sweep_legend = self.sweep_plot.addLegend(offset=(10, -10))
+        self.sweep_legend.setColumnCount(2)
+        grid.addWidget(self.sweep_plot, 1, 0)
+
+        self.lower_tabs = QTabWidget()
+        self.comm_plot = make_plot(th, "Data-parallel traffic per GPU per step", "", "GB sent per step")
+        self.comm_plot.setAccessibleName("Communication bytes and time per step for every strategy")
+        self.comm_plot.setMouseEnabled(x=False, y=False)
+        self.lower_tabs.addTab(self.comm_plot, "Communication per step")
+        box = QWidget()
+        bl = QVBoxLayout(box)
+        bl.setContentsMargins(4, 4, 4, 4)
+        buttons = QHBoxLayout()
+        self.measure_button = QPushButton("Measure one step")
+        self.measure_button.setToolTip("Scaled-down model of this scenario's shape; one real mixed-precision "
+                                       "training step on the compute device, every byte counted")
+        self.measure_button.clicked.connect(self.run_measurement)
+        self.fsdp_button = QPushButton("FSDP2 run (2 ranks)")
+        self.fsdp_button.setToolTip("torch fully_shard on 2 CPU processes over gloo; per-rank shard bytes")
+        self.fsdp_button.clicked.connect(self.run_fsdp)
+        buttons.addWidget(self.measure_button)
+        buttons.addWidget(self.fsdp_button)
+        bl.addLayout(buttons)
+        bl.addWidget(self.tasks.widget())
+        self.measure_table = QTableWidget(0, 5)
+        self.measure_table.setHorizontalHeaderLabels(["category", "analytic", "measured", "diff", "why they differ"])
+        self.measure_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.measure_table.horizontalHeader().setStretchLastSection(True)
+        self.measure_table.verticalHeader().hide()
+        self.measure_table.setWordWrap(True)
+        self.measure_table.setAccessibleName("Measured against analytic bytes per category")
+        bl.addWidget(self.measure_table, 1)
+        self.measure_note = QLabel("Runs in the background with progress and Cancel.")
+        self.measure_note.setWordWrap(True)
+        bl.addWidget(self.measure_note)
+        self.lower_tabs.addTab(box, "Measured vs analytic (real torch)")
+        grid.addWidget(self.lower_tabs, 1, 1)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        grid.setRowStretch(0, 1)
+        grid.setRowStretch(1, 1)
+        self.body.addLayout(grid, 1)
+
+    # --- scenario ---------------------------------------------------------------------------
+    def set_scenario(self, scenario) -> None:
+        self.scenario = scenario
+        for w, val in ((self.strategy_combo, scenario.strategy), (self.recompute_combo, scenario.recompute)):
+            w.blockSignals(True)
+            w.setCurrentIndex(w.findData(val))
+            w.blockSignals(False)
+        for w, val in ((self.gpus_spin, scenario.n_gpus),):
+            w.blockSignals(True)
+            w.setValue(val)
+            w.blockSignals(False)
+        for w, val in ((self.offload_opt, scenario.offload_optimizer), (self.offload_par, scenario.offload_params)):
+            w.blockSignals(True)
+            w.setChecked(val)
+            w.blockSignals(False)
+        self._recompute()
+
+    def _update(self, **changes) -> None:
+        self.error.show_error(self.ctx.scenario.try_update(**changes))
+
+    def options(self) -> mem.Options:
+        return mem.Options(fp32_grad_accum=self.fp32_acc.isChecked())
+
+    def _recompute(self) -> None:
+        sc = self.scenario
+        try:
+            opts = self.options()
+            own = mem.breakdown(sc, sc.strategy, opts)
+            self.breakdowns = {s: own if s == sc.strategy else self._try_breakdown(s, opts) for s in STRATEGIES}
+            self.sweep_result = mem.sweep(sc, STRATEGIES, 1024, opts)
+            self.frames, self.chapters = mem.zero_timeline(sc, options=opts)
+        except ValidationError as exc:
+            self.error.show_error(str(exc))
+            return
+        self.error.show_error(None)
+        self._draw_verdict()
+        self._draw_bars()
+        self._draw_sweep()
+        self._draw_comm()
+        self.timeline_changed.emit()
+        self.show_frame(self._default_frame() if self._frame == 0 else min(self._frame, len(self.frames) - 1))
+
+    def _try_breakdown(self, strategy: str, opts: mem.Options) -> mem.MemoryBreakdown | None:
+        """Other strategies for comparison; one that does not apply here (hybrid on part of a node) is skipped."""
+        try:
+            return mem.breakdown(self.scenario, strategy, opts)
+        except ValidationError:
+            return None
+
+    def _default_frame(self) -> int:
+        """The end of the scenario's own stage in the animation (FSDP ≈ ZeRO-3: the last frame)."""
+        stage = mem.STAGE_OF[self.scenario.strategy]
+        if stage == 3:
+            return len(self.frames) - 1
+        return self.chapters[stage + 1][0] - 1
+
+    # --- drawing ----------------------------------------------------------------------------
+    def _font(self, scale: float = 0.9) -> QFont:
+        f = QFont()
+        f.setPointSizeF(self.theme.point_size * scale)
+        return f
+
+    def _category_brushes(self, category: str, alpha: float = 0.9) -> tuple[QBrush, QBrush]:
+        c = QColor(self.theme.color(CATEGORY_COLOR[category]))
+        c.setAlphaF(alpha)
+        overlay = QColor(self.theme.fg)
+        overlay.setAlphaF(0.45 * alpha)
+        return QBrush(c), QBrush(overlay, CATEGORY_PATTERN[category])
+
+    def _stack(self, plot, xs: list[float], values: dict[str, list[float]], width: float,
+               label_min: float = float("inf")) -> float:
+        """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB."""
+        base = np.zeros(len(xs))
+        for cat in mem.CATEGORIES:
+            if cat not in values:
+                continue
+            h = np.array(values[cat]) / 1e9
+            fill, hatch = self._category_brushes(cat)
+            for brush in (fill, hatch):
+                plot.addItem(pg.BarGraphItem(x=xs, y0=base, height=h, width=width, brush=brush,
+                                             pen=pen(self.theme.fg, 1)))
+            for x, b0, hh in zip(xs, base, h):
+                if hh >= label_min:
+                    t = pg.TextItem(f"{LETTER[cat]} {hh:,.2f}", color=self.theme.fg, anchor=(0.5, 0.5),
+                                    fill=pg.mkBrush(QColor(self.theme.bg)))
+                    t.setFont(self._font(0.7))
+                    t.setPos(x, b0 + hh / 2)
+                    plot.addItem(t)
+            base = base + h
+        return float(base.max()) if len(xs) else 0.0
+
+    def _memory_line(self, plot, cap_gb: float, x_label: float) -> None:
+        plot.addItem(pg.InfiniteLine(pos=cap_gb, angle=0, pen=pen(self.theme.error, 2.5, Qt.DashLine)))
+        t = pg.TextItem(f"{gpu_spec(self.scenario.gpu).label}: {cap_gb:,.0f} GB", color=self.theme.fg, anchor=(0, 1))
+        t.setFont(self._font(0.8))
+        t.setPos(x_label, cap_gb)
+        plot.addItem(t)
+
+    def _draw_verdict(self) -> None:
+        b = self.breakdowns[self.scenario.strategy]
+        cap = b.gpu_memory
+        state = "<b>fits</b>" if b.fits else "<b>does NOT fit</b>"
+        free = f"{_gb(b.headroom)} free" if b.fits else f"{_gb(-b.headroom)} over"
+        smallest = self.sweep_result.smallest_fit
+        parts = [f"{SHORT[s]} {smallest[s] if smallest[s] else '> 1024'}" for s in STRATEGIES]
+        cpu = f"; CPU RAM per GPU for offload: {_gb(b.cpu)}" if b.cpu else ""
+        sc = self.scenario
+        self.verdict.setText(
+            f"<span style='font-size:{self.theme.point_size * 1.25:.0f}pt'>{b.label} on {sc.n_gpus} × "
+            f"{gpu_spec(sc.gpu).label} (TP {sc.tp} × PP {sc.pp} × DP {sc.dp}): {_gb(b.total)} of {_gb(cap)} "
+            f"per GPU — {state} ({free}){cpu}.</span><br>Smallest GPU count that fits (≤ 1024, multiples of "
+            f"TP×PP): {', '.join(parts)}." + ("<br><i>" + "; ".join(b.notes) + "</i>" if b.notes else ""))
+
+    def _draw_bars(self) -> None:
+        p = self.bars_plot
+        p.clear()
+        shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
+        xs = list(range(len(shown)))
+        values = {c: [getattr(self.breakdowns[s], c) for s in shown] for c in mem.CATEGORIES}
+        cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
+        y_top = max(max(self.breakdowns[s].total for s in shown) / 1e9, cap) * 1.15
+        self._stack(p, xs, values, 0.62, label_min=0.07 * y_top)
+        self._memory_line(p, cap, -0.45)
+        for x, s in zip(xs, shown):
+            b = self.breakdowns[s]
+            yours = " ◀ yours" if s == self.scenario.strategy else ""
+            t = pg.TextItem(f"{b.total / 1e9:,.1f} GB{yours}\n{'fits' if b.fits else 'too big'}", color=self.theme.fg,
+                            anchor=(0.5, 1))
+            t.setFont(self._font(0.75))
+            t.setPos(x, b.total / 1e9)
+            p.addItem(t)
+        p.getAxis("bottom").setTicks([[(x, SHORT[s]) for x, s in zip(xs, shown)]])
+        p.setXRange(-0.6, len(xs) - 0.4, padding=0)
+        p.setYRange(0, y_top, padding=0)
+
+    def show_frame(self, index: int) -> None:
+        if not self.frames:
+            return
+        index = max(0, min(int(index), len(self.frames) - 1))
+        self._frame = index
+        frame = self.frames[index]
+        p = self.shard_plot
+        p.clear()
+        n = frame.dp
+        drawn = min(DRAWN_GPUS, n)
+        xs = list(range(drawn))
+        # Each GPU keeps its own 1/N shard (solid); the part it will drop fades as the split proceeds.
+        base = np.zeros(drawn)
+        full_dp = self.frames[0].bytes
+        cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
+        y_top = max(self.frames[0].total / 1e9, cap) * 1.12
+        next_label = 0.0
+        for cat in ("params", "grads", "optimizer", "activations"):
+            total = frame.bytes[cat] / 1e9
+            split = frame.split.get(cat, 0.0)
+            shard = full_dp[cat] / n / 1e9 if cat in mem.SHARD_ORDER else total
+            kept = total if split == 0 or cat not in mem.SHARD_ORDER else shard
+            leaving = total - kept
+            fill, hatch = self._category_brushes(cat)
+            for brush in (fill, hatch):
+                p.addItem(pg.BarGraphItem(x=xs, y0=base, height=[kept] * drawn, width=0.6, brush=brush,
+                                          pen=pen(self.theme.fg, 1)))
+            if leaving > 1e-12:
+                fade, fade_hatch = self._category_brushes(cat, alpha=max(0.12, 1 - split))
+                for brush in (fade, fade_hatch):
+                    p.addItem(pg.BarGraphItem(x=xs, y0=base + kept, height=[leaving] * drawn, width=0.6, brush=brush,
+                                              pen=pen(self.theme.fg, 1, Qt.DotLine)))
+            label = CATEGORY_LABELS[cat]
+            if cat in mem.SHARD_ORDER and split > 0:
+                label += f" 1/{n}"
+            label_y = max(base[0] + total / 2, next_label)
+            next_label = label_y + 0.075 * y_top
+            t = pg.TextItem(f"{LETTER[cat]} {label}: {total:,.2f}", color=self.theme.fg, anchor=(0, 0.5))
+            t.setFont(self._font(0.72))
+            t.setPos(drawn - 1 + 0.33, label_y)
+            p.addItem(t)
+            base = base + total
+        self._memory_line(p, cap, -0.45)
+        ticks = [(x, f"GPU {x}") for x in xs[:-1]] + [(xs[-1], f"GPU {n - 1}" if n > drawn else f"GPU {xs[-1]}")]
+        p.getAxis("bottom").setTicks([ticks])
+        title = f"{frame.stage_label} — {frame.total / 1e9:,.2f} GB per GPU × {n} GPUs (data-parallel)"
+        if n > drawn:
+            title += f"; {drawn} drawn"
+        self.frame_caption.setText(f"<b>{title}</b>")
+        p.setXRange(-0.5, drawn + 2.3, padding=0)
+        p.setYRange(0, y_top, padding=0)
+
+    def _draw_sweep(self) -> None:
+        sw = self.sweep_result
+        p = self.sweep_plot
+        p.clear()
+        self.sweep_legend.clear()
+        styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
+        symbols = ("o", "s", "t", "d", "x", "+")
+        for row, s in enumerate(sw.strategies):
+            ok = ~np.isnan(sw.totals[row])
+            x = sw.n_gpus[ok]
+            y = sw.totals[row][ok] / 1e9
+            color = self.theme.color(row if row != 3 else 7)
+            marks = np.unique(np.geomspace(1, len(x), 8).astype(int) - 1)
+            p.plot(x, y, pen=pen(color, 2.5 if s == self.scenario.strategy else 1.8, styles[row]),
+                          name=f"{SHORT[s]}{' (yours)' if s == self.scenario.strategy else ''}")
+            p.plot(x[marks], y[marks], pen=None, symbol=symbols[row], symbolBrush=color, symbolPen=self.theme.fg,
+                   symbolSize=9)
+        cap = sw.gpu_memory / 1e9
+        p.addItem(pg.InfiniteLine(pos=np.log10(cap), angle=0, pen=pen(self.theme.error, 2.5, Qt.DashLine)))
+        t = pg.TextItem(f"{cap:,.0f} GB GPU memory", color=self.theme.fg, anchor=(0, 1))
+        t.setFont(self._font(0.8))
+        t.setPos(0, np.log10(cap))
+        p.addItem(t)
+        p.addItem(pg.InfiniteLine(pos=np.log10(self.scenario.n_gpus), angle=90,
+                                  pen=pen(self.theme.muted, 1.5, Qt.DotLine)))
+        finite = sw.totals[np.isfinite(sw.totals)] / 1e9
+        lo, hi = min(finite.min(), cap), max(finite.max(), cap)
+        nice = [m * 10.0**e for e in range(-3, 7) for m in (1, 2, 5)]
+        ticks = [v for v in nice if lo / 1.5 <= v <= hi * 1.5]
+        p.getAxis("left").setTicks([[(np.log10(v), f"{v:g}") for v in ticks]])
+        p.getAxis("bottom").setTicks([[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]])
+        p.setXRange(0, np.log10(1024), padding=0.02)
+
+    def _draw_comm(self) -> None:
+        p = self.comm_plot
+        p.clear()
+        shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
+        ys = list(range(len(shown)))[::-1]
+        vals = [self.breakdowns[s].comm.total_bytes / 1e9 for s in shown]
+        fill, hatch = self._category_brushes("buffers", 0.8)
+        for brush in (fill, hatch):
+            p.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brush=brush,
+                                      pen=pen(self.theme.fg, 1)))
+        top = max(vals) if vals else 1
+        for y, s, v in zip(ys, shown, vals):
+            c = self.breakdowns[s].comm
+            where = "NVLink" if c.inter_bytes == 0 else ("network" if c.intra_bytes == 0 else "NVLink + network")
+            t = pg.TextItem(f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}",
+                            color=self.theme.fg, anchor=(0, 0.5))
+            t.setFont(self._font(0.72))
+            t.setPos(v + top * 0.01, y)
+            p.addItem(t)
+        p.getAxis("left").setTicks([[(y, SHORT[s]) for y, s in zip(ys, shown)]])
+        p.setXRange(0, max(top, 1e-9) * 2.8, padding=0)
+        p.setYRange(-0.6, len(ys) - 0.4, padding=0)
+
+    # --- measured mode ------------------------------------------------------------------------
+    def run_measurement(self) -> None:
+        scenario, device = self.scenario, self.ctx.device
+        self.lower_tabs.setCurrentIndex(1)
+
+        def work(progress, cancelled):
+            from engines.memory_measure import MeasurementCancelled, measure_training_step
+
+            try:
+                return measure_training_step(scenario, device, progress=progress, cancelled=cancelled)
+            except MeasurementCancelled:
+                raise Cancelled() from None
+
+        self.tasks.run(work, self._show_measurement, label="One real training step…", on_error=self._task_failed)
+
+    def run_fsdp(self) -> None:
+        arch = self.scenario.arch
+        self.lower_tabs.setCurrentIndex(1)
+
+        def work(progress, cancelled):
+            from engines.fsdp_probe import run_fsdp_probe
+            from engines.memory_measure import MeasurementCancelled
+
+            try:
+                return run_fsdp_probe(arch, 2, progress=progress, cancelled=cancelled)
+            except MeasurementCancelled:
+                raise Cancelled() from None
+
+        self.tasks.run(work, self._show_fsdp, label="FSDP2 on 2 gloo ranks…", on_error=self._task_failed)
+
+    def _task_failed(self, text: str) -> None:
+        self.measure_note.setText("Failed: " + text.strip().splitlines()[-1])
+
+    def _fill_table(self, rows: list[list[str]], headers: list[str]) -> None:
+        t = self.measure_table
+        t.setColumnCount(len(headers))
+        t.setHorizontalHeaderLabels(headers)
+        t.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, val in enumerate(row):
+                t.setItem(i, j, QTableWidgetItem(val))
+
+    def _show_measurement(self, result) -> None:
+        self.measured = result
+        rows = []
+        for c in ("params", "grads", "optimizer", "activations"):
+            a, m = result.analytic[c], result.measured[c]
+            rows.append([CATEGORY_LABELS[c], f"{a / 1e6:,.3f} MB", f"{m / 1e6:,.3f} MB", f"{(m / a - 1) * 100:+.2f}%",
+                         result.explanations[c]])
+        self._fill_table(rows, ["category", "analytic", "measured", "diff", "why they differ"])
+        arch = result.arch
+        peak = f"; CUDA peak allocated {result.peak_allocated / 1e6:,.1f} MB" if result.peak_allocated else ""
+        self.measure_note.setText(
+            f"{arch.label}: {arch.layers} layers, h {arch.hidden}, {arch.heads} heads / {arch.kv_heads} KV, "
+            f"ffn {arch.ffn}, vocab {arch.vocab}, Ψ = {arch.param_count():,}; seq {result.config.seq_len} × "
+            f"batch {result.config.micro_batch}; {result.precision} + {result.optimizer} on {result.device} "
+            f"in {result.seconds:.1f} s{peak}. " + " ".join(result.notes))
+
+    def _show_fsdp(self, result) -> None:
+        self.fsdp = result
+        rows = []
+        for r in result.ranks:
+            for c, m, a in (("params (fp32 shard = master)", r.params, r.analytic_params),
+                            ("grads (fp32 shard)", r.grads, r.analytic_grads),
+                            ("optimizer (Adam m, v)", r.optimizer, r.analytic_optimizer)):
+                rows.append([f"rank {r.rank}: {c}", f"{a / 1e6:,.3f} MB", f"{m / 1e6:,.3f} MB",
+                             f"{(m / a - 1) * 100:+.2f}%", "dim-0 sharding pads uneven tensors"])
+        self._fill_table(rows, ["rank / category", "Ψ/N split", "measured", "diff", "why they differ"])
+        self.measure_note.setText(
+            f"torch FSDP2 fully_shard on {result.world_size} CPU processes (gloo), Ψ = {result.param_count:,}, "
+            f"{result.seconds:.1f} s: each rank holds 4 + 4 + 8 = 16 B per parameter / N — ZeRO-3's total with "
+            f"the fp32 shard as master copy. {result.note}.")
+
+    # --- shell hooks ---------------------------------------------------------------------------
+    def timeline(self) -> TimelineSpec | None:
+        if not self.frames:
+            return None
+        return TimelineSpec(len(self.frames), list(self.chapters), fps=12.0)
+
+    def result(self) -> object:
+        b = self.breakdowns.get(self.scenario.strategy)
+        if b is None:
+            return None
+        out = {"breakdown": dataclasses.asdict(b), "total": b.total, "fits": b.fits,
+               "per_strategy": {s: {**bb.categories(), "total": bb.total, "fits": bb.fits,
+                                    "comm_bytes": bb.comm.total_bytes, "comm_seconds": bb.comm.seconds}
+                                for s, bb in self.breakdowns.items() if bb is not None},
+               "smallest_fit": self.sweep_result.smallest_fit if self.sweep_result else {}}
+        if self.measured is not None:
+            out["measured"] = {"measured": self.measured.measured, "analytic": self.measured.analytic}
+        if self.fsdp is not None:
+            out["fsdp"] = dataclasses.asdict(self.fsdp)
+        return out
+
+    def table(self) -> list[dict]:
+        rows = []
+        smallest = self.sweep_result.smallest_fit if self.sweep_result else {}
+        for s, b in self.breakdowns.items():
+            if b is None:
+                continue
+            rows.append({"strategy": s, **{f"{c}_GB": round(v / 1e9, 4) for c, v in b.categories().items()},
+                         "total_GB": round(b.total / 1e9, 4), "fits": b.fits, "smallest_fitting_gpus": smallest.get(s),
+                         "comm_GB_per_step": round(b.comm.total_bytes / 1e9, 4),
+                         "comm_seconds": round(b.comm.seconds, 5), "cpu_offload_GB": round(b.cpu / 1e9, 4)})
+        return rows
+
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme)
+        if self.breakdowns:
+            self._draw_verdict()
+            self._draw_bars()
+            self._draw_sweep()
+            self._draw_comm()
+            self.show_frame(self._frame)
+
+    def selftest(self) -> None:
+        self.set_scenario(self.ctx.scenario.value)
+        for i in (0, len(self.frames) // 2, len(self.frames) - 1):
+            self.show_frame(i)
+        self.fp32_acc.setChecked(True)
+        self.fp32_acc.setChecked(False)
+
+
+PANEL = MemoryPanel
