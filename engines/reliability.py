@@ -59,7 +59,8 @@ def expected_goodput(interval_seconds, checkpoint_seconds: float, mtbf_seconds: 
     r = require_number(restart_seconds, "restart_seconds", 0)
     tau = np.asarray(interval_seconds, dtype=float)
     require(bool(np.all(tau > 0)), "interval_seconds", "must be positive", "> 0")
-    segment = m * math.exp(r / m) * np.expm1((tau + d) / m)
+    with np.errstate(over="ignore"):  # restarts ≫ MTBF: the segment cost overflows to inf → goodput 0
+        segment = m * np.exp(r / m) * np.expm1((tau + d) / m)
     out = tau / segment
     return float(out) if out.ndim == 0 else out
 
