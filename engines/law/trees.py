@@ -96,9 +96,14 @@ def _node(node_id: str, raw: Mapping) -> Node:
 def parse_trees(doc: Mapping) -> dict[str, Tree]:
     """Trees from one parsed YAML document (``law``, ``trees: {key: {title, root, nodes}}``)."""
     out = {}
-    for key, raw in doc["trees"].items():
-        nodes = {nid: _node(nid, n) for nid, n in raw["nodes"].items()}
-        out[key] = Tree(key, doc["law"], raw["title"], raw["root"], nodes)
+    try:
+        for key, raw in doc["trees"].items():
+            nodes = {str(nid): _node(str(nid), n) for nid, n in raw["nodes"].items()}
+            out[key] = Tree(key, doc["law"], raw["title"], raw["root"], nodes)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        detail = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+        raise ValidationError("trees", f"malformed tree document ({detail})",
+                              "law, trees: {key: {title, root, nodes}}") from None
     return out
 
 
