@@ -287,15 +287,16 @@ def _states(psi, shard, stage: int, prec: Precision, offload_opt: bool, offload_
     return params, grads, opt, cpu
 
 
-def _buffer_bytes(strategy: str, stage: int, psi_gpu: float, unit_params: float, prec: Precision) -> float:
+def _buffer_bytes(stage: int, psi_gpu, unit_params: float, prec: Precision):
     """Communication buffers: DDP's 25 MiB bucket; DeepSpeed ZeRO-1/2 reduce + all-gather buckets
     (5e8 elements each, capped at Ψ); ZeRO-3/FSDP: two gathered units (current + prefetched, FSDP
-    paper §3.3) and one unsharded gradient unit before its reduce-scatter."""
+    paper §3.3) and one unsharded gradient unit before its reduce-scatter. Works on arrays of Ψ."""
+    psi_gpu = np.asarray(psi_gpu, dtype=float)
     if stage == 0:
-        return float(min(DDP_BUCKET_BYTES, prec.grad * psi_gpu))
+        return np.minimum(DDP_BUCKET_BYTES, prec.grad * psi_gpu)
     if stage in (1, 2):
-        return 2 * min(DEEPSPEED_BUCKET_ELEMENTS, psi_gpu) * prec.weight
-    return (2 * prec.weight + prec.grad) * unit_params
+        return 2 * np.minimum(DEEPSPEED_BUCKET_ELEMENTS, psi_gpu) * prec.weight
+    return (2 * prec.weight + prec.grad) * unit_params + 0 * psi_gpu
 
 
 def _recompute_working_bytes(arch: ModelArch, scenario: Scenario) -> float:
@@ -306,17 +307,18 @@ def _recompute_working_bytes(arch: ModelArch, scenario: Scenario) -> float:
                                   scenario.sequence_parallel, "none", weight_bytes(scenario.precision))
 
 
-def _stage_activations(scenario: Scenario, stage: int, n_layers: int) -> float:
+def stage_activations(scenario: Scenario) -> np.ndarray:
+    """Activation bytes held by each pipeline stage: per-layer bytes × its layers × its in-flight
+    micro-batches, plus the embedding extra on the first stage and the output extra on the last."""
     arch, e = scenario.arch, weight_bytes(scenario.precision)
     s, b, t, sp, pp = scenario.seq_len, scenario.micro_batch, scenario.tp, scenario.sequence_parallel, scenario.pp
     per_layer = layer_activation_bytes(arch, s, b, t, sp, scenario.recompute, e)
-    flights = in_flight_microbatches(stage, pp, scenario.grad_accum)
-    total = per_layer * n_layers * flights
-    if stage == 0:
-        total += embedding_activation_bytes(arch, s, b) * flights
-    if stage == pp - 1:
-        total += output_activation_bytes(arch, s, b, t, sp, e)
-    return total
+    layers = np.array(stage_layers(arch.layers, pp), dtype=float)
+    flights = np.maximum(1, np.minimum(pp - np.arange(pp), scenario.grad_accum))
+    acts = per_layer * layers * flights
+    acts[0] += embedding_activation_bytes(arch, s, b) * flights[0]
+    acts[-1] += output_activation_bytes(arch, s, b, t, sp, e)
+    return acts
 
 
 # --------------------------------------------------------------------------------------------
@@ -441,12 +443,13 @@ def _stage_memory(scenario: Scenario, strategy: str, options: Options) -> list[S
     arch = scenario.arch
     unit = arch.largest_layer_params() / scenario.tp
     out = []
+    acts = stage_activations(scenario)
     for i, (n_layers, psi) in enumerate(zip(stage_layers(arch.layers, scenario.pp),
                                             stage_param_counts(arch, scenario.pp))):
         psi_gpu = psi / scenario.tp
         p, g, o, cpu = _states(psi_gpu, shard, stage, prec, scenario.offload_optimizer, scenario.offload_params)
-        act = _stage_activations(scenario, i, n_layers)
-        buf = _buffer_bytes(strategy, stage, psi_gpu, unit, prec) + _recompute_working_bytes(arch, scenario)
+        act = float(acts[i])
+        buf = float(_buffer_bytes(stage, psi_gpu, unit, prec)) + _recompute_working_bytes(arch, scenario)
         allocated = float(p + g + o) + act + buf
         out.append(StageMemory(i, n_layers, float(p), float(g), float(o), act, buf,
                                options.reserve_fraction * allocated, float(cpu)))
@@ -510,8 +513,13 @@ class MemorySweep:
 
 def sweep(scenario: Scenario, strategies: Sequence[str] = STRATEGIES, max_gpus: int = 1024,
           options: Options | None = None) -> MemorySweep:
-    """Whole-breakdown totals for N = 1…max_gpus at once: numpy over N, a short loop over strategies
-    and pipeline stages (activations and buffers do not depend on the DP degree)."""
+    """Whole-breakdown totals for N = 1…max_gpus at once.
+
+    Per stage i the total is linear in 1/shard: C_i + S_i / shard(N), where S_i are the sharded
+    model-state bytes and C_i everything else (replicated states, activations, buffers); so one
+    [stages × N] numpy expression per strategy kind gives every stage at every N, and the busiest
+    stage is its column maximum.
+    """
     max_gpus = require_int(max_gpus, "max_gpus", 1, 1_048_576)
     for s in strategies:
         require_choice(s, "strategy", STRATEGIES)
@@ -523,30 +531,32 @@ def sweep(scenario: Scenario, strategies: Sequence[str] = STRATEGIES, max_gpus: 
     dp = np.maximum(n // mp, 1)
     arch = scenario.arch
     unit = arch.largest_layer_params() / scenario.tp
-    layers = stage_layers(arch.layers, scenario.pp)
-    psis = np.array(stage_param_counts(arch, scenario.pp))[:, None] / scenario.tp
-    acts = np.array([_stage_activations(scenario, i, k) for i, k in enumerate(layers)])[:, None]
-    recompute_extra = _recompute_working_bytes(arch, scenario)
+    psis = np.array(stage_param_counts(arch, scenario.pp)) / scenario.tp
+    fixed = stage_activations(scenario) + _recompute_working_bytes(arch, scenario)
+    grow = 1 + options.reserve_fraction
+    offload = (scenario.offload_optimizer, scenario.offload_params)
     totals = np.full((len(strategies), max_gpus), np.nan)
     states_out = np.full((len(strategies), max_gpus), np.nan)
     smallest: dict[str, int | None] = {}
     memory = gpu_spec(scenario.gpu).memory_bytes
+    cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
     for row, strategy in enumerate(strategies):
         stage = STAGE_OF[strategy]
-        shard = shard_group(strategy, dp, scenario.gpus_per_node, scenario.tp, scenario.pp)[None, :]
-        p, g, o, _ = _states(psis, shard, stage, prec, scenario.offload_optimizer, scenario.offload_params)
-        bufs = np.array([_buffer_bytes(strategy, stage, float(x), unit, prec) for x in psis[:, 0]])[:, None]
-        states = p + g + o
-        per_stage = np.broadcast_to((states + acts + bufs + recompute_extra) * (1 + options.reserve_fraction),
-                                    (len(layers), max_gpus))
-        states = np.broadcast_to(states, (len(layers), max_gpus))
-        worst = per_stage.argmax(axis=0)
-        cols = np.arange(max_gpus)
-        totals[row] = np.where(valid, per_stage[worst, cols], np.nan)
-        states_out[row] = np.where(valid, states[worst, cols], np.nan)
-        if strategy == "fsdp-hybrid":
-            totals[row] = np.where(hybrid_valid(dp, scenario.gpus_per_node, scenario.tp, scenario.pp), totals[row], np.nan)
-        fit = np.flatnonzero(valid & (totals[row] <= memory))
+        hybrid = strategy == "fsdp-hybrid"
+        key = (stage, hybrid)
+        if key not in cache:
+            replicated = sum(_states(psis, np.inf, stage, prec, *offload)[:3])
+            sharded = sum(_states(psis, 1.0, stage, prec, *offload)[:3]) - replicated
+            inv = 1.0 / shard_group(strategy, dp, scenario.gpus_per_node, scenario.tp, scenario.pp)
+            const = (replicated + fixed + _buffer_bytes(stage, psis, unit, prec)) * grow
+            per_stage = const[:, None] + (sharded * grow)[:, None] * inv[None, :]
+            worst = per_stage.argmax(axis=0) if len(psis) > 1 else np.zeros(max_gpus, dtype=int)
+            total = per_stage[worst, np.arange(max_gpus)]
+            states = replicated[worst] + sharded[worst] * inv
+            ok = valid & hybrid_valid(dp, scenario.gpus_per_node, scenario.tp, scenario.pp) if hybrid else valid
+            cache[key] = (np.where(ok, total, np.nan), np.where(ok, states, np.nan))
+        totals[row], states_out[row] = cache[key]
+        fit = np.flatnonzero(totals[row] <= memory)
         smallest[strategy] = int(n[fit[0]]) if fit.size else None
     return MemorySweep(tuple(strategies), n, totals, states_out, memory, smallest)
 
