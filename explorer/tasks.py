@@ -33,23 +33,28 @@ class _Job(QRunnable):
         super().__init__()
         self.fn, self.token, self.bridge, self.stop = fn, token, bridge, stop
 
+    def _emit(self, signal: str, *args) -> bool:
+        """Emit on the bridge; False once the owning panel (and its bridge) has been deleted."""
+        try:
+            getattr(self.bridge, signal).emit(self.token, *args)
+            return True
+        except RuntimeError:  # "Signal source has been deleted": the window closed mid-task
+            self.stop.set()
+            return False
+
     def run(self) -> None:
         def progress(fraction: float, text: str = "") -> None:
-            if self.stop.is_set():
+            if self.stop.is_set() or not self._emit("progress", float(fraction), text):
                 raise Cancelled()
-            self.bridge.progress.emit(self.token, float(fraction), text)
 
         try:
             result = self.fn(progress, self.stop.is_set)
         except Cancelled:
-            self.bridge.cancelled.emit(self.token)
+            self._emit("cancelled")
         except Exception as exc:  # reported in the panel, never lost
-            self.bridge.failed.emit(self.token, f"{exc}\n\n{traceback.format_exc()}")
+            self._emit("failed", f"{exc}\n\n{traceback.format_exc()}")
         else:
-            if self.stop.is_set():
-                self.bridge.cancelled.emit(self.token)
-            else:
-                self.bridge.done.emit(self.token, result)
+            self._emit("cancelled") if self.stop.is_set() else self._emit("done", result)
 
 
 class TaskRunner(QObject):

@@ -1,0 +1,113 @@
+"""Interaction latency: a scenario edit → every visible linked panel repainted.
+
+For each panel, alternate a field it reads between two valid values and time ``update()`` →
+event processing until Qt has painted the dirty regions of the window (the visible panel and the
+scenario dock). A paint counter on the panel proves each sample really repainted it.
+Prints p50/p95 per panel; the target is p95 ≤ 16 ms.
+Usage: python benchmarks/interaction.py [--n 60] [--panel KEY]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("EXPLORER_CONFIG_DIR", tempfile.mkdtemp(prefix="explorer-bench-"))
+
+# (field, value A, value B): edits a teacher makes while talking, all valid for the default scenario
+EDITS = [("n_gpus", 64, 128), ("micro_batch", 1, 2), ("seq_len", 4096, 2048), ("serve_batch", 8, 16),
+         ("strategy", "zero3", "zero2"), ("gpu", "h100-sxm", "h200"), ("serve_context", 8192, 4096),
+         ("model", "llama3-8b", "llama3-70b")]
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+class _PaintCounter:
+    """Counts paint events delivered to a panel or any widget inside it."""
+
+    def __init__(self, panel) -> None:
+        from PySide6.QtCore import QEvent, QObject
+
+        counter = self
+
+        class _F(QObject):
+            def eventFilter(self, obj, ev):  # noqa: N802
+                if ev.type() == QEvent.Paint and obj.isWidgetType() and (obj is panel or panel.isAncestorOf(obj)):
+                    counter.paints += 1
+                return False
+
+        from PySide6.QtWidgets import QApplication
+
+        self.paints = 0
+        self._filter = _F()
+        QApplication.instance().installEventFilter(self._filter)
+
+
+def measure(n: int = 60, only: str | None = None) -> list[dict]:
+    from explorer.app import make_app
+    from explorer.context import AppContext
+    from explorer.main_window import MainWindow
+
+    app = make_app()
+    ctx = AppContext(device="cpu")
+    win = MainWindow(ctx, remember_layout=False)
+    win.resize(1600, 1000)
+    win.show()
+    app.processEvents()
+    rows = []
+    for cls in win.panel_classes:
+        if only and cls.key != only:
+            continue
+        edit = next((e for e in EDITS if e[0] in cls.reads), None)
+        if edit is None:
+            continue
+        panel = win.show_panel(cls.key)
+        for _ in range(3):
+            app.processEvents()
+        field, a, b = edit
+        counter = _PaintCounter(panel)
+        times = []
+        for i in range(n + 5):
+            before = counter.paints
+            t0 = time.perf_counter()
+            ctx.scenario.update(**{field: b if i % 2 == 0 else a})
+            app.processEvents()
+            dt = (time.perf_counter() - t0) * 1000
+            if i >= 5 and counter.paints > before:  # warm-up; count only samples that repainted
+                times.append(dt)
+        if not times:
+            continue
+        ctx.scenario.update(**{field: a})
+        panel.tasks.cancel()
+        QApplication_instance = app
+        QApplication_instance.removeEventFilter(counter._filter)
+        rows.append({"panel": cls.key, "field": field, "p50_ms": statistics.median(times),
+                     "p95_ms": pct(times, 0.95), "n": len(times)})
+    win.close()
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=60)
+    ap.add_argument("--panel")
+    args = ap.parse_args()
+    rows = measure(args.n, args.panel)
+    print(f"{'panel':12} {'edited field':14} {'p50 ms':>8} {'p95 ms':>8}")
+    for r in rows:
+        print(f"{r['panel']:12} {r['field']:14} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f}")
+    worst = max(r["p95_ms"] for r in rows)
+    print(f"worst p95: {worst:.1f} ms (target <= 16 ms)")
+
+
+if __name__ == "__main__":
+    main()
