@@ -186,11 +186,14 @@ def check_orders(ranks: list[list[Action]]) -> tuple[int, int]:
             "a list of per-rank action lists")
     seen: dict[tuple[int, int, str], int] = {}
     for acts in ranks:
-        for a in acts:
-            require(isinstance(a, Action), "ranks", f"{a!r} is not an Action", "engines.pipeline.Action")
-            require(a.op in OPS, "ranks", f"unknown op {a.op!r} in {a}", ", ".join(OPS))
+        for a in acts:  # plain ifs: building messages eagerly would dominate the run time
+            if not isinstance(a, Action):
+                raise ValidationError("ranks", f"{a!r} is not an Action", "engines.pipeline.Action")
+            if a.op not in OPS:
+                raise ValidationError("ranks", f"unknown op {a.op!r} in {a}", ", ".join(OPS))
             key = (a.stage, a.microbatch, a.op)
-            require(key not in seen, "ranks", f"{a} appears twice", "each action once")
+            if key in seen:
+                raise ValidationError("ranks", f"{a} appears twice", "each action once")
             seen[key] = 1
     stage_to_rank(ranks)
     n_stages = 1 + max(s for s, _, _ in seen)
@@ -198,9 +201,9 @@ def check_orders(ranks: list[list[Action]]) -> tuple[int, int]:
     for s in range(n_stages):
         for mb in range(n_mb):
             has = {op for op in OPS if (s, mb, op) in seen}
-            require("F" in has, "ranks", f"missing {s}F{mb}", "every stage runs every micro-batch")
-            require(has in ({"F", "B"}, {"F", "I", "W"}), "ranks",
-                    f"stage {s} micro-batch {mb} needs one B or an I and a W, has {sorted(has)}", "B, or I + W")
+            if has not in ({"F", "B"}, {"F", "I", "W"}):
+                raise ValidationError("ranks", f"stage {s} micro-batch {mb} needs one F and one B, or an F, "
+                                      f"an I and a W; has {sorted(has)}", "F + B, or F + I + W")
     return n_stages, n_mb
 
 

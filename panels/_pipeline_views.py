@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen, QPicture
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from explorer.theme import Theme
@@ -16,7 +16,6 @@ from explorer.widgets import make_plot, pen
 
 OP_NAMES = {"F": "F forward", "B": "B backward", "I": "I input-grad", "W": "W weight-grad"}
 OP_PATTERN = {"F": None, "B": Qt.BDiagPattern, "I": Qt.FDiagPattern, "W": Qt.CrossPattern}
-MAX_LABELS = 400  # text items beyond this cost more than a frame; the legend still explains blocks
 
 
 def op_color(theme: Theme, op: str) -> str:
@@ -24,31 +23,67 @@ def op_color(theme: Theme, op: str) -> str:
 
 
 class _Blocks(pg.GraphicsObject):
-    """Many filled rectangles with optional hatch, painted in one go (cheap to redraw)."""
+    """Many filled rectangles with optional hatch and centred labels, painted in one go.
+
+    Labels are drawn in screen pixels and skipped when their block is too small on screen, so
+    zooming in reveals them; this is far cheaper than one TextItem per block."""
 
     def __init__(self) -> None:
         super().__init__()
         self.rects: list[tuple[QRectF, QBrush, QBrush | None]] = []
+        self.labels: list[tuple[QRectF, str]] = []
+        self.label_color = QColor("#000000")
+        self.font = QFont()
         self._bounds = QRectF()
         self.outline = QPen(QColor("#000000"))
         self.outline.setCosmetic(True)
 
-    def set_rects(self, rects) -> None:
+    def set_rects(self, rects, labels=()) -> None:
         self.prepareGeometryChange()
         self.rects = rects
+        self.labels = list(labels)
         self._bounds = QRectF()
         for r, _, _ in rects:
             self._bounds = self._bounds.united(r)
+        self._picture = None  # recorded on the next paint, replayed afterwards
+        self._widths: dict[str, int] = {}
         self.update()
 
-    def paint(self, painter, *args) -> None:
-        painter.setPen(self.outline)
+    def _record(self) -> QPicture:
+        picture = QPicture()
+        p = QPainter(picture)
+        p.setPen(self.outline)
         for r, fill, hatch in self.rects:
-            painter.setBrush(fill)
-            painter.drawRect(r)
+            p.setBrush(fill)
+            p.drawRect(r)
             if hatch is not None:
-                painter.setBrush(hatch)
-                painter.drawRect(r)
+                p.setBrush(hatch)
+                p.drawRect(r)
+        p.end()
+        return picture
+
+    def paint(self, painter, *args) -> None:
+        if getattr(self, "_picture", None) is None:
+            self._picture = self._record()
+        self._picture.play(painter)
+        if not self.labels:
+            return
+        to_screen = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(self.font)
+        painter.setPen(self.label_color)
+        metrics = QFontMetrics(self.font)
+        height = metrics.height()
+        widths = self._widths
+        for r, text in self.labels:
+            box = to_screen.mapRect(r)
+            w = widths.get(text)
+            if w is None:
+                w = widths[text] = metrics.horizontalAdvance(text) + 2
+            if box.width() >= w and box.height() >= height:
+                painter.drawText(box, Qt.AlignCenter, text)
+        painter.restore()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
         return self._bounds
@@ -74,7 +109,6 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.blocks = _Blocks()
         self.gantt.addItem(self.idle)
         self.gantt.addItem(self.blocks)
-        self.labels: list[pg.TextItem] = []
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self.cursor2 = pg.InfiniteLine(angle=90, movable=False)
         self.gantt.addItem(self.cursor)
@@ -122,45 +156,41 @@ class GanttView(pg.GraphicsLayoutWidget):
         grey.setAlphaF(0.35)
         self.idle.set_rects([(QRectF(0, r - 0.42, sim.makespan, 0.84), QBrush(grey, Qt.Dense6Pattern), None)
                              for r in range(n)])
-        rects = []
+        rects, labels = [], []
         for o in sim.ops:
             c = QColor(op_color(th, o.action.op))
             if o.action.op == "F":
                 c = c.lighter(100 + 8 * (o.action.stage // max(1, n)))  # later chunks slightly lighter
             pattern = OP_PATTERN[o.action.op]
             hatch = QBrush(QColor(th.bg), pattern) if pattern is not None else None
-            rects.append((QRectF(o.start, o.rank - 0.4, o.end - o.start, 0.8), QBrush(c), hatch))
-        self.blocks.set_rects(rects)
-        for t in self.labels:
-            self.gantt.removeItem(t)
-        self.labels = []
-        per_rank = len(sim.ops) / max(1, n)
-        if len(sim.ops) <= MAX_LABELS and per_rank <= 48:
-            font = QFont()
-            font.setPointSizeF(th.point_size * (0.85 if per_rank <= 24 else 0.65))
-            font.setBold(True)
-            for o in sim.ops:  # the micro-batch number; the op is told by hatch pattern and legend
-                txt = pg.TextItem(str(o.action.microbatch), color="#000000", anchor=(0.5, 0.5))
-                txt.setFont(font)
-                txt.setPos((o.start + o.end) / 2, o.rank)
-                self.gantt.addItem(txt)
-                self.labels.append(txt)
+            r = QRectF(o.start, o.rank - 0.4, o.end - o.start, 0.8)
+            rects.append((r, QBrush(c), hatch))
+            labels.append((r, str(o.action.microbatch)))  # the op itself is told by hatch and legend
+        font = QFont()
+        font.setPointSizeF(th.point_size * 0.85)
+        font.setBold(True)
+        self.blocks.font = font
+        self.blocks.set_rects(rects, labels)
         self.gantt.getAxis("left").setTicks([[(r, f"rank {r}") for r in range(n)]])
         self.gantt.setYRange(-0.6, n - 0.4, padding=0)
         self.gantt.setXRange(0, sim.makespan * 1.01, padding=0)
-        for c in self.curves:
-            self.flight.removeItem(c)
-        self.legend.clear()
-        self.curves = []
         styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine)
+        if len(self.curves) != n:  # rebuild curves and legend only when the rank count changes
+            for c in self.curves:
+                self.flight.removeItem(c)
+            self.legend.clear()
+            self.curves = [pg.PlotDataItem(name=f"rank {r}" if r < 8 else None) for r in range(n)]
+            for c in self.curves:
+                self.flight.addItem(c)
         for r, steps in enumerate(sim.in_flight):
             x = np.array([t for t, _ in steps] + [sim.makespan])
             y = np.array([c for _, c in steps], dtype=float)
-            curve = pg.PlotDataItem(x, y, stepMode="center",
-                                    pen=pg.mkPen(th.color(r), width=3, style=styles[r % len(styles)]),
-                                    name=f"rank {r} (peak {sim.peak_in_flight[r]})" if r < 8 else None)
-            self.flight.addItem(curve)
-            self.curves.append(curve)
+            self.curves[r].setData(x, y, stepMode="center",
+                                   pen=pg.mkPen(th.color(r), width=3, style=styles[r % len(styles)]))
+            if r < 8:
+                label = self.legend.getLabel(self.curves[r])
+                if label is not None:
+                    label.setText(f"rank {r} (peak {sim.peak_in_flight[r]})", color=th.fg)
         self.flight.setYRange(0, max(sim.peak_in_flight) + 0.5, padding=0)
 
     def set_time_range(self, t_max: float) -> None:
@@ -335,7 +365,7 @@ class LayoutView(pg.PlotWidget):
         font = QFont()
         font.setPointSizeF(th.point_size * (0.85 if shown <= 8 else 0.65))
         blocks = _Blocks()
-        rects = []
+        rects, labels = [], []
         for node in range(shown):
             x, y = self._pos(node * g)
             rects.append((QRectF(x - 0.55, y - 0.75, per_row + 0.1, rows_per_node + 0.3), QBrush(Qt.NoBrush), None))
@@ -352,15 +382,15 @@ class LayoutView(pg.PlotWidget):
             c = QColor(th.color([1, 0, 2, 6, 4, 5, 3][rp.pp_rank % 7]))
             hatch = QBrush(QColor(th.bg), [None, Qt.BDiagPattern, Qt.FDiagPattern, Qt.CrossPattern][rp.pp_rank % 4]) \
                 if rp.pp_rank % 4 else None
-            rects.append((QRectF(x - 0.42, y - 0.42, 0.84, 0.84), QBrush(c), hatch))
-            t = pg.TextItem(f"{rp.rank}", color="#000000", anchor=(0.5, 0.5))
-            t.setFont(font)
-            t.setPos(x, y)
-            self.addItem(t)
-            self.items.append(t)
+            box = QRectF(x - 0.42, y - 0.42, 0.84, 0.84)
+            rects.append((box, QBrush(c), hatch))
+            labels.append((box, str(rp.rank)))
         blocks.outline = QPen(QColor(th.fg))
         blocks.outline.setCosmetic(True)
-        blocks.set_rects(rects)
+        bold = QFont(font)
+        bold.setBold(True)
+        blocks.font = bold
+        blocks.set_rects(rects, labels)
         self.addItem(blocks)
         self.items.append(blocks)
         blocks.setZValue(-1)

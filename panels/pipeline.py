@@ -20,6 +20,7 @@ from panels._pipeline_views import OP_NAMES, GanttView, LayoutView, TPView, op_c
 
 KIND_LABELS = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved-1f1b": "Interleaved 1F1B", "zb-h1": "ZB-H1", "zb-v": "ZB-V"}
 GANTT_FRAMES = 240
+PREVIEW_MAX_OPS = 256  # p·m·v above this: cost sliders redraw on release only
 TABS = ("schedules", "executed", "tp", "layout")
 
 
@@ -83,7 +84,8 @@ class PipelinePanel(Panel):
         self.w_share = LabeledSlider("W share of backward", 10, 90, 50, 5, 0, "%")
         self.t_comm = LabeledSlider("p2p latency", 0, 2, 0.0, 0.05, 2)
         for s in (self.t_f, self.t_b, self.w_share, self.t_comm):
-            s.valueChanging.connect(self._recompute)
+            s.valueChanging.connect(self._preview)
+            s.valueCommitted.connect(self._recompute)
         grid.addWidget(QLabel("Left"), 0, 0)
         grid.addWidget(self.kind[0], 0, 1)
         grid.addWidget(QLabel("Right"), 0, 2)
@@ -228,6 +230,12 @@ class PipelinePanel(Panel):
         tb = self.t_b.value()
         w = self.w_share.value() / 100.0
         return {"t_f": self.t_f.value(), "t_b": tb, "t_i": tb * (1 - w), "t_w": tb * w, "t_comm": self.t_comm.value()}
+
+    def _preview(self, *_args) -> None:
+        """Live redraw while a cost slider drags, when the schedules are small enough to stay smooth."""
+        sc = self.scenario
+        if sc is not None and sc.pp * sc.grad_accum * self.v_spin.value() <= PREVIEW_MAX_OPS:
+            self._recompute()
 
     def _recompute(self, *_args) -> None:
         if self.scenario is None:
@@ -395,7 +403,7 @@ class PipelinePanel(Panel):
         from engines.hardware import gpu
 
         th = self.theme
-        parts = (("params", "weights", 4), ("grads", "gradients", 0), ("optimizer", "optimizer", 2),
+        parts = (("params", "weights", 5), ("grads", "gradients", 0), ("optimizer", "optimizer", 2),
                  ("activations", "activations", 1), ("buffers", "buffers + reserve", 6))
         base = [0.0] * len(self.stage_memory)
         legend = self.memory_plot.addLegend(offset=(-10, 10), labelTextColor=th.fg)
@@ -406,6 +414,10 @@ class PipelinePanel(Panel):
             self.memory_plot.addItem(item)
             legend.addItem(item, label)  # BarGraphItem is not auto-listed
             base = [b + v for b, v in zip(base, vals)]
+        for i, total in enumerate(base):  # the number on each bar: colour is never the only cue
+            label = pg.TextItem(f"{total:.1f} GB", color=th.fg, anchor=(0.5, 1))
+            label.setPos(i, total)
+            self.memory_plot.addItem(label)
         cap = gpu(self.scenario.gpu).memory_bytes / 1e9
         line = pg.InfiniteLine(pos=cap, angle=0, pen=pg.mkPen(th.error, width=2, style=Qt.DashLine),
                                label=f"{cap:.0f} GB per GPU", labelOpts={"color": th.fg, "position": 0.1})
