@@ -1,0 +1,66 @@
+"""Training-memory panel: drive the real controls, check the engine state behind the view."""
+from __future__ import annotations
+
+import pytest
+
+from engines import memory as mem
+from engines.scenario import STRATEGIES
+from panels.memory import MemoryPanel
+
+
+def test_controls_drive_the_scenario_and_breakdown(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    p.strategy_combo.setCurrentIndex(p.strategy_combo.findData("zero2"))
+    assert ctx.scenario.value.strategy == "zero2"
+    p.gpus_spin.setValue(16)
+    sc = ctx.scenario.value
+    assert sc.n_gpus == 16
+    expected = mem.breakdown(sc, "zero2")
+    assert p.breakdowns["zero2"].total == pytest.approx(expected.total)
+    assert f"{expected.total / 1e9:,.2f} GB" in p.verdict.text()
+    assert ("fits" in p.verdict.text()) == expected.fits
+    rows = {r["strategy"]: r for r in p.table()}
+    assert set(rows) <= set(STRATEGIES) and rows["zero2"]["total_GB"] == pytest.approx(expected.total / 1e9, abs=1e-4)
+    assert rows["zero3"]["smallest_fitting_gpus"] == mem.smallest_fitting_gpus(sc)["zero3"]
+
+
+def test_fp32_accumulation_and_offload_change_bytes(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    before = p.breakdowns[ctx.scenario.value.strategy].grads
+    p.fp32_acc.setChecked(True)
+    assert p.breakdowns[ctx.scenario.value.strategy].grads == pytest.approx(3 * before)  # 2 + 4 bytes
+    p.offload_opt.setChecked(True)
+    assert ctx.scenario.value.offload_optimizer
+    assert p.breakdowns[ctx.scenario.value.strategy].optimizer == 0
+
+
+def test_timeline_shards_optimizer_then_grads_then_params(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    spec = p.timeline()
+    assert spec.n_frames == len(p.frames) and [c[1] for c in spec.chapters][-1].startswith("ZeRO-3")
+    p.show_frame(0)
+    first = p.frames[0].bytes
+    p.show_frame(spec.n_frames - 1)
+    last = p.frames[-1].bytes
+    dp = ctx.scenario.value.dp
+    for cat in ("params", "grads", "optimizer"):
+        assert last[cat] == pytest.approx(first[cat] / dp)
+    assert f"× {dp} GPUs" in p.frame_caption.text()
+
+
+def test_bad_input_shown_inline(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    ctx.scenario.try_update(tp=8)
+    p.gpus_spin.setValue(12)  # not a multiple of TP 8
+    assert p.error.isVisible() and "n_gpus" in p.error.text()
+
+
+def test_measured_mode_runs_in_the_worker(make_panel, qtbot):
+    p = make_panel(MemoryPanel)
+    p.measure_button.click()
+    assert p.tasks.wait(120_000)
+    assert p.measured is not None
+    assert p.measure_table.rowCount() == 4
+    for cat in ("params", "grads", "optimizer", "activations"):
+        assert p.measured.ratio(cat) == pytest.approx(1.0, abs=0.10)
+    assert "measured" in p.result()
