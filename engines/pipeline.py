@@ -70,9 +70,9 @@ def schedule(kind: str, stages: int, microbatches: int, chunks: int = 1) -> list
     require(v == 1, "chunks", f"{kind} runs one model chunk per rank, got {v}", "1")
     if kind == "gpipe":
         return [[Action(r, "F", i) for i in range(m)] + [Action(r, "B", i) for i in range(m)] for r in range(p)]
-    require(m >= p, "microbatches",
-            f"{kind} needs at least as many micro-batches as stages (m ≥ p); m={m}, p={p}",
-            f"{p}…{MAX_MICROBATCHES}")
+    require(m >= p, "stages",
+            f"{kind} needs at least as many micro-batches as stages (p ≤ m); p={p}, m={m}",
+            f"1…{m} for m={m}, or raise microbatches to ≥ {p}")
     if kind == "1f1b":
         return [_one_f_one_b_rank(r, p, m) for r in range(p)]
     return [_zb_h1_rank(r, p, m) for r in range(p)]

@@ -189,8 +189,8 @@ def test_formulas_label_both_denominators():
 @pytest.mark.parametrize("args,field", [
     (("interleaved-1f1b", 4, 6, 2), "microbatches"),   # m not a multiple of p
     (("interleaved-1f1b", 4, 8, 1), "chunks"),
-    (("1f1b", 4, 3), "microbatches"),                   # fewer micro-batches than stages
-    (("zb-h1", 4, 2), "microbatches"),
+    (("1f1b", 4, 3), "stages"),                         # more stages than micro-batches
+    (("zb-h1", 4, 2), "stages"),
     (("gpipe", 4, 8, 2), "chunks"),
     (("zb-v", 4, 8, 1), "chunks"),
     (("pipedream", 4, 8), "kind"),
