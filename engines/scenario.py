@@ -143,7 +143,7 @@ class Scenario:
             if not isinstance(values["arch"], Mapping):
                 raise ValidationError("arch", "must be an object")
             values["arch"] = ModelArch.from_dict(values["arch"])
-        elif values.get("model", "llama3-8b") in PRESETS:
+        elif isinstance(values.get("model", "llama3-8b"), str) and values.get("model", "llama3-8b") in PRESETS:
             values["arch"] = PRESETS[values.get("model", "llama3-8b")]
         return cls(**values)
 
