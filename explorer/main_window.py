@@ -43,6 +43,7 @@ class MainWindow(QMainWindow):
         self.remember_layout = remember_layout
         self.setWindowTitle("AI Systems Explorer")
         self.setObjectName("MainWindow")
+        self._apply_theme(ctx.theme)  # first: widgets created below inherit the font size
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
             self._hosts[cls.key] = host
             self.tabs.addTab(host, cls.title)
         self.editor = ScenarioEditor(ctx.scenario)
+        self.editor.setMinimumWidth(int(300 * ctx.theme.font_scale))
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
         self.lesson = LessonView()
         self._dock("Explanation", "lesson_dock", self.lesson, Qt.RightDockWidgetArea)
@@ -72,7 +74,6 @@ class MainWindow(QMainWindow):
         ctx.theme_changed.connect(self._apply_theme)
         ctx.scenario.changed.connect(lambda _d: self._update_title())
         self.tabs.currentChanged.connect(self._activate)
-        self._apply_theme(ctx.theme)
         self.set_device(ctx.device)
         self.resize(1500, 950)
         if remember_layout:
@@ -279,10 +280,12 @@ class MainWindow(QMainWindow):
 
     def _apply_theme(self, theme) -> None:
         app = QApplication.instance()
-        app.setStyleSheet(stylesheet(theme))
         font = app.font()
         font.setPointSizeF(theme.point_size)
-        app.setFont(font)
+        app.setFont(font)  # before the stylesheet: the stylesheet's re-polish then picks the size up
+        app.setStyleSheet(stylesheet(theme))
+        if hasattr(self, "editor"):
+            self.editor.setMinimumWidth(int(300 * theme.font_scale))
 
     def set_device(self, device: str, label: str | None = None) -> None:
         self.ctx.device = device

@@ -48,10 +48,13 @@ THEMES: dict[str, Theme] = {
 
 
 def stylesheet(theme: Theme) -> str:
-    """Application-wide Qt stylesheet: readable sizes, visible focus ring."""
-    pt = theme.point_size
+    """Application-wide Qt stylesheet: colours and a visible focus ring.
+
+    Text size is *not* set here: the application font carries it (a stylesheet font-size would
+    override every widget's own font, e.g. the big numbers on the overview cards).
+    """
     return f"""
-    QWidget {{ background: {theme.bg}; color: {theme.fg}; font-size: {pt:.1f}pt; }}
+    QWidget {{ background: {theme.bg}; color: {theme.fg}; }}
     QTabBar::tab {{ padding: 6px 14px; background: {theme.panel_bg}; border: 1px solid {theme.grid}; }}
     QTabBar::tab:selected {{ background: {theme.bg}; font-weight: bold; border-bottom: 3px solid {theme.accent}; }}
     QGroupBox {{ border: 1px solid {theme.grid}; margin-top: 1.2em; padding-top: 0.3em; }}

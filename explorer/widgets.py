@@ -146,9 +146,32 @@ class LabeledSlider(QWidget):
 class LessonView(QTextBrowser):
     """Offline Markdown explanation with sources (no network: links open nothing remote)."""
 
+    HEADING_SCALE = {1: 1.45, 2: 1.25, 3: 1.1}
+
     def __init__(self, markdown: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenExternalLinks(False)
         self.setOpenLinks(False)
-        self.setMarkdown(markdown)
         self.setAccessibleName("Explanation")
+        self.setMinimumWidth(260)
+        self.setMarkdown(markdown)
+
+    def setMarkdown(self, markdown: str) -> None:  # noqa: N802 (Qt name)
+        """Render Markdown with headings only moderately larger than the text (Qt's are huge)."""
+        from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextFormat
+
+        super().setMarkdown(markdown)
+        base = self.font().pointSizeF()
+        block = self.document().begin()
+        while block.isValid():
+            level = block.blockFormat().headingLevel()
+            if level:
+                fmt = QTextCharFormat()
+                fmt.setProperty(QTextFormat.FontSizeAdjustment, 0)
+                fmt.setFontPointSize(base * self.HEADING_SCALE.get(level, 1.0))
+                fmt.setFontWeight(700)
+                cur = QTextCursor(block)
+                cur.movePosition(QTextCursor.StartOfBlock)
+                cur.movePosition(QTextCursor.EndOfBlock, QTextCursor.KeepAnchor)
+                cur.mergeCharFormat(fmt)
+            block = block.next()

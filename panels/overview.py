@@ -64,8 +64,7 @@ class OverviewPanel(Panel):
         self.labels = [pg.TextItem(anchor=(0.5, 1.0)) for _ in range(3)]
         for t in self.labels:
             self.plot.addItem(t)
-        self.plot.getAxis("bottom").setTicks([[(0, "training state (whole model)"), (1, "one GPU's memory"),
-                                              (2, "whole cluster's memory")]])
+        self.plot.getAxis("bottom").setTicks([[(0, "model state"), (1, "one GPU"), (2, "all GPUs")]])
         self.plot.setMouseEnabled(x=False, y=False)
         self.body.addWidget(self.plot, 1)
 
