@@ -34,6 +34,69 @@ LETTER = {"params": "W", "grads": "G", "optimizer": "O", "activations": "A", "bu
 DRAWN_GPUS = 4
 
 
+_NO_BRUSH = pg.mkBrush(None)
+
+
+class _Pool:
+    """Plot items reused across redraws: updating is far cheaper than re-creating (TextItems above all),
+    which keeps a timeline frame within a few milliseconds."""
+
+    def __init__(self, plot) -> None:
+        self.plot = plot
+        self.items: dict[str, list] = {"bar": [], "text": [], "line": [], "curve": []}
+        self.used = dict.fromkeys(self.items, 0)
+
+    def begin(self) -> None:
+        self.used = dict.fromkeys(self.items, 0)
+
+    def _next(self, kind: str, make):
+        pool = self.items[kind]
+        if self.used[kind] == len(pool):
+            item = make()
+            self.plot.addItem(item)
+            pool.append(item)
+        item = pool[self.used[kind]]
+        self.used[kind] += 1
+        item.show()
+        return item
+
+    def bar(self, **opts):
+        item = self._next("bar", lambda: pg.BarGraphItem(**opts))  # a plot always uses the same keys
+        item.setOpts(**opts)
+        return item
+
+    def text(self, text: str, pos: tuple[float, float], anchor: tuple[float, float], font: QFont, color: str,
+             fill=None):
+        item = self._next("text", pg.TextItem)
+        if (text, color) != getattr(item, "_shown", None):
+            item.setText(text, color=color)
+            item._shown = (text, color)
+        item.setAnchor(anchor)
+        if font is not getattr(item, "_font_obj", None):
+            item.setFont(font)
+            item._font_obj = font
+        item.fill = fill if fill is not None else _NO_BRUSH
+        item.setPos(*pos)
+        return item
+
+    def line(self, pos: float, angle: int, line_pen):
+        item = self._next("line", lambda: pg.InfiniteLine(angle=angle, movable=False))
+        item.setAngle(angle)
+        item.setPen(line_pen)
+        item.setPos(pos)
+        return item
+
+    def curve(self, x, y, **opts):
+        item = self._next("curve", pg.PlotDataItem)
+        item.setData(x, y, **opts)
+        return item
+
+    def end(self) -> None:
+        for kind, pool in self.items.items():
+            for item in pool[self.used[kind]:]:
+                item.hide()
+
+
 def _gb(x: float) -> str:
     return f"{x / 1e9:,.2f} GB" if x < 1e12 else f"{x / 1e12:,.2f} TB"
 
@@ -57,8 +120,11 @@ class MemoryPanel(Panel):
         self.measured = None
         self.fsdp = None
         self._frame = 0
+        self._style_cache: dict = {}
         self._build_controls()
         self._build_views()
+        self._pools = {name: _Pool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
+                                                             ("sweep", self.sweep_plot), ("comm", self.comm_plot))}
 
     # --- construction -----------------------------------------------------------------------
     def _build_controls(self) -> None:
@@ -230,18 +296,31 @@ class MemoryPanel(Panel):
 
     # --- drawing ----------------------------------------------------------------------------
     def _font(self, scale: float = 0.9) -> QFont:
-        f = QFont()
-        f.setPointSizeF(self.theme.point_size * scale)
-        return f
+        """Fonts, pens and brushes are cached per theme: building them each frame costs milliseconds."""
+        key = ("font", scale, self.theme.point_size)
+        if key not in self._style_cache:
+            f = QFont()
+            f.setPointSizeF(self.theme.point_size * scale)
+            self._style_cache[key] = f
+        return self._style_cache[key]
+
+    def _pen(self, color: str, width: float = 1.0, style=Qt.SolidLine):
+        key = ("pen", color, width, style)
+        if key not in self._style_cache:
+            self._style_cache[key] = pen(color, width, style)
+        return self._style_cache[key]
 
     def _category_brushes(self, category: str, alpha: float = 0.9) -> tuple[QBrush, QBrush]:
-        c = QColor(self.theme.color(CATEGORY_COLOR[category]))
-        c.setAlphaF(alpha)
-        overlay = QColor(self.theme.fg)
-        overlay.setAlphaF(0.45 * alpha)
-        return QBrush(c), QBrush(overlay, CATEGORY_PATTERN[category])
+        key = ("brush", category, round(alpha, 2), self.theme.name)
+        if key not in self._style_cache:
+            c = QColor(self.theme.color(CATEGORY_COLOR[category]))
+            c.setAlphaF(round(alpha, 2))
+            overlay = QColor(self.theme.fg)
+            overlay.setAlphaF(0.45 * round(alpha, 2))
+            self._style_cache[key] = (QBrush(c), QBrush(overlay, CATEGORY_PATTERN[category]))
+        return self._style_cache[key]
 
-    def _stack(self, plot, xs: list[float], values: dict[str, list[float]], width: float,
+    def _stack(self, pool: _Pool, xs: list[float], values: dict[str, list[float]], width: float,
                label_min: float = float("inf")) -> float:
         """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB."""
         base = np.zeros(len(xs))
@@ -251,24 +330,19 @@ class MemoryPanel(Panel):
             h = np.array(values[cat]) / 1e9
             fill, hatch = self._category_brushes(cat)
             for brush in (fill, hatch):
-                plot.addItem(pg.BarGraphItem(x=xs, y0=base, height=h, width=width, brush=brush,
-                                             pen=pen(self.theme.fg, 1)))
+                pool.bar(x=xs, y0=base, height=h, width=width, brush=brush, pen=self._pen(self.theme.fg, 1))
             for x, b0, hh in zip(xs, base, h):
                 if hh >= label_min:
-                    t = pg.TextItem(f"{LETTER[cat]} {hh:,.2f}", color=self.theme.fg, anchor=(0.5, 0.5),
-                                    fill=pg.mkBrush(QColor(self.theme.bg)))
-                    t.setFont(self._font(0.7))
-                    t.setPos(x, b0 + hh / 2)
-                    plot.addItem(t)
+                    pool.text(f"{LETTER[cat]} {hh:,.2f}", (x, b0 + hh / 2), (0.5, 0.5), self._font(0.7),
+                              self.theme.fg, pg.mkBrush(QColor(self.theme.bg)))
             base = base + h
         return float(base.max()) if len(xs) else 0.0
 
-    def _memory_line(self, plot, cap_gb: float, x_label: float) -> None:
-        plot.addItem(pg.InfiniteLine(pos=cap_gb, angle=0, pen=pen(self.theme.error, 2.5, Qt.DashLine)))
-        t = pg.TextItem(f"{gpu_spec(self.scenario.gpu).label}: {cap_gb:,.0f} GB", color=self.theme.fg, anchor=(0, 1))
-        t.setFont(self._font(0.8))
-        t.setPos(x_label, cap_gb)
-        plot.addItem(t)
+    def _memory_line(self, pool: _Pool, cap_gb: float, x_label: float) -> None:
+        """The GPU's memory as a dashed line, labelled at its right end (``x_label``)."""
+        pool.line(cap_gb, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))
+        pool.text(f"{gpu_spec(self.scenario.gpu).label}: {cap_gb:,.0f} GB", (x_label, cap_gb), (1, 1),
+                  self._font(0.8), self.theme.fg)
 
     def _draw_verdict(self) -> None:
         b = self.breakdowns[self.scenario.strategy]
@@ -286,70 +360,73 @@ class MemoryPanel(Panel):
             f"TP×PP): {', '.join(parts)}." + ("<br><i>" + "; ".join(b.notes) + "</i>" if b.notes else ""))
 
     def _draw_bars(self) -> None:
-        p = self.bars_plot
-        p.clear()
+        p, pool = self.bars_plot, self._pools["bars"]
+        pool.begin()
         shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
         xs = list(range(len(shown)))
         values = {c: [getattr(self.breakdowns[s], c) for s in shown] for c in mem.CATEGORIES}
         cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
         y_top = max(max(self.breakdowns[s].total for s in shown) / 1e9, cap) * 1.15
-        self._stack(p, xs, values, 0.62, label_min=0.07 * y_top)
-        self._memory_line(p, cap, -0.45)
+        self._stack(pool, xs, values, 0.62, label_min=0.07 * y_top)
+        self._memory_line(pool, cap, len(xs) - 0.45)
         for x, s in zip(xs, shown):
             b = self.breakdowns[s]
             yours = " ◀ yours" if s == self.scenario.strategy else ""
-            t = pg.TextItem(f"{b.total / 1e9:,.1f} GB{yours}\n{'fits' if b.fits else 'too big'}", color=self.theme.fg,
-                            anchor=(0.5, 1))
-            t.setFont(self._font(0.75))
-            t.setPos(x, b.total / 1e9)
-            p.addItem(t)
+            pool.text(f"{b.total / 1e9:,.1f} GB{yours}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
+                      (0.5, 1), self._font(0.75), self.theme.fg)
+        pool.end()
         p.getAxis("bottom").setTicks([[(x, SHORT[s]) for x, s in zip(xs, shown)]])
         p.setXRange(-0.6, len(xs) - 0.4, padding=0)
         p.setYRange(0, y_top, padding=0)
 
     def show_frame(self, index: int) -> None:
+        """Draw one sharding frame: each GPU keeps its own 1/N shard (solid) while the part it will
+        drop fades out. All blocks go into four multi-bar items so a frame costs a few milliseconds."""
         if not self.frames:
             return
         index = max(0, min(int(index), len(self.frames) - 1))
         self._frame = index
         frame = self.frames[index]
-        p = self.shard_plot
-        p.clear()
+        p, pool = self.shard_plot, self._pools["shard"]
+        pool.begin()
         n = frame.dp
         drawn = min(DRAWN_GPUS, n)
         xs = list(range(drawn))
-        # Each GPU keeps its own 1/N shard (solid); the part it will drop fades as the split proceeds.
-        base = np.zeros(drawn)
         full_dp = self.frames[0].bytes
         cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
         y_top = max(self.frames[0].total / 1e9, cap) * 1.12
-        next_label = 0.0
+        solid = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
+        fading = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
+        base, next_label = 0.0, 0.0
         for cat in ("params", "grads", "optimizer", "activations"):
             total = frame.bytes[cat] / 1e9
             split = frame.split.get(cat, 0.0)
-            shard = full_dp[cat] / n / 1e9 if cat in mem.SHARD_ORDER else total
-            kept = total if split == 0 or cat not in mem.SHARD_ORDER else shard
-            leaving = total - kept
+            sharding = cat in mem.SHARD_ORDER and split > 0
+            kept = full_dp[cat] / n / 1e9 if sharding else total
             fill, hatch = self._category_brushes(cat)
-            for brush in (fill, hatch):
-                p.addItem(pg.BarGraphItem(x=xs, y0=base, height=[kept] * drawn, width=0.6, brush=brush,
-                                          pen=pen(self.theme.fg, 1)))
-            if leaving > 1e-12:
-                fade, fade_hatch = self._category_brushes(cat, alpha=max(0.12, 1 - split))
-                for brush in (fade, fade_hatch):
-                    p.addItem(pg.BarGraphItem(x=xs, y0=base + kept, height=[leaving] * drawn, width=0.6, brush=brush,
-                                              pen=pen(self.theme.fg, 1, Qt.DotLine)))
-            label = CATEGORY_LABELS[cat]
-            if cat in mem.SHARD_ORDER and split > 0:
-                label += f" 1/{n}"
-            label_y = max(base[0] + total / 2, next_label)
+            for group, y0, height, brushes in ((solid, base, kept, (fill, hatch)),
+                                               (fading, base + kept, total - kept,
+                                                self._category_brushes(cat, alpha=max(0.12, 1 - split)))):
+                if height <= 1e-12:
+                    continue
+                group["x"] += xs
+                group["y0"] += [y0] * drawn
+                group["height"] += [height] * drawn
+                group["fill"] += [brushes[0]] * drawn
+                group["hatch"] += [brushes[1]] * drawn
+            label = CATEGORY_LABELS[cat] + (f" 1/{n}" if sharding else "")
+            label_y = max(base + total / 2, next_label)
             next_label = label_y + 0.075 * y_top
-            t = pg.TextItem(f"{LETTER[cat]} {label}: {total:,.2f}", color=self.theme.fg, anchor=(0, 0.5))
-            t.setFont(self._font(0.72))
-            t.setPos(drawn - 1 + 0.33, label_y)
-            p.addItem(t)
-            base = base + total
-        self._memory_line(p, cap, -0.45)
+            pool.text(f"{LETTER[cat]} {label}: {total:,.2f}", (drawn - 1 + 0.33, label_y), (0, 0.5),
+                      self._font(0.72), self.theme.fg)
+            base += total
+        for group, edge in ((solid, self._pen(self.theme.fg, 1)), (fading, self._pen(self.theme.fg, 1, Qt.DotLine))):
+            for key in ("fill", "hatch"):
+                if group["x"]:
+                    pool.bar(x=group["x"], y0=group["y0"], height=group["height"], width=0.6, brushes=group[key],
+                             pen=edge)
+        self._memory_line(pool, cap, drawn + 2.2)
+        pool.end()
         ticks = [(x, f"GPU {x}") for x in xs[:-1]] + [(xs[-1], f"GPU {n - 1}" if n > drawn else f"GPU {xs[-1]}")]
         p.getAxis("bottom").setTicks([ticks])
         title = f"{frame.stage_label} — {frame.total / 1e9:,.2f} GB per GPU × {n} GPUs (data-parallel)"
@@ -361,9 +438,10 @@ class MemoryPanel(Panel):
 
     def _draw_sweep(self) -> None:
         sw = self.sweep_result
-        p = self.sweep_plot
-        p.clear()
+        p, pool = self.sweep_plot, self._pools["sweep"]
+        pool.begin()
         self.sweep_legend.clear()
+        self.sweep_legend.setLabelTextColor(self.theme.fg)
         styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
         symbols = ("o", "s", "t", "d", "x", "+")
         for row, s in enumerate(sw.strategies):
@@ -372,45 +450,39 @@ class MemoryPanel(Panel):
             y = sw.totals[row][ok] / 1e9
             color = self.theme.color(row if row != 3 else 7)
             marks = np.unique(np.geomspace(1, len(x), 8).astype(int) - 1)
-            p.plot(x, y, pen=pen(color, 2.5 if s == self.scenario.strategy else 1.8, styles[row]),
-                          name=f"{SHORT[s]}{' (yours)' if s == self.scenario.strategy else ''}")
-            p.plot(x[marks], y[marks], pen=None, symbol=symbols[row], symbolBrush=color, symbolPen=self.theme.fg,
-                   symbolSize=9)
+            line = pool.curve(x, y, pen=pen(color, 2.5 if s == self.scenario.strategy else 1.8, styles[row]))
+            self.sweep_legend.addItem(line, f"{SHORT[s]}{' (yours)' if s == self.scenario.strategy else ''}")
+            pool.curve(x[marks], y[marks], pen=None, symbol=symbols[row], symbolBrush=color, symbolPen=self.theme.fg,
+                       symbolSize=9)
         cap = sw.gpu_memory / 1e9
-        p.addItem(pg.InfiniteLine(pos=np.log10(cap), angle=0, pen=pen(self.theme.error, 2.5, Qt.DashLine)))
-        t = pg.TextItem(f"{cap:,.0f} GB GPU memory", color=self.theme.fg, anchor=(0, 1))
-        t.setFont(self._font(0.8))
-        t.setPos(0, np.log10(cap))
-        p.addItem(t)
-        p.addItem(pg.InfiniteLine(pos=np.log10(self.scenario.n_gpus), angle=90,
-                                  pen=pen(self.theme.muted, 1.5, Qt.DotLine)))
+        pool.line(np.log10(cap), 0, pen(self.theme.error, 2.5, Qt.DashLine))
+        pool.text(f"{cap:,.0f} GB GPU memory", (0, np.log10(cap)), (0, 1), self._font(0.8), self.theme.fg)
+        pool.line(np.log10(self.scenario.n_gpus), 90, pen(self.theme.muted, 1.5, Qt.DotLine))
+        pool.end()
         finite = sw.totals[np.isfinite(sw.totals)] / 1e9
         lo, hi = min(finite.min(), cap), max(finite.max(), cap)
-        nice = [m * 10.0**e for e in range(-3, 7) for m in (1, 2, 5)]
+        nice = [m * 10.0**e for e in range(-3, 7) for m in (1, 2, 3, 5)]
         ticks = [v for v in nice if lo / 1.5 <= v <= hi * 1.5]
         p.getAxis("left").setTicks([[(np.log10(v), f"{v:g}") for v in ticks]])
         p.getAxis("bottom").setTicks([[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]])
         p.setXRange(0, np.log10(1024), padding=0.02)
 
     def _draw_comm(self) -> None:
-        p = self.comm_plot
-        p.clear()
+        p, pool = self.comm_plot, self._pools["comm"]
+        pool.begin()
         shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
         ys = list(range(len(shown)))[::-1]
         vals = [self.breakdowns[s].comm.total_bytes / 1e9 for s in shown]
         fill, hatch = self._category_brushes("buffers", 0.8)
         for brush in (fill, hatch):
-            p.addItem(pg.BarGraphItem(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brush=brush,
-                                      pen=pen(self.theme.fg, 1)))
+            pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brush=brush, pen=self._pen(self.theme.fg, 1))
         top = max(vals) if vals else 1
         for y, s, v in zip(ys, shown, vals):
             c = self.breakdowns[s].comm
             where = "NVLink" if c.inter_bytes == 0 else ("network" if c.intra_bytes == 0 else "NVLink + network")
-            t = pg.TextItem(f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}",
-                            color=self.theme.fg, anchor=(0, 0.5))
-            t.setFont(self._font(0.72))
-            t.setPos(v + top * 0.01, y)
-            p.addItem(t)
+            pool.text(f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}",
+                      (v + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
+        pool.end()
         p.getAxis("left").setTicks([[(y, SHORT[s]) for y, s in zip(ys, shown)]])
         p.setXRange(0, max(top, 1e-9) * 2.8, padding=0)
         p.setYRange(-0.6, len(ys) - 0.4, padding=0)
@@ -523,6 +595,7 @@ class MemoryPanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
+        self._style_cache = {}
         if self.breakdowns:
             self._draw_verdict()
             self._draw_bars()

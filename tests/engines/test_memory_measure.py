@@ -38,3 +38,12 @@ def test_scaled_down_arch_keeps_the_family():
 def test_cancel_stops_the_step():
     with pytest.raises(MeasurementCancelled):
         measure_training_step(Scenario(), cancelled=lambda: True)
+
+
+@pytest.mark.gpu
+def test_cuda_measurement_agrees_and_reports_peak():
+    result = measure_training_step(Scenario(), device="cuda")
+    for category in MEASURE_CATEGORIES:
+        assert result.ratio(category) == pytest.approx(1.0, abs=0.10), category
+    # at the end of the forward pass the weights, masters and every saved tensor are allocated at once
+    assert result.peak_allocated >= result.measured["params"] + result.measured["activations"]
