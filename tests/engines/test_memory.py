@@ -243,3 +243,22 @@ def test_scenario_validation_names_fields():
     with pytest.raises(ValidationError) as e:
         mem.breakdown(Scenario(), "zero5")
     assert e.value.field == "strategy"
+
+
+def test_hybrid_needs_whole_nodes():
+    sc = Scenario(n_gpus=12, gpus_per_node=8, strategy="fsdp-hybrid")  # DP 12: one and a half nodes
+    with pytest.raises(ValidationError) as e:
+        mem.breakdown(sc)
+    assert e.value.field == "n_gpus"
+    sw = mem.sweep(sc)
+    row = sw.strategies.index("fsdp-hybrid")
+    assert np.isnan(sw.totals[row, 11]) and not np.isnan(sw.totals[row, 15])
+    assert mem.breakdown(sc.with_changes(n_gpus=4)).shard == 4  # part of one node: shard over all of it
+
+
+def test_per_stage_total_is_sum_of_categories():
+    sc = Scenario(model="llama3-70b", arch=PRESETS["llama3-70b"], n_gpus=64, tp=8, pp=4, grad_accum=4)
+    for st in mem.per_stage_memory(sc):
+        parts = st.params + st.grads + st.optimizer + st.activations + st.buffers + st.reserve
+        assert st.total == pytest.approx(parts)
+        assert st.reserve == pytest.approx(mem.DEFAULT_RESERVE_FRACTION * (parts - st.reserve))
