@@ -44,6 +44,7 @@ class _Pool:
     def __init__(self, plot) -> None:
         self.plot = plot
         self.items: dict[str, list] = {"bar": [], "text": [], "line": [], "curve": []}
+        self.z = {"bar": 0, "curve": 1, "line": 5, "text": 10}  # labels stay on top whatever was made first
         self.used = dict.fromkeys(self.items, 0)
 
     def begin(self) -> None:
@@ -53,6 +54,7 @@ class _Pool:
         pool = self.items[kind]
         if self.used[kind] == len(pool):
             item = make()
+            item.setZValue(self.z[kind])
             self.plot.addItem(item)
             pool.append(item)
         item = pool[self.used[kind]]
@@ -466,6 +468,7 @@ class MemoryPanel(Panel):
         p.getAxis("left").setTicks([[(np.log10(v), f"{v:g}") for v in ticks]])
         p.getAxis("bottom").setTicks([[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]])
         p.setXRange(0, np.log10(1024), padding=0.02)
+        p.setYRange(np.log10(lo / 1.3), np.log10(hi * 1.4), padding=0)
 
     def _draw_comm(self) -> None:
         p, pool = self.comm_plot, self._pools["comm"]
