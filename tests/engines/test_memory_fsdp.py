@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed gloo")
 def test_fsdp2_two_ranks_hold_half_the_states_each():
     from engines.fsdp_probe import run_fsdp_probe
