@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
                                QMessageBox, QTabWidget, QVBoxLayout, QWidget)
 
@@ -25,6 +25,14 @@ from explorer.widgets import LessonView
 log = logging.getLogger("explorer")
 
 PRESENTER_SCALE = 1.6
+
+
+def panel_icon(cls: type[Panel]) -> QIcon:
+    """The panel's icon from assets/icons (``icon`` attribute, default ``<key>.svg``); empty if none."""
+    from engines.assets import asset_path
+
+    path = asset_path("icons", cls.icon or f"{cls.key}.svg")
+    return QIcon(str(path)) if path.exists() else QIcon()
 
 
 def settings() -> QSettings:
@@ -55,7 +63,7 @@ class MainWindow(QMainWindow):
             host = QWidget()
             QVBoxLayout(host).setContentsMargins(0, 0, 0, 0)
             self._hosts[cls.key] = host
-            self.tabs.addTab(host, cls.title)
+            self.tabs.addTab(host, panel_icon(cls), cls.title)
         self.editor = ScenarioEditor(ctx.scenario)
         self.editor.setMinimumWidth(int(300 * ctx.theme.font_scale))
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
