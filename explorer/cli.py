@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     win = MainWindow(ctx, remember_layout=not headless)
     sink.error.connect(win.show_error)
     if args.list_panels:
-        for c in win.panel_classes:
+        for c in win.panel_infos:
             print(f"{c.key}\t{c.title}")
         return 0
     if args.scenario:

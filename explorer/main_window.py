@@ -16,7 +16,7 @@ from engines.models import PRESETS
 from explorer import exports
 from explorer.context import AppContext
 from explorer.files import FileProblem
-from explorer.panel import Panel, discover_panels
+from explorer.panel import Panel, PanelInfo, registered_panels
 from explorer.scenario_editor import ScenarioEditor
 from explorer.theme import stylesheet
 from explorer.timeline import PlayerWidget
@@ -27,11 +27,11 @@ log = logging.getLogger("explorer")
 PRESENTER_SCALE = 1.6
 
 
-def panel_icon(cls: type[Panel]) -> QIcon:
-    """The panel's icon from assets/icons (``icon`` attribute, default ``<key>.svg``); empty if none."""
+def panel_icon(name: str) -> QIcon:
+    """An icon from assets/icons; empty if the file is missing."""
     from engines.assets import asset_path
 
-    path = asset_path("icons", cls.icon or f"{cls.key}.svg")
+    path = asset_path("icons", name)
     return QIcon(str(path)) if path.exists() else QIcon()
 
 
@@ -56,14 +56,15 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
         # Tabs hold empty hosts; a panel is built the first time its tab is shown (fast start-up).
-        self.panel_classes = list(panel_classes if panel_classes is not None else discover_panels())
+        self.panel_infos: list[PanelInfo] = ([PanelInfo.of(c) for c in panel_classes] if panel_classes is not None
+                                             else registered_panels())
         self._instances: dict[str, Panel] = {}
         self._hosts: dict[str, QWidget] = {}
-        for cls in self.panel_classes:
+        for info in self.panel_infos:
             host = QWidget()
             QVBoxLayout(host).setContentsMargins(0, 0, 0, 0)
-            self._hosts[cls.key] = host
-            self.tabs.addTab(host, panel_icon(cls), cls.title)
+            self._hosts[info.key] = host
+            self.tabs.addTab(host, panel_icon(info.icon), info.title)
         self.editor = ScenarioEditor(ctx.scenario)
         self.editor.setMinimumWidth(int(300 * ctx.theme.font_scale))
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
@@ -86,7 +87,7 @@ class MainWindow(QMainWindow):
         self.resize(1500, 950)
         if remember_layout:
             self._restore_layout()
-        if self.panel_classes:
+        if self.panel_infos:
             self._activate(self.tabs.currentIndex())
         self._update_title()
 
@@ -165,19 +166,19 @@ class MainWindow(QMainWindow):
     @property
     def panels(self) -> list[Panel]:
         """The panels built so far, in tab order."""
-        return [self._instances[c.key] for c in self.panel_classes if c.key in self._instances]
+        return [self._instances[c.key] for c in self.panel_infos if c.key in self._instances]
 
     def current_panel(self) -> Panel | None:
         i = self.tabs.currentIndex()
         if i < 0:
             return None
-        return self._ensure(self.panel_classes[i].key)
+        return self._ensure(self.panel_infos[i].key)
 
     def _ensure(self, key: str) -> Panel:
         """Build (once) and return the panel for ``key``."""
         if key not in self._instances:
-            cls = next(c for c in self.panel_classes if c.key == key)
-            panel = cls(self.ctx)
+            info = next(i for i in self.panel_infos if i.key == key)
+            panel = info.load()(self.ctx)
             panel.defer_when_hidden = True
             self._instances[key] = panel
             self._hosts[key].layout().addWidget(panel)
@@ -187,8 +188,8 @@ class MainWindow(QMainWindow):
         return self._instances[key]
 
     def panel(self, key: str) -> Panel:
-        if not any(c.key == key for c in self.panel_classes):
-            raise ValidationError("panel", f"no panel {key!r}", ", ".join(c.key for c in self.panel_classes))
+        if not any(c.key == key for c in self.panel_infos):
+            raise ValidationError("panel", f"no panel {key!r}", ", ".join(c.key for c in self.panel_infos))
         return self._ensure(key)
 
     def show_panel(self, key: str) -> Panel:
@@ -202,6 +203,11 @@ class MainWindow(QMainWindow):
             return
         self.lesson.setMarkdown(panel.lesson_markdown())
         self.ctx.timeline.set_spec(panel.timeline())
+
+    @property
+    def panel_classes(self) -> list[type[Panel]]:
+        """Every panel class (imports every panel module; the self-test and benchmarks use it)."""
+        return [i.load() for i in self.panel_infos]
 
     def _timeline_changed(self, panel: Panel) -> None:
         if panel is self.current_panel():
@@ -318,7 +324,7 @@ class MainWindow(QMainWindow):
             self.restoreState(state)
         tab = st.value("tab")
         if tab:
-            for i, c in enumerate(self.panel_classes):
+            for i, c in enumerate(self.panel_infos):
                 if c.key == tab:
                     self.tabs.setCurrentIndex(i)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from dataclasses import dataclass
 from typing import ClassVar
 
 from PySide6.QtCore import Signal
@@ -18,7 +19,7 @@ from explorer.tasks import TaskRunner
 from explorer.theme import Theme
 from explorer.timeline import TimelineSpec
 
-__all__ = ["Panel", "TimelineSpec", "discover_panels"]
+__all__ = ["Panel", "PanelInfo", "TimelineSpec", "discover_panels", "registered_panels"]
 
 
 class Panel(QWidget):
@@ -122,6 +123,42 @@ class Panel(QWidget):
     def selftest(self) -> None:
         """Drive the main controls once; raise on any error. Default: redraw and walk the timeline."""
         self.set_scenario(self.ctx.scenario.value)
+
+
+@dataclass(frozen=True)
+class PanelInfo:
+    """What the window needs to show a tab before the panel's module is imported."""
+
+    module: str
+    key: str
+    title: str
+    order: int
+    cls: type[Panel] | None = None  # already imported (tests pass classes directly)
+
+    @property
+    def icon(self) -> str:
+        return (self.cls.icon if self.cls is not None and self.cls.icon else "") or f"{self.key}.svg"
+
+    def load(self) -> type[Panel]:
+        """Import the panel module (once) and return its ``PANEL`` class."""
+        if self.cls is not None:
+            return self.cls
+        cls = getattr(importlib.import_module(f"panels.{self.module}"), "PANEL")
+        if cls.key != self.key:
+            raise RuntimeError(f"panels.REGISTRY says {self.module} is {self.key!r}, its PANEL says {cls.key!r}")
+        object.__setattr__(self, "cls", cls)
+        return cls
+
+    @classmethod
+    def of(cls, panel_cls: type[Panel]) -> "PanelInfo":
+        return cls(panel_cls.__module__.rsplit(".", 1)[-1], panel_cls.key, panel_cls.title, panel_cls.order, panel_cls)
+
+
+def registered_panels() -> list[PanelInfo]:
+    """The tabs, from ``panels.REGISTRY``, without importing any panel module."""
+    import panels
+
+    return sorted((PanelInfo(*row) for row in panels.REGISTRY), key=lambda i: (i.order, i.key))
 
 
 def discover_panels() -> list[type[Panel]]:
