@@ -7,12 +7,87 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen, QPicture
-from PySide6.QtWidgets import QGraphicsRectItem
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import (QAbstractTextDocumentLayout, QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette,
+                           QPen, QPicture, QTextDocument)
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QSizePolicy, QWidget
 
 from explorer.theme import Theme
 from explorer.widgets import make_plot, pen
+
+def cache_static(plot) -> None:
+    """Axes and title change rarely: Qt keeps them as pixmaps, so repainting the data (an edit, a
+    timeline frame) does not re-render their text each time (that was most of a repaint)."""
+    pi = plot.getPlotItem() if hasattr(plot, "getPlotItem") else plot
+    for name in ("left", "bottom", "right", "top"):
+        pi.getAxis(name).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+    pi.titleLabel.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+
+class StableText(QWidget):
+    """Word-wrapped rich text whose changes repaint only itself.
+
+    A QLabel re-lays out the whole window on every setText (updateGeometry), which repaints every
+    widget of the panel: far too slow for text that changes on each edit or animation frame. This
+    widget only grows its height when the text needs more room, and otherwise just repaints."""
+
+    def __init__(self, text: str = "", min_lines: int = 1) -> None:
+        super().__init__()
+        self._doc = QTextDocument()
+        self._doc.setDocumentMargin(1)
+        self._html = ""
+        self._min_lines = min_lines
+        self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
+        self.setText(text)
+
+    def text(self) -> str:
+        return self._html
+
+    def setText(self, html: str) -> None:  # noqa: N802 (QLabel's name)
+        if html == self._html:
+            return
+        self._html = html
+        self._doc.setHtml(html)
+        self.setAccessibleDescription(self._doc.toPlainText())
+        self._fit()
+        self.update()
+
+    def _fit(self) -> None:
+        self._doc.setDefaultFont(self.font())
+        self._doc.setTextWidth(max(self.width(), 100))
+        lines = QFontMetrics(self.font()).lineSpacing() * self._min_lines + 4
+        need = max(int(self._doc.size().height()) + 1, lines)
+        if need > self.minimumHeight():
+            self.setMinimumHeight(need)
+
+    def reset_height(self) -> None:
+        """Shrink back to the current text (after a theme or font change)."""
+        self.setMinimumHeight(0)
+        self._fit()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        return QSize(300, self.minimumHeight())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if event.oldSize().width() != event.size().width():
+            self.reset_height()
+        super().resizeEvent(event)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() in (event.Type.FontChange, event.Type.PaletteChange, event.Type.StyleChange):
+            self.reset_height()
+            self.update()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt name)
+        painter = QPainter(self)
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        palette = self.palette()
+        palette.setColor(QPalette.Text, palette.color(QPalette.WindowText))
+        ctx.palette = palette
+        self._doc.documentLayout().draw(painter, ctx)
+        painter.end()
+
 
 OP_NAMES = {"F": "F forward", "B": "B backward", "I": "I input-grad", "W": "W weight-grad"}
 OP_PATTERN = {"F": None, "B": Qt.BDiagPattern, "I": Qt.FDiagPattern, "W": Qt.CrossPattern}

@@ -10,10 +10,10 @@ import dataclasses
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
-                               QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QHeaderView,
+                               QLabel, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from engines import memory as mem
 from engines.errors import ValidationError
@@ -22,6 +22,7 @@ from engines.scenario import RECOMPUTE, STRATEGIES
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, make_plot, pen
+from panels._pipeline_views import StableText, cache_static
 
 CATEGORY_LABELS = {"params": "weights", "grads": "gradients", "optimizer": "optimizer states",
                    "activations": "activations", "buffers": "comm buffers", "reserve": "fragmentation reserve"}
@@ -32,9 +33,23 @@ SHORT = {"dp": "DP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "f
          "fsdp-hybrid": "FSDP hybrid"}
 LETTER = {"params": "W", "grads": "G", "optimizer": "O", "activations": "A", "buffers": "B", "reserve": "R"}
 DRAWN_GPUS = 4
+SWEEP_POINTS = 160  # points drawn per sweep curve: log-spaced, plenty for a 1…1024 log axis
+SWEEP_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
+SWEEP_SYMBOLS = ("o", "s", "t", "d", "x", "+")
 
 
 _NO_BRUSH = pg.mkBrush(None)
+
+
+class _RowLegend(pg.LegendItem):
+    """A legend that lives in the plot's grid layout (below the axes), never on top of the curves:
+    the layout sizes it, so it must not set its own geometry as the floating LegendItem does."""
+
+    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
+        height = sum(max((self.layout.itemAt(r, c).height() for c in range(self.layout.columnCount())
+                          if self.layout.itemAt(r, c)), default=0) for r in range(self.layout.rowCount()))
+        self.setMinimumHeight(height)
+        self.setMaximumHeight(height)
 
 
 class _Pool:
@@ -43,8 +58,8 @@ class _Pool:
 
     def __init__(self, plot) -> None:
         self.plot = plot
-        self.items: dict[str, list] = {"bar": [], "text": [], "line": [], "curve": []}
-        self.z = {"bar": 0, "curve": 1, "line": 5, "text": 10}  # labels stay on top whatever was made first
+        self.items: dict[str, list] = {"bar": [], "text": [], "line": []}
+        self.z = {"bar": 0, "line": 5, "text": 10}  # labels stay on top whatever was made first
         self.used = dict.fromkeys(self.items, 0)
 
     def begin(self) -> None:
@@ -88,11 +103,6 @@ class _Pool:
         item.setPos(pos)
         return item
 
-    def curve(self, x, y, **opts):
-        item = self._next("curve", pg.PlotDataItem)
-        item.setData(x, y, **opts)
-        return item
-
     def end(self) -> None:
         for kind, pool in self.items.items():
             for item in pool[self.used[kind]:]:
@@ -123,6 +133,8 @@ class MemoryPanel(Panel):
         self.fsdp = None
         self._frame = 0
         self._style_cache: dict = {}
+        self._drawn: dict[str, object] = {}  # view → the inputs it shows (skip redraws that change nothing)
+        self._spec: tuple | None = None
         self._build_controls()
         self._build_views()
         self._pools = {name: _Pool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
@@ -165,9 +177,7 @@ class MemoryPanel(Panel):
         self.body.addLayout(row)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
-        self.verdict = QLabel()
-        self.verdict.setWordWrap(True)
-        self.verdict.setTextFormat(Qt.RichText)
+        self.verdict = StableText(min_lines=3)
         self.verdict.setAccessibleName("Fit verdict")
         self.body.addWidget(self.verdict)
 
@@ -177,8 +187,8 @@ class MemoryPanel(Panel):
         self.key_label = QLabel(f"Blocks (letter, pattern and colour): {key}. GB = 10⁹ bytes.")
         self.key_label.setWordWrap(True)
         self.body.addWidget(self.key_label)
-        self.frame_caption = QLabel()
-        self.frame_caption.setWordWrap(True)
+        self.frame_caption = StableText(min_lines=2)
+        self.frame_caption.setAccessibleName("Sharding frame")
         grid = QGridLayout()
         self.bars_plot = make_plot(th, "Per-GPU memory by strategy", "GB per GPU", "")
         self.bars_plot.setAccessibleName("Stacked per-GPU memory for every strategy, with the GPU's memory")
@@ -197,8 +207,17 @@ class MemoryPanel(Panel):
         self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
         self.sweep_plot.setLogMode(x=True, y=True)
         self.sweep_plot.setMinimumHeight(250)
-        self.sweep_legend = self.sweep_plot.addLegend(offset=(10, -10))
-        self.sweep_legend.setColumnCount(2)
+        self.sweep_curves: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []  # (line, markers) per strategy
+        self.sweep_legend = _RowLegend(colCount=3, frame=False)
+        for row, s in enumerate(STRATEGIES):
+            line, marks = pg.PlotDataItem(), pg.PlotDataItem()
+            self.sweep_plot.addItem(line)
+            self.sweep_plot.addItem(marks)
+            self.sweep_legend.addItem(line, SHORT[s])
+            self.sweep_curves.append((line, marks))
+        self.sweep_plot.getPlotItem().layout.addItem(self.sweep_legend, 5, 1)
+        self.sweep_marker = pg.InfiniteLine(angle=90, movable=False)  # the scenario's GPU count
+        self.sweep_plot.addItem(self.sweep_marker)
         grid.addWidget(self.sweep_plot, 1, 0)
 
         self.lower_tabs = QTabWidget()
@@ -233,12 +252,15 @@ class MemoryPanel(Panel):
         self.measure_note.setWordWrap(True)
         bl.addWidget(self.measure_note)
         self.lower_tabs.addTab(box, "Measured vs analytic (real torch)")
+        self.lower_tabs.currentChanged.connect(lambda _i: self._redraw())  # the comm chart draws when shown
         grid.addWidget(self.lower_tabs, 1, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
         grid.setRowStretch(0, 1)
         grid.setRowStretch(1, 1)
         self.body.addLayout(grid, 1)
+        for plot in (self.bars_plot, self.shard_plot, self.sweep_plot, self.comm_plot):
+            cache_static(plot)
 
     # --- scenario ---------------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
@@ -264,6 +286,7 @@ class MemoryPanel(Panel):
         return mem.Options(fp32_grad_accum=self.fp32_acc.isChecked())
 
     def _recompute(self) -> None:
+        """Analytic engine calls only (about a millisecond), then redraw what changed and is visible."""
         sc = self.scenario
         try:
             opts = self.options()
@@ -275,12 +298,29 @@ class MemoryPanel(Panel):
             self.error.show_error(str(exc))
             return
         self.error.show_error(None)
+        self._redraw()
+        spec = (len(self.frames), tuple(self.chapters))
+        if spec != self._spec:  # the player restarts on a new spec: only tell it when the spec changed
+            self._spec = spec
+            self.timeline_changed.emit()
+        self.show_frame(self._default_frame() if self._frame == 0 else min(self._frame, len(self.frames) - 1))
+
+    def _redraw(self) -> None:
+        """Each view redraws only when its inputs changed; the comm chart only while its tab shows."""
+        if not self.breakdowns:
+            return
         self._draw_verdict()
         self._draw_bars()
         self._draw_sweep()
-        self._draw_comm()
-        self.timeline_changed.emit()
-        self.show_frame(self._default_frame() if self._frame == 0 else min(self._frame, len(self.frames) - 1))
+        if self.lower_tabs.currentWidget() is self.comm_plot:
+            self._draw_comm()
+
+    def _changed(self, view: str, signature) -> bool:
+        """True (and remembered) when ``view``'s inputs differ from what it shows now."""
+        if self._drawn.get(view) == signature:
+            return False
+        self._drawn[view] = signature
+        return True
 
     def _try_breakdown(self, strategy: str, opts: mem.Options) -> mem.MemoryBreakdown | None:
         """Other strategies for comparison; one that does not apply here (hybrid on part of a node) is skipped."""
@@ -322,10 +362,19 @@ class MemoryPanel(Panel):
             self._style_cache[key] = (QBrush(c), QBrush(overlay, CATEGORY_PATTERN[category]))
         return self._style_cache[key]
 
+    def _text_height(self, plot, y_span: float, scale: float) -> float:
+        """Height of one text line of ``scale`` in data units of ``plot`` (to keep labels apart)."""
+        px = max(plot.getViewBox().height(), 120.0)
+        return QFontMetrics(self._font(scale)).height() * 1.1 * y_span / px
+
     def _stack(self, pool: _Pool, xs: list[float], values: dict[str, list[float]], width: float,
-               label_min: float = float("inf")) -> float:
-        """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB."""
+               label_min: float = float("inf"), avoid: tuple[float, float] = (0.0, 0.0)) -> float:
+        """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB.
+
+        A block label whose centre falls in the band ``avoid`` (the memory line and its label) moves
+        to the middle of the larger part of its block outside the band, or is dropped."""
         base = np.zeros(len(xs))
+        lo, hi = avoid
         for cat in mem.CATEGORIES:
             if cat not in values:
                 continue
@@ -334,17 +383,23 @@ class MemoryPanel(Panel):
             for brush in (fill, hatch):
                 pool.bar(x=xs, y0=base, height=h, width=width, brush=brush, pen=self._pen(self.theme.fg, 1))
             for x, b0, hh in zip(xs, base, h):
-                if hh >= label_min:
-                    pool.text(f"{LETTER[cat]} {hh:,.2f}", (x, b0 + hh / 2), (0.5, 0.5), self._font(0.7),
-                              self.theme.fg, pg.mkBrush(QColor(self.theme.bg)))
+                if hh < label_min:
+                    continue
+                y = b0 + hh / 2
+                if lo < y < hi:
+                    below, above = lo - b0, b0 + hh - hi
+                    if max(below, above) < label_min / 2:
+                        continue
+                    y = b0 + below / 2 if below >= above else hi + above / 2
+                pool.text(f"{LETTER[cat]} {hh:,.2f}", (x, y), (0.5, 0.5), self._font(0.7),
+                          self.theme.fg, pg.mkBrush(QColor(self.theme.bg)))
             base = base + h
         return float(base.max()) if len(xs) else 0.0
 
     def _memory_line(self, pool: _Pool, cap_gb: float, x_label: float) -> None:
-        """The GPU's memory as a dashed line, labelled at its right end (``x_label``)."""
+        """The GPU's memory as a dashed line, labelled just above its right end (``x_label``)."""
         pool.line(cap_gb, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))
-        pool.text(f"{gpu_spec(self.scenario.gpu).label}: {cap_gb:,.0f} GB", (x_label, cap_gb), (1, 1),
-                  self._font(0.8), self.theme.fg)
+        pool.text(f"GPU memory {cap_gb:,.0f} GB", (x_label, cap_gb), (1, 1), self._font(0.75), self.theme.fg)
 
     def _draw_verdict(self) -> None:
         b = self.breakdowns[self.scenario.strategy]
@@ -355,31 +410,43 @@ class MemoryPanel(Panel):
         parts = [f"{SHORT[s]} {smallest[s] if smallest[s] else '> 1024'}" for s in STRATEGIES]
         cpu = f"; CPU RAM per GPU for offload: {_gb(b.cpu)}" if b.cpu else ""
         sc = self.scenario
-        self.verdict.setText(
-            f"<span style='font-size:{self.theme.point_size * 1.25:.0f}pt'>{b.label} on {sc.n_gpus} × "
-            f"{gpu_spec(sc.gpu).label} (TP {sc.tp} × PP {sc.pp} × DP {sc.dp}): {_gb(b.total)} of {_gb(cap)} "
-            f"per GPU — {state} ({free}){cpu}.</span><br>Smallest GPU count that fits (≤ 1024, multiples of "
-            f"TP×PP): {', '.join(parts)}." + ("<br><i>" + "; ".join(b.notes) + "</i>" if b.notes else ""))
+        text = (f"<span style='font-size:{self.theme.point_size * 1.25:.0f}pt'>{b.label} on {sc.n_gpus} × "
+                f"{gpu_spec(sc.gpu).label} (TP {sc.tp} × PP {sc.pp} × DP {sc.dp}): {_gb(b.total)} of {_gb(cap)} "
+                f"per GPU — {state} ({free}){cpu}.</span><br>Smallest GPU count that fits (≤ 1024, multiples of "
+                f"TP×PP): {', '.join(parts)}." + ("<br><i>" + "; ".join(b.notes) + "</i>" if b.notes else ""))
+        self.verdict.setText(text)
 
     def _draw_bars(self) -> None:
-        p, pool = self.bars_plot, self._pools["bars"]
-        pool.begin()
         shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
-        xs = list(range(len(shown)))
         values = {c: [getattr(self.breakdowns[s], c) for s in shown] for c in mem.CATEGORIES}
         cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
-        y_top = max(max(self.breakdowns[s].total for s in shown) / 1e9, cap) * 1.15
-        self._stack(pool, xs, values, 0.62, label_min=0.07 * y_top)
-        self._memory_line(pool, cap, len(xs) - 0.45)
+        if not self._changed("bars", (tuple(shown), str(values), cap, self.scenario.strategy)):
+            return
+        p, pool = self.bars_plot, self._pools["bars"]
+        pool.begin()
+        xs = list(range(len(shown)))
+        y_top = max(max(self.breakdowns[s].total for s in shown) / 1e9, cap) * 1.22
+        line_h = self._text_height(p, y_top, 0.75)
+        self._stack(pool, xs, values, 0.62, label_min=0.07 * y_top, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h))
+        self._memory_line(pool, cap, len(xs) + 0.75)
         for x, s in zip(xs, shown):
             b = self.breakdowns[s]
-            yours = " ◀ yours" if s == self.scenario.strategy else ""
-            pool.text(f"{b.total / 1e9:,.1f} GB{yours}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
+            yours = "yours ▼\n" if s == self.scenario.strategy else ""
+            pool.text(f"{yours}{b.total / 1e9:,.1f} GB\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
                       (0.5, 1), self._font(0.75), self.theme.fg)
         pool.end()
-        p.getAxis("bottom").setTicks([[(x, SHORT[s]) for x, s in zip(xs, shown)]])
-        p.setXRange(-0.6, len(xs) - 0.4, padding=0)
-        p.setYRange(0, y_top, padding=0)
+        self._set_axes(p, "bars", bottom=[(x, SHORT[s]) for x, s in zip(xs, shown)],
+                       x_range=(-0.6, len(xs) + 0.8), y_range=(0, y_top))
+
+    def _set_axes(self, plot, view: str, bottom=None, left=None, x_range=None, y_range=None) -> None:
+        """Ticks and ranges, touched only when they change (each change re-renders the cached axis)."""
+        for name, ticks in (("bottom", bottom), ("left", left)):
+            if ticks is not None and self._changed(f"{view}-{name}", ticks):
+                plot.getAxis(name).setTicks([ticks])
+        if x_range is not None and self._changed(f"{view}-x", x_range):
+            plot.setXRange(*x_range, padding=0)
+        if y_range is not None and self._changed(f"{view}-y", y_range):
+            plot.setYRange(*y_range, padding=0)
 
     def show_frame(self, index: int) -> None:
         """Draw one sharding frame: each GPU keeps its own 1/N shard (solid) while the part it will
@@ -389,14 +456,17 @@ class MemoryPanel(Panel):
         index = max(0, min(int(index), len(self.frames) - 1))
         self._frame = index
         frame = self.frames[index]
+        cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
+        if not self._changed("frame", (frame, self.frames[0].bytes, cap)):
+            return
         p, pool = self.shard_plot, self._pools["shard"]
         pool.begin()
         n = frame.dp
         drawn = min(DRAWN_GPUS, n)
         xs = list(range(drawn))
         full_dp = self.frames[0].bytes
-        cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
         y_top = max(self.frames[0].total / 1e9, cap) * 1.12
+        line_h = self._text_height(p, y_top, 0.72)
         solid = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
         fading = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
         base, next_label = 0.0, 0.0
@@ -418,7 +488,10 @@ class MemoryPanel(Panel):
                 group["hatch"] += [brushes[1]] * drawn
             label = CATEGORY_LABELS[cat] + (f" 1/{n}" if sharding else "")
             label_y = max(base + total / 2, next_label)
-            next_label = label_y + 0.075 * y_top
+            if cap - 0.7 * line_h < label_y < cap + 1.6 * line_h:  # keep clear of the memory line's label
+                label_y = cap - 0.7 * line_h if label_y < cap and cap - 0.7 * line_h >= next_label \
+                    else cap + 1.6 * line_h
+            next_label = label_y + line_h
             pool.text(f"{LETTER[cat]} {label}: {total:,.2f}", (drawn - 1 + 0.33, label_y), (0, 0.5),
                       self._font(0.72), self.theme.fg)
             base += total
@@ -430,65 +503,68 @@ class MemoryPanel(Panel):
         self._memory_line(pool, cap, drawn + 2.2)
         pool.end()
         ticks = [(x, f"GPU {x}") for x in xs[:-1]] + [(xs[-1], f"GPU {n - 1}" if n > drawn else f"GPU {xs[-1]}")]
-        p.getAxis("bottom").setTicks([ticks])
         title = f"{frame.stage_label} — {frame.total / 1e9:,.2f} GB per GPU × {n} GPUs (data-parallel)"
         if n > drawn:
             title += f"; {drawn} drawn"
         self.frame_caption.setText(f"<b>{title}</b>")
-        p.setXRange(-0.5, drawn + 2.3, padding=0)
-        p.setYRange(0, y_top, padding=0)
+        self._set_axes(p, "shard", bottom=ticks, x_range=(-0.5, drawn + 2.3), y_range=(0, y_top))
 
     def _draw_sweep(self) -> None:
-        sw = self.sweep_result
-        p, pool = self.sweep_plot, self._pools["sweep"]
-        pool.begin()
-        self.sweep_legend.clear()
-        self.sweep_legend.setLabelTextColor(self.theme.fg)
-        styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
-        symbols = ("o", "s", "t", "d", "x", "+")
-        for row, s in enumerate(sw.strategies):
-            ok = ~np.isnan(sw.totals[row])
-            x = sw.n_gpus[ok]
-            y = sw.totals[row][ok] / 1e9
-            color = self.theme.color(row if row != 3 else 7)
-            marks = np.unique(np.geomspace(1, len(x), 8).astype(int) - 1)
-            line = pool.curve(x, y, pen=pen(color, 2.5 if s == self.scenario.strategy else 1.8, styles[row]))
-            self.sweep_legend.addItem(line, f"{SHORT[s]}{' (yours)' if s == self.scenario.strategy else ''}")
-            pool.curve(x[marks], y[marks], pen=None, symbol=symbols[row], symbolBrush=color, symbolPen=self.theme.fg,
-                       symbolSize=9)
+        """Per-GPU memory over 1…1024 GPUs: the curves redraw only when the sweep changes (not on a
+        GPU-count edit, which just moves the dotted marker)."""
+        sw, strategy = self.sweep_result, self.scenario.strategy
         cap = sw.gpu_memory / 1e9
-        pool.line(np.log10(cap), 0, pen(self.theme.error, 2.5, Qt.DashLine))
-        pool.text(f"{cap:,.0f} GB GPU memory", (0, np.log10(cap)), (0, 1), self._font(0.8), self.theme.fg)
-        pool.line(np.log10(self.scenario.n_gpus), 90, pen(self.theme.muted, 1.5, Qt.DotLine))
-        pool.end()
-        finite = sw.totals[np.isfinite(sw.totals)] / 1e9
-        lo, hi = min(finite.min(), cap), max(finite.max(), cap)
-        nice = [m * 10.0**e for e in range(-3, 7) for m in (1, 2, 3, 5)]
-        ticks = [v for v in nice if lo / 1.5 <= v <= hi * 1.5]
-        p.getAxis("left").setTicks([[(np.log10(v), f"{v:g}") for v in ticks]])
-        p.getAxis("bottom").setTicks([[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]])
-        p.setXRange(0, np.log10(1024), padding=0.02)
-        p.setYRange(np.log10(lo / 1.3), np.log10(hi * 1.4), padding=0)
+        p = self.sweep_plot
+        if self._changed("sweep", (sw.totals.tobytes(), strategy, cap)):
+            for row, s in enumerate(sw.strategies):
+                ok = ~np.isnan(sw.totals[row])
+                x, y = sw.n_gpus[ok], sw.totals[row][ok] / 1e9
+                keep = np.unique(np.geomspace(1, max(len(x), 1), SWEEP_POINTS).astype(int) - 1) if len(x) else []
+                x, y = x[keep], y[keep]
+                color = self.theme.color(row if row != 3 else 7)
+                line, marks = self.sweep_curves[STRATEGIES.index(s)]
+                line.setData(x, y, pen=self._pen(color, 2.5 if s == strategy else 1.8, SWEEP_STYLES[row]))
+                m = np.unique(np.geomspace(1, len(x), 8).astype(int) - 1) if len(x) else []
+                marks.setData(x[m], y[m], pen=None, symbol=SWEEP_SYMBOLS[row], symbolBrush=color,
+                              symbolPen=self.theme.fg, symbolSize=9)
+                label = self.sweep_legend.getLabel(line)
+                if label is not None:
+                    label.setText(f"{SHORT[s]}{' (yours)' if s == strategy else ''}", color=self.theme.fg)
+            pool = self._pools["sweep"]
+            pool.begin()
+            pool.line(np.log10(cap), 0, self._pen(self.theme.error, 2.5, Qt.DashLine))
+            pool.text(f"GPU memory {cap:,.0f} GB", (np.log10(1024), np.log10(cap)), (1, 1), self._font(0.75),
+                      self.theme.fg)
+            pool.end()
+            finite = sw.totals[np.isfinite(sw.totals)] / 1e9
+            lo, hi = min(finite.min(), cap), max(finite.max(), cap)
+            nice = [m * 10.0**e for e in range(-3, 7) for m in (1, 2, 3, 5)]
+            ticks = [v for v in nice if lo / 1.5 <= v <= hi * 1.5]
+            self._set_axes(p, "sweep", left=[(np.log10(v), f"{v:g}") for v in ticks],
+                           bottom=[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)],
+                           x_range=(-0.06, np.log10(1024) * 1.02), y_range=(np.log10(lo / 1.3), np.log10(hi * 1.4)))
+        self.sweep_marker.setPos(np.log10(self.scenario.n_gpus))
 
     def _draw_comm(self) -> None:
+        shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
+        comms = [self.breakdowns[s].comm for s in shown]
+        if not self._changed("comm", (tuple(shown), tuple(comms))):
+            return
         p, pool = self.comm_plot, self._pools["comm"]
         pool.begin()
-        shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
         ys = list(range(len(shown)))[::-1]
-        vals = [self.breakdowns[s].comm.total_bytes / 1e9 for s in shown]
+        vals = [c.total_bytes / 1e9 for c in comms]
         fill, hatch = self._category_brushes("buffers", 0.8)
         for brush in (fill, hatch):
             pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brush=brush, pen=self._pen(self.theme.fg, 1))
         top = max(vals) if vals else 1
-        for y, s, v in zip(ys, shown, vals):
-            c = self.breakdowns[s].comm
+        for y, c, v in zip(ys, comms, vals):
             where = "NVLink" if c.inter_bytes == 0 else ("network" if c.intra_bytes == 0 else "NVLink + network")
             pool.text(f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}",
                       (v + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
         pool.end()
-        p.getAxis("left").setTicks([[(y, SHORT[s]) for y, s in zip(ys, shown)]])
-        p.setXRange(0, max(top, 1e-9) * 2.8, padding=0)
-        p.setYRange(-0.6, len(ys) - 0.4, padding=0)
+        self._set_axes(p, "comm", left=[(y, SHORT[s]) for y, s in zip(ys, shown)],
+                       x_range=(0, max(top, 1e-9) * 2.8), y_range=(-0.6, len(ys) - 0.4))
 
     # --- measured mode ------------------------------------------------------------------------
     def run_measurement(self) -> None:
@@ -599,11 +675,14 @@ class MemoryPanel(Panel):
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
         self._style_cache = {}
+        self._drawn = {}
+        self.frame_caption.reset_height()
+        self.verdict.reset_height()
+        self.sweep_marker.setPen(self._pen(theme.muted, 1.5, Qt.DotLine))
+        self.sweep_legend.setLabelTextColor(theme.fg)
+        self.sweep_legend.setColumnCount(3 if theme.font_scale < 1.3 else 2)
         if self.breakdowns:
-            self._draw_verdict()
-            self._draw_bars()
-            self._draw_sweep()
-            self._draw_comm()
+            self._redraw()
             self.show_frame(self._frame)
 
     def selftest(self) -> None:
