@@ -312,7 +312,9 @@ class Kubelet:
         return sum(c.memory for c in rt.containers if c.state == "running")
 
     def memory_used(self) -> int:
-        return self.system_memory + sum(self.usage(k) or 0 for k in self.pods)
+        """Non-pod usage + Σ working sets of running containers (= Σ ``usage`` over pods)."""
+        return self.system_memory + sum(c.memory for rt in self.pods.values() if not rt.finished
+                                        for c in rt.containers if c.state == "running")
 
     def _check_memory(self) -> None:
         """eviction_manager.go synchronize: one hard-threshold eviction per interval."""

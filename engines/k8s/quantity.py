@@ -60,9 +60,27 @@ def to_int(value: object, field: str = "quantity") -> int:
     return math.ceil(parse_quantity(value, field))
 
 
+_AMOUNTS: dict[tuple[bool, type, object], int] = {}   # valid quantities already parsed (bounded)
+
+
 def resource_amount(name: str, value: object, field: str | None = None) -> int:
-    """Canonical integer amount of resource ``name``: millicores for cpu, whole units otherwise."""
-    return cpu_millis(value, field or name) if name == "cpu" else to_int(value, field or name)
+    """Canonical integer amount of resource ``name``: millicores for cpu, whole units otherwise.
+
+    Controllers re-read the same few strings ("250m", "256Mi") millions of times, so valid
+    (hashable) values are memoised; the key carries the type so ``True`` never aliases ``1``.
+    Invalid values are never cached and raise with ``field`` every time."""
+    is_cpu = name == "cpu"
+    key = (is_cpu, type(value), value)
+    try:
+        return _AMOUNTS[key]
+    except KeyError:
+        pass
+    except TypeError:   # unhashable: parse (and reject) below
+        return cpu_millis(value, field or name) if is_cpu else to_int(value, field or name)
+    amount = cpu_millis(value, field or name) if is_cpu else to_int(value, field or name)
+    if len(_AMOUNTS) < 4096:
+        _AMOUNTS[key] = amount
+    return amount
 
 
 def format_bytes(n: float) -> str:

@@ -267,6 +267,39 @@ def _log_rank(t: float | None, now: float) -> int:
     return int(math.log2(age_ns)) if age_ns > 0 else -1
 
 
+def _deletion_facts(pod: Mapping, rank: int, now: float) -> tuple:
+    """What ActivePodsWithRanks.Less reads of one pod, extracted once so a sort of thousands of
+    pods does not re-walk every pod's conditions for each comparison."""
+    spec, meta = pod.get("spec") or {}, pod["metadata"]
+    ready_at = ready_since(pod)
+    created = meta.get("creationTimestamp")
+    return (spec.get("nodeName") or "", _PHASE_ORDINAL.get((pod.get("status") or {}).get("phase"), 0),
+            is_pod_ready(pod), int((meta.get("annotations") or {}).get(POD_DELETION_COST, 0)), rank,
+            meta.get("uid", ""), ready_at, _log_rank(ready_at, now), max_restarts(pod), created, _log_rank(created, now))
+
+
+def _facts_less(a: tuple, b: tuple) -> bool:
+    na, pa, ra, ca, rank_a, uid_a, ta, la, ma, cta, cla = a
+    nb, pb, rb, cb, rank_b, uid_b, tb, lb, mb, ctb, clb = b
+    if na != nb and (not na or not nb):
+        return not na
+    if pa != pb:
+        return pa < pb
+    if ra != rb:
+        return not ra
+    if ca != cb:
+        return ca < cb
+    if rank_a != rank_b:
+        return rank_a > rank_b
+    if ra and rb and ta != tb:
+        return uid_a < uid_b if la == lb else la < lb
+    if ma != mb:
+        return ma > mb
+    if cta != ctb:
+        return uid_a < uid_b if cla == clb else cla < clb
+    return False
+
+
 def deletion_less(a: Mapping, rank_a: int, b: Mapping, rank_b: int, now: float) -> bool:
     """controller_utils.go ActivePodsWithRanks.Less with LogarithmicScaleDown (on by default).
 
@@ -275,37 +308,7 @@ def deletion_less(a: Mapping, rank_a: int, b: Mapping, rank_b: int, now: float) 
     node); both Ready: Ready for less time (log2 buckets of the age in ns, equal bucket → UID);
     more container restarts; newer creationTimestamp (log2 buckets, equal bucket → UID).
     """
-    sa, sb = a.get("spec") or {}, b.get("spec") or {}
-    na, nb = sa.get("nodeName") or "", sb.get("nodeName") or ""
-    if na != nb and (not na or not nb):
-        return not na
-    pa = _PHASE_ORDINAL.get((a.get("status") or {}).get("phase"), 0)
-    pb = _PHASE_ORDINAL.get((b.get("status") or {}).get("phase"), 0)
-    if pa != pb:
-        return pa < pb
-    ra, rb = is_pod_ready(a), is_pod_ready(b)
-    if ra != rb:
-        return not ra
-    ca = int((a["metadata"].get("annotations") or {}).get(POD_DELETION_COST, 0))
-    cb = int((b["metadata"].get("annotations") or {}).get(POD_DELETION_COST, 0))
-    if ca != cb:
-        return ca < cb
-    if rank_a != rank_b:
-        return rank_a > rank_b
-    uid_a, uid_b = a["metadata"].get("uid", ""), b["metadata"].get("uid", "")
-    if ra and rb:
-        ta, tb = ready_since(a), ready_since(b)
-        if ta != tb:
-            diff = _log_rank(ta, now) - _log_rank(tb, now)
-            return uid_a < uid_b if diff == 0 else diff < 0
-    ma, mb = max_restarts(a), max_restarts(b)
-    if ma != mb:
-        return ma > mb
-    ta, tb = a["metadata"].get("creationTimestamp"), b["metadata"].get("creationTimestamp")
-    if ta != tb:
-        diff = _log_rank(ta, now) - _log_rank(tb, now)
-        return uid_a < uid_b if diff == 0 else diff < 0
-    return False
+    return _facts_less(_deletion_facts(a, rank_a, now), _deletion_facts(b, rank_b, now))
 
 
 def pods_to_delete(pods: list[Mapping], related: Iterable[Mapping], diff: int, now: float) -> list[Mapping]:
@@ -317,12 +320,12 @@ def pods_to_delete(pods: list[Mapping], related: Iterable[Mapping], diff: int, n
         if is_active(p):
             node = (p.get("spec") or {}).get("nodeName", "")
             per_node[node] = per_node.get(node, 0) + 1
-    ranked = [(p, per_node.get((p.get("spec") or {}).get("nodeName", ""), 0)) for p in pods]
+    ranked = [(p, _deletion_facts(p, per_node.get((p.get("spec") or {}).get("nodeName", ""), 0), now)) for p in pods]
 
     def compare(x, y) -> int:
-        if deletion_less(x[0], x[1], y[0], y[1], now):
+        if _facts_less(x[1], y[1]):
             return -1
-        return 1 if deletion_less(y[0], y[1], x[0], x[1], now) else 0
+        return 1 if _facts_less(y[1], x[1]) else 0
 
     ranked.sort(key=cmp_to_key(compare))
     return [p for p, _ in ranked[:diff]]
@@ -344,22 +347,25 @@ def eviction_sort_key(pod: Mapping, usage_bytes: int | None) -> tuple:
 # --- scheduler scoring -----------------------------------------------------------------------
 def least_allocated_score(requested: Mapping[str, int], allocatable: Mapping[str, int]) -> int:
     """noderesources/least_allocated.go: mean over cpu, memory of (alloc − req)·100/alloc."""
-    total = 0
-    for r in ("cpu", "memory"):
-        cap, req = allocatable.get(r, 0), requested.get(r, 0)
-        total += 0 if cap == 0 or req > cap else (cap - req) * MAX_NODE_SCORE // cap
-    return total // 2
+    return node_scores(requested.get("cpu", 0), requested.get("memory", 0),
+                       allocatable.get("cpu", 0), allocatable.get("memory", 0))[0]
 
 
 def balanced_allocation_score(requested: Mapping[str, int], allocatable: Mapping[str, int]) -> int:
     """noderesources/balanced_allocation.go: (1 − std of the cpu and memory fractions)·100,
     with std = |f_cpu − f_mem| / 2 for two resources and fractions capped at 1."""
-    fractions = []
-    for r in ("cpu", "memory"):
-        cap = allocatable.get(r, 0)
-        fractions.append(min(requested.get(r, 0) / cap, 1.0) if cap else 1.0)
-    std = abs(fractions[0] - fractions[1]) / 2
-    return int((1 - std) * MAX_NODE_SCORE)
+    return node_scores(requested.get("cpu", 0), requested.get("memory", 0),
+                       allocatable.get("cpu", 0), allocatable.get("memory", 0))[1]
+
+
+def node_scores(cpu: int, memory: int, cpu_cap: int, memory_cap: int) -> tuple[int, int]:
+    """(LeastAllocated, BalancedAllocation) for requested cpu/memory against allocatable: the two
+    scores above on plain numbers, because the scheduler evaluates them for every node and pod."""
+    least = ((0 if cpu_cap == 0 or cpu > cpu_cap else (cpu_cap - cpu) * MAX_NODE_SCORE // cpu_cap)
+             + (0 if memory_cap == 0 or memory > memory_cap else (memory_cap - memory) * MAX_NODE_SCORE // memory_cap)) // 2
+    f_cpu = min(cpu / cpu_cap, 1.0) if cpu_cap else 1.0
+    f_mem = min(memory / memory_cap, 1.0) if memory_cap else 1.0
+    return least, int((1 - abs(f_cpu - f_mem) / 2) * MAX_NODE_SCORE)
 
 
 def parse_allocatable(status: Mapping, field: str = "status.allocatable") -> dict[str, int]:

@@ -18,6 +18,7 @@ from engines.k8s.store import obj_key
 
 DEFAULT_MAX_PODS = 110          # kubelet --max-pods default
 INITIAL_BACKOFF, MAX_BACKOFF = 1.0, 10.0   # podInitialBackoffDuration, podMaxBackoffDuration
+_EMPTY: dict[str, int] = {}
 
 
 def tolerates(pod: dict, taint: dict) -> bool:
@@ -47,6 +48,8 @@ class Scheduler(Controller):
         self.accounted: dict[str, tuple[str, dict, dict]] = {}
         self.attempts: dict[str, int] = {}
         self.unschedulable: set[str] = set()
+        self._alloc: dict[str, tuple[dict, tuple]] = {}   # node → (the object parsed, node_info)
+        self._pod_req: dict[str, tuple[dict[str, int], dict[str, int]]] = {}  # pod uid → (requests, non-zero)
         self.pods.on_add.append(self._pod_event)
         self.pods.on_update.append(lambda old, new: self._pod_event(new))
         self.pods.on_delete.append(self._pod_deleted)
@@ -68,7 +71,7 @@ class Scheduler(Controller):
         node = pod["spec"].get("nodeName")
         if not node or pod["status"].get("phase") in ("Succeeded", "Failed"):
             return
-        req, nz = rules.pod_requests(pod), rules.pod_requests(pod, non_zero=True)
+        req, nz = self.pod_requests(pod)
         self.accounted[key] = (node, req, nz)
         bucket, nzb = self.requested.setdefault(node, {}), self.nonzero.setdefault(node, {})
         for r, v in req.items():
@@ -76,6 +79,15 @@ class Scheduler(Controller):
         for r, v in nz.items():
             nzb[r] = nzb.get(r, 0) + v
         self.count[node] = self.count.get(node, 0) + 1
+
+    def pod_requests(self, pod: dict) -> tuple[dict[str, int], dict[str, int]]:
+        """(requests, non-zero requests) of a pod; a pod's resources are immutable once created
+        (ValidatePodUpdate), so they are computed once per uid."""
+        uid = pod["metadata"]["uid"]
+        cached = self._pod_req.get(uid)
+        if cached is None:
+            cached = self._pod_req[uid] = (rules.pod_requests(pod), rules.pod_requests(pod, non_zero=True))
+        return cached
 
     def _pod_event(self, pod: dict) -> None:
         key = obj_key(pod)
@@ -91,6 +103,7 @@ class Scheduler(Controller):
         key = obj_key(pod)
         freed = key in self.accounted
         self._account(key, None)
+        self._pod_req.pop(pod["metadata"]["uid"], None)
         self.unschedulable.discard(key)
         self.attempts.pop(key, None)
         if freed:
@@ -107,45 +120,62 @@ class Scheduler(Controller):
         self.unschedulable.clear()
 
     # --- one scheduling cycle -------------------------------------------------------------------
+    def node_info(self, node: dict) -> tuple[str, dict[str, int], bool, list[dict]]:
+        """(name, allocatable with the pod limit, unschedulable, NoSchedule/NoExecute taints),
+        parsed once per node version: informer objects are replaced on update, never mutated."""
+        name = node["metadata"]["name"]
+        cached = self._alloc.get(name)
+        if cached is None or cached[0] is not node:
+            spec = node.get("spec") or {}
+            alloc = rules.parse_allocatable(node.get("status") or {})
+            alloc.setdefault("pods", DEFAULT_MAX_PODS)
+            taints = [t for t in spec.get("taints") or [] if t.get("effect") in ("NoSchedule", "NoExecute")]
+            cached = self._alloc[name] = (node, (name, alloc, bool(spec.get("unschedulable")), taints))
+        return cached[1]
+
     def node_view(self, node: dict) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
         """(allocatable, requested, non-zero requested) of a node in canonical units."""
-        alloc = rules.parse_allocatable(node.get("status") or {})
-        alloc.setdefault("pods", DEFAULT_MAX_PODS)
-        name = node["metadata"]["name"]
+        name, alloc, _, _ = self.node_info(node)
         return alloc, self.requested.get(name, {}), self.nonzero.get(name, {})
 
-    def filter_node(self, pod: dict, req: dict[str, int], node: dict) -> list[str]:
-        """Reasons the node is rejected (empty: it fits)."""
-        if (node.get("spec") or {}).get("unschedulable"):
+    def filter_node(self, pod: dict, req: dict[str, int], node: dict,
+                    wanted: list[tuple[str, int]] | None = None) -> list[str]:
+        """Reasons the node is rejected (empty: it fits). ``wanted``: the pod's non-zero
+        requests sorted by resource (computed once per pod by ``sync``)."""
+        name, alloc, unschedulable, taints = self.node_info(node)
+        if unschedulable:
             return ["node(s) were unschedulable"]
-        for taint in (node.get("spec") or {}).get("taints") or []:
-            if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerates(pod, taint):
+        for taint in taints:
+            if not tolerates(pod, taint):
                 return [f"node(s) had untolerated taint {{{taint['key']}: {taint.get('value', '')}}}"]
-        alloc, used, _ = self.node_view(node)
+        used = self.requested.get(name, _EMPTY)
         reasons = []
-        if self.count.get(node["metadata"]["name"], 0) + 1 > alloc["pods"]:
+        if self.count.get(name, 0) + 1 > alloc["pods"]:
             reasons.append("Too many pods")
-        for r, v in sorted(req.items()):
-            if v > 0 and v > alloc.get(r, 0) - used.get(r, 0):
+        for r, v in (wanted if wanted is not None else sorted((r, v) for r, v in req.items() if v > 0)):
+            if v > alloc.get(r, 0) - used.get(r, 0):
                 reasons.append(f"Insufficient {r}")
         return reasons
 
     def score_node(self, pod_nonzero: dict[str, int], node: dict) -> tuple[int, int]:
-        alloc, _, nz = self.node_view(node)
-        after = {r: nz.get(r, 0) + pod_nonzero.get(r, 0) for r in ("cpu", "memory")}
-        return rules.least_allocated_score(after, alloc), rules.balanced_allocation_score(after, alloc)
+        """(LeastAllocated, BalancedAllocation) of the node with the pod's non-zero requests added."""
+        name, alloc, _, _ = self.node_info(node)
+        nz = self.nonzero.get(name, _EMPTY)
+        return rules.node_scores(nz.get("cpu", 0) + pod_nonzero.get("cpu", 0), nz.get("memory", 0) + pod_nonzero.get("memory", 0),
+                                 alloc.get("cpu", 0), alloc.get("memory", 0))
 
     def sync(self, key: str) -> None:
         pod = self.pods.get(key)
         if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
             return
         name = pod["metadata"]["name"]
-        req = rules.pod_requests(pod)
+        req = self.pod_requests(pod)[0]
         nodes = sorted(self.nodes.values(), key=lambda n: n["metadata"]["name"])
+        wanted = sorted((r, v) for r, v in req.items() if v > 0)
         histogram: dict[str, int] = {}
         feasible = []
         for node in nodes:
-            reasons = self.filter_node(pod, req, node)
+            reasons = self.filter_node(pod, req, node, wanted)
             if reasons:
                 for r in reasons:
                     histogram[r] = histogram.get(r, 0) + 1
@@ -153,7 +183,7 @@ class Scheduler(Controller):
                 feasible.append(node)
         if not feasible:
             return self._unschedulable(pod, key, histogram, len(nodes))
-        nz = rules.pod_requests(pod, non_zero=True)
+        nz = self.pod_requests(pod)[1]
         best, best_score, ties, best_parts = None, -1, 0, (0, 0)
         for node in feasible:
             least, balanced = self.score_node(nz, node)

@@ -417,9 +417,7 @@ class Recorder:
                  "count": 1, "firstTimestamp": now, "lastTimestamp": now, "seq": len(self.events)}
         self.events.append(event)
         self._index[key] = event
-        if len(self.events) > self.limit:   # keep memory bounded on long benchmark runs
-            dropped = self.events[: len(self.events) - self.limit]
-            self.events = self.events[len(dropped):]
-            for e in dropped:
-                self._index.pop((e["object"], e["type"], e["reason"], e["message"]), None)
+        while len(self.events) > self.limit:   # keep memory bounded on long benchmark runs
+            e = self.events.pop(0)               # in place: a memmove, not a 5,000-item copy per event
+            self._index.pop((e["object"], e["type"], e["reason"], e["message"]), None)
         return event
