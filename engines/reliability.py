@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -189,15 +189,27 @@ class RunResult:
     def goodput(self) -> float:
         return self.work_seconds / self.wall_seconds
 
+    @cached_property
+    def kind_arrays(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """(starts, ends) per span kind, in time order: lets a player slice a window in O(log n)."""
+        out = {}
+        for kind in ("compute", "checkpoint", "lost", "restart"):
+            rows = [(s.start, s.end) for s in self.spans if s.kind == kind]
+            arr = np.array(rows, dtype=float).reshape(-1, 2)
+            out[kind] = (arr[:, 0].copy(), arr[:, 1].copy())
+        return out
+
+    def time_in(self, kind: str, t: float) -> float:
+        """Wall seconds spent in spans of ``kind`` up to wall time ``t`` (partial spans count)."""
+        starts, ends = self.kind_arrays[kind]
+        k = int(np.searchsorted(starts, t, side="left"))     # spans that started before t
+        if k == 0:
+            return 0.0
+        return float((ends[:k] - starts[:k]).sum() - max(0.0, ends[k - 1] - t))
+
     def progress_at(self, t: float) -> float:
-        """Committed work (seconds) at wall time ``t``: compute spans finished by a checkpoint."""
-        done = 0.0
-        for s in self.spans:
-            if s.start >= t:
-                break
-            if s.kind == "compute":
-                done += min(s.end, t) - s.start
-        return done
+        """Work (seconds) kept at wall time ``t``: the compute spans (never lost) started before ``t``."""
+        return self.time_in("compute", t)
 
 
 def simulate_run(work_seconds: float, interval_seconds: float, checkpoint_seconds: float,
@@ -257,9 +269,11 @@ def monte_carlo_goodput(intervals, work_seconds: float, checkpoint_seconds: floa
                         mtbf_seconds: float, runs: int = 200, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Mean and standard deviation of goodput over ``runs`` simulated runs at each interval.
 
-    Vectorized renewal simulation (same process as :func:`simulate_run`): every segment of every
-    run retries until a failure-free draw covers compute + checkpoint; each failed try costs the
-    time to the failure plus a restart that is retried while interrupted.
+    Same renewal process as :func:`simulate_run`, sampled in closed form: a segment that needs
+    ``s = τ + δ`` failure-free seconds succeeds on a try with probability ``p = e^{-s/M}``, so the
+    failed tries of ``n`` equal segments are negative-binomial(n, p); each failed try costs a draw
+    of the exponential truncated to ``[0, s)`` (inverse CDF) plus a restart that is retried while
+    interrupted. The cost is O(runs × failures), not O(runs × segments × tries).
     """
     work = require_number(work_seconds, "work_seconds", 0, lo_open=True)
     d, m = _check(checkpoint_seconds, mtbf_seconds)
@@ -271,25 +285,20 @@ def monte_carlo_goodput(intervals, work_seconds: float, checkpoint_seconds: floa
         require(tau > 0, "interval_seconds", "must be positive", "> 0")
         n_full = int(work // tau)
         rest = work - n_full * tau
-        seg = np.full(n_full + (1 if rest > 1e-9 else 0), tau)
-        if rest > 1e-9:
-            seg[-1] = rest
-        need = np.tile(seg + d, runs)                      # every segment of every run
-        owner = np.repeat(np.arange(runs), len(seg))
-        wall = np.zeros(need.size)
-        pending = np.arange(need.size)
-        for _ in range(100_000):
-            if pending.size == 0:
-                break
-            x = rng.exponential(m, pending.size)
-            ok = x >= need[pending]
-            wall[pending[ok]] += need[pending[ok]]
-            failed = pending[~ok]
-            wall[failed] += x[~ok] + _restart_times(rng, failed.size, r, m)
-            pending = failed
-        else:
-            require(False, "interval_seconds", "the run makes no progress", "a shorter interval or larger MTBF")
-        per_run = np.bincount(owner, weights=wall, minlength=runs)
+        groups = [(n_full, tau + d)] + ([(1, rest + d)] if rest > 1e-9 else [])
+        per_run = np.zeros(runs)
+        for count, need in groups:
+            if count == 0:
+                continue
+            p = math.exp(-need / m)
+            require(p > 0 and runs * count * (1 - p) / p <= 5e6, "interval_seconds", "the run makes no progress",
+                    "a shorter interval or larger MTBF")
+            fails = rng.negative_binomial(count, p, runs)           # failed tries per run
+            owner = np.repeat(np.arange(runs), fails)
+            u = rng.random(owner.size)
+            lost = -m * np.log1p(-u * -math.expm1(-need / m))        # Exp(M) truncated to [0, need)
+            cost = lost + _restart_times(rng, owner.size, r, m)
+            per_run += count * need + np.bincount(owner, weights=cost, minlength=runs)
         goodput = work / per_run
         means.append(goodput.mean())
         stds.append(goodput.std())

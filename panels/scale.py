@@ -1,21 +1,35 @@
-"""Training at scale: MFU, the checkpoint interval, failures on a run timeline, and triage habits."""
+"""Training at scale: MFU, the checkpoint interval, failures on a run timeline, and triage habits.
+
+Analytic answers (MFU, Young/Daly, expected goodput, interruptions per day) are drawn at once on
+every edit; the Monte Carlo check and the simulated run go to a background task, debounced so a
+burst of edits simulates once, while the previous result stays visible (dimmed) until it lands.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTextBrowser,
-                               QVBoxLayout)
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QPushButton, QSpinBox,
+                               QTextBrowser, QVBoxLayout)
 
 from engines.mfu import TrainingThroughput, training_throughput
 from engines.reliability import (RunResult, daly_interval, expected_goodput, goodput_vs_cluster, job_mtbf,
                                  llama3_interruptions, monte_carlo_goodput, simulate_run, young_interval)
 from explorer.panel import Panel, TimelineSpec
+from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
+from panels._live_text import LiveText, pin_size
 
 KINDS = ("compute", "checkpoint", "lost", "restart")
 KIND_LABELS = {"compute": "kept work", "checkpoint": "checkpoint write", "lost": "lost work", "restart": "restart"}
 N_FRAMES = 240
+DEBOUNCE_MS = 150
+ZOOMS = (("view: 12 checkpoint intervals", 12), ("view: 60 checkpoint intervals", 60), ("view: whole run", 0))
+STALE_OPACITY = 0.35
+CLUSTER_SIZES = np.unique(np.geomspace(8, 131072, 40).astype(int))
+REFERENCES = ((38, "Llama 3 405B 38–43%"), (46.2, "PaLM 46.2%"))
 
 TRIAGE = """
 <h3>When the loss spikes or a node goes quiet: a triage checklist</h3>
@@ -39,6 +53,26 @@ TRIAGE = """
 """
 
 
+def plain_log_ticks(lo: float, hi: float, fmt=lambda v: f"{v:,.0f}" if v >= 1 else f"{v:g}") -> list:
+    """Major ticks for a log10 axis at 1–2–5 (or 1–3 when the span is wide) × 10ᵏ, labelled as plain numbers.
+
+    pyqtgraph's own log ticks label the minor steps too ("3·10¹ 4·10¹ …"), which overlap.
+    """
+    lo, hi = max(lo, 1e-12), max(hi, lo * 1.0001)
+    steps = (1, 2, 5) if math.log10(hi / lo) < 1.6 else (1, 3) if math.log10(hi / lo) < 3.5 else (1,)
+    ticks = []
+    for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in steps:
+            v = m * 10.0 ** k
+            if lo <= v <= hi:
+                ticks.append((math.log10(v), fmt(v)))
+    return [ticks, []]
+
+
+def _gpus(v: float) -> str:
+    return f"{v / 1000:g}K" if v >= 10_000 else f"{v:,.0f}"
+
+
 class ScalePanel(Panel):
     key = "scale"
     title = "Training at scale"
@@ -53,14 +87,20 @@ class ScalePanel(Panel):
         self.throughput: TrainingThroughput | None = None
         self.run: RunResult | None = None
         self._curve: dict = {}
+        self._scale_key = None
         self._frame = 0
+        self._window = (0.0, 1.0)
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(DEBOUNCE_MS)
+        self._refresh.timeout.connect(self._start_simulation)
 
-        controls = QHBoxLayout()
+        controls = QGridLayout()
         self.mfu_slider = LabeledSlider("Assumed MFU", 5, 80, 40, 1, 0, "%")
         self.ckpt_slider = LabeledSlider("Checkpoint write δ", 0.1, 30, 1.0, 0.1, 1, "min")
         self.restart_slider = LabeledSlider("Restart R", 0, 60, 5, 1, 0, "min")
-        for w in (self.mfu_slider, self.ckpt_slider, self.restart_slider):
-            controls.addWidget(w, 1)
+        for col, w in enumerate((self.mfu_slider, self.ckpt_slider, self.restart_slider)):
+            controls.addWidget(w, 0, col)
             w.valueCommitted.connect(lambda _v: self._recompute())
         self.gpus_spin = QSpinBox()
         self.gpus_spin.setRange(1, 1_000_000)
@@ -68,66 +108,31 @@ class ScalePanel(Panel):
         self.gpus_spin.setKeyboardTracking(False)
         self.gpus_spin.setAccessibleName("Number of GPUs in the cluster")
         self.gpus_spin.valueChanged.connect(self._set_gpus)
-        controls.addWidget(self.gpus_spin)
         self.llama_button = QPushButton("Llama 3 405B run")
         self.llama_button.setToolTip("16,384 H100s, TP 8 × PP 16, 8K sequences (Dubey et al. 2024, Table 4)")
         self.llama_button.clicked.connect(self._llama3_preset)
-        controls.addWidget(self.llama_button)
+        self.zoom_box = QComboBox()
+        for text, n in ZOOMS:
+            self.zoom_box.addItem(text, n)
+        self.zoom_box.setAccessibleName("Run timeline zoom around the cursor")
+        self.zoom_box.setToolTip("The run is long: follow the cursor with a window of this many checkpoint "
+                                 "intervals, or show the whole run")
+        self.zoom_box.currentIndexChanged.connect(lambda _i: self.show_frame(self._frame))
+        row2 = QHBoxLayout()
+        for w in (self.gpus_spin, self.llama_button, self.zoom_box):
+            row2.addWidget(w)
+        row2.addStretch(1)
+        row2.addWidget(self.tasks.widget())
+        controls.addLayout(row2, 1, 0, 1, 3)
         self.body.addLayout(controls)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
 
         grid = QGridLayout()
-        mfu_box = QGroupBox("Model FLOPs utilization")
-        mb = QVBoxLayout(mfu_box)
-        self.gauge = make_plot(ctx.theme, "", "", "MFU (% of dense bf16 peak)")
-        self.gauge.setAccessibleName("MFU gauge")
-        self.gauge.setMouseEnabled(x=False, y=False)
-        self.gauge.getAxis("left").setTicks([[]])
-        self.gauge_bg = pg.BarGraphItem(x0=[0], y=[0], width=[100], height=0.6)
-        self.gauge_bar = pg.BarGraphItem(x0=[0], y=[0], width=[40], height=0.6)
-        self.gauge.addItem(self.gauge_bg)
-        self.gauge.addItem(self.gauge_bar)
-        self.gauge_refs = []
-        self.gauge.setMaximumHeight(150)
-        mb.addWidget(self.gauge)
-        self.formula = QLabel()
-        self.formula.setWordWrap(True)
-        self.formula.setTextFormat(Qt.RichText)
-        mb.addWidget(self.formula)
-        grid.addWidget(mfu_box, 0, 0)
-
-        self.goodput_plot = make_plot(ctx.theme, "Goodput against checkpoint interval", "goodput (%)",
-                                      "compute time between checkpoints (min, log scale)")
-        self.goodput_plot.setAccessibleName("Goodput against checkpoint interval")
-        self.goodput_plot.setLogMode(x=True, y=False)
-        self.goodput_legend = self.goodput_plot.addLegend(offset=(-10, -10))
-        grid.addWidget(self.goodput_plot, 0, 1)
-
-        self.timeline_plot = make_plot(ctx.theme, "One simulated run (play the timeline)", "", "wall time (hours)")
-        self.timeline_plot.setAccessibleName("Run timeline with failures, checkpoints and lost work")
-        self.timeline_plot.getAxis("left").setTicks([[(i, KIND_LABELS[k]) for i, k in enumerate(KINDS)] + [(4, "failure")]])
-        self.timeline_plot.setMouseEnabled(x=False, y=False)
-        self.span_items = {k: pg.BarGraphItem(x0=[], y=[], width=[], height=0.7) for k in KINDS}
-        for item in self.span_items.values():
-            self.timeline_plot.addItem(item)
-        self.fail_scatter = pg.ScatterPlotItem(symbol="x", size=14)
-        self.timeline_plot.addItem(self.fail_scatter)
-        self.cursor = pg.InfiniteLine(angle=90, movable=False)
-        self.timeline_plot.addItem(self.cursor)
-        self.run_text = QLabel()
-        self.run_text.setWordWrap(True)
-        tl_box = QVBoxLayout()
-        tl_box.addWidget(self.timeline_plot, 1)
-        tl_box.addWidget(self.run_text)
-        grid.addLayout(tl_box, 1, 0)
-
-        self.cluster_plot = make_plot(ctx.theme, "Cluster size against interruptions", "interruptions per day",
-                                      "GPUs (log scale)")
-        self.cluster_plot.setAccessibleName("Cluster size against interruptions per day")
-        self.cluster_plot.setLogMode(x=True, y=False)
-        self.cluster_legend = self.cluster_plot.addLegend(offset=(10, 10))
-        grid.addWidget(self.cluster_plot, 1, 1)
+        grid.addWidget(self._build_gauge(), 0, 0)
+        grid.addLayout(self._build_goodput(), 0, 1)
+        grid.addLayout(self._build_timeline(), 1, 0)
+        grid.addLayout(self._build_cluster(), 1, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
         self.body.addLayout(grid, 3)
@@ -137,6 +142,105 @@ class ScalePanel(Panel):
         self.triage.setHtml(TRIAGE)
         self.triage.setAccessibleName("Loss-spike and silent-data-corruption triage checklist")
         self.body.addWidget(self.triage, 1)
+
+    # --- construction: every plot item is made once and updated in place ---------------------
+    def _build_gauge(self) -> QGroupBox:
+        box = QGroupBox("Model FLOPs utilization")
+        lay = QVBoxLayout(box)
+        self.gauge = make_plot(self.theme, "", "", "MFU (% of dense bf16 peak)")
+        self.gauge.setAccessibleName("MFU gauge")
+        self.gauge.setMouseEnabled(x=False, y=False)
+        self.gauge.getAxis("left").setTicks([[]])
+        self.gauge_bg = pg.BarGraphItem(x0=[0], y=[0], width=[100], height=0.6)
+        self.gauge_bar = pg.BarGraphItem(x0=[0], y=[0], width=[40], height=0.6)
+        self.gauge.addItem(self.gauge_bg)
+        self.gauge.addItem(self.gauge_bar)
+        self.gauge_refs = []
+        for value, name in REFERENCES:
+            line = pg.InfiniteLine(pos=value, angle=90)
+            label = pg.TextItem(name, anchor=(0, 1.0 if value < 40 else 0.0))
+            label.setPos(value, 0.32 if value < 40 else -0.32)
+            label.setZValue(5)
+            self.gauge.addItem(line)
+            self.gauge.addItem(label)
+            self.gauge_refs.append((line, label))
+        self.gauge.setXRange(0, 100, padding=0.02)
+        self.gauge.setYRange(-0.95, 0.95, padding=0)
+        self.gauge.setMaximumHeight(150)
+        lay.addWidget(self.gauge)
+        self.formula = LiveText()
+        lay.addWidget(self.formula)
+        return box
+
+    def _build_goodput(self) -> QVBoxLayout:
+        gp = self.goodput_plot = make_plot(self.theme, "Goodput against checkpoint interval", "goodput (%)",
+                                           "compute time between checkpoints (min)")
+        gp.setAccessibleName("Goodput against checkpoint interval")
+        gp.setLogMode(x=True, y=False)
+        gp.setMouseEnabled(x=False, y=False)
+        self.goodput_legend = gp.addLegend(offset=(-10, -10))
+        self.exact_curve = gp.plot([], [], name="Daly's expected goodput")
+        self.mc_bars = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
+        gp.addItem(self.mc_bars)
+        self.mc_points = gp.plot([], [], pen=None, symbol="o", name="Monte Carlo (mean ± sd)")
+        self.optimum_marks = {}
+        for key, style, anchor in (("young", Qt.DashLine, (1, 0)), ("daly", Qt.DotLine, (0, 0))):
+            line = pg.InfiniteLine(angle=90)
+            line.setPen(pen("#000000", 2, style))
+            label = pg.TextItem("", anchor=anchor)
+            gp.addItem(line)
+            gp.addItem(label)
+            self.optimum_marks[key] = (line, label, style)
+        self.goodput_text = LiveText()
+        lay = QVBoxLayout()
+        lay.addWidget(gp, 1)
+        lay.addWidget(self.goodput_text)
+        return lay
+
+    def _build_timeline(self) -> QVBoxLayout:
+        tp = self.timeline_plot = make_plot(self.theme, "One simulated run (play the timeline)", "",
+                                            "wall time (hours)")
+        tp.setAccessibleName("Run timeline with failures, checkpoints and lost work")
+        tp.getAxis("left").setTicks([[(i, KIND_LABELS[k]) for i, k in enumerate(KINDS)] + [(4, "failure")]])
+        tp.setMouseEnabled(x=False, y=False)
+        tp.setYRange(-0.6, 4.6, padding=0)
+        self.span_items = {k: pg.BarGraphItem(x0=[], y=[], width=[], height=0.7) for k in KINDS}
+        for item in self.span_items.values():
+            tp.addItem(item)
+        self.fail_scatter = pg.ScatterPlotItem(symbol="x", size=14)
+        tp.addItem(self.fail_scatter)
+        self.cursor = pg.InfiniteLine(angle=90, movable=False)
+        tp.addItem(self.cursor)
+        self.run_text = LiveText()
+        self.run_text.reserve_lines(3)
+        self.run_summary = LiveText()
+        self.run_summary.reserve_lines(2)
+        lay = QVBoxLayout()
+        lay.addWidget(tp, 1)
+        lay.addWidget(self.run_text)
+        lay.addWidget(self.run_summary)
+        return lay
+
+    def _build_cluster(self) -> QVBoxLayout:
+        cp = self.cluster_plot = make_plot(self.theme, "Cluster size against interruptions",
+                                           "interruptions per day", "GPUs")
+        cp.setAccessibleName("Cluster size against interruptions per day")
+        cp.setLogMode(x=True, y=False)
+        cp.setMouseEnabled(x=False, y=False)
+        self.cluster_legend = cp.addLegend(offset=(10, 10))
+        self.cluster_curve = cp.plot([], [], name="interruptions/day = N × 86,400 / M_GPU")
+        self.llama_point = cp.plot([self.data.gpus], [self.data.unexpected / self.data.days], pen=None, symbol="s",
+                                   symbolSize=12, name="Llama 3: 419 in 54 days on 16,384")
+        self.here_point = cp.plot([], [], pen=None, symbol="t", symbolSize=14, name="this scenario")
+        cp.getAxis("bottom").setTicks(plain_log_ticks(CLUSTER_SIZES[0], CLUSTER_SIZES[-1], _gpus))
+        top = float(CLUSTER_SIZES[-1]) * 86400 / self.data.gpu_mtbf_seconds   # the curve's own range, fixed
+        cp.setXRange(math.log10(CLUSTER_SIZES[0]), math.log10(CLUSTER_SIZES[-1]), padding=0.03)
+        cp.setYRange(0, top * 1.05, padding=0)
+        self.cluster_text = LiveText()
+        lay = QVBoxLayout()
+        lay.addWidget(cp, 1)
+        lay.addWidget(self.cluster_text)
+        return lay
 
     # --- scenario ---------------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
@@ -154,6 +258,7 @@ class ScalePanel(Panel):
         self.error.show_error(err)
 
     def _recompute(self) -> None:
+        """The analytic part (a few ms): throughput, optima, expected goodput; then schedule the simulation."""
         s = self.ctx.scenario.value
         try:
             self.throughput = training_throughput(s, self.mfu_slider.value() / 100)
@@ -168,39 +273,87 @@ class ScalePanel(Panel):
         young, daly = young_interval(d, m), daly_interval(d, m)
         grid = np.geomspace(daly / 10, daly * 10, 160)
         exact = expected_goodput(grid, d, m, r)
-        probe = np.array([daly / 4, daly / 2, daly, 2 * daly, 4 * daly])
-        work = 20 * m
-        mc_mean, mc_std = monte_carlo_goodput(probe, work, d, r, m, runs=60, seed=1)
-        self.run = simulate_run(work, daly, d, r, m, seed=7, causes=self.data)
-        sizes = np.unique(np.geomspace(8, 131072, 40).astype(int))
-        scale = goodput_vs_cluster(sizes, gpu_mtbf, d, r)
-        self._curve = dict(mtbf=m, delta=d, restart=r, young=young, daly=daly, grid=grid, exact=exact, probe=probe,
-                           mc_mean=mc_mean, mc_std=mc_std, scale=scale, best=float(exact.max()))
+        if self._scale_key != (d, r):        # the cluster sweep depends only on δ and R
+            self._scale_key, self._scale = (d, r), goodput_vs_cluster(CLUSTER_SIZES, gpu_mtbf, d, r)
+        old = self._curve
+        self._curve = dict(mtbf=m, delta=d, restart=r, young=young, daly=daly, grid=grid, exact=exact,
+                           probe=np.array([daly / 4, daly / 2, daly, 2 * daly, 4 * daly]), scale=self._scale,
+                           best=float(exact.max()))
+        if old and (old["mtbf"], old["delta"], old["restart"]) == (m, d, r):
+            for k in ("mc_mean", "mc_std"):        # MFU-only edits keep the simulation
+                if k in old:
+                    self._curve[k] = old[k]
+            self._draw()
+            return
         self._draw()
-        self.timeline_changed.emit()
-        self.show_frame(min(self._frame, N_FRAMES - 1))
+        self._schedule_simulation()
 
-    # --- drawing ----------------------------------------------------------------------------
+    # --- background simulation --------------------------------------------------------------
+    def _schedule_simulation(self) -> None:
+        """Run at once the first time; afterwards wait for the edits to settle (the old result stays, dimmed)."""
+        if self.run is None and not self.tasks.running and not self._refresh.isActive():
+            self._start_simulation()
+            return
+        self.tasks.cancel()
+        for item in (self.mc_points, self.mc_bars, *self.span_items.values(), self.fail_scatter):
+            item.setOpacity(STALE_OPACITY)
+        self._refresh.start()
+
+    def _start_simulation(self) -> None:
+        self._refresh.stop()
+        c, causes = self._curve, self.data
+        if not c:
+            return
+        m, d, r, daly, probe = c["mtbf"], c["delta"], c["restart"], c["daly"], c["probe"]
+        work_seconds = 20 * m
+
+        def work(progress, cancelled):
+            means, stds = [], []
+            for i, tau in enumerate(probe):       # one probe at a time so Cancel is prompt
+                if cancelled():
+                    raise Cancelled()
+                progress(0.1 + 0.15 * i, "Monte Carlo goodput")
+                mean, std = monte_carlo_goodput([tau], work_seconds, d, r, m, runs=60, seed=1 + i)
+                means.append(mean[0])
+                stds.append(std[0])
+            progress(0.85, "simulating one run")
+            run = simulate_run(work_seconds, daly, d, r, m, seed=7, causes=causes)
+            run.kind_arrays  # noqa: B018 (build the per-kind arrays here, off the GUI thread)
+            return (m, d, r), np.array(means), np.array(stds), run
+
+        self.tasks.run(work, self._simulated, label="simulating failures", on_error=self.error.show_error)
+
+    def _simulated(self, out) -> None:
+        key, mean, std, run = out
+        c = self._curve
+        if (c["mtbf"], c["delta"], c["restart"]) != key:
+            return
+        c["mc_mean"], c["mc_std"] = mean, std
+        self.run = run
+        self._draw_monte_carlo()
+        for item in (*self.span_items.values(), self.fail_scatter):
+            item.setOpacity(1.0)
+        self.timeline_changed.emit()
+        self.show_frame(self._frame)
+
+    def wait_simulation(self, timeout_ms: int = 120_000) -> bool:
+        """Start a pending (debounced) simulation now and block until it is drawn: for tests and the self-test."""
+        if self._refresh.isActive():
+            self._start_simulation()
+        return self.tasks.wait(timeout_ms)
+
+    def unbind(self) -> None:
+        self._refresh.stop()
+        super().unbind()
+
+    # --- drawing (updates existing items only) -------------------------------------------------
     def _draw(self) -> None:
         t, th, c = self.theme, self.throughput, self._curve
         if th is None or not c:
             return
         pct = th.mfu * 100
-        self.gauge_bg.setOpts(x0=[0], y=[0], width=[100], height=0.6, brush=brush(t.grid, 0.35), pen=pen(t.fg, 1))
-        self.gauge_bar.setOpts(x0=[0], y=[0], width=[pct], height=0.6, brush=brush(t.color(4)), pen=pen(t.fg, 1))
-        for item in self.gauge_refs:
-            self.gauge.removeItem(item)
-        self.gauge_refs = []
-        for value, name in ((38, "Llama 3 405B 38–43%"), (46.2, "PaLM 46.2%")):
-            line = pg.InfiniteLine(pos=value, angle=90, pen=pen(t.fg, 1.5, Qt.DashLine))
-            label = pg.TextItem(name, color=t.fg, anchor=(0, 1.0 if value < 40 else 0.0))
-            label.setPos(value, 0.32 if value < 40 else -0.32)
-            label.setZValue(5)
-            self.gauge.addItem(line)
-            self.gauge.addItem(label)
-            self.gauge_refs += [line, label]
-        self.gauge.setXRange(0, 100, padding=0.02)
-        self.gauge.setYRange(-0.95, 0.95, padding=0)
+        if self.gauge_bar.opts["width"][0] != pct:
+            self.gauge_bar.setOpts(width=[pct])
         s = self.ctx.scenario.value
         self.formula.setText(
             f"<b>MFU {pct:.0f}%</b> = tokens/s × FLOPs/token ÷ (GPUs × peak)<br>"
@@ -213,85 +366,135 @@ class ScalePanel(Panel):
             f"15T tokens in {th.days_for_tokens:,.0f} days. <i>(PaLM App. B)</i>")
 
         gp = self.goodput_plot
-        gp.clear()
-        for legend in (self.goodput_legend, self.cluster_legend):
-            legend.setLabelTextColor(t.fg)
         minutes = c["grid"] / 60
-        gp.plot(minutes, c["exact"] * 100, pen=pen(t.color(4), 3), name="Daly's expected goodput")
-        err = pg.ErrorBarItem(x=np.log10(c["probe"] / 60), y=c["mc_mean"] * 100, height=2 * c["mc_std"] * 100, pen=pen(t.fg, 1))
-        gp.addItem(err)
-        gp.plot(c["probe"] / 60, c["mc_mean"] * 100, pen=None, symbol="o", symbolBrush=brush(t.color(0)),
-                symbolPen=pen(t.fg, 1), name="Monte Carlo (mean ± sd)")
-        for x, name, style, anchor in ((c["young"], "Young √(2δM)", Qt.DashLine, (1, 0)),
-                                       (c["daly"], "Daly", Qt.DotLine, (0, 0))):
-            line = pg.InfiniteLine(pos=np.log10(x / 60), angle=90, pen=pen(t.color(5), 2, style))
-            gp.addItem(line)
-            label = pg.TextItem(f"{name}\n{x / 60:.1f} min", color=t.fg, anchor=anchor)
-            label.setPos(np.log10(x / 60), c["best"] * 100 - 1)
-            gp.addItem(label)
-        lo = float(min(c["exact"].min(), c["mc_mean"].min())) * 100
-        gp.setYRange(max(0, lo - 3), min(100, c["best"] * 100 + 2))
-        gp.setTitle(f"Goodput against checkpoint interval (job MTBF {c['mtbf'] / 3600:,.1f} h, δ {c['delta'] / 60:.1f} min, "
-                    f"R {c['restart'] / 60:.0f} min)", color=t.fg)
+        self.exact_curve.setData(minutes, c["exact"] * 100)
+        gp.getAxis("bottom").setTicks(plain_log_ticks(minutes[0], minutes[-1]))
+        for key, name in (("young", "Young √(2δM)"), ("daly", "Daly")):
+            line, label, _style = self.optimum_marks[key]
+            x = np.log10(c[key] / 60)
+            line.setPos(x)
+            label.setText(f"{name}\n{c[key] / 60:.1f} min")
+            label.setPos(x, c["best"] * 100 - 1)
+        gp.setXRange(np.log10(minutes[0]), np.log10(minutes[-1]), padding=0.02)
+        self._goodput_range()
+        gp.getViewBox().updateMatrix()   # move view-dependent items now, not in a second paint (pyqtgraph is lazy)
+        self.goodput_text.setText(
+            f"Job MTBF {c['mtbf'] / 3600:,.1f} h (= per-GPU MTBF ÷ {s.n_gpus:,} GPUs), checkpoint δ "
+            f"{c['delta'] / 60:.1f} min, restart R {c['restart'] / 60:.0f} min: best expected goodput "
+            f"{c['best']:.2%} near Daly's interval.")
 
-        cp = self.cluster_plot
-        cp.clear()
         pts = c["scale"]
-        n = np.array([p.n_gpus for p in pts], dtype=float)
-        per_day = np.array([p.interruptions_per_day for p in pts])
-        cp.plot(n, per_day, pen=pen(t.color(5), 3), name="interruptions/day = N × 86,400 / M_GPU")
-        cp.plot([self.data.gpus], [self.data.unexpected / self.data.days], pen=None, symbol="s", symbolSize=12,
-                symbolBrush=brush(t.color(0)), symbolPen=pen(t.fg, 1), name="Llama 3: 419 in 54 days on 16,384")
-        here = next((p for p in pts if p.n_gpus >= s.n_gpus), pts[-1])
-        now = job_mtbf(s.n_gpus, self.data.gpu_mtbf_seconds)
-        cp.plot([s.n_gpus], [86400 / now], pen=None, symbol="t", symbolSize=14, symbolBrush=brush(t.color(2)),
-                symbolPen=pen(t.fg, 1), name=f"this scenario: {s.n_gpus:,} GPUs")
-        best_here = expected_goodput(daly_interval(c["delta"], now), c["delta"], now, c["restart"])
-        cp.setTitle(f"Cluster size against interruptions: {86400 / now:,.2f}/day here, best goodput {best_here:.1%} "
-                    f"(at 131K GPUs: {pts[-1].goodput:.1%})", color=t.fg)
-        del here
+        self.cluster_curve.setData([p.n_gpus for p in pts], [p.interruptions_per_day for p in pts])
+        now = c["mtbf"]
+        self.here_point.setData([s.n_gpus], [86400 / now])
+        best_here = expected_goodput(c["daly"], c["delta"], now, c["restart"])
+        self.cluster_text.setText(
+            f"▲ this scenario: {s.n_gpus:,} GPUs → {86400 / now:,.2f} interruptions/day, best goodput "
+            f"{best_here:.1%}; at {pts[-1].n_gpus:,} GPUs: {pts[-1].interruptions_per_day:,.0f}/day, "
+            f"{pts[-1].goodput:.1%}.")
+
+    def _goodput_range(self) -> None:
+        c = self._curve
+        lo = float(c["exact"].min())
+        if "mc_mean" in c:
+            lo = min(lo, float(c["mc_mean"].min()))
+        self.goodput_plot.setYRange(max(0, lo * 100 - 3), min(100, c["best"] * 100 + 2))
+
+    def _draw_monte_carlo(self) -> None:
+        c = self._curve
+        if "mc_mean" not in c:
+            return
+        x = c["probe"] / 60
+        self.mc_points.setData(x, c["mc_mean"] * 100)
+        self.mc_bars.setData(x=np.log10(x), y=c["mc_mean"] * 100, height=2 * c["mc_std"] * 100)
+        for item in (self.mc_points, self.mc_bars):
+            item.setOpacity(1.0)
+        self._goodput_range()
 
     def timeline(self) -> TimelineSpec | None:
-        if self.run is None:
-            return None
         chapters = [(0, "start")]
-        for f in self.run.failures[:12]:
-            chapters.append((int(f.time / self.run.wall_seconds * (N_FRAMES - 1)), f"failure: {f.cause}"))
+        if self.run is not None:
+            for f in self.run.failures[:12]:
+                chapters.append((int(f.time / self.run.wall_seconds * (N_FRAMES - 1)), f"failure: {f.cause}"))
         return TimelineSpec(n_frames=N_FRAMES, chapters=chapters, fps=12.0)
 
+    def _view_window(self, now: float) -> tuple[float, float]:
+        """The x-range shown: the whole run, or ``n`` checkpoint intervals with the cursor at 80%."""
+        run = self.run
+        n = self.zoom_box.currentData()
+        width = n * (run.interval_seconds + run.checkpoint_seconds)
+        if not n or width >= run.wall_seconds:
+            return 0.0, run.wall_seconds
+        lo = min(max(0.0, now - 0.8 * width), run.wall_seconds - width)
+        return lo, lo + width
+
     def show_frame(self, index: int) -> None:
-        run, t = self.run, self.theme
+        """Per frame: O(log n) slicing of precomputed span arrays, then setOpts/setData on existing items."""
+        self._frame = max(0, min(int(index), N_FRAMES - 1))
+        run = self.run
         if run is None:
             return
-        self._frame = max(0, min(int(index), N_FRAMES - 1))
         now = run.wall_seconds * self._frame / (N_FRAMES - 1)
-        fills = {"compute": brush(t.color(2)), "checkpoint": brush(t.color(4)),
-                 "lost": pg.mkBrush(t.color(5), style=Qt.BDiagPattern), "restart": pg.mkBrush(t.color(0), style=Qt.Dense4Pattern)}
+        lo, hi = self._view_window(now)
         for row, kind in enumerate(KINDS):
-            spans = [(s.start, min(s.end, now)) for s in run.spans if s.kind == kind and s.start < now]
-            x0 = np.array([a for a, _ in spans]) / 3600
-            w = np.array([b - a for a, b in spans]) / 3600
-            self.span_items[kind].setOpts(x0=x0, y=np.full(len(spans), row), width=w, height=0.7, brush=fills[kind],
-                                          pen=pen(t.fg, 0.5) if kind in ("lost", "restart") else pg.mkPen(None))
-        seen = [f for f in run.failures if f.time <= now]
-        self.fail_scatter.setData([f.time / 3600 for f in seen], [4] * len(seen), brush=brush(t.color(5)),
-                                  pen=pen(t.color(5), 2))
-        self.cursor.setPen(pen(t.fg, 1.5))
+            starts, ends = run.kind_arrays[kind]
+            a = int(np.searchsorted(ends, lo, side="left"))      # first span ending inside the view
+            b = int(np.searchsorted(starts, min(now, hi), side="left"))
+            x0 = starts[a:b]
+            w = np.minimum(ends[a:b], now) - x0
+            self.span_items[kind].setOpts(x0=x0 / 3600, y=np.full(x0.size, float(row)), width=w / 3600)
+        times = np.array([f.time for f in run.failures])
+        seen = int(np.searchsorted(times, now, side="right"))
+        self.fail_scatter.setData(times[:seen] / 3600, np.full(seen, 4.0))
         self.cursor.setPos(now / 3600)
-        self.timeline_plot.setXRange(0, run.wall_seconds / 3600, padding=0.01)
-        self.timeline_plot.setYRange(-0.6, 4.6, padding=0)
+        if (lo, hi) != self._window:
+            self._window = (lo, hi)
+            self.timeline_plot.setXRange(lo / 3600, hi / 3600, padding=0.01)
+            self.timeline_plot.getViewBox().updateMatrix()
         done = run.progress_at(now)
-        lost = sum(min(s.end, now) - s.start for s in run.spans if s.kind == "lost" and s.start < now)
-        last = f"; last: {seen[-1].cause} during {seen[-1].during}" if seen else ""
+        lost = run.time_in("lost", now)
+        last = run.failures[seen - 1] if seen else None
+        last_text = f"; last: {last.cause} during {last.during}" if last else ""
         self.run_text.setText(
-            f"t = {now / 3600:,.1f} h of {run.wall_seconds / 3600:,.1f} h · kept {done / 3600:,.1f} h of work · "
-            f"failures {len(seen)} · lost {lost / 3600:,.2f} h{last}. Whole run: goodput {run.goodput:.1%} "
+            f"t = {now / 3600:,.1f} h (view {lo / 3600:,.0f}–{hi / 3600:,.0f} h) · kept {done / 3600:,.1f} h of work · "
+            f"failures {seen} · lost {lost / 3600:,.2f} h{last_text}")
+        self.run_summary.setText(
+            f"Whole run: {run.wall_seconds / 3600:,.1f} h, {len(run.failures)} failures, goodput {run.goodput:.1%} "
             f"(causes sampled from Llama 3 Table 5).")
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
-        self._draw()
-        self.show_frame(self._frame)
+        t = theme
+        pin_size(self.tasks.widget(), 40)
+        for plot in (self.goodput_plot, self.cluster_plot):   # fixed width: new tick text never re-lays the plot out
+            plot.getAxis("left").setWidth(int(t.point_size * 4.5))
+        self.gauge_bg.setOpts(brush=brush(t.grid, 0.35), pen=pen(t.fg, 1))
+        self.gauge_bar.setOpts(brush=brush(t.color(4)), pen=pen(t.fg, 1))
+        for line, label in self.gauge_refs:
+            line.setPen(pen(t.fg, 1.5, Qt.DashLine))
+            label.setColor(t.fg)
+        for legend in (self.goodput_legend, self.cluster_legend):
+            legend.setLabelTextColor(t.fg)
+            legend.setBrush(brush(t.bg, 0.8))
+        self.exact_curve.setPen(pen(t.color(4), 3))
+        self.mc_points.setSymbolBrush(brush(t.color(0)))
+        self.mc_points.setSymbolPen(pen(t.fg, 1))
+        self.mc_bars.setData(pen=pen(t.fg, 1))
+        for line, label, style in self.optimum_marks.values():
+            line.setPen(pen(t.color(5), 2, style))
+            label.setColor(t.fg)
+        self.cluster_curve.setPen(pen(t.color(5), 3))
+        for item, colour in ((self.llama_point, t.color(0)), (self.here_point, t.color(2))):
+            item.setSymbolBrush(brush(colour))
+            item.setSymbolPen(pen(t.fg, 1))
+        fills = {"compute": brush(t.color(2)), "checkpoint": brush(t.color(4)),
+                 "lost": pg.mkBrush(t.color(5), style=Qt.BDiagPattern),
+                 "restart": pg.mkBrush(t.color(0), style=Qt.Dense4Pattern)}
+        for kind, item in self.span_items.items():
+            item.setOpts(brush=fills[kind], pen=pen(t.fg, 0.5) if kind in ("lost", "restart") else pg.mkPen(None))
+        self.fail_scatter.setBrush(brush(t.color(5)))
+        self.fail_scatter.setPen(pen(t.color(5), 2))
+        self.cursor.setPen(pen(t.fg, 1.5))
 
     def result(self) -> object:
         c = self._curve
@@ -315,9 +518,14 @@ class ScalePanel(Panel):
         self._recompute()
         assert self.throughput is not None and abs(self.throughput.mfu - 0.45) < 1e-9
         assert abs(self._curve["daly"] - daly_interval(300, self._curve["mtbf"])) < 1e-6
+        if not self.wait_simulation():
+            raise RuntimeError(self.tasks.last_error or "the run simulation did not finish")
         spec = self.timeline()
-        for i in (0, spec.n_frames // 2, spec.n_frames - 1):
-            self.show_frame(i)
+        for zoom in range(self.zoom_box.count()):
+            self.zoom_box.setCurrentIndex(zoom)
+            for i in (0, spec.n_frames // 2, spec.n_frames - 1):
+                self.show_frame(i)
+        self.zoom_box.setCurrentIndex(0)
 
 
 PANEL = ScalePanel

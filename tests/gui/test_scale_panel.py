@@ -24,11 +24,39 @@ def test_llama3_preset_and_timeline(make_panel, ctx):
     s = ctx.scenario.value
     assert (s.n_gpus, s.model, s.tp, s.pp) == (16384, "llama3-405b", 8, 16)
     assert p._curve["mtbf"] / 60 == pytest.approx(185.6, abs=0.05)
+    assert p.wait_simulation(), p.tasks.last_error          # the run is simulated in the background
+    assert p.run.mtbf_seconds == pytest.approx(p._curve["mtbf"])
+    assert p._curve["mc_mean"].shape == (5,)
     spec = p.timeline()
     assert spec.n_frames == N_FRAMES and len(spec.chapters) > 1
     p.show_frame(N_FRAMES - 1)
     assert "failures" in p.run_text.text()
     assert p.run.failures and p.fail_scatter.data.size == len(p.run.failures)
+    assert p.run.progress_at(p.run.wall_seconds) == pytest.approx(p.run.work_seconds)
+
+
+def test_edits_are_analytic_at_once_and_simulated_once_after_a_burst(make_panel, ctx, qtbot):
+    p = make_panel(ScalePanel)
+    assert p.wait_simulation()
+    first = p.run
+    for n in (128, 256, 512):                            # a burst of edits: analytic answers follow each one
+        ctx.scenario.update(n_gpus=n)
+        assert p._curve["mtbf"] == pytest.approx(job_mtbf(n, llama3_interruptions().gpu_mtbf_seconds))
+    assert p.run is first and not p.tasks.running       # the old run stays visible while the edits settle
+    qtbot.waitUntil(lambda: p.run is not first and not p.tasks.running, timeout=60_000)
+    assert p.run.mtbf_seconds == pytest.approx(p._curve["mtbf"])
+
+
+def test_zoom_follows_the_cursor(make_panel):
+    p = make_panel(ScalePanel)
+    assert p.wait_simulation()
+    p.show_frame(N_FRAMES // 2)
+    lo, hi = p.timeline_plot.viewRange()[0]
+    intervals = (hi - lo) * 3600 / (p.run.interval_seconds + p.run.checkpoint_seconds)
+    assert intervals == pytest.approx(12, rel=0.05)
+    p.zoom_box.setCurrentIndex(p.zoom_box.count() - 1)    # whole run
+    lo, hi = p.timeline_plot.viewRange()[0]
+    assert hi * 3600 >= p.run.wall_seconds
 
 
 def test_bad_gpu_count_is_shown_inline(make_panel, ctx):

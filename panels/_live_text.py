@@ -1,0 +1,98 @@
+"""Word-wrapped text that changes on every edit or frame without repainting the whole panel.
+
+``QLabel.setText`` always calls ``updateGeometry()``; the layout request climbs to the main
+window's ``QTabWidget``, whose ``setUpLayout()`` calls ``update()`` on itself, so every plot on the
+panel repaints (tens of ms) even when the label kept its size. ``LiveText`` asks its layout for
+room only when its wrapped height really changes and otherwise repaints just itself.
+"""
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QEvent, QSize
+from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument, Qt
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+
+class LiveText(QWidget):
+    """A QLabel-like text view (``setText``/``text``, rich text detected like QLabel) for live readouts."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._doc = QTextDocument(self)
+        self._doc.setDocumentMargin(0)
+        self._source = None
+        self._lines = 0
+        self._wanted = -1
+        policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+        self.setText(text)
+
+    def text(self) -> str:
+        return self._doc.toPlainText()
+
+    def setText(self, text: str) -> None:  # noqa: N802 (QLabel's name)
+        if text == self._source:
+            return
+        self._source = text
+        self._doc.setDefaultFont(self.font())
+        if Qt.mightBeRichText(text):
+            self._doc.setHtml(text)
+        else:
+            self._doc.setPlainText(text)
+        self.setAccessibleDescription(self._doc.toPlainText())
+        old, self._wanted = self._wanted, self.heightForWidth(self.width())
+        if self._wanted != old:              # the layout only needs to hear about a new height
+            self.updateGeometry()
+        self.update()
+
+    def reserve_lines(self, lines: int) -> None:
+        """Keep room for ``lines`` lines, so a readout that varies in length does not re-lay out the panel."""
+        self._lines = lines
+        self.setMinimumHeight(int(math.ceil(self.fontMetrics().lineSpacing() * lines)) if lines else 0)
+
+    # --- size: height follows width, like a word-wrapped QLabel -------------------------------
+    def hasHeightForWidth(self) -> bool:  # noqa: N802
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        self._doc.setTextWidth(max(1, width))
+        return max(int(math.ceil(self._doc.size().height())), self.minimumHeight())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        self._wanted = self.heightForWidth(self.width())
+        super().resizeEvent(event)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        width = self.fontMetrics().averageCharWidth() * 40      # independent of the text: no layout churn
+        return QSize(width, self.heightForWidth(max(width, self.width())))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        width = self.fontMetrics().averageCharWidth() * 12
+        return QSize(width, self.heightForWidth(max(width, self.width())))
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        if event.type() in (QEvent.FontChange, QEvent.StyleChange):
+            self._doc.setDefaultFont(self.font())
+            self.reserve_lines(self._lines)
+            self.updateGeometry()
+        super().changeEvent(event)
+
+    def paintEvent(self, _event) -> None:  # noqa: N802
+        painter = QPainter(self)
+        self._doc.setTextWidth(self.width())
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        ctx.palette.setColor(QPalette.Text, self.palette().color(QPalette.WindowText))
+        self._doc.documentLayout().draw(painter, ctx)
+        painter.end()
+
+
+def pin_size(widget: QWidget, chars: int) -> QWidget:
+    """Give a widget whose text changes often (a task bar) a fixed size: its updates then stay local.
+
+    A widget with equal minimum and maximum sizes does not pass layout requests to its parent.
+    """
+    hint = widget.sizeHint()
+    widget.setFixedSize(max(hint.width(), widget.fontMetrics().averageCharWidth() * chars), hint.height())
+    return widget
