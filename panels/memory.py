@@ -31,6 +31,8 @@ CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer":
                     "activations": Qt.Dense6Pattern, "buffers": Qt.CrossPattern, "reserve": Qt.Dense7Pattern}
 SHORT = {"dp": "DP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
          "fsdp-hybrid": "FSDP hybrid"}
+TICK = {**SHORT, "fsdp-hybrid": "hybrid"}  # bar ticks sit 65 px apart at 1600 px wide
+TICK_COMPACT = {**TICK, "zero1": "Z1", "zero2": "Z2", "zero3": "Z3"}  # presenter font sizes
 LETTER = {"params": "W", "grads": "G", "optimizer": "O", "activations": "A", "buffers": "B", "reserve": "R"}
 DRAWN_GPUS = 4
 SWEEP_POINTS = 160  # points drawn per sweep curve: log-spaced, plenty for a 1…1024 log axis
@@ -45,9 +47,11 @@ class _RowLegend(pg.LegendItem):
     """A legend that lives in the plot's grid layout (below the axes), never on top of the curves:
     the layout sizes it, so it must not set its own geometry as the floating LegendItem does."""
 
+    row_height = 20.0  # set from the theme's font (label heights are not final when pyqtgraph asks)
+
     def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
-        height = sum(max((self.layout.itemAt(r, c).height() for c in range(self.layout.columnCount())
-                          if self.layout.itemAt(r, c)), default=0) for r in range(self.layout.rowCount()))
+        rows = -(-len(self.items) // max(1, self.columnCount))
+        height = rows * self.row_height + 4
         self.setMinimumHeight(height)
         self.setMaximumHeight(height)
 
@@ -107,6 +111,12 @@ class _Pool:
         for kind, pool in self.items.items():
             for item in pool[self.used[kind]:]:
                 item.hide()
+
+
+def _nice_ceil(x: float) -> float:
+    """The next 1, 2, 2.5 or 5 × 10^k at or above ``x``: axis ranges that rarely change re-render rarely."""
+    e = 10.0 ** np.floor(np.log10(x))
+    return next(m * e for m in (1, 2, 2.5, 5, 10) if m * e >= x * (1 - 1e-9))
 
 
 def _gb(x: float) -> str:
@@ -203,7 +213,7 @@ class MemoryPanel(Panel):
         shard_box.addWidget(self.frame_caption)
         shard_box.addWidget(self.shard_plot, 1)
         grid.addLayout(shard_box, 0, 1)
-        self.sweep_plot = make_plot(th, "Per-GPU memory against GPU count", "GB per GPU (log)", "GPUs (log)")
+        self.sweep_plot = make_plot(th, "Per-GPU memory against GPU count (log–log)", "GB per GPU", "GPUs")
         self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
         self.sweep_plot.setLogMode(x=True, y=True)
         self.sweep_plot.setMinimumHeight(250)
@@ -261,6 +271,8 @@ class MemoryPanel(Panel):
         self.body.addLayout(grid, 1)
         for plot in (self.bars_plot, self.shard_plot, self.sweep_plot, self.comm_plot):
             cache_static(plot)
+        self.comm_plot.getViewBox().sigResized.connect(self._comm_resized)
+        self.sweep_plot.getViewBox().sigResized.connect(lambda *_a: self._fit_legend())
 
     # --- scenario ---------------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
@@ -428,14 +440,17 @@ class MemoryPanel(Panel):
         y_top = max(max(self.breakdowns[s].total for s in shown) / 1e9, cap) * 1.22
         line_h = self._text_height(p, y_top, 0.75)
         self._stack(pool, xs, values, 0.62, label_min=0.07 * y_top, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h))
-        self._memory_line(pool, cap, len(xs) + 0.75)
+        pool.line(cap, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))  # labelled in the free right margin
+        pool.text(f"GPU memory\n{cap:,.0f} GB", (len(xs) + 0.75, cap), (1, 1), self._font(0.75), self.theme.fg)
+        backing = pg.mkBrush(QColor(self.theme.bg))  # a total label may sit on the memory line: hide it there
         for x, s in zip(xs, shown):
             b = self.breakdowns[s]
-            yours = "yours ▼\n" if s == self.scenario.strategy else ""
-            pool.text(f"{yours}{b.total / 1e9:,.1f} GB\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
-                      (0.5, 1), self._font(0.75), self.theme.fg)
+            yours = "yours ▼\n" if s == self.scenario.strategy else ""  # the y axis says GB
+            pool.text(f"{yours}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
+                      (0.5, 1), self._font(0.75), self.theme.fg, backing)
         pool.end()
-        self._set_axes(p, "bars", bottom=[(x, SHORT[s]) for x, s in zip(xs, shown)],
+        names = TICK_COMPACT if self.theme.font_scale >= 1.3 else TICK
+        self._set_axes(p, "bars", bottom=[(x, names[s]) for x, s in zip(xs, shown)],
                        x_range=(-0.6, len(xs) + 0.8), y_range=(0, y_top))
 
     def _set_axes(self, plot, view: str, bottom=None, left=None, x_range=None, y_range=None) -> None:
@@ -529,7 +544,9 @@ class MemoryPanel(Panel):
                               symbolPen=self.theme.fg, symbolSize=9)
                 label = self.sweep_legend.getLabel(line)
                 if label is not None:
-                    label.setText(f"{SHORT[s]}{' (yours)' if s == strategy else ''}", color=self.theme.fg)
+                    label.setText(f"{SHORT[s]}{' ◀ yours' if s == strategy else ''}", color=self.theme.fg,
+                                  size=f"{self.theme.point_size * 0.85:.1f}pt")
+            self._fit_legend()
             pool = self._pools["sweep"]
             pool.begin()
             pool.line(np.log10(cap), 0, self._pen(self.theme.error, 2.5, Qt.DashLine))
@@ -545,6 +562,22 @@ class MemoryPanel(Panel):
                            x_range=(-0.06, np.log10(1024) * 1.02), y_range=(np.log10(lo / 1.3), np.log10(hi * 1.4)))
         self.sweep_marker.setPos(np.log10(self.scenario.n_gpus))
 
+    def _comm_resized(self, *_args) -> None:
+        """The label room depends on the chart's width: redraw the chart after a resize."""
+        self._drawn.pop("comm", None)
+        if self.breakdowns and self.lower_tabs.currentWidget() is self.comm_plot:
+            self._draw_comm()
+
+    def _fit_legend(self) -> None:
+        """As many legend columns as the chart's width holds (3 rows at most below the axis)."""
+        metrics = QFontMetrics(self._font(0.85))
+        entry = max(metrics.horizontalAdvance(SHORT[s]) for s in STRATEGIES) + 45
+        entry += metrics.horizontalAdvance(" ◀ yours") / 3  # one entry in a row carries the mark
+        cols = max(2, min(3, int(max(self.sweep_plot.width(), 300) // entry)))
+        if cols != self.sweep_legend.columnCount:
+            self.sweep_legend.setColumnCount(cols)
+        self.sweep_legend.updateSize()
+
     def _draw_comm(self) -> None:
         shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
         comms = [self.breakdowns[s].comm for s in shown]
@@ -557,14 +590,19 @@ class MemoryPanel(Panel):
         fill, hatch = self._category_brushes("buffers", 0.8)
         for brush in (fill, hatch):
             pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brush=brush, pen=self._pen(self.theme.fg, 1))
-        top = max(vals) if vals else 1
+        top = max(max(vals, default=0.0), 1e-9)
+        metrics = QFontMetrics(self._font(0.72))
+        width_px = max(p.getViewBox().width(), 200.0)
+        x_max = top * 1.2
         for y, c, v in zip(ys, comms, vals):
             where = "NVLink" if c.inter_bytes == 0 else ("network" if c.intra_bytes == 0 else "NVLink + network")
-            pool.text(f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}",
-                      (v + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
+            text = f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}"
+            pool.text(text, (v + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
+            room = 1 - (metrics.horizontalAdvance(text) + 16) / width_px  # the label must end inside the plot
+            x_max = max(x_max, v / max(room, 0.2))
         pool.end()
         self._set_axes(p, "comm", left=[(y, SHORT[s]) for y, s in zip(ys, shown)],
-                       x_range=(0, max(top, 1e-9) * 2.8), y_range=(-0.6, len(ys) - 0.4))
+                       x_range=(0, _nice_ceil(x_max)), y_range=(-0.6, len(ys) - 0.4))
 
     # --- measured mode ------------------------------------------------------------------------
     def run_measurement(self) -> None:
@@ -680,7 +718,8 @@ class MemoryPanel(Panel):
         self.verdict.reset_height()
         self.sweep_marker.setPen(self._pen(theme.muted, 1.5, Qt.DotLine))
         self.sweep_legend.setLabelTextColor(theme.fg)
-        self.sweep_legend.setColumnCount(3 if theme.font_scale < 1.3 else 2)
+        self.sweep_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.3 + 2
+        self._fit_legend()
         if self.breakdowns:
             self._redraw()
             self.show_frame(self._frame)
