@@ -476,6 +476,8 @@ class ScalePanel(Panel):
         for legend in (self.goodput_legend, self.cluster_legend):
             legend.setLabelTextColor(t.fg)
             legend.setBrush(brush(t.bg, 0.8))
+            for _sample, label in legend.items:
+                label.setText(label.text, color=t.fg)
         self.exact_curve.setPen(pen(t.color(4), 3))
         self.mc_points.setSymbolBrush(brush(t.color(0)))
         self.mc_points.setSymbolPen(pen(t.fg, 1))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
@@ -12,10 +12,13 @@ from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workl
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled, TaskRunner
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
+from panels._live_text import LiveText, pin_size
 
 N_FRAMES = 200
 TIMELINE_REQUESTS = 48
 BITS = {"bf16 (16-bit)": 16, "8-bit (fp8/int8)": 8, "int4 (g128)": 4}
+DEBOUNCE_MS = 150
+PART_ROWS = 4          # memory waterfall: one row per part, so labels never collide
 
 
 class ServingPanel(Panel):
@@ -33,7 +36,15 @@ class ServingPanel(Panel):
         self.sizing = None
         self.bench = None
         self._frame = 0
-        self.sim_tasks = TaskRunner(self)       # numpy simulations; self.tasks runs the torch measurement
+        self.sim_tasks = self.tasks             # simulations (timeline, then load curves): what exports wait for
+        self.bench_tasks = TaskRunner(self)     # the torch decode measurement, started only by its button
+        self._pending: set[str] = set()
+        self._running_parts: set[str] = set()
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(DEBOUNCE_MS)
+        self._refresh.timeout.connect(self._start_simulations)
+        self._ranges: dict = {}
 
         row = QHBoxLayout()
         self.weight_combo, self.kv_combo = QComboBox(), QComboBox()
@@ -64,17 +75,18 @@ class ServingPanel(Panel):
         self.traffic_slider = LabeledSlider("Traffic to size for", 1, 5000, 100, 1, 0, "req/s")
         for w in (self.rate_slider, self.prompt_slider, self.output_slider, self.traffic_slider):
             row2.addWidget(w, 1)
-        self.rate_slider.valueCommitted.connect(lambda _v: self._simulate_timeline())
+        self.rate_slider.valueCommitted.connect(lambda _v: self._schedule({"timeline"}))
         for w in (self.prompt_slider, self.output_slider):
-            w.valueCommitted.connect(lambda _v: (self._simulate_timeline(), self._start_curves()))
-        self.traffic_slider.valueCommitted.connect(lambda _v: self._start_curves())
+            w.valueCommitted.connect(lambda _v: self._schedule({"timeline", "curves"}))
+        self.traffic_slider.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
         self.body.addLayout(row2)
         row3 = QHBoxLayout()
         self.ttft_slider = LabeledSlider("Target p90 TTFT", 0.1, 20, 2.0, 0.1, 1, "s")
         self.tpot_slider = LabeledSlider("Target p90 TPOT", 5, 500, 100, 5, 0, "ms")
         for w in (self.ttft_slider, self.tpot_slider):
             row3.addWidget(w, 1)
-            w.valueCommitted.connect(lambda _v: self._start_curves())
+            w.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
+        row3.addWidget(self.tasks.widget())
         self.body.addLayout(row3)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
@@ -84,11 +96,18 @@ class ServingPanel(Panel):
         self.mem_plot.setAccessibleName("Memory of one serving replica")
         self.mem_plot.setMouseEnabled(x=False, y=False)
         self.mem_plot.getAxis("left").setTicks([[]])
-        self.mem_bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.5)
-        self.mem_plot.addItem(self.mem_bars)
-        self.mem_labels: list = []
-        self.mem_text = QLabel()
-        self.mem_text.setWordWrap(True)
+        self.mem_plot.getAxis("left").setTicks([[(PART_ROWS - 1 - i, name) for i, name in
+                                                 enumerate(("weights", "KV cache", "activations", "overhead"))]])
+        self.mem_plot.setYRange(-0.7, PART_ROWS + 0.6, padding=0)
+        self.mem_bars = [pg.BarGraphItem(x0=[0], y=[PART_ROWS - 1 - i], width=[0], height=0.6)
+                         for i in range(PART_ROWS)]
+        self.mem_values = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(PART_ROWS)]
+        for item in (*self.mem_bars, *self.mem_values):
+            self.mem_plot.addItem(item)
+        self.gpu_lines: list = []          # one dashed line per GPU of the replica, grown on demand
+        self.gpu_tag = pg.TextItem("", anchor=(1, 0))
+        self.mem_plot.addItem(self.gpu_tag)
+        self.mem_text = LiveText()
         box = QVBoxLayout()
         box.addWidget(self.mem_plot, 1)
         box.addWidget(self.mem_text)
@@ -99,6 +118,9 @@ class ServingPanel(Panel):
         for policy in ("static", "continuous"):
             plot = make_plot(ctx.theme, "", "slot", "time (s)")
             plot.setAccessibleName(f"{policy} batching timeline")
+            plot.setToolTip("Static: a batch runs until its longest request ends. Continuous (Orca): a freed slot "
+                            "is refilled at the next iteration. Hatched = prefill (prompt), solid = decoding.")
+            plot.setMinimumHeight(110)
             plot.setMouseEnabled(x=False, y=False)
             bars = {k: pg.BarGraphItem(x0=[], y=[], width=[], height=0.8) for k in ("prefill", "decode")}
             for item in bars.values():
@@ -107,8 +129,8 @@ class ServingPanel(Panel):
             plot.addItem(cursor)
             self.batch_plots[policy] = (plot, bars, cursor)
             bbox.addWidget(plot, 1)
-        self.batch_text = QLabel()
-        self.batch_text.setWordWrap(True)
+        self.batch_text = LiveText()
+        self.batch_text.reserve_lines(2)
         bbox.addWidget(self.batch_text)
         grid.addLayout(bbox, 0, 1)
 
@@ -123,23 +145,29 @@ class ServingPanel(Panel):
         self.tput_view.setXLink(pi)
         pi.getAxis("right").setLabel("output tokens/s")
         pi.vb.sigResized.connect(lambda: self.tput_view.setGeometry(pi.vb.sceneBoundingRect()))
+        self.load_curves = {}
+        for policy in ("static", "continuous"):
+            ttft = self.load_plot.plot([], [], name=f"{policy}: p90 TTFT")
+            tput = pg.PlotDataItem([], [], symbol="t")
+            self.tput_view.addItem(tput)
+            self.load_legend.addItem(tput, f"{policy}: tokens/s (right axis)")
+            self.load_curves[policy] = (ttft, tput)
+        self.target_line = pg.InfiniteLine(angle=0, label="TTFT target", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
+        self.load_plot.addItem(self.target_line)
         grid.addWidget(self.load_plot, 1, 0)
 
         side = QVBoxLayout()
         size_box = QGroupBox("Sizing for the traffic estimate")
         sb = QVBoxLayout(size_box)
-        self.sizing_text = QLabel("…")
-        self.sizing_text.setWordWrap(True)
-        self.sizing_text.setTextFormat(Qt.RichText)
+        self.sizing_text = LiveText("…")
         sb.addWidget(self.sizing_text)
-        sb.addWidget(self.sim_tasks.widget())
         side.addWidget(size_box)
         bench_box = QGroupBox("Real decode measurement on this machine")
         bb = QVBoxLayout(bench_box)
         self.bench_button = QPushButton(f"Measure decode steps on {ctx.device.upper()}")
         self.bench_button.clicked.connect(self._start_bench)
         bb.addWidget(self.bench_button)
-        bb.addWidget(self.tasks.widget())
+        bb.addWidget(self.bench_tasks.widget())
         self.bench_table = QTableWidget(0, 6)
         self.bench_table.setHorizontalHeaderLabels(["model", "batch", "measured ms", "roofline ms",
                                                     "ratio", "tok/s"])
@@ -160,6 +188,7 @@ class ServingPanel(Panel):
 
     # --- scenario ---------------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
+        """Cheap and synchronous: controls, replica memory (an analytic engine call); simulations are scheduled."""
         inv = {v: k for k, v in BITS.items()}
         for w, val in ((self.weight_combo, inv[scenario.weight_bits]), (self.kv_combo, inv[scenario.kv_bits]),
                        (self.batch_spin, scenario.serve_batch), (self.context_spin, scenario.serve_context)):
@@ -168,8 +197,7 @@ class ServingPanel(Panel):
             w.blockSignals(False)
         self.memory = replica_memory(scenario)
         self._draw_memory()
-        self._simulate_timeline()
-        self._start_curves()
+        self._schedule({"timeline", "curves"})
 
     def _update(self, **changes) -> None:
         self.error.show_error(self.ctx.scenario.try_update(**changes))
@@ -183,27 +211,68 @@ class ServingPanel(Panel):
     def _kv_tokens(self) -> int:
         return capacity(self.ctx.scenario.value, self.memory.gpus_needed).max_tokens
 
-    def _simulate_timeline(self) -> None:
-        s = self.ctx.scenario.value
-        if self.memory is None:
+    # --- background simulations: debounced, the previous result stays until the new one lands ----
+    def _schedule(self, parts: set[str]) -> None:
+        self._pending |= parts
+        if not self.sims and not self.tasks.running and not self._refresh.isActive():
+            self._start_simulations()                 # first draw: no old result to keep showing
             return
+        if self.tasks.running:                        # its answer would be stale: stop it, redo its parts
+            self._pending |= self._running_parts
+            self.tasks.cancel()
+        self._refresh.start()
+
+    def _start_simulations(self) -> None:
+        self._refresh.stop()
+        parts, self._pending = self._pending, set()
+        if self.memory is None or not parts:
+            return
+        if "timeline" in parts:
+            self._run_timeline(follow_with_curves="curves" in parts)
+        else:
+            self._run_curves()
+
+    def wait_simulations(self, timeout_ms: int = 120_000) -> bool:
+        """Start pending (debounced) simulations now and block until drawn: for tests and the self-test."""
+        if self._refresh.isActive():
+            self._start_simulations()
+        return self.tasks.wait(timeout_ms)
+
+    def unbind(self) -> None:
+        self._refresh.stop()
+        self.bench_tasks.cancel()
+        super().unbind()
+
+    def _run_timeline(self, follow_with_curves: bool) -> None:
+        s = self.ctx.scenario.value
         try:
             cost = step_cost(s, self.memory.gpus_needed)
             wl = self._workload(self.rate_slider.value(), TIMELINE_REQUESTS, seed=5)
-            self.sims = {p: simulate_batching(cost, wl, p, s.serve_batch, self._kv_tokens())
-                         for p in ("static", "continuous")}
+            kv = self._kv_tokens()
         except ValueError as exc:
             self.error.show_error(str(exc))
-            self.sims = {}
             return
-        self.error.show_error(None)
-        self.timeline_changed.emit()
-        self.show_frame(min(self._frame, N_FRAMES - 1))
 
-    def _start_curves(self) -> None:
+        def work(progress, cancelled):
+            return {p: simulate_batching(cost, wl, p, s.serve_batch, kv) for p in ("static", "continuous")}
+
+        def done(sims) -> None:
+            self._running_parts = set()
+            self.error.show_error(None)
+            self.sims = sims
+            self._notes = " · ".join(
+                f"{p}: p90 TTFT {r.percentile('ttft', 90):.2f} s, p90 TPOT {r.percentile('tpot', 90) * 1e3:.1f} ms, "
+                f"{r.throughput_tokens_per_s:,.0f} tok/s" for p, r in sims.items())
+            self.timeline_changed.emit()
+            self.show_frame(self._frame)
+            if follow_with_curves:
+                self._run_curves()
+
+        self._running_parts = {"timeline", "curves"} if follow_with_curves else {"timeline"}
+        self.tasks.run(work, done, label="simulating batching", on_error=self._failed)
+
+    def _run_curves(self) -> None:
         s = self.ctx.scenario.value
-        if self.memory is None:
-            return
         try:
             target = LatencyTarget(self.ttft_slider.value(), self.tpot_slider.value() / 1e3)
             base = self._workload(1.0, 150, seed=1)
@@ -236,15 +305,21 @@ class ServingPanel(Panel):
             sizing = size_deployment(s, traffic, target, "continuous", base)
             return curves, best, sizing, target
 
-        self.sim_tasks.run(work, self._curves_done, label="simulating load", on_error=self.error.show_error)
+        self._running_parts = {"curves"}
+        self.tasks.run(work, self._curves_done, label="simulating load", on_error=self._failed)
+
+    def _failed(self, text: str) -> None:
+        self._running_parts = set()
+        self.error.show_error(text.splitlines()[0])
 
     def _curves_done(self, out) -> None:
+        self._running_parts = set()
         self.curves, best, self.sizing, target = out
         self.curves["best"] = best
         self.curves["target"] = target
         self._draw_curves()
 
-    # --- drawing ----------------------------------------------------------------------------
+    # --- drawing: existing items are updated, never recreated --------------------------------
     def _draw_memory(self) -> None:
         m, t = self.memory, self.theme
         if m is None:
@@ -252,55 +327,40 @@ class ServingPanel(Panel):
         parts = m.parts()
         sizes = np.array([b for _, b in parts], dtype=float) / GIB
         x0 = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        styles = [brush(t.color(4)), pg.mkBrush(t.color(0), style=Qt.BDiagPattern), brush(t.color(2)),
-                  pg.mkBrush(t.color(6), style=Qt.Dense4Pattern)]
-        self.mem_bars.setOpts(x0=x0, y=np.zeros(4), width=sizes, height=0.5, brushes=styles, pens=[pen(t.fg, 1)] * 4)
-        for item in self.mem_labels:
-            self.mem_plot.removeItem(item)
-        self.mem_labels = []
-        for i, ((name, b), x) in enumerate(zip(parts, x0)):
-            label = pg.TextItem(f"{name}\n{b / GIB:,.1f}", color=t.fg, anchor=(0, 1 if i % 2 == 0 else 0))
-            label.setPos(x, 0.27 if i % 2 == 0 else -0.27)
-            self.mem_plot.addItem(label)
-            self.mem_labels.append(label)
-        for k in range(1, m.gpus_needed + 1):
-            line = pg.InfiniteLine(pos=k * m.usable_per_gpu_bytes / GIB, angle=90, pen=pen(t.fg, 1.5, Qt.DashLine))
+        for bar, label, x, w in zip(self.mem_bars, self.mem_values, x0, sizes):
+            bar.setOpts(x0=[x], width=[w])
+            label.setText(f"{w:,.1f}")
+            label.setPos(x + w, bar.opts["y"][0])
+        per_gpu = m.usable_per_gpu_bytes / GIB
+        while len(self.gpu_lines) < m.gpus_needed:
+            line = pg.InfiniteLine(angle=90, pen=pen(t.fg, 1.5, Qt.DashLine))
             self.mem_plot.addItem(line)
-            self.mem_labels.append(line)
-        tag = pg.TextItem(f"{m.gpus_needed} × 90% of {m.gpu_memory_bytes / 1e9:.0f} GB", color=t.fg, anchor=(1, 0))
-        tag.setPos(m.gpus_needed * m.usable_per_gpu_bytes / GIB, 0.55)
-        self.mem_plot.addItem(tag)
-        self.mem_labels.append(tag)
-        self.mem_plot.setXRange(0, max(sizes.sum(), m.gpus_needed * m.usable_per_gpu_bytes / GIB) * 1.02, padding=0)
-        self.mem_plot.setYRange(-0.9, 0.9, padding=0)
+            self.gpu_lines.append(line)
+        for k, line in enumerate(self.gpu_lines, start=1):
+            line.setVisible(k <= m.gpus_needed)
+            line.setPos(k * per_gpu)
+        self.gpu_tag.setText(f"{m.gpus_needed} × 90% of {m.gpu_memory_bytes / 1e9:.0f} GB")
+        self.gpu_tag.setPos(m.gpus_needed * per_gpu, PART_ROWS + 0.55)
+        self.mem_plot.setXRange(0, max(sizes.sum(), m.gpus_needed * per_gpu) * 1.08, padding=0)
+        self.mem_plot.getViewBox().updateMatrix()
         s = self.ctx.scenario.value
         cap = capacity(s, m.gpus_needed)
         self.mem_text.setText(
             f"{s.arch.label}: weights {m.weight_bits}-bit + KV {m.kv_bits}-bit for {m.batch} × {m.context:,} tokens "
-            f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {m.gpu} (TP must divide {s.arch.heads} heads). "
-            f"KV per token: 2 × {s.arch.layers} layers × {s.arch.kv_heads} KV heads × {s.arch.head_dim} × bytes. "
-            f"On these GPUs the KV room holds {cap.max_tokens:,} tokens: up to {cap.max_batch_at_context} sequences "
-            f"at this context, or {cap.max_context_at_batch:,} tokens each at this batch.")
+            f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {m.gpu} (TP divides {s.arch.heads} heads). "
+            f"KV room: {cap.max_tokens:,} tokens = {cap.max_batch_at_context} sequences at this context, "
+            f"or {cap.max_context_at_batch:,} tokens each at this batch.")
 
     def _draw_curves(self) -> None:
-        c, t = self.curves, self.theme
+        c = self.curves
         if not c:
             return
         lp = self.load_plot
-        lp.clear()
-        self.tput_view.clear()
-        self.load_legend.setLabelTextColor(t.fg)
-        styles = {"static": (t.color(5), Qt.DashLine, "s"), "continuous": (t.color(4), Qt.SolidLine, "o")}
-        for policy, (colour, style, sym) in styles.items():
+        for policy, (ttft_curve, tput_curve) in self.load_curves.items():
             ttft, tput = c[policy]
-            lp.plot(c["rates"], ttft, pen=pen(colour, 3, style), symbol=sym, symbolBrush=brush(colour),
-                    name=f"{policy}: p90 TTFT")
-            curve = pg.PlotDataItem(c["rates"], tput, pen=pen(colour, 1.5, Qt.DotLine), symbol="t",
-                                    symbolBrush=brush(colour, 0.5))
-            self.tput_view.addItem(curve)
-            self.load_legend.addItem(curve, f"{policy}: tokens/s (right axis)")
-        lp.addItem(pg.InfiniteLine(pos=c["target"].ttft_p90_s, angle=0, pen=pen(t.fg, 1.5, Qt.DashDotLine),
-                                   label="TTFT target", labelOpts={"color": t.fg, "position": 0.1}))
+            ttft_curve.setData(c["rates"], ttft)
+            tput_curve.setData(c["rates"], tput)
+        self.target_line.setPos(c["target"].ttft_p90_s)
         top = max(float(np.max(c["static"][0])), float(np.max(c["continuous"][0])), c["target"].ttft_p90_s)
         lp.setYRange(0, min(top, 5 * c["target"].ttft_p90_s) * 1.05)
         self.tput_view.setYRange(0, max(float(np.max(c["continuous"][1])), 1.0) * 1.1)
@@ -318,41 +378,35 @@ class ServingPanel(Panel):
             f"{b['continuous']:.2f} req/s ({ratio:.1f}×). Roofline speeds: real servers reach a fraction of them.")
 
     def timeline(self) -> TimelineSpec | None:
-        if not self.sims:
+        if self.memory is None:
             return None
         return TimelineSpec(n_frames=N_FRAMES, chapters=[(0, "arrivals begin"), (N_FRAMES // 2, "halfway")], fps=15.0)
 
     def show_frame(self, index: int) -> None:
+        """Per frame: boolean masks over 48 requests and setOpts on the existing bars."""
+        self._frame = max(0, min(int(index), N_FRAMES - 1))
         if not self.sims:
             return
-        t = self.theme
-        self._frame = max(0, min(int(index), N_FRAMES - 1))
-        end = max(r.finish.max() for r in self.sims.values())
+        end = max(float(r.finish.max()) for r in self.sims.values())
         now = end * self._frame / (N_FRAMES - 1)
-        notes = []
         for policy, (plot, bars, cursor) in self.batch_plots.items():
             r = self.sims[policy]
             started = r.start < now
             pre_end = np.minimum(r.first_token, now)
             dec_end = np.minimum(r.finish, now)
-            bars["prefill"].setOpts(x0=r.start[started], y=r.slot[started], width=(pre_end - r.start)[started],
-                                    height=0.8, brush=pg.mkBrush(t.color(0), style=Qt.BDiagPattern), pen=pen(t.fg, 0.8))
+            bars["prefill"].setOpts(x0=r.start[started], y=r.slot[started], width=(pre_end - r.start)[started])
             dec = started & (r.first_token < now)
-            bars["decode"].setOpts(x0=r.first_token[dec], y=r.slot[dec], width=(dec_end - r.first_token)[dec], height=0.8,
-                                   brush=brush(t.color(4) if policy == "continuous" else t.color(5), 0.85), pen=pen(t.fg, 0.8))
-            cursor.setPen(pen(t.fg, 1.5))
+            bars["decode"].setOpts(x0=r.first_token[dec], y=r.slot[dec], width=(dec_end - r.first_token)[dec])
             cursor.setPos(now)
-            plot.setXRange(0, end, padding=0.01)
-            plot.setYRange(-0.6, r.max_batch - 0.4, padding=0)
+            if self._ranges.get(policy) != (end, r.max_batch):
+                self._ranges[policy] = (end, r.max_batch)
+                plot.setXRange(0, end, padding=0.01)
+                plot.setYRange(-0.6, r.max_batch - 0.4, padding=0)
+                plot.getViewBox().updateMatrix()
             waiting = int(((r.arrival <= now) & (r.start > now)).sum())
             done = int((r.finish <= now).sum())
-            plot.setTitle(f"{policy} batching: {done}/{r.arrival.size} done, {waiting} waiting · "
-                          f"{r.throughput_tokens_per_s:,.0f} tok/s overall", color=t.fg)
-            notes.append(f"{policy}: p90 TTFT {r.percentile('ttft', 90):.2f} s, p90 TPOT "
-                         f"{r.percentile('tpot', 90) * 1e3:.1f} ms")
-        self.batch_text.setText("Hatched = prefill (prompt), solid = decoding. Static: a batch runs until its longest "
-                                "request ends; continuous: a freed slot is refilled at the next iteration. "
-                                + " · ".join(notes))
+            plot.setTitle(f"{policy} batching: {done}/{r.arrival.size} done, {waiting} waiting")
+        self.batch_text.setText("Hatched = prefill, solid = decode. " + self._notes)
 
     # --- real measurement ---------------------------------------------------------------------
     def _start_bench(self) -> None:
@@ -367,7 +421,7 @@ class ServingPanel(Panel):
             except BenchCancelled:
                 raise Cancelled() from None
 
-        self.tasks.run(work, self._bench_done, label=f"timing decode steps on {device}",
+        self.bench_tasks.run(work, self._bench_done, label=f"timing decode steps on {device}",
                        on_error=lambda text: self.bench_text.setText("⚠ " + text.splitlines()[0]))
 
     def _bench_done(self, result) -> None:
@@ -385,9 +439,35 @@ class ServingPanel(Panel):
     # --- shell hooks ------------------------------------------------------------------------
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
-        self._draw_memory()
-        self._draw_curves()
-        self.show_frame(self._frame)
+        t = theme
+        pin_size(self.tasks.widget(), 40)
+        styles = [brush(t.color(4)), pg.mkBrush(t.color(0), style=Qt.BDiagPattern), brush(t.color(2)),
+                  pg.mkBrush(t.color(6), style=Qt.Dense4Pattern)]
+        for bar, label, fill in zip(self.mem_bars, self.mem_values, styles):
+            bar.setOpts(brush=fill, pen=pen(t.fg, 1))
+            label.setColor(t.fg)
+        for line in self.gpu_lines:
+            line.setPen(pen(t.fg, 1.5, Qt.DashLine))
+        self.gpu_tag.setColor(t.fg)
+        for policy, (_plot, bars, cursor) in self.batch_plots.items():
+            bars["prefill"].setOpts(brush=pg.mkBrush(t.color(0), style=Qt.BDiagPattern), pen=pen(t.fg, 0.8))
+            bars["decode"].setOpts(brush=brush(t.color(4) if policy == "continuous" else t.color(5), 0.85),
+                                   pen=pen(t.fg, 0.8))
+            cursor.setPen(pen(t.fg, 1.5))
+        styles = {"static": (t.color(5), Qt.DashLine, "s"), "continuous": (t.color(4), Qt.SolidLine, "o")}
+        for policy, (colour, style, sym) in styles.items():
+            ttft, tput = self.load_curves[policy]
+            ttft.setPen(pen(colour, 3, style))
+            ttft.setSymbol(sym)
+            ttft.setSymbolBrush(brush(colour))
+            tput.setPen(pen(colour, 1.5, Qt.DotLine))
+            tput.setSymbolBrush(brush(colour, 0.5))
+        self.target_line.setPen(pen(t.fg, 1.5, Qt.DashDotLine))
+        self.target_line.label.setColor(t.fg)
+        self.load_legend.setLabelTextColor(t.fg)
+        self.load_legend.setBrush(brush(t.bg, 0.85))
+        for _sample, label in self.load_legend.items:
+            label.setText(label.text, color=t.fg)
 
     def result(self) -> object:
         return {"replica_memory": self.memory, "sizing": self.sizing,
@@ -402,11 +482,12 @@ class ServingPanel(Panel):
             self.weight_combo.setCurrentText(bits)
             assert self.memory is not None and self.memory.weight_bits == BITS[bits]
         self.rate_slider.setValue(8)
-        self._simulate_timeline()
+        self.rate_slider.valueCommitted.emit(8.0)
+        if not self.wait_simulations():
+            raise RuntimeError(self.tasks.last_error or "the batching simulations did not finish")
         assert set(self.sims) == {"static", "continuous"}
         for i in (0, N_FRAMES // 2, N_FRAMES - 1):
             self.show_frame(i)
-        self.sim_tasks.wait(120_000)
 
 
 PANEL = ServingPanel

@@ -19,12 +19,12 @@ def test_format_controls_drive_replica_memory(make_panel, ctx):
 
 def test_batching_timeline_and_curves(make_panel, ctx):
     p = make_panel(ServingPanel)
+    assert p.wait_simulations(), p.tasks.last_error     # timeline, then load curves, in the background
     assert set(p.sims) == {"static", "continuous"}
     spec = p.timeline()
     assert spec.n_frames == N_FRAMES
     p.show_frame(N_FRAMES - 1)
-    assert "done" in p.batch_plots["continuous"][0].getPlotItem().titleLabel.text
-    assert p.sim_tasks.wait(120_000)
+    assert "48/48 done" in p.batch_plots["continuous"][0].getPlotItem().titleLabel.text
     best = p.curves["best"]
     assert best["continuous"] > best["static"]
     assert p.sizing.feasible and p.sizing.replicas >= 1
@@ -33,6 +33,23 @@ def test_batching_timeline_and_curves(make_panel, ctx):
 
 def test_batch_spin_updates_scenario(make_panel, ctx):
     p = make_panel(ServingPanel)
+    assert p.wait_simulations()
+    first = p.sims
     p.batch_spin.setValue(4)
-    assert ctx.scenario.value.serve_batch == 4
+    assert ctx.scenario.value.serve_batch == 4 and p.memory.batch == 4     # analytic: at once
+    assert p.sims is first                                                 # simulations: debounced
+    assert p.wait_simulations()
     assert max(r.slot.max() for r in p.sims.values()) <= 3
+
+
+def test_a_burst_of_edits_simulates_once(make_panel, ctx, qtbot):
+    p = make_panel(ServingPanel)
+    assert p.wait_simulations()
+    runs = []
+    p.tasks.started.connect(runs.append)
+    for batch in (4, 6, 10, 12):
+        ctx.scenario.update(serve_batch=batch)
+    assert runs == []
+    qtbot.waitUntil(lambda: p.sims["static"].max_batch == 12 and p.curves is not None
+                    and not p.tasks.running, timeout=120_000)
+    assert runs == ["simulating batching", "simulating load"]
