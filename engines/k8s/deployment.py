@@ -448,7 +448,7 @@ class DeploymentController(Controller):
         else:
             status["conditions"] = [c for c in status["conditions"] if c["type"] != "ReplicaFailure"]
         if status != d.get("status"):
-            self.ctx.store.mutate("Deployment", obj_key(d), lambda o: o.__setitem__("status", status))
+            self.ctx.store.write_status("Deployment", obj_key(d), status)
         self.requeue_stuck(d, status, deadline)
 
     def timed_out(self, d: dict, status: dict) -> bool:

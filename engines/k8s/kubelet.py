@@ -259,7 +259,7 @@ class Kubelet:
         rt.dirty = False
         status = self.pod_status(pod, rt)
         if status != pod.get("status"):
-            self.ctx.store.mutate("Pod", rt.key, lambda o: o.__setitem__("status", status))
+            self.ctx.store.write_status("Pod", rt.key, status)
 
     def pod_status(self, pod: dict, rt: PodRuntime) -> dict:
         """The PodStatus the kubelet reports (kubelet_pods.go generateAPIPodStatus, simplified)."""

@@ -105,6 +105,6 @@ class QuotaController(Controller):
         hard = q["spec"].get("hard") or {}
         status = {"hard": dict(hard), "used": {k: _fmt(k, used.get(k, 0)) for k in hard}}
         if status != q.get("status"):
-            self.ctx.store.mutate("ResourceQuota", key, lambda o: o.__setitem__("status", status))
+            self.ctx.store.write_status("ResourceQuota", key, status)
             self.decide(f"ResourceQuota {q['metadata']['name']}", ", ".join(f"{k}={v}" for k, v in status["used"].items()),
                         ", ".join(f"{k}={v}" for k, v in hard.items()), "recount usage", "update status.used")

@@ -193,8 +193,8 @@ class ReplicaSetController(Controller):
         selector = rs["spec"].get("selector")
         deleting = bool(rs["metadata"].get("deletionTimestamp"))
         owned = self.pods.by_index("owner", uid)
-        orphans = [p for p in self.pods.select(rules.match_labels_of(selector))
-                   if controller_ref(p) is None and rules.selector_matches(selector, p["metadata"].get("labels"))]
+        orphans = [p for p in self.pods.select(rules.match_labels_of(selector), among=self.pods.keys_by_index("owner", ""))
+                   if rules.selector_matches(selector, p["metadata"].get("labels"))]
         claimed = []
         name = f"ReplicaSet {rs['metadata']['name']}"
         for pod in sorted(owned, key=lambda p: p["metadata"]["name"]):
@@ -288,11 +288,17 @@ class ReplicaSetController(Controller):
         mrs = rs["spec"].get("minReadySeconds", 0)
         tlabels = ((rs["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
         status = dict(rs.get("status") or {})
+        labeled = ready = available = 0
+        for p in pods:    # one pass: this runs over every pod of the ReplicaSet on each sync
+            labels = p["metadata"].get("labels") or {}
+            labeled += all(labels.get(k) == v for k, v in tlabels.items())
+            if rules.is_pod_ready(p):
+                ready += 1
+                available += rules.is_pod_available(p, mrs, self.now)
         status["replicas"] = len(pods)
-        status["fullyLabeledReplicas"] = sum(1 for p in pods if all(
-            (p["metadata"].get("labels") or {}).get(k) == v for k, v in tlabels.items()))
-        status["readyReplicas"] = sum(1 for p in pods if rules.is_pod_ready(p))
-        status["availableReplicas"] = sum(1 for p in pods if rules.is_pod_available(p, mrs, self.now))
+        status["fullyLabeledReplicas"] = labeled
+        status["readyReplicas"] = ready
+        status["availableReplicas"] = available
         status["observedGeneration"] = rs["metadata"].get("generation", 1)
         conditions = [c for c in status.get("conditions") or []]
         has_failure = any(c["type"] == "ReplicaFailure" for c in conditions)
@@ -304,7 +310,7 @@ class ReplicaSetController(Controller):
             conditions = [c for c in conditions if c["type"] != "ReplicaFailure"]
         status["conditions"] = conditions
         if status != rs.get("status"):
-            self.ctx.store.mutate("ReplicaSet", obj_key(rs), lambda o: o.__setitem__("status", status))
+            self.ctx.store.write_status("ReplicaSet", obj_key(rs), status)
 
 
 class EdgeTriggeredReplicaSetController(Controller):

@@ -133,11 +133,6 @@ class Scheduler(Controller):
             cached = self._alloc[name] = (node, (name, alloc, bool(spec.get("unschedulable")), taints))
         return cached[1]
 
-    def node_view(self, node: dict) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
-        """(allocatable, requested, non-zero requested) of a node in canonical units."""
-        name, alloc, _, _ = self.node_info(node)
-        return alloc, self.requested.get(name, {}), self.nonzero.get(name, {})
-
     def filter_node(self, pod: dict, req: dict[str, int], node: dict,
                     wanted: list[tuple[str, int]] | None = None) -> list[str]:
         """Reasons the node is rejected (empty: it fits). ``wanted``: the pod's non-zero
@@ -157,36 +152,41 @@ class Scheduler(Controller):
                 reasons.append(f"Insufficient {r}")
         return reasons
 
-    def score_node(self, pod_nonzero: dict[str, int], node: dict) -> tuple[int, int]:
-        """(LeastAllocated, BalancedAllocation) of the node with the pod's non-zero requests added."""
-        name, alloc, _, _ = self.node_info(node)
-        nz = self.nonzero.get(name, _EMPTY)
-        return rules.node_scores(nz.get("cpu", 0) + pod_nonzero.get("cpu", 0), nz.get("memory", 0) + pod_nonzero.get("memory", 0),
-                                 alloc.get("cpu", 0), alloc.get("memory", 0))
-
     def sync(self, key: str) -> None:
         pod = self.pods.get(key)
         if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
             return
         name = pod["metadata"]["name"]
-        req = self.pod_requests(pod)[0]
+        req, nz = self.pod_requests(pod)
         nodes = sorted(self.nodes.values(), key=lambda n: n["metadata"]["name"])
         wanted = sorted((r, v) for r, v in req.items() if v > 0)
+        pod_cpu, pod_memory = nz.get("cpu", 0), nz.get("memory", 0)
+        requested, nonzero, count = self.requested, self.nonzero, self.count
         histogram: dict[str, int] = {}
-        feasible = []
-        for node in nodes:
-            reasons = self.filter_node(pod, req, node, wanted)
-            if reasons:
-                for r in reasons:
-                    histogram[r] = histogram.get(r, 0) + 1
-            else:
-                feasible.append(node)
-        if not feasible:
-            return self._unschedulable(pod, key, histogram, len(nodes))
-        nz = self.pod_requests(pod)[1]
+        feasible = 0
         best, best_score, ties, best_parts = None, -1, 0, (0, 0)
-        for node in feasible:
-            least, balanced = self.score_node(nz, node)
+        # One pass in node-name order: filter, then score the nodes that pass (the tie-breaking
+        # draws happen in the same order as filtering everything first would give). The common
+        # case is inlined; a node that may not fit goes through filter_node for its reasons.
+        for node in nodes:
+            node_name, alloc, unschedulable, taints = self.node_info(node)
+            fits = not unschedulable and not taints and count.get(node_name, 0) < alloc["pods"]
+            if fits:
+                used = requested.get(node_name, _EMPTY)
+                for r, v in wanted:
+                    if v > alloc.get(r, 0) - used.get(r, 0):
+                        fits = False
+                        break
+            if not fits:
+                reasons = self.filter_node(pod, req, node, wanted)
+                if reasons:
+                    for r in reasons:
+                        histogram[r] = histogram.get(r, 0) + 1
+                    continue
+            feasible += 1
+            used_nz = nonzero.get(node_name, _EMPTY)
+            least, balanced = rules.node_scores(used_nz.get("cpu", 0) + pod_cpu, used_nz.get("memory", 0) + pod_memory,
+                                                alloc.get("cpu", 0), alloc.get("memory", 0))
             score = least + balanced
             if score > best_score:
                 best, best_score, ties, best_parts = node, score, 1, (least, balanced)
@@ -194,20 +194,21 @@ class Scheduler(Controller):
                 ties += 1
                 if self.ctx.rng.randrange(ties) == 0:
                     best, best_parts = node, (least, balanced)
+        if not feasible:
+            return self._unschedulable(pod, key, histogram, len(nodes))
         node_name = best["metadata"]["name"]
 
-        def bind(o: dict) -> None:
-            o["spec"]["nodeName"] = node_name
-            o["status"]["conditions"] = [c for c in o["status"].get("conditions") or [] if c["type"] != "PodScheduled"] + [
+        def bind(o: dict) -> dict:
+            status = {k: v for k, v in o["status"].items() if k not in ("reason", "message")}
+            status["conditions"] = [c for c in o["status"].get("conditions") or [] if c["type"] != "PodScheduled"] + [
                 {"type": "PodScheduled", "status": "True", "lastTransitionTime": self.now}]
-            o["status"].pop("reason", None)
-            o["status"].pop("message", None)
-        self.ctx.store.mutate("Pod", key, bind)
+            return {"spec": {**o["spec"], "nodeName": node_name}, "status": status}
+        self.ctx.store.write_parts("Pod", key, bind)
         self.attempts.pop(key, None)
         self.ctx.recorder.emit(pod, "Normal", "Scheduled",
                                f"Successfully assigned {pod['metadata'].get('namespace', 'default')}/{name} to {node_name}",
                                self.name)
-        self.decide(f"Pod {name}", f"{len(feasible)}/{len(nodes)} nodes fit "
+        self.decide(f"Pod {name}", f"{feasible}/{len(nodes)} nodes fit "
                     f"(cpu {format_cpu(req.get('cpu', 0))}, memory {format_bytes(req.get('memory', 0))})",
                     "a node", f"best score {best_score} = LeastAllocated {best_parts[0]} + Balanced {best_parts[1]}",
                     f"bind to {node_name}")

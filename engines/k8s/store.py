@@ -169,6 +169,26 @@ class Store:
         fn(new)
         return self.update(new)
 
+    def write_parts(self, kind: str, key: str, parts: Callable[[dict], dict]) -> dict | None:
+        """Update by replacing whole top-level parts: ``parts(current)`` returns e.g.
+        ``{"status": new_status}`` built from the current stored object without changing it.
+
+        The new object shares its other parts (spec, labels, ownerReferences) with the old one
+        instead of deep-copying them as ``mutate`` does: stored objects are never changed in
+        place, so sharing is safe, and status reports, binds and deletion marks (most writes)
+        then cost a few dict copies instead of a deep copy of the pod."""
+        old = self.objects[kind].get(key)
+        if old is None:
+            return None
+        new = {**old, **parts(old)}
+        if new["metadata"] is old["metadata"]:
+            new["metadata"] = dict(old["metadata"])   # update() stamps resourceVersion into it
+        return self.update(new)
+
+    def write_status(self, kind: str, key: str, status: dict) -> dict | None:
+        """The /status subresource (what controllers' UpdateStatus calls): replace ``status``."""
+        return self.write_parts(kind, key, lambda _old: {"status": status})
+
     def remove(self, kind: str, key: str) -> dict | None:
         """Delete now (grace 0), emit DELETED, let the garbage collector delete dependents."""
         old = self.objects[kind].pop(key, None)
@@ -206,11 +226,8 @@ class Store:
                 if obj["metadata"].get("deletionTimestamp"):
                     return obj
                 period = obj["spec"].get("terminationGracePeriodSeconds", 30) if grace is None else grace
-
-                def mark(o: dict) -> None:
-                    o["metadata"]["deletionTimestamp"] = self.clock.now + period
-                    o["metadata"]["deletionGracePeriodSeconds"] = period
-                return self.mutate(kind, key, mark)
+                return self.write_parts(kind, key, lambda o: {"metadata": {
+                    **o["metadata"], "deletionTimestamp": self.clock.now + period, "deletionGracePeriodSeconds": period}})
         return self.remove(kind, key)
 
     # --- owner index -----------------------------------------------------------------------
@@ -268,7 +285,9 @@ class Informer:
         self.store, self.kind = store, kind
         self.cache: dict[str, dict] = {}
         self.indexers = indexers or {}
-        self.indices: dict[str, dict[str, set[str]]] = {n: {} for n in self.indexers}
+        # buckets are insertion-ordered dicts used as sets: a set's order depends on the string
+        # hash seed, which would make by_index (and so deletions, evictions) differ per process
+        self.indices: dict[str, dict[str, dict[str, None]]] = {n: {} for n in self.indexers}
         self.on_add: list[Callable[[dict], None]] = []
         self.on_update: list[Callable[[dict, dict], None]] = []
         self.on_delete: list[Callable[[dict], None]] = []
@@ -285,14 +304,17 @@ class Informer:
         return [self.cache[k] for k in keys]
 
     def keys_by_index(self, name: str, value: str) -> set[str]:
-        return self.indices[name].get(value, set())
+        return set(self.indices[name].get(value, ()))
 
-    def select(self, match_labels: dict) -> list[dict]:
-        """Objects carrying every label pair (index intersection); the caller applies expressions."""
-        if not match_labels:
-            return list(self.cache.values())
-        sets = sorted((self.indices["label"].get(f"{k}={v}", set()) for k, v in match_labels.items()), key=len)
-        keys = set(sets[0]).intersection(*sets[1:]) if sets else set()
+    def select(self, match_labels: dict, among: Iterable[str] | None = None) -> list[dict]:
+        """Objects carrying every label pair (index intersection), sorted by key; the caller
+        applies expressions. ``among``: only these keys (e.g. another index's bucket)."""
+        sets = sorted((self.indices["label"].get(f"{k}={v}", {}) for k, v in match_labels.items()), key=len)
+        if not sets:
+            return list(self.cache.values()) if among is None else [o for k, o in self.cache.items() if k in among]
+        if among is not None:
+            sets.insert(0, among)
+        keys = set(sets[0]).intersection(*sets[1:])
         return [self.cache[k] for k in sorted(keys)]
 
     def _reindex(self, key: str, old: dict | None, new: dict | None) -> None:
@@ -302,12 +324,12 @@ class Informer:
                 for v in fn(old):
                     bucket = index.get(v)
                     if bucket is not None:
-                        bucket.discard(key)
+                        bucket.pop(key, None)
                         if not bucket:
                             del index[v]
             if new is not None:
                 for v in fn(new):
-                    index.setdefault(v, set()).add(key)
+                    index.setdefault(v, {})[key] = None
 
     def _event(self, kind_of_event: str, old: dict | None, new: dict | None) -> None:
         obj = new if new is not None else old
