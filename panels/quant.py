@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 from engines.errors import ValidationError
 from explorer.panel import Panel, TimelineSpec
 from explorer.widgets import ErrorLabel, LabeledSlider, make_plot, pen
+from panels._live_text import LiveText
 from panels._quant_views import bar_chart, step_hist, tidy
 
 GROUPS = ("per row", "32", "64", "128", "256")
@@ -43,6 +44,10 @@ class QuantPanel(Panel):
         self.live_profile = None
         self.sq_preview: dict = {}
         self._scenario = None
+        self._affine = None
+        self._gptq = None
+        self._gptq_range = None
+        self._kv_key = None
 
         top = QHBoxLayout()
         self.layer_box = QComboBox()
@@ -107,9 +112,8 @@ class QuantPanel(Panel):
 
     def _build_affine_tab(self) -> None:
         g = self._grid_tab("Affine mapping")
-        self.affine_text = QLabel()
-        self.affine_text.setWordWrap(True)
-        self.affine_text.setTextFormat(Qt.RichText)
+        self.affine_text = LiveText()
+        self.affine_text.reserve_lines(5)
         g.addWidget(self.affine_text, 0, 0)
         self.affine_plot = make_plot(self.theme, "Eight real weights (row 0 of the tensor) on the integer grid",
                                      "value", "weight index")
@@ -193,8 +197,8 @@ class QuantPanel(Panel):
         self.hist_plot.setLogMode(y=True)
         tidy(self.hist_plot, self.theme, legend=True)
         g.addWidget(self.hist_plot, 1, 1)
-        self.gptq_text = QLabel()
-        self.gptq_text.setWordWrap(True)
+        self.gptq_text = LiveText()
+        self.gptq_text.reserve_lines(3)
         g.addWidget(self.gptq_text, 2, 0, 1, 2)
 
     def _build_formats_tab(self) -> None:
@@ -379,6 +383,7 @@ class QuantPanel(Panel):
         from engines.hardware import gpu
         from engines.quant import serving_table
 
+        first = self._scenario is None
         self._scenario = scenario
         self.serving = serving_table(scenario.arch, gpu(scenario.gpu), scenario.serve_batch, scenario.serve_context,
                                      scenario.kv_bits)
@@ -403,7 +408,8 @@ class QuantPanel(Panel):
                         f"{v:.3f}" if key == "weight_bits" else ("yes" if v is True else "NO" if v is False else str(v)))
                 self.serving_table.setItem(r, c, QTableWidgetItem(text))
         self.serving_table.resizeColumnsToContents()
-        self._draw_heatmap()
+        if first:                      # the activation heat-map and the KV tensors do not depend on the scenario
+            self._draw_heatmap()
         self._draw_kv()
 
     def timeline(self) -> TimelineSpec | None:
@@ -423,30 +429,52 @@ class QuantPanel(Panel):
             self.tabs.setCurrentIndex(3)
 
     # --- drawing ---------------------------------------------------------------------------
+    def _affine_items(self) -> dict:
+        """The worked example's plot items, made once: a frame only moves them (per-frame work < 5 ms)."""
+        if getattr(self, "_affine", None) is None:
+            p = self.affine_plot
+            items = {"lines": [], "labels": [],
+                     "x": pg.ScatterPlotItem(symbol="o", size=14, name="x (original)"),
+                     "xhat": pg.ScatterPlotItem(symbol="s", size=12),
+                     "links": pg.PlotDataItem([], [], connect="pairs")}
+            for key in ("links", "x", "xhat"):
+                p.addItem(items[key])
+            self._affine = items
+        return self._affine
+
     def _draw_affine(self, k: int) -> None:
         if not self.steps:
             return
         s = self.steps[k]
         th = self.theme
-        p = self.affine_plot
-        p.clear()
-        xs = np.arange(len(s["values"]))
-        # integer grid lines: every level x̂ = scale·(q − zero)
-        for q in range(int(s["qmin"]), int(s["qmax"]) + 1):
-            level = s["scale"] * (q - s["zero"])
-            line = pg.InfiniteLine(pos=level, angle=0, pen=pen(th.grid, 1, Qt.DashLine))
-            p.addItem(line)
-            lbl = pg.TextItem(f"q={q}", color=th.muted, anchor=(0, 0.5))
-            lbl.setPos(len(xs) - 0.3, level)
-            p.addItem(lbl)
-        p.addItem(pg.ScatterPlotItem(xs, s["values"], symbol="o", size=14, brush=th.color(4), pen=pen(th.fg, 1),
-                                     name="x (original)"))
+        items = self._affine_items()
+        xs = np.arange(len(s["values"]), dtype=float)
+        levels = [(q, s["scale"] * (q - s["zero"])) for q in range(int(s["qmin"]), int(s["qmax"]) + 1)]
+        while len(items["lines"]) < len(levels):            # integer grid: every level x̂ = scale·(q − zero)
+            line, label = pg.InfiniteLine(angle=0), pg.TextItem("", anchor=(0, 0.5))
+            self.affine_plot.addItem(line)
+            self.affine_plot.addItem(label)
+            items["lines"].append(line)
+            items["labels"].append(label)
+        for i, (line, label) in enumerate(zip(items["lines"], items["labels"])):
+            on = i < len(levels)
+            line.setVisible(on)
+            label.setVisible(on)
+            if on:
+                q, level = levels[i]
+                line.setPos(level)
+                line.setPen(pen(th.grid, 1, Qt.DashLine))
+                label.setText(f"q={q}", color=th.muted)
+                label.setPos(len(xs) - 0.3, level)
+        items["x"].setData(xs, s["values"], brush=th.color(4), pen=pen(th.fg, 1))
         order = [st["step"] for st in self.steps]
-        if order.index(s["step"]) >= order.index("dequant"):
-            p.addItem(pg.ScatterPlotItem(xs, s["dequant"], symbol="s", size=12, brush=th.color(5),
-                                         pen=pen(th.fg, 1)))
-            for x, a, b in zip(xs, s["values"], s["dequant"]):
-                p.addItem(pg.PlotDataItem([x, x], [a, b], pen=pen(th.fg, 1.5, Qt.DotLine)))
+        shown_hat = order.index(s["step"]) >= order.index("dequant")
+        items["xhat"].setVisible(shown_hat)
+        items["links"].setVisible(shown_hat)
+        if shown_hat:
+            items["xhat"].setData(xs, s["dequant"], brush=th.color(5), pen=pen(th.fg, 1))
+            items["links"].setData(np.repeat(xs, 2), np.column_stack([s["values"], s["dequant"]]).ravel(),
+                                   pen=pen(th.fg, 1.5, Qt.DotLine))
         row = s["row"]
         shown = "" if row is None else "  ".join(f"{v:.3g}" for v in row)
         codes = "  ".join(str(int(c)) for c in s["codes"])
@@ -604,6 +632,7 @@ class QuantPanel(Panel):
             self._draw_gptq(len(a.gptq_trace) - 1)
         else:
             self.gptq_plot.clear()
+            self._gptq = None
             self.gptq_text.setText("GPTQ and AWQ need calibration activations: pick a pack layer.")
 
     def _draw_gptq(self, k: int) -> None:
@@ -611,18 +640,27 @@ class QuantPanel(Panel):
         trace = a.gptq_trace[:k + 1]
         th = self.theme
         p = self.gptq_plot
-        p.clear()
+        if getattr(self, "_gptq", None) is None:           # made once; frames only update them
+            self._gptq = (pg.BarGraphItem(x=[], height=[], width=0.4, brush=th.color(5), pen=pen(th.fg, 1),
+                                          name="RTN column error"),
+                          pg.BarGraphItem(x=[], height=[], width=0.4, brush=th.color(4), pen=pen(th.fg, 1),
+                                          name="GPTQ column error"),
+                          p.plot([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t", symbolBrush=th.color(2),
+                                 name="error pushed onto later columns"))
+            p.addItem(self._gptq[0])
+            p.addItem(self._gptq[1])
+        rtn, gptq, pushed = self._gptq
         xs = np.arange(len(trace))
         n = len(a.gptq_trace)
-        p.addItem(pg.BarGraphItem(x=xs - 0.2, height=[t["rtn_error"] for t in trace], width=0.4,
-                                  brush=th.color(5), pen=pen(th.fg, 1), name="RTN column error"))
-        p.addItem(pg.BarGraphItem(x=xs + 0.2, height=[t["quant_error"] for t in trace], width=0.4,
-                                  brush=th.color(4), pen=pen(th.fg, 1), name="GPTQ column error"))
-        p.plot(xs, [t["pushed"] for t in trace], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t",
-               symbolBrush=th.color(2), name="error pushed onto later columns")
-        p.setXRange(-1, n, padding=0)
-        ymax = max(max(t["rtn_error"], t["quant_error"], t["pushed"]) for t in a.gptq_trace)
-        p.setYRange(0, ymax * 1.1, padding=0)
+        rtn.setOpts(x=xs - 0.2, height=[t["rtn_error"] for t in trace])
+        gptq.setOpts(x=xs + 0.2, height=[t["quant_error"] for t in trace])
+        pushed.setData(xs, [t["pushed"] for t in trace])
+        if self._gptq_range != (id(a), n):
+            self._gptq_range = (id(a), n)
+            p.setXRange(-1, n, padding=0)
+            ymax = max(max(t["rtn_error"], t["quant_error"], t["pushed"]) for t in a.gptq_trace)
+            p.setYRange(0, ymax * 1.1, padding=0)
+            p.getViewBox().updateMatrix()
         t = trace[-1]
         self.gptq_text.setText(
             f"Column {k + 1}/{n} (input channel {t['column']}): GPTQ quantizes the column, then spreads its error "
@@ -637,20 +675,24 @@ class QuantPanel(Panel):
         block = self.kv_block.currentData()
         if block is None:
             return
-        try:
-            k, v = load_kv(block)
-            self.kv_rows = kv_comparison(k, v, self.kv_bits.value())
-        except ValidationError as exc:
-            self.error.show_error(str(exc))
-            return
-        th = self.theme
-        bar_chart(self.kv_plot, th, [f"{r['tensor']} per {r['axis']}" for r in self.kv_rows],
-                  [r["relative_error"] for r in self.kv_rows], "{:.3f}")
-        cm = k.abs().amax(0).numpy()
-        self.kv_chan_plot.clear()
-        self.kv_chan_plot.addItem(pg.BarGraphItem(x=np.arange(len(cm)), height=cm, width=0.9, brush=th.color(0),
-                                                  pen=None))
-        top = np.argsort(cm)[::-1][:3]
+        key = (block, self.kv_bits.value(), self.theme.name, self.theme.font_scale)
+        if key != self._kv_key:                     # the torch comparison runs only when its inputs change
+            try:
+                k, v = load_kv(block)
+                self.kv_rows = kv_comparison(k, v, self.kv_bits.value())
+            except ValidationError as exc:
+                self.error.show_error(str(exc))
+                return
+            self._kv_key = key
+            th = self.theme
+            bar_chart(self.kv_plot, th, [f"{r['tensor']} per {r['axis']}" for r in self.kv_rows],
+                      [r["relative_error"] for r in self.kv_rows], "{:.3f}")
+            cm = k.abs().amax(0).numpy()
+            self.kv_chan_plot.clear()
+            self.kv_chan_plot.addItem(pg.BarGraphItem(x=np.arange(len(cm)), height=cm, width=0.9, brush=th.color(0),
+                                                      pen=None))
+            self._kv_top = np.argsort(cm)[::-1][:3]
+        top = self._kv_top
         rows = {(r["tensor"], r["axis"]): r["relative_error"] for r in self.kv_rows}
         s = self._scenario
         mem = ""
@@ -699,6 +741,10 @@ class QuantPanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
+        if self._gptq is not None:                 # re-made in the new colours by the next draw
+            for item in self._gptq:
+                self.gptq_plot.removeItem(item)
+            self._gptq, self._gptq_range = None, None
         if self.steps:
             self._draw_affine(0)
         if self.analysis is not None:
