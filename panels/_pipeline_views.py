@@ -9,11 +9,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import (QAbstractTextDocumentLayout, QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette,
-                           QPen, QPicture, QTextDocument)
+                           QPen, QTextDocument)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QSizePolicy, QWidget
 
 from explorer.theme import Theme
-from explorer.widgets import make_plot, pen
+from explorer.widgets import pen
+
 
 def cache_static(plot) -> None:
     """Axes and title change rarely: Qt keeps them as pixmaps, so repainting the data (an edit, a
@@ -98,75 +99,114 @@ def op_color(theme: Theme, op: str) -> str:
 
 
 class _Blocks(pg.GraphicsObject):
-    """Many filled rectangles with optional hatch and centred labels, painted in one go.
+    """Many filled rectangles, batched: one ``drawRects`` per (fill, hatch) style, and centred
+    labels drawn in screen pixels only where they fit (zooming in reveals them).
 
-    Labels are drawn in screen pixels and skipped when their block is too small on screen, so
-    zooming in reveals them; this is far cheaper than one TextItem per block."""
+    The item is cached as a device pixmap, so a moving time cursor repaints it by a blit."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.rects: list[tuple[QRectF, QBrush, QBrush | None]] = []
-        self.labels: list[tuple[QRectF, str]] = []
+        self.groups: list[tuple[QBrush, QBrush | None, list[QRectF]]] = []
         self.label_color = QColor("#000000")
         self.font = QFont()
         self._bounds = QRectF()
+        self._labels = (np.zeros((4, 0)), [])
         self.outline = QPen(QColor("#000000"))
         self.outline.setCosmetic(True)
+        self.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
     def set_rects(self, rects, labels=()) -> None:
+        """``rects``: (QRectF, fill, hatch or None) each; brushes of equal look share one draw call."""
+        groups: dict[tuple, tuple[QBrush, QBrush | None, list[QRectF]]] = {}
+        for r, fill, hatch in rects:
+            key = (_brush_key(fill), _brush_key(hatch))
+            if key not in groups:
+                groups[key] = (fill, hatch, [])
+            groups[key][2].append(r)
+        self.set_groups(list(groups.values()),
+                        np.array([[r.left(), r.right(), r.top(), r.bottom()] for r, _ in labels]).T.reshape(4, -1),
+                        [t for _, t in labels])
+
+    def set_groups(self, groups, label_boxes=None, label_texts=()) -> None:
+        """``groups``: (fill, hatch or None, [QRectF]); labels: a 4×n array (x0, x1, y0, y1) and n texts."""
         self.prepareGeometryChange()
-        self.rects = rects
-        self.labels = list(labels)
-        self._bounds = QRectF()
-        for r, _, _ in rects:
-            self._bounds = self._bounds.united(r)
-        self._picture = None  # recorded on the next paint, replayed afterwards
-        self._widths: dict[str, int] = {}
+        self.groups = groups
+        self._labels = (np.zeros((4, 0)) if label_boxes is None else label_boxes, list(label_texts))
+        bounds = QRectF()
+        for _, _, rects in groups:
+            for r in (rects[0], rects[-1]) if len(rects) > 64 else rects:
+                bounds = bounds.united(r)
+        if groups and any(len(g[2]) > 64 for g in groups):  # many rects: the labels' box is the exact extent
+            boxes = self._labels[0]
+            if boxes.shape[1]:
+                bounds = bounds.united(QRectF(boxes[0].min(), boxes[2].min(), boxes[1].max() - boxes[0].min(),
+                                              boxes[3].max() - boxes[2].min()))
+        self._bounds = bounds
         self.update()
 
-    def _record(self) -> QPicture:
-        picture = QPicture()
-        p = QPainter(picture)
-        p.setPen(self.outline)
-        for r, fill, hatch in self.rects:
-            p.setBrush(fill)
-            p.drawRect(r)
-            if hatch is not None:
-                p.setBrush(hatch)
-                p.drawRect(r)
-        p.end()
-        return picture
-
     def paint(self, painter, *args) -> None:
-        if getattr(self, "_picture", None) is None:
-            self._picture = self._record()
-        self._picture.play(painter)
-        if not self.labels:
+        painter.setPen(self.outline)
+        for fill, hatch, rects in self.groups:
+            painter.setBrush(fill)
+            painter.drawRects(rects)
+            if hatch is not None:
+                painter.setBrush(hatch)
+                painter.drawRects(rects)
+        boxes, texts = self._labels
+        if not texts:
             return
-        to_screen = painter.transform()
+        t = painter.transform()
+        xa, xb = boxes[0] * t.m11() + t.dx(), boxes[1] * t.m11() + t.dx()
+        ya, yb = boxes[2] * t.m22() + t.dy(), boxes[3] * t.m22() + t.dy()
+        x0, x1, y0, y1 = np.minimum(xa, xb), np.maximum(xa, xb), np.minimum(ya, yb), np.maximum(ya, yb)
+        metrics = QFontMetrics(self.font)
+        digit = metrics.horizontalAdvance("0")
+        lengths = np.fromiter((len(s) for s in texts), dtype=float, count=len(texts))
+        device = painter.device()
+        fits = (x1 - x0 >= lengths * digit + 3) & (y1 - y0 >= metrics.height()) & (x1 > 0) & \
+            (x0 < device.width()) & (y1 > 0) & (y0 < device.height())
+        show = np.nonzero(fits)[0]
+        if not len(show) or len(show) > 4000:  # too many to read: zoom in to see them
+            return
         painter.save()
         painter.resetTransform()
         painter.setFont(self.font)
         painter.setPen(self.label_color)
-        metrics = QFontMetrics(self.font)
-        height = metrics.height()
-        widths = self._widths
-        for r, text in self.labels:
-            box = to_screen.mapRect(r)
-            w = widths.get(text)
-            if w is None:
-                w = widths[text] = metrics.horizontalAdvance(text) + 2
-            if box.width() >= w and box.height() >= height:
-                painter.drawText(box, Qt.AlignCenter, text)
+        for i in show:
+            painter.drawText(QRectF(x0[i], y0[i], x1[i] - x0[i], y1[i] - y0[i]), Qt.AlignCenter, texts[i])
         painter.restore()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
         return self._bounds
 
 
+def _brush_key(b: QBrush | None) -> tuple | None:
+    return None if b is None else (b.color().rgba(), int(b.style().value))
+
+
+def gantt_geometry(sim, theme: Theme) -> tuple[list, np.ndarray, list[str]]:
+    """Block groups (one per op and chunk shade) and label boxes of a Simulation: pure data, so a
+    worker thread can build it for a big schedule."""
+    n = max(1, sim.n_ranks)
+    groups: dict[tuple[str, int], list[QRectF]] = {}
+    for o in sim.ops:
+        a = o.action
+        groups.setdefault((a.op, a.stage // n if a.op == "F" else 0), []).append(
+            QRectF(o.start, o.rank - 0.4, o.end - o.start, 0.8))
+    styled = []
+    for (op, shade), rects in sorted(groups.items()):
+        c = QColor(op_color(theme, op))
+        if op == "F":
+            c = c.lighter(100 + 8 * shade)  # later chunks slightly lighter
+        pattern = OP_PATTERN[op]
+        styled.append((QBrush(c), QBrush(QColor(theme.bg), pattern) if pattern is not None else None, rects))
+    boxes = np.array([(o.start, o.end, o.rank - 0.4, o.rank + 0.4) for o in sim.ops], dtype=float).T.reshape(4, -1)
+    return styled, boxes, [str(o.action.microbatch) for o in sim.ops]  # the op itself: hatch and legend
+
+
 class GanttView(pg.GraphicsLayoutWidget):
-    """One row per rank, blocks labelled ``F3``/``B3``…, idle time hatched grey, a time cursor,
-    and under it the in-flight activations per rank over time."""
+    """One row per rank, blocks labelled with their micro-batch, idle time hatched grey, a time
+    cursor, and under it the in-flight activations per rank over time."""
 
     def __init__(self, theme: Theme, title: str) -> None:
         super().__init__()
@@ -179,6 +219,9 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.flight.setXLink(self.gantt)
         for p in (self.gantt, self.flight):
             p.setMouseEnabled(x=True, y=False)
+            cache_static(p)
+            for name in ("left", "bottom"):
+                p.getAxis(name).enableAutoSIPrefix(False)  # unit-less: no label rewrite on every range change
         self.gantt.invertY(True)
         self.idle = _Blocks()
         self.blocks = _Blocks()
@@ -218,37 +261,36 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.blocks.outline = QPen(QColor(theme.fg))
         self.blocks.outline.setCosmetic(True)
         self.idle.outline = QPen(Qt.NoPen)
+        self._drawn_title = self._ranks = self._flight_top = self._t_max = None
         if self.sim is not None:
             self.show_simulation(self.sim, self.title)
 
-    def show_simulation(self, sim, title: str, unit: str = "") -> None:
-        """Draw every op of ``sim`` (an engines.pipeline.Simulation)."""
+    def show_simulation(self, sim, title: str, geometry=None, fit_time: bool = True) -> None:
+        """Draw every op of ``sim`` (an engines.pipeline.Simulation); ``geometry`` from
+        :func:`gantt_geometry` when a worker already built it; ``fit_time=False`` when the caller
+        sets the (linked) time range itself."""
         self.sim, self.title = sim, title
         th = self.theme
-        self.gantt.setTitle(title, color=th.fg, size=f"{th.point_size * 1.05:.0f}pt")
+        if title != self._drawn_title:
+            self.gantt.setTitle(title, color=th.fg, size=f"{th.point_size * 1.05:.0f}pt")
+            self._drawn_title = title
         n = sim.n_ranks
         grey = QColor(th.muted)
         grey.setAlphaF(0.35)
-        self.idle.set_rects([(QRectF(0, r - 0.42, sim.makespan, 0.84), QBrush(grey, Qt.Dense6Pattern), None)
-                             for r in range(n)])
-        rects, labels = [], []
-        for o in sim.ops:
-            c = QColor(op_color(th, o.action.op))
-            if o.action.op == "F":
-                c = c.lighter(100 + 8 * (o.action.stage // max(1, n)))  # later chunks slightly lighter
-            pattern = OP_PATTERN[o.action.op]
-            hatch = QBrush(QColor(th.bg), pattern) if pattern is not None else None
-            r = QRectF(o.start, o.rank - 0.4, o.end - o.start, 0.8)
-            rects.append((r, QBrush(c), hatch))
-            labels.append((r, str(o.action.microbatch)))  # the op itself is told by hatch and legend
+        self.idle.set_groups([(QBrush(grey, Qt.Dense6Pattern), None,
+                               [QRectF(0, r - 0.42, sim.makespan, 0.84) for r in range(n)])])
+        groups, boxes, texts = geometry if geometry is not None else gantt_geometry(sim, th)
         font = QFont()
         font.setPointSizeF(th.point_size * 0.85)
         font.setBold(True)
         self.blocks.font = font
-        self.blocks.set_rects(rects, labels)
-        self.gantt.getAxis("left").setTicks([[(r, f"rank {r}") for r in range(n)]])
-        self.gantt.setYRange(-0.6, n - 0.4, padding=0)
-        self.gantt.setXRange(0, sim.makespan * 1.01, padding=0)
+        self.blocks.set_groups(groups, boxes, texts)
+        if n != getattr(self, "_ranks", None):
+            self.gantt.getAxis("left").setTicks([[(r, f"rank {r}") for r in range(n)]])
+            self.gantt.setYRange(-0.6, n - 0.4, padding=0)
+            self._ranks = n
+        if fit_time:
+            self.set_time_range(sim.makespan)
         styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine)
         if len(self.curves) != n:  # rebuild curves and legend only when the rank count changes
             for c in self.curves:
@@ -264,12 +306,18 @@ class GanttView(pg.GraphicsLayoutWidget):
                                    pen=pg.mkPen(th.color(r), width=3, style=styles[r % len(styles)]))
             if r < 8:
                 label = self.legend.getLabel(self.curves[r])
-                if label is not None:
-                    label.setText(f"rank {r} (peak {sim.peak_in_flight[r]})", color=th.fg)
-        self.flight.setYRange(0, max(sim.peak_in_flight) + 0.5, padding=0)
+                text = f"rank {r} (peak {sim.peak_in_flight[r]})"
+                if label is not None and (label.text != text or label.opts.get("color") != th.fg):
+                    label.setText(text, color=th.fg)
+        top = max(sim.peak_in_flight) + 0.5
+        if top != getattr(self, "_flight_top", None):
+            self.flight.setYRange(0, top, padding=0)
+            self._flight_top = top
 
     def set_time_range(self, t_max: float) -> None:
-        self.gantt.setXRange(0, t_max * 1.01, padding=0)
+        if t_max != getattr(self, "_t_max", None):
+            self.gantt.setXRange(0, t_max * 1.01, padding=0)
+            self._t_max = t_max
 
     def set_cursor(self, t: float) -> None:
         self.cursor.setValue(t)
@@ -277,6 +325,38 @@ class GanttView(pg.GraphicsLayoutWidget):
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+class Texts:
+    """TextItems reused across redraws (creating a TextItem costs far more than updating one)."""
+
+    def __init__(self, plot) -> None:
+        self.plot = plot
+        self.items: list[pg.TextItem] = []
+        self.used = 0
+
+    def begin(self) -> None:
+        self.used = 0
+
+    def add(self, text: str, pos: tuple[float, float], anchor: tuple[float, float], color: str, font: QFont) -> None:
+        if self.used == len(self.items):
+            item = pg.TextItem()
+            item.setZValue(10)
+            self.plot.addItem(item)
+            self.items.append(item)
+        item = self.items[self.used]
+        self.used += 1
+        if getattr(item, "_shown", None) != (text, color, font.pointSizeF(), font.bold()):
+            item.setFont(font)
+            item.setText(text, color=color)
+            item._shown = (text, color, font.pointSizeF(), font.bold())
+        item.setAnchor(anchor)
+        item.setPos(*pos)
+        item.show()
+
+    def end(self) -> None:
+        for item in self.items[self.used:]:
+            item.hide()
 
 
 class TPView(pg.PlotWidget):
@@ -290,22 +370,26 @@ class TPView(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.hideAxis("bottom")
         self.getPlotItem().invertY(True)
+        cache_static(self)
         self.cells = _Blocks()
         self.addItem(self.cells)
-        self.texts: list[pg.TextItem] = []
+        self.texts = Texts(self)
         self.highlight = QGraphicsRectItem()
         self.addItem(self.highlight)
         self.steps = []
         self.t = 1
         self.current = 0
 
-    def set_steps(self, steps, t: int) -> None:
+    def set_steps(self, steps, t: int, current: int = 0) -> None:
         self.steps, self.t = steps, t
+        self.current = max(0, min(current, len(steps) - 1))
         self._draw()
 
     def set_current(self, index: int) -> None:
-        self.current = max(0, min(index, len(self.steps) - 1))
-        self._draw()
+        index = max(0, min(index, len(self.steps) - 1))
+        if index != self.current:
+            self.current = index
+            self._draw()
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -314,9 +398,7 @@ class TPView(pg.PlotWidget):
     def _draw(self) -> None:
         th = self.theme
         self.setBackground(th.bg)
-        for t in self.texts:
-            self.removeItem(t)
-        self.texts = []
+        self.texts.begin()
         rows = min(self.t, 8)
         rects = []
         font = QFont()
@@ -329,11 +411,8 @@ class TPView(pg.PlotWidget):
                 c = QColor(th.error)
                 c.setAlphaF(alpha)
                 rects.append((QRectF(x0 + 0.3, -0.45, 0.4, rows - 0.1), QBrush(c), QBrush(QColor(th.bg), Qt.Dense5Pattern)))
-                tx = pg.TextItem(st.collective.replace("-", "-\n"), color=th.fg if done else th.muted, anchor=(0.5, 0))
-                tx.setFont(font)
-                tx.setPos(x0 + 0.5, rows - 0.4)
-                self.addItem(tx)
-                self.texts.append(tx)
+                self.texts.add(st.collective.replace("-", "-\n"), (x0 + 0.5, rows - 0.4), (0.5, 0),
+                               th.fg if done else th.muted, font)
                 continue
             for g in range(rows):
                 base = QColor(th.muted)
@@ -353,33 +432,28 @@ class TPView(pg.PlotWidget):
         self.cells.outline.setCosmetic(True)
         self.cells.set_rects(rects)
         if self.steps:
-            st = self.steps[self.current]
             x0 = self.current * 1.2
             self.highlight.setRect(QRectF(x0 - 0.08, -0.55, 1.16, rows + 0.1))
             p = QPen(QColor(th.error), 0)
             p.setWidthF(3)
             p.setCosmetic(True)
             self.highlight.setPen(p)
-            # phase captions above the columns
-            for phase in ("forward", "backward"):
+            bold = QFont()
+            bold.setPointSizeF(th.point_size)
+            bold.setBold(True)
+            for phase in ("forward", "backward"):  # phase captions above the columns
                 idx = [i for i, s in enumerate(self.steps) if s.phase == phase]
                 if idx:
-                    cap = pg.TextItem(f"{phase} pass", color=th.fg, anchor=(0, 1))
-                    f2 = QFont()
-                    f2.setPointSizeF(th.point_size)
-                    f2.setBold(True)
-                    cap.setFont(f2)
-                    cap.setPos(idx[0] * 1.2, -1.0)
-                    self.addItem(cap)
-                    self.texts.append(cap)
+                    self.texts.add(f"{phase} pass", (idx[0] * 1.2, -1.0), (0, 1), th.fg, bold)
             for i, st in enumerate(self.steps):  # region captions where the region changes
                 if i == 0 or self.steps[i - 1].region != st.region:
-                    rc = pg.TextItem(st.region.upper() if st.region == "mlp" else st.region, color=th.muted, anchor=(0, 1))
-                    rc.setFont(font)
-                    rc.setPos(i * 1.2, -0.5)
-                    self.addItem(rc)
-                    self.texts.append(rc)
-        self.getAxis("left").setTicks([[(g, f"GPU {g}") for g in range(rows)]])
+                    self.texts.add(st.region.upper() if st.region == "mlp" else st.region, (i * 1.2, -0.5), (0, 1),
+                                   th.muted, font)
+        self.texts.end()
+        ticks = [(g, f"GPU {g}") for g in range(rows)]
+        if ticks != getattr(self, "_ticks", None):
+            self.getAxis("left").setTicks([ticks])
+            self._ticks = ticks
         self.getAxis("left").setTextPen(pen(th.fg, 1))
         n = max(1, len(self.steps))
         self.setXRange(-0.2, n * 1.2, padding=0)
@@ -403,7 +477,14 @@ class LayoutView(pg.PlotWidget):
         self.hideAxis("left")
         self.getPlotItem().invertY(True)
         self.layout3d = None
-        self.items: list = []
+        self.blocks = _Blocks()
+        self.blocks.setZValue(-1)
+        self.addItem(self.blocks)
+        self.texts = Texts(self)
+        self.group_lines = {kind: pg.PlotDataItem() for kind in ("tp", "dp", "pp")}
+        for line in self.group_lines.values():
+            self.addItem(line)
+        self.setAspectLocked(True)
 
     def set_layout(self, layout3d) -> None:
         self.layout3d = layout3d
@@ -426,12 +507,10 @@ class LayoutView(pg.PlotWidget):
     def _draw(self) -> None:
         th = self.theme
         self.setBackground(th.bg)
-        for it in self.items:
-            self.removeItem(it)
-        self.items = []
         lay = self.layout3d
         if lay is None:
             return
+        self.texts.begin()
         shown = min(lay.n_nodes, self.MAX_NODES)
         limit = shown * lay.gpus_per_node
         g = lay.gpus_per_node
@@ -439,7 +518,6 @@ class LayoutView(pg.PlotWidget):
         rows_per_node = -(-g // per_row)
         font = QFont()
         font.setPointSizeF(th.point_size * (0.85 if shown <= 8 else 0.65))
-        blocks = _Blocks()
         rects, labels = [], []
         for node in range(shown):
             x, y = self._pos(node * g)
@@ -447,11 +525,8 @@ class LayoutView(pg.PlotWidget):
             members = lay.ranks[node * g:(node + 1) * g]
             pps = sorted({r.pp_rank for r in members})
             dps = sorted({r.dp_rank for r in members})
-            cap = pg.TextItem(f"node {node}: PP stage {_span(pps)}, DP replica {_span(dps)}", color=th.fg, anchor=(0, 1))
-            cap.setFont(font)
-            cap.setPos(x - 0.55, y - 0.75)
-            self.addItem(cap)
-            self.items.append(cap)
+            self.texts.add(f"node {node}: PP stage {_span(pps)}, DP replica {_span(dps)}", (x - 0.55, y - 0.75),
+                           (0, 1), th.fg, font)
         for rp in lay.ranks[:limit]:
             x, y = self._pos(rp.rank)
             c = QColor(th.color([1, 0, 2, 6, 4, 5, 3][rp.pp_rank % 7]))
@@ -460,32 +535,28 @@ class LayoutView(pg.PlotWidget):
             box = QRectF(x - 0.42, y - 0.42, 0.84, 0.84)
             rects.append((box, QBrush(c), hatch))
             labels.append((box, str(rp.rank)))
-        blocks.outline = QPen(QColor(th.fg))
-        blocks.outline.setCosmetic(True)
+        self.texts.end()
+        self.blocks.outline = QPen(QColor(th.fg))
+        self.blocks.outline.setCosmetic(True)
         bold = QFont(font)
         bold.setBold(True)
-        blocks.font = bold
-        blocks.set_rects(rects, labels)
-        self.addItem(blocks)
-        self.items.append(blocks)
-        blocks.setZValue(-1)
+        self.blocks.font = bold
+        self.blocks.set_rects(rects, labels)
         styles = {"tp": Qt.SolidLine, "dp": Qt.DashLine, "pp": Qt.DotLine}
-        for kind in ("tp", "dp", "pp"):
+        for kind, line in self.group_lines.items():
             grp = next((gr for gr in lay.groups if gr.kind == kind and max(gr.members) < limit), None)
             if grp is None or len(grp.members) < 2:
+                line.hide()
                 continue
             pts = [self._pos(m) for m in grp.members]
             dx, dy = {"tp": (0.0, 0.3), "dp": (0.0, -0.3), "pp": (0.25, 0.0)}[kind]
-            xs = [p[0] + dx for p in pts]
-            ys = [p[1] + dy for p in pts]
             colour = th.error if kind == "tp" else th.fg
-            line = pg.PlotDataItem(xs, ys, pen=pg.mkPen(colour, width=4 if kind == "tp" else 3, style=styles[kind]),
-                                   symbol="o", symbolSize=9, symbolBrush=colour)
-            self.addItem(line)
-            self.items.append(line)
+            line.setData([p[0] + dx for p in pts], [p[1] + dy for p in pts],
+                         pen=pg.mkPen(colour, width=4 if kind == "tp" else 3, style=styles[kind]),
+                         symbol="o", symbolSize=9, symbolBrush=colour)
+            line.show()
         xs = [self._pos(r)[0] for r in range(0, limit)]
         ys = [self._pos(r)[1] for r in range(0, limit)]
-        self.setAspectLocked(True)
         self.setXRange(min(xs) - 0.8, max(xs) + 0.8, padding=0)
         self.setYRange(min(ys) - 1.4, max(ys) + 0.8, padding=0)
 

@@ -6,7 +6,11 @@ all come from ``engines.pipeline``, ``engines.pipeline_exec``, ``engines.paralle
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
@@ -16,12 +20,53 @@ from engines.pipeline import KINDS, bubble_formulas, check_layers, schedule, sim
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, make_plot
-from panels._pipeline_views import OP_NAMES, GanttView, LayoutView, TPView, op_color
+from panels._pipeline_views import (OP_NAMES, GanttView, LayoutView, StableText, TPView, Texts, cache_static,
+                                    gantt_geometry)
 
 KIND_LABELS = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved-1f1b": "Interleaved 1F1B", "zb-h1": "ZB-H1", "zb-v": "ZB-V"}
 GANTT_FRAMES = 240
 PREVIEW_MAX_OPS = 256  # p·m·v above this: cost sliders redraw on release only
 TABS = ("schedules", "executed", "tp", "layout")
+SYNC_MAX_OPS = 512  # p·m·v per side up to which an edit simulates at once (a few ms); above: in the worker
+DEBOUNCE_MS = 150  # a burst of edits to a big schedule runs one simulation
+MEMORY_PARTS = (("params", "weights", 5), ("grads", "gradients", 0), ("optimizer", "optimizer", 2),
+                ("activations", "activations", 1), ("buffers", "buffers + reserve", 6))
+
+
+@dataclass(frozen=True)
+class _SchedRequest:
+    """Everything the two schedules depend on: equal requests give equal drawings."""
+
+    kinds: tuple[str, str]
+    p: int
+    m: int
+    v: int
+    layers: int
+    costs: tuple[tuple[str, float], ...]
+
+    def ops(self) -> int:
+        return self.p * self.m * max(_chunks(k, self.v) for k in self.kinds)
+
+
+def _simulate_sides(req: _SchedRequest, theme=None, cancelled=lambda: False) -> list[dict]:
+    """Schedule and simulate both sides (engine calls only); with ``theme``, also build the Gantt
+    geometry, so a worker thread does that part of the drawing too."""
+    c = dict(req.costs)
+    out = []
+    for kind in req.kinds:
+        chunks = _chunks(kind, req.v)
+        try:
+            check_layers(req.layers, req.p, chunks)
+            sim = simulate(schedule(kind, req.p, req.m, chunks), t_f=c["t_f"] / chunks, t_b=c["t_b"] / chunks,
+                           t_i=c["t_i"] / chunks, t_w=c["t_w"] / chunks, t_comm=c["t_comm"])
+        except ValidationError as exc:
+            out.append({"kind": kind, "chunks": chunks, "error": str(exc)})
+            continue
+        if cancelled():
+            raise Cancelled()
+        out.append({"kind": kind, "chunks": chunks, "sim": sim,
+                     "geometry": gantt_geometry(sim, theme) if theme is not None else None})
+    return out
 
 
 def _spin(lo: int, hi: int, tip: str) -> QSpinBox:
@@ -51,12 +96,24 @@ class PipelinePanel(Panel):
         self.tp_steps: list = []
         self.layout3d = None
         self.stage_memory: list = []
+        self._inputs: dict[str, object] = {}  # view group → the inputs its data was computed from
+        self._stale: set[str] = set()  # tabs whose drawing waits until they are shown
+        self._geometry: list = [None, None]  # Gantt geometry a worker built, used once
+        self._sched_token = 0  # a newer schedule request makes older worker results stale
+        self._sched_pending: _SchedRequest | None = None
+        self._exec_busy = False
+        self._spec_key: object = None
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._start_schedule_task)
+        self.tasks.finished.connect(self._task_finished)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._build_schedules(), "Schedules")
         self.tabs.addTab(self._build_executed(), "Executed on torch")
         self.tabs.addTab(self._build_tp(), "Tensor parallel")
         self.tabs.addTab(self._build_layout(), "3D layout")
-        self.tabs.currentChanged.connect(lambda _i: self.timeline_changed.emit())
+        self.tabs.currentChanged.connect(self._tab_changed)
         self.body.addWidget(self.tabs, 1)
 
     # --- construction ---------------------------------------------------------------------
@@ -106,16 +163,17 @@ class PipelinePanel(Panel):
         self.sched_error = ErrorLabel()
         grid.addWidget(self.sched_error, 4, 0, 1, 10)
         lay.addWidget(box)
+        self.context_line = StableText()
+        self.context_line.setAccessibleName("Where this pipeline sits in the scenario")
+        lay.addWidget(self.context_line)
         row = QHBoxLayout()
         self.gantts = [GanttView(self.theme, "left"), GanttView(self.theme, "right")]
         self.gantts[1].gantt.setXLink(self.gantts[0].gantt)
-        self.formula = [QLabel(), QLabel()]
+        self.formula = [StableText(min_lines=4), StableText(min_lines=4)]
         for g, f in zip(self.gantts, self.formula):
             col = QVBoxLayout()
             g.setAccessibleName("Pipeline Gantt chart and in-flight activations")
             col.addWidget(g, 1)
-            f.setWordWrap(True)
-            f.setTextFormat(Qt.RichText)
             f.setAccessibleName("Bubble: measured in the simulation and the published formulas")
             col.addWidget(f)
             row.addLayout(col, 1)
@@ -170,12 +228,9 @@ class PipelinePanel(Panel):
         self.tp_view = TPView(self.theme)
         self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
         lay.addWidget(self.tp_view, 1)
-        self.tp_caption = QLabel()
-        self.tp_caption.setWordWrap(True)
-        self.tp_caption.setTextFormat(Qt.RichText)
+        self.tp_caption = StableText(min_lines=2)  # changes every frame: must not re-lay out the panel
         lay.addWidget(self.tp_caption)
-        self.tp_counts = QLabel()
-        self.tp_counts.setWordWrap(True)
+        self.tp_counts = StableText(min_lines=2)
         lay.addWidget(self.tp_counts)
         return page
 
@@ -191,11 +246,18 @@ class PipelinePanel(Panel):
         self.memory_plot = make_plot(self.theme, "Memory per GPU by pipeline stage", "GB", "pipeline stage")
         self.memory_plot.setAccessibleName("Per-stage memory from the memory engine")
         self.memory_plot.setMouseEnabled(x=False, y=False)
+        cache_static(self.memory_plot)
+        self.memory_bars = [pg.BarGraphItem(x=[0], height=[0], width=0.7) for _ in MEMORY_PARTS]
+        self.memory_legend = self.memory_plot.addLegend(offset=(-10, 10))
+        for item, (_, label, _) in zip(self.memory_bars, MEMORY_PARTS):
+            self.memory_plot.addItem(item)
+            self.memory_legend.addItem(item, label)  # BarGraphItem is not auto-listed
+        self.memory_totals = Texts(self.memory_plot)
+        self.memory_cap = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={"position": 0.1})
+        self.memory_plot.addItem(self.memory_cap)
         row.addWidget(self.memory_plot, 2)
         lay.addLayout(row, 1)
-        self.layout_text = QLabel()
-        self.layout_text.setWordWrap(True)
-        self.layout_text.setTextFormat(Qt.RichText)
+        self.layout_text = StableText(min_lines=4)
         lay.addWidget(self.layout_text)
         return page
 
@@ -210,20 +272,55 @@ class PipelinePanel(Panel):
 
     def _sync_controls(self, sc) -> None:
         for w, v in ((self.p_spin, sc.pp), (self.m_spin, sc.grad_accum), (self.tp_spin, sc.tp)):
-            w.blockSignals(True)
-            w.setValue(v)
-            w.blockSignals(False)
-        self.sp_check.blockSignals(True)
-        self.sp_check.setChecked(sc.sequence_parallel)
-        self.sp_check.blockSignals(False)
+            if w.value() != v:
+                w.blockSignals(True)
+                w.setValue(v)
+                w.blockSignals(False)
+        if self.sp_check.isChecked() != sc.sequence_parallel:
+            self.sp_check.blockSignals(True)
+            self.sp_check.setChecked(sc.sequence_parallel)
+            self.sp_check.blockSignals(False)
+
+    def _changed(self, group: str, inputs) -> bool:
+        """True (and remembered) when ``group``'s inputs differ from those its data came from."""
+        if self._inputs.get(group) == inputs:
+            return False
+        self._inputs[group] = inputs
+        return True
 
     def set_scenario(self, scenario) -> None:
-        self.scenario = scenario
-        self._sync_controls(scenario)
-        self._recompute()
-        self._update_tp()
-        self._update_layout()
-        self.timeline_changed.emit()
+        """Engine data is recomputed only for the views whose inputs changed, and drawn only on the
+        visible tab (hidden tabs draw when shown); big schedules simulate in the worker."""
+        self.scenario = sc = scenario
+        self._sync_controls(sc)
+        self.context_line.setText(
+            f"This pipeline of p = {sc.pp} rank(s) is one of DP = {sc.dp} data-parallel replicas running at once; "
+            f"each rank is TP = {sc.tp} GPU(s) ({sc.n_gpus} GPUs = DP × TP × PP). A step pushes m = {sc.grad_accum} "
+            f"micro-batches of {sc.micro_batch} × {sc.seq_len:,} tokens through it.")
+        if self._changed("schedules", (sc.pp, sc.grad_accum, sc.arch.layers)):
+            self._recompute()
+        if self._changed("tp", (sc.tp, sc.sequence_parallel, sc.arch, sc.seq_len, sc.micro_batch, sc.precision)):
+            self._update_tp()
+        if self._changed("layout", sc):
+            self._update_layout()
+        self._emit_timeline()
+
+    def _visible(self, tab: str) -> bool:
+        return self._tab() == tab
+
+    def _tab_changed(self, _index: int) -> None:
+        tab = self._tab()
+        if tab in self._stale:
+            self._stale.discard(tab)
+            {"schedules": self._draw_gantts, "tp": self._draw_tp, "layout": self._draw_layout}[tab]()
+        self._emit_timeline()
+
+    def _emit_timeline(self) -> None:
+        """Tell the player only when the spec changed: a new spec stops playback and costs a redraw."""
+        key = (self._tab(), self.timeline())
+        if key != self._spec_key:
+            self._spec_key = key
+            self.timeline_changed.emit()
 
     # --- schedules ----------------------------------------------------------------------------
     def _costs(self) -> dict:
@@ -231,39 +328,88 @@ class PipelinePanel(Panel):
         w = self.w_share.value() / 100.0
         return {"t_f": self.t_f.value(), "t_b": tb, "t_i": tb * (1 - w), "t_w": tb * w, "t_comm": self.t_comm.value()}
 
+    def _request(self) -> _SchedRequest:
+        return _SchedRequest((self.kind[0].currentData(), self.kind[1].currentData()), self.scenario.pp,
+                             self.scenario.grad_accum, self.v_spin.value(), self.scenario.arch.layers,
+                             tuple(sorted(self._costs().items())))
+
     def _preview(self, *_args) -> None:
         """Live redraw while a cost slider drags, when the schedules are small enough to stay smooth."""
-        sc = self.scenario
-        if sc is not None and sc.pp * sc.grad_accum * self.v_spin.value() <= PREVIEW_MAX_OPS:
+        if self.scenario is not None and self._request().ops() <= PREVIEW_MAX_OPS:
             self._recompute()
 
     def _recompute(self, *_args) -> None:
+        """Small schedules simulate now (a few ms); big ones go to the worker after a short pause, the
+        previous drawing staying up until the new one arrives."""
         if self.scenario is None:
             return
-        p, m, v = self.scenario.pp, self.scenario.grad_accum, self.v_spin.value()
-        c = self._costs()
+        req = self._request()
+        if req.ops() <= SYNC_MAX_OPS:
+            self._debounce.stop()
+            self._sched_pending = None
+            self._sched_token += 1
+            self._show_schedules(req, _simulate_sides(req))
+            return
+        self._sched_pending = req
+        if any(self.sims):
+            self._debounce.start()
+        else:
+            self._start_schedule_task()  # nothing drawn yet: no reason to wait
+
+    def _start_schedule_task(self) -> None:
+        req = self._sched_pending
+        if req is None or self._exec_busy:  # never drop a running execution: start when it ends
+            return
+        self._sched_pending = None
+        self._sched_token += 1
+        token, theme = self._sched_token, self.theme
+
+        def work(progress, cancelled):
+            progress(0.0, f"simulating p={req.p}, m={req.m}")
+            return _simulate_sides(req, theme, cancelled)
+
+        self.tasks.run(work, lambda result: self._schedules_done(token, req, result),
+                       label=f"Simulating {req.p} × {req.m} schedules…")
+
+    def _schedules_done(self, token: int, req: _SchedRequest, result: list[dict]) -> None:
+        if token == self._sched_token:
+            self._show_schedules(req, result)
+
+    def _task_finished(self, _how: str) -> None:
+        if not self.tasks.running:
+            self._exec_busy = False
+            if self._sched_pending is not None:
+                self._start_schedule_task()
+
+    def _show_schedules(self, req: _SchedRequest, result: list[dict]) -> None:
+        c = dict(req.costs)
         errors = []
-        for side in (0, 1):
-            kind = self.kind[side].currentData()
-            chunks = _chunks(kind, v)
-            try:
-                check_layers(self.scenario.arch.layers, p, chunks)
-                ranks = schedule(kind, p, m, chunks)
-                sim = simulate(ranks, t_f=c["t_f"] / chunks, t_b=c["t_b"] / chunks, t_i=c["t_i"] / chunks,
-                               t_w=c["t_w"] / chunks, t_comm=c["t_comm"])
-            except ValidationError as exc:
+        for side, r in enumerate(result):
+            kind, chunks = r["kind"], r["chunks"]
+            if "error" in r:
                 self.sims[side] = None
-                errors.append(f"{KIND_LABELS[kind]}: {exc}")
-                self.formula[side].setText(f"<b>{KIND_LABELS[kind]}</b>: not drawn: {exc}")
+                errors.append(f"{KIND_LABELS[kind]}: {r['error']}")
+                self.formula[side].setText(f"<b>{KIND_LABELS[kind]}</b>: not drawn: {r['error']}")
                 continue
-            self.sims[side] = (kind, chunks, sim)
-            title = f"{KIND_LABELS[kind]}  (p={p}, m={m}" + (f", v={chunks})" if chunks > 1 else ")")
-            self.gantts[side].show_simulation(sim, title)
-            self.formula[side].setText(self._formula_html(kind, p, m, chunks, sim, c))
+            self.sims[side] = (kind, chunks, r["sim"])
+            self._geometry[side] = r["geometry"]
+            self.formula[side].setText(self._formula_html(kind, req.p, req.m, chunks, r["sim"], c))
+        self._titles = [f"{KIND_LABELS[r['kind']]}  (p={req.p}, m={req.m}"
+                        + (f", v={r['chunks']})" if r["chunks"] > 1 else ")") for r in result]
         self.sched_error.show_error("; ".join(errors) if errors else None)
+        if self._visible("schedules"):
+            self._draw_gantts()
+        else:
+            self._stale.add("schedules")
+        self._emit_timeline()
+
+    def _draw_gantts(self) -> None:
+        for side, s in enumerate(self.sims):
+            if s:
+                self.gantts[side].show_simulation(s[2], self._titles[side], self._geometry[side], fit_time=False)
+                self._geometry[side] = None  # built for the theme of its time: only used once
         t_max = max((s[2].makespan for s in self.sims if s), default=1.0)
         self.gantts[0].set_time_range(t_max)
-        self.timeline_changed.emit()
 
     def _formula_html(self, kind, p, m, v, sim, c) -> str:
         fs = bubble_formulas(kind, p, m, v, t_f=c["t_f"], t_b=c["t_b"], t_w=c["t_w"])
@@ -289,6 +435,9 @@ class PipelinePanel(Panel):
         v = _chunks(kind, self.v_spin.value())
         hidden, device = self.hidden_spin.value(), self.ctx.device
         self.exec_error.show_error(None)
+        if self.tasks.running and not self._exec_busy:  # a schedule simulation gives way: redo it afterwards
+            self._sched_pending = self._request()
+        self._exec_busy = True
 
         def work(progress, cancelled):
             try:
@@ -319,7 +468,7 @@ class PipelinePanel(Panel):
             f"mean op times: {costs}. Peak in flight {ms.peak_in_flight}. Pipelined gradients vs one plain "
             f"forward/backward: max difference {run.max_grad_error:.1e}. Measured times include thread and "
             f"Python overhead; hand-offs between ranks are in-process (no network).")
-        self.timeline_changed.emit()
+        self._emit_timeline()
 
     # --- tensor parallel ------------------------------------------------------------------------
     def _update_tp(self) -> None:
@@ -331,7 +480,6 @@ class PipelinePanel(Panel):
         except ValidationError as exc:
             self.tp_error.show_error(str(exc))
             return
-        self.tp_view.set_steps(self.tp_steps, sc.tp)
         counts = collective_counts(self.tp_steps)
         parts = []
         for phase in ("forward", "backward"):
@@ -342,8 +490,14 @@ class PipelinePanel(Panel):
                                f"{', SP on' if sc.sequence_parallel else ''}): " + "; ".join(parts) +
                                f". Ring traffic per GPU per layer: {total:,.1f} MB "
                                "(TP and TP+SP move the same bytes).")
-        self.tp_view.set_current(0)
         self._tp_caption(0)
+        if self._visible("tp"):
+            self._draw_tp()
+        else:
+            self._stale.add("tp")
+
+    def _draw_tp(self) -> None:
+        self.tp_view.set_steps(self.tp_steps, self.scenario.tp, 0)
 
     def _tp_caption(self, i: int) -> None:
         if not self.tp_steps:
@@ -358,7 +512,6 @@ class PipelinePanel(Panel):
     def _update_layout(self) -> None:
         sc = self.scenario
         self.layout3d = layout_from_scenario(sc)
-        self.layout_view.set_layout(self.layout3d)
         summ = self.layout3d.summary()
         nv = f"NVLink {self._gpu_nvlink(sc):,.0f} GB/s"
         net = f"network {sc.internode_gbps:,.0f} GB/s per GPU"
@@ -377,7 +530,18 @@ class PipelinePanel(Panel):
         if self.layout3d.n_nodes > LayoutView.MAX_NODES:
             lines.append(f"<i>Drawing the first {LayoutView.MAX_NODES} of {self.layout3d.n_nodes} nodes.</i>")
         self.layout_text.setText("<br>".join(lines))
-        self._update_memory()
+        try:
+            from engines.memory import per_stage_memory
+
+            self.stage_memory = per_stage_memory(sc)
+            self.layout_error.show_error(None)
+        except ValidationError as exc:
+            self.stage_memory = []
+            self.layout_error.show_error(str(exc))
+        if self._visible("layout"):
+            self._draw_layout()
+        else:
+            self._stale.add("layout")
 
     @staticmethod
     def _gpu_nvlink(sc) -> float:
@@ -385,46 +549,36 @@ class PipelinePanel(Panel):
 
         return gpu(sc.gpu).nvlink_gbps
 
-    def _update_memory(self) -> None:
-        import pyqtgraph as pg
+    def _draw_layout(self) -> None:
+        self.layout_view.set_layout(self.layout3d)
+        self._draw_memory()
 
-        self.memory_plot.clear()
-        try:
-            from engines.memory import per_stage_memory
-        except ImportError:
-            self.layout_error.show_error("per-stage memory: engines.memory is not available")
-            return
-        try:
-            self.stage_memory = per_stage_memory(self.scenario)
-        except ValidationError as exc:
-            self.layout_error.show_error(str(exc))
-            return
-        self.layout_error.show_error(None)
+    def _draw_memory(self) -> None:
+        """Per-stage stacked bars from engines.memory, updated in place."""
         from engines.hardware import gpu
 
-        th = self.theme
-        parts = (("params", "weights", 5), ("grads", "gradients", 0), ("optimizer", "optimizer", 2),
-                 ("activations", "activations", 1), ("buffers", "buffers + reserve", 6))
-        base = [0.0] * len(self.stage_memory)
-        legend = self.memory_plot.addLegend(offset=(-10, 10), labelTextColor=th.fg)
-        for attr, label, color in parts:
-            vals = [getattr(st, attr) / 1e9 + (st.reserve / 1e9 if attr == "buffers" else 0) for st in self.stage_memory]
-            item = pg.BarGraphItem(x=list(range(len(vals))), y0=base, height=vals, width=0.7,
-                                   brush=th.color(color), pen=th.fg)
-            self.memory_plot.addItem(item)
-            legend.addItem(item, label)  # BarGraphItem is not auto-listed
+        th, stages = self.theme, self.stage_memory
+        xs = list(range(len(stages)))
+        base = [0.0] * len(stages)
+        for item, (attr, _, color) in zip(self.memory_bars, MEMORY_PARTS):
+            vals = [getattr(st, attr) / 1e9 + (st.reserve / 1e9 if attr == "buffers" else 0) for st in stages]
+            item.setOpts(x=xs, y0=base, height=vals, width=0.7, brush=th.color(color), pen=th.fg)
             base = [b + v for b, v in zip(base, vals)]
+        self.memory_totals.begin()
+        font = QFont()
+        font.setPointSizeF(th.point_size * 0.85)
         for i, total in enumerate(base):  # the number on each bar: colour is never the only cue
-            label = pg.TextItem(f"{total:.1f} GB", color=th.fg, anchor=(0.5, 1))
-            label.setPos(i, total)
-            self.memory_plot.addItem(label)
+            self.memory_totals.add(f"{total:.1f} GB", (i, total), (0.5, 1), th.fg, font)
+        self.memory_totals.end()
         cap = gpu(self.scenario.gpu).memory_bytes / 1e9
-        line = pg.InfiniteLine(pos=cap, angle=0, pen=pg.mkPen(th.error, width=2, style=Qt.DashLine),
-                               label=f"{cap:.0f} GB per GPU", labelOpts={"color": th.fg, "position": 0.1})
-        self.memory_plot.addItem(line)
-        self.memory_plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)")
-                                                      for i, st in enumerate(self.stage_memory)]])
-        self.memory_plot.setYRange(0, max(max(base, default=0), cap) * 1.1)
+        self.memory_cap.setPos(cap)
+        self.memory_cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
+        self.memory_cap.label.setFormat(f"{cap:.0f} GB per GPU")
+        self.memory_cap.label.setColor(th.fg)
+        self.memory_legend.setLabelTextColor(th.fg)
+        self.memory_plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(stages)]])
+        self.memory_plot.setXRange(-0.6, max(len(stages), 1) - 0.4, padding=0)
+        self.memory_plot.setYRange(0, max(max(base, default=0), cap) * 1.12, padding=0)
 
     # --- timeline / export -------------------------------------------------------------------
     def _tab(self) -> str:
@@ -461,8 +615,9 @@ class PipelinePanel(Panel):
     def show_frame(self, index: int) -> None:
         tab = self._tab()
         if tab == "tp":
-            self.tp_view.set_current(index)
-            self._tp_caption(max(0, min(index, len(self.tp_steps) - 1)))
+            if self.tp_steps:
+                self.tp_view.set_current(index)
+                self._tp_caption(max(0, min(index, len(self.tp_steps) - 1)))
             return
         sims = self._timeline_sims()
         if not sims:
@@ -504,10 +659,16 @@ class PipelinePanel(Panel):
             return
         for g in (*self.gantts, *self.exec_gantts):
             g.apply_theme(theme)
-        self.tp_view.apply_theme(theme)
-        self.layout_view.apply_theme(theme)
-        if self.scenario is not None:
-            self._update_memory()
+        self.tp_view.theme = self.layout_view.theme = theme
+        for w in (self.context_line, *self.formula, self.tp_caption, self.tp_counts, self.layout_text):
+            w.reset_height()
+        if self.scenario is None:
+            return
+        for tab in ("tp", "layout"):
+            if self._visible(tab):
+                {"tp": self._draw_tp, "layout": self._draw_layout}[tab]()
+            else:
+                self._stale.add(tab)
 
     def selftest(self) -> None:
         super().selftest()
