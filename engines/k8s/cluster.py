@@ -323,6 +323,7 @@ class Cluster:
         rt = kubelet.pods.get(obj_key(obj)) if kubelet else None
         if rt is None:
             raise ValidationError("pod", f"{pod} is not running on any node")
+        kubelet.wake(rt)
         for c in rt.containers:
             if memory is not None:
                 c.memory = to_int(memory, "memory") // len(rt.containers)
@@ -343,6 +344,7 @@ class Cluster:
         rt = kubelet.pods.get(obj_key(obj)) if kubelet else None
         if rt is None:
             return {"memory_bytes": None, "cpu_millis": None, "nr_periods": 0, "nr_throttled": 0}
+        kubelet.settle(rt)
         running = [c for c in rt.containers if c.state == "running"]
         cpu_used = sum(min(c.cpu, c.cpu_limit) if c.cpu_limit is not None else c.cpu for c in running)
         return {"memory_bytes": sum(c.memory for c in running) if running else None,
