@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QDate, QDateTime, QTime, Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, QFileDialog, QFormLayout,
-                               QFrame, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter,
-                               QTabWidget, QVBoxLayout, QWidget)
+                               QFrame, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
+                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
 from engines.law import cra, pld, record
@@ -91,17 +91,27 @@ class LawPanel(Panel):
         self.undo_btn.clicked.connect(lambda: self._act(self.walk.undo))
         self.restart_btn = QPushButton("⟲ Restart")
         self.restart_btn.clicked.connect(lambda: self._act(self.walk.restart))
-        self.md_btn = QPushButton("Export record (Markdown)…")
+        self.example_btn.setText("Start")
+        self.example_btn.setToolTip("Start from this example: its answers are filled in")
+        self.md_btn = QPushButton("Export .md…")
+        self.md_btn.setToolTip("Export the record of your answers as Markdown")
         self.md_btn.clicked.connect(lambda: self._export_dialog("md"))
-        self.html_btn = QPushButton("Export record (HTML)…")
+        self.html_btn = QPushButton("Export .html…")
+        self.html_btn.setToolTip("Export the record of your answers as HTML")
         self.html_btn.clicked.connect(lambda: self._export_dialog("html"))
-        for w in (QLabel("Tree:"), self.tree_box, QLabel("Example:"), self.example_box, self.example_btn,
-                  self.back_btn, self.undo_btn, self.restart_btn):
-            bar.addWidget(w)
-        bar.addStretch(1)
-        bar.addWidget(self.md_btn)
-        bar.addWidget(self.html_btn)
+        for box in (self.tree_box, self.example_box):   # long titles must not set the panel's minimum width
+            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(14)
+        # two rows, so the panel fits in ~1000 px and leaves the side docks their width
+        for w, stretch in ((QLabel("Tree:"), 0), (self.tree_box, 1), (self.back_btn, 0), (self.undo_btn, 0),
+                           (self.restart_btn, 0)):
+            bar.addWidget(w, stretch)
+        bar2 = QHBoxLayout()
+        for w, stretch in ((QLabel("Example:"), 0), (self.example_box, 1), (self.example_btn, 0), (self.md_btn, 0),
+                           (self.html_btn, 0)):
+            bar2.addWidget(w, stretch)
         lay.addLayout(bar)
+        lay.addLayout(bar2)
         self.export_status = _label(name="muted")
         lay.addWidget(self.export_status)
 
@@ -227,6 +237,8 @@ class LawPanel(Panel):
             b = QPushButton("▸ " + a.label)
             b.setStyleSheet("text-align: left; padding: 6px 10px;")
             b.setAccessibleName(f"Answer: {a.label}")
+            b.setToolTip(a.label)
+            b.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)   # a long answer must not widen the card
             b.clicked.connect(lambda _=False, aid=a.id: self.answer(aid))
             self.answers_box.addWidget(b)
             self.answer_buttons.append(b)
