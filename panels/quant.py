@@ -208,7 +208,7 @@ class QuantPanel(Panel):
         g.addWidget(self.group_plot, 0, 0)
         self.scheme_plot = make_plot(self.theme, "W4A16 / W8A8 / W4A4 on this layer", "relative error", "")
         g.addWidget(self.scheme_plot, 0, 1)
-        self.serving_title = QLabel()
+        self.serving_title = LiveText()          # word-wrapped: a long scenario line must not widen the panel
         g.addWidget(self.serving_title, 1, 0, 1, 2)
         self.serving_table = QTableWidget()
         self.serving_table.setAccessibleName("Serving memory and decode speed per format")
@@ -439,6 +439,7 @@ class QuantPanel(Panel):
                      "links": pg.PlotDataItem([], [], connect="pairs")}
             for key in ("links", "x", "xhat"):
                 p.addItem(items[key])
+            p.setXRange(-0.5, 8.6, padding=0)          # room for the "q=…" level labels right of weight 7
             self._affine = items
         return self._affine
 
