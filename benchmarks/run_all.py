@@ -6,6 +6,7 @@ its own: the animation frame time per panel (p50/p95 of ``set_position`` → pan
 each panel's timeline in the real main window offscreen).
 
     python benchmarks/run_all.py [--quick] [--only startup,frames] [--skip gptq] [--out benchmarks/REPORT.md]
+    python benchmarks/run_all.py --report-only    # rewrite REPORT.md from build/bench-results.json
 
 ``--quick`` passes smaller sizes to the scripts that accept them (CI on shared runners).
 """
@@ -42,7 +43,19 @@ HEADLINES = {
     "interaction.py": [("interaction worst p95", r"worst p95:\s*([\d.]+) ms", "ms")],
     "memory_sweep.py": [("memory sweep worst median", r"worst median\s*([\d.]+) ms", "ms")],
     "k8s.py": [("k8s simulated seconds per wall second", r"→\s*([\d.]+) simulated s per wall s", "s/s")],
+    "gptq.py": [("GPTQ, lazy blocks", r"gptq \(lazy blocks of \d+\)\s+([\d.]+) s", "s"),
+                ("GPTQ, plain column-by-column", r"plain column-by-column\s+([\d.]+) s", "s")],
 }
+PIPELINE_ROW = re.compile(r"^\S+\s+\d+\s+\d+\s+\d+\s+\d+\s+([\d.]+)\s+[\d.]+\s*$", re.M)
+RESULTS_CACHE = ROOT / "build" / "bench-results.json"
+
+
+def extra_headlines(script: str, stdout: str) -> list[tuple[str, str]]:
+    """Headlines a single regex cannot give (the worst row of a table)."""
+    if script == "pipeline.py":
+        ms = [float(x) for x in PIPELINE_ROW.findall(stdout)]
+        return [("schedule + simulate, worst shape", f"{max(ms):.1f} ms" if ms else "not reported")]
+    return []
 
 
 def run_script(path: Path, quick: bool, timeout: int) -> dict:
@@ -62,6 +75,7 @@ def run_script(path: Path, quick: bool, timeout: int) -> dict:
     for label, pattern, unit in HEADLINES.get(path.name, []):
         m = re.search(pattern, stdout)
         heads.append((label, f"{m.group(1)} {unit}" if m else "not reported"))
+    heads += extra_headlines(path.name, stdout)
     if not heads:  # unknown or new script: its last printed line is its headline
         lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
         heads.append(("last line", lines[-1] if lines else "no output"))
@@ -207,10 +221,22 @@ def main() -> int:
     ap.add_argument("--out", default=str(HERE / "REPORT.md"))
     ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per script")
     ap.add_argument("--max-frames", type=int, default=60, help="frames timed per panel")
+    ap.add_argument("--report-only", action="store_true",
+                    help=f"rewrite the report from the last run's figures ({RESULTS_CACHE.relative_to(ROOT)})")
     ap.add_argument("--frames-json", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.frames_json:
         print("FRAMES_JSON " + json.dumps(measure_frames(a.max_frames)), flush=True)
+        return 0
+    if a.report_only:
+        last = json.loads(RESULTS_CACHE.read_text(encoding="utf-8"))
+        for r in last["results"]:  # re-extract: headline patterns may have improved since
+            path = HERE / r["script"]
+            heads = [(lab, f"{m.group(1)} {unit}" if (m := re.search(pat, r["stdout"])) else "not reported")
+                     for lab, pat, unit in HEADLINES.get(path.name, [])] + extra_headlines(path.name, r["stdout"])
+            r["headlines"] = heads or r["headlines"]
+        write_report(Path(a.out), last["results"], last["frames"], last["frames_error"], last["quick"], last["total_s"])
+        print(f"wrote {a.out}")
         return 0
     only = {s.strip() for s in a.only.split(",")} if a.only else None
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -223,8 +249,12 @@ def main() -> int:
     if wanted("frames"):
         print("measuring animation frame times:", flush=True)
         frames, frames_error = frames_subprocess(a.max_frames, a.timeout)
-    write_report(Path(a.out), results, frames, frames_error if wanted("frames") else "", a.quick,
-                 time.perf_counter() - t0)
+    total = time.perf_counter() - t0
+    frames_error = frames_error if wanted("frames") else ""
+    RESULTS_CACHE.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS_CACHE.write_text(json.dumps({"results": results, "frames": frames, "frames_error": frames_error,
+                                         "quick": a.quick, "total_s": total}), encoding="utf-8")
+    write_report(Path(a.out), results, frames, frames_error, a.quick, total)
     print(f"wrote {a.out}")
     failed = [r["script"] for r in results if r["exit"] != 0]
     if failed:
