@@ -135,12 +135,13 @@ class ScalePanel(Panel):
         grid.addLayout(self._build_cluster(), 1, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
-        self.body.addLayout(grid, 3)
+        self.body.addLayout(grid, 5)
 
         self.triage = QTextBrowser()
         self.triage.setOpenLinks(False)
         self.triage.setHtml(TRIAGE)
         self.triage.setAccessibleName("Loss-spike and silent-data-corruption triage checklist")
+        self.triage.setMinimumHeight(70)
         self.body.addWidget(self.triage, 1)
 
     # --- construction: every plot item is made once and updated in place ---------------------
@@ -166,7 +167,8 @@ class ScalePanel(Panel):
             self.gauge_refs.append((line, label))
         self.gauge.setXRange(0, 100, padding=0.02)
         self.gauge.setYRange(-0.95, 0.95, padding=0)
-        self.gauge.setMaximumHeight(150)
+        self.gauge.setMinimumHeight(110)       # presenter font sizes must not squeeze the bar away
+        self.gauge.setMaximumHeight(170)
         lay.addWidget(self.gauge)
         self.formula = LiveText()
         lay.addWidget(self.formula)
@@ -204,6 +206,7 @@ class ScalePanel(Panel):
         tp.getAxis("left").setTicks([[(i, KIND_LABELS[k]) for i, k in enumerate(KINDS)] + [(4, "failure")]])
         tp.setMouseEnabled(x=False, y=False)
         tp.setYRange(-0.6, 4.6, padding=0)
+        tp.setMinimumHeight(200)
         self.span_items = {k: pg.BarGraphItem(x0=[], y=[], width=[], height=0.7) for k in KINDS}
         for item in self.span_items.values():
             tp.addItem(item)
