@@ -25,6 +25,28 @@ def cache_static(plot) -> None:
     pi.titleLabel.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
 
 
+class RowLegend(pg.LegendItem):
+    """A legend that lives in the plot's grid layout (below the axes), never on top of the curves:
+    the layout sizes it, so it must not set its own geometry as the floating LegendItem does."""
+
+    row_height = 20.0  # set from the theme's font (label heights are not final when pyqtgraph asks)
+
+    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
+        rows = -(-len(self.items) // max(1, self.columnCount))
+        height = rows * self.row_height + 4
+        self.setMinimumHeight(height)
+        self.setMaximumHeight(height)
+
+    def fit_columns(self, width_px: float, font: QFont, most: int = 4) -> None:
+        """As many columns as ``width_px`` holds: a row wider than its plot would push the plot out."""
+        metrics = QFontMetrics(font)
+        entry = max((metrics.horizontalAdvance(label.text) for _, label in self.items), default=40) + 45
+        cols = max(1, min(most, len(self.items), int(width_px // entry)))
+        if cols != self.columnCount:
+            self.setColumnCount(cols)
+        self.updateSize()
+
+
 class StableText(QWidget):
     """Word-wrapped rich text whose changes repaint only itself.
 
@@ -232,8 +254,8 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.gantt.addItem(self.cursor)
         self.flight.addItem(self.cursor2)
         self.curves: list[pg.PlotDataItem] = []
-        self.legend = self.flight.addLegend(offset=(-5, 2), labelTextSize=f"{theme.point_size * 0.8:.0f}pt",
-                                            colCount=2)
+        self.legend = RowLegend(colCount=4, frame=False)  # below the curves, never over them
+        self.ci.addItem(self.legend, row=2, col=0)
         self.sim = None
         self.title = title
         self.apply_theme(theme)
@@ -254,16 +276,22 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.gantt.setTitle(self.title, color=theme.fg, size=f"{theme.point_size * 1.05:.0f}pt")
         for c in (self.cursor, self.cursor2):
             c.setPen(pg.mkPen(theme.error, width=3))
-        self.legend.setLabelTextColor(theme.fg)
-        bg = QColor(theme.bg)
-        bg.setAlphaF(0.85)
-        self.legend.setBrush(bg)
+        self.legend.row_height = QFontMetrics(self._legend_font()).height() * 1.3 + 2
+        for c in self.curves[:8]:
+            label = self.legend.getLabel(c)
+            label.setText(label.text, color=theme.fg, size=f"{theme.point_size * 0.8:.1f}pt")
+        self.legend.fit_columns(self.width(), self._legend_font())
         self.blocks.outline = QPen(QColor(theme.fg))
         self.blocks.outline.setCosmetic(True)
         self.idle.outline = QPen(Qt.NoPen)
         self._drawn_title = self._ranks = self._flight_top = self._t_max = None
         if self.sim is not None:
             self.show_simulation(self.sim, self.title)
+
+    def _legend_font(self) -> QFont:
+        font = QFont()
+        font.setPointSizeF(self.theme.point_size * 0.8)
+        return font
 
     def show_simulation(self, sim, title: str, geometry=None, fit_time: bool = True) -> None:
         """Draw every op of ``sim`` (an engines.pipeline.Simulation); ``geometry`` from
@@ -296,23 +324,27 @@ class GanttView(pg.GraphicsLayoutWidget):
             for c in self.curves:
                 self.flight.removeItem(c)
             self.legend.clear()
-            self.curves = [pg.PlotDataItem(name=f"rank {r}" if r < 8 else None) for r in range(n)]
-            for c in self.curves:
+            self.curves = [pg.PlotDataItem() for r in range(n)]
+            for r, c in enumerate(self.curves):
                 self.flight.addItem(c)
+                if r < 8:
+                    self.legend.addItem(c, f"rank {r}")  # peaks per rank: in the caption under the chart
+                    self.legend.getLabel(c).setText(f"rank {r}", color=th.fg, size=f"{th.point_size * 0.8:.1f}pt")
+            self.legend.fit_columns(self.width(), self._legend_font())
         for r, steps in enumerate(sim.in_flight):
             x = np.array([t for t, _ in steps] + [sim.makespan])
             y = np.array([c for _, c in steps], dtype=float)
             self.curves[r].setData(x, y, stepMode="center",
                                    pen=pg.mkPen(th.color(r), width=3, style=styles[r % len(styles)]))
-            if r < 8:
-                label = self.legend.getLabel(self.curves[r])
-                text = f"rank {r} (peak {sim.peak_in_flight[r]})"
-                if label is not None and (label.text != text or label.opts.get("color") != th.fg):
-                    label.setText(text, color=th.fg)
         top = max(sim.peak_in_flight) + 0.5
         if top != getattr(self, "_flight_top", None):
             self.flight.setYRange(0, top, padding=0)
             self._flight_top = top
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if hasattr(self, "legend") and event.oldSize().width() != event.size().width():
+            self.legend.fit_columns(event.size().width(), self._legend_font())
 
     def set_time_range(self, t_max: float) -> None:
         if t_max != getattr(self, "_t_max", None):
@@ -549,7 +581,7 @@ class LayoutView(pg.PlotWidget):
                 line.hide()
                 continue
             pts = [self._pos(m) for m in grp.members]
-            dx, dy = {"tp": (0.0, 0.3), "dp": (0.0, -0.3), "pp": (0.25, 0.0)}[kind]
+            dx, dy = {"tp": (0.0, 0.5), "dp": (0.0, -0.5), "pp": (-0.5, 0.0)}[kind]  # in the gaps: numbers stay legible
             colour = th.error if kind == "tp" else th.fg
             line.setData([p[0] + dx for p in pts], [p[1] + dy for p in pts],
                          pen=pg.mkPen(colour, width=4 if kind == "tp" else 3, style=styles[kind]),

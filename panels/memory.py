@@ -22,7 +22,7 @@ from engines.scenario import RECOMPUTE, STRATEGIES
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, make_plot, pen
-from panels._pipeline_views import StableText, cache_static
+from panels._pipeline_views import RowLegend, StableText, cache_static
 
 CATEGORY_LABELS = {"params": "weights", "grads": "gradients", "optimizer": "optimizer states",
                    "activations": "activations", "buffers": "comm buffers", "reserve": "fragmentation reserve"}
@@ -41,19 +41,6 @@ SWEEP_SYMBOLS = ("o", "s", "t", "d", "x", "+")
 
 
 _NO_BRUSH = pg.mkBrush(None)
-
-
-class _RowLegend(pg.LegendItem):
-    """A legend that lives in the plot's grid layout (below the axes), never on top of the curves:
-    the layout sizes it, so it must not set its own geometry as the floating LegendItem does."""
-
-    row_height = 20.0  # set from the theme's font (label heights are not final when pyqtgraph asks)
-
-    def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
-        rows = -(-len(self.items) // max(1, self.columnCount))
-        height = rows * self.row_height + 4
-        self.setMinimumHeight(height)
-        self.setMaximumHeight(height)
 
 
 class _Pool:
@@ -92,10 +79,12 @@ class _Pool:
         if (text, color) != getattr(item, "_shown", None):
             item.setText(text, color=color)
             item._shown = (text, color)
-        item.setAnchor(anchor)
         if font is not getattr(item, "_font_obj", None):
             item.setFont(font)
             item._font_obj = font
+        if anchor != getattr(item, "_anchor", None):
+            item.setAnchor(anchor)
+            item._anchor = anchor
         item.fill = fill if fill is not None else _NO_BRUSH
         item.setPos(*pos)
         return item
@@ -218,7 +207,7 @@ class MemoryPanel(Panel):
         self.sweep_plot.setLogMode(x=True, y=True)
         self.sweep_plot.setMinimumHeight(250)
         self.sweep_curves: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []  # (line, markers) per strategy
-        self.sweep_legend = _RowLegend(colCount=3, frame=False)
+        self.sweep_legend = RowLegend(colCount=3, frame=False)
         for row, s in enumerate(STRATEGIES):
             line, marks = pg.PlotDataItem(), pg.PlotDataItem()
             self.sweep_plot.addItem(line)

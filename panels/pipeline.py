@@ -248,12 +248,13 @@ class PipelinePanel(Panel):
         self.memory_plot.setMouseEnabled(x=False, y=False)
         cache_static(self.memory_plot)
         self.memory_bars = [pg.BarGraphItem(x=[0], height=[0], width=0.7) for _ in MEMORY_PARTS]
-        self.memory_legend = self.memory_plot.addLegend(offset=(-10, 10))
+        self.memory_legend = self.memory_plot.addLegend(offset=(10, 10))  # top left: above the short bars
         for item, (_, label, _) in zip(self.memory_bars, MEMORY_PARTS):
             self.memory_plot.addItem(item)
             self.memory_legend.addItem(item, label)  # BarGraphItem is not auto-listed
         self.memory_totals = Texts(self.memory_plot)
-        self.memory_cap = pg.InfiniteLine(angle=0, movable=False, label="", labelOpts={"position": 0.1})
+        self.memory_cap = pg.InfiniteLine(angle=0, movable=False, label="",
+                                          labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
         self.memory_plot.addItem(self.memory_cap)
         row.addWidget(self.memory_plot, 2)
         lay.addLayout(row, 1)
@@ -575,10 +576,11 @@ class PipelinePanel(Panel):
         self.memory_cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
         self.memory_cap.label.setFormat(f"{cap:.0f} GB per GPU")
         self.memory_cap.label.setColor(th.fg)
-        self.memory_legend.setLabelTextColor(th.fg)
+        for _, label in self.memory_legend.items:  # setLabelTextColor alone keeps the old rendering
+            label.setText(label.text, color=th.fg, size=f"{th.point_size * 0.85:.1f}pt")
         self.memory_plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(stages)]])
         self.memory_plot.setXRange(-0.6, max(len(stages), 1) - 0.4, padding=0)
-        self.memory_plot.setYRange(0, max(max(base, default=0), cap) * 1.12, padding=0)
+        self.memory_plot.setYRange(0, max(max(base, default=0), cap) * 1.4, padding=0)  # room for the legend
 
     # --- timeline / export -------------------------------------------------------------------
     def _tab(self) -> str:
