@@ -76,6 +76,7 @@ class PodRuntime:
     finished: str | None = None          # "Succeeded" | "Failed" once terminal
     evicted: str | None = None
     dirty: bool = True
+    qos: str = "BestEffort"             # status.qosClass (resources are immutable, so computed at admission)
     quiet_obj: dict | None = None        # the pod object seen when every container went steady
     quiet_mark: int = 0                  # the kubelet's CFS period count at that moment
 
@@ -132,7 +133,8 @@ class Kubelet:
             cr.ready_delay = float(probe.get("initialDelaySeconds", 0)) + behavior.ready_after
             containers.append(cr)
         runtime = PodRuntime(key=key, uid=pod["metadata"]["uid"], ip=f"10.244.{self.index}.{self._ips}",
-                             containers=containers, restart_policy=pod["spec"].get("restartPolicy", "Always"))
+                             containers=containers, restart_policy=pod["spec"].get("restartPolicy", "Always"),
+                             qos=rules.qos_class(pod))
         self._ips += 1
         self.pods[key] = runtime
 
@@ -341,7 +343,7 @@ class Kubelet:
             since = prev["lastTransitionTime"] if prev and prev.get("status") == value else self.now
             conditions.append({"type": ctype, "status": value, "lastTransitionTime": since})
         status = {"phase": phase, "conditions": conditions, "hostIP": f"192.168.0.{self.index + 10}",
-                  "podIP": rt.ip, "startTime": old.get("startTime", self.now), "qosClass": rules.qos_class(pod),
+                  "podIP": rt.ip, "startTime": old.get("startTime", self.now), "qosClass": rt.qos,
                   "containerStatuses": statuses}
         if rt.evicted:
             status.update(reason="Evicted", message=rt.evicted)

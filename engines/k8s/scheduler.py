@@ -11,6 +11,8 @@ with PodScheduled=False/Unschedulable and a FailedScheduling event, and is retri
 """
 from __future__ import annotations
 
+import numpy as np
+
 from engines.k8s import rules
 from engines.k8s.base import Controller, Context
 from engines.k8s.quantity import format_bytes, format_cpu
@@ -19,6 +21,82 @@ from engines.k8s.store import obj_key
 DEFAULT_MAX_PODS = 110          # kubelet --max-pods default
 INITIAL_BACKOFF, MAX_BACKOFF = 1.0, 10.0   # podInitialBackoffDuration, podMaxBackoffDuration
 _EMPTY: dict[str, int] = {}
+EXACT = 2**53   # below this, int64 products ·100 and float64 quotients equal Python's exactly
+
+
+class NodeTable:
+    """The scheduler cache's numbers for every node, in name order, as arrays: one pod's filter
+    and both scores then run over all nodes at once instead of node by node in Python, with
+    results identical to ``filter_node`` and ``rules.node_scores`` (all numbers < 2**53)."""
+
+    def __init__(self, nodes: list[dict], infos: list[tuple], sched: "Scheduler") -> None:
+        self.nodes = nodes
+        self.infos = infos
+        self.row = {info[0]: k for k, info in enumerate(infos)}
+        n = len(nodes)
+        self.alloc_cpu = np.array([info[1].get("cpu", 0) for info in infos], dtype=object)
+        self.alloc_memory = np.array([info[1].get("memory", 0) for info in infos], dtype=object)
+        self.max_pods = np.array([info[1]["pods"] for info in infos], dtype=object)
+        self.exact = all(0 <= int(v) < EXACT for a in (self.alloc_cpu, self.alloc_memory, self.max_pods) for v in a)
+        self.alloc_cpu, self.alloc_memory, self.max_pods = (a.astype(np.int64) if self.exact else a for a in
+                                                            (self.alloc_cpu, self.alloc_memory, self.max_pods))
+        self.plain = np.array([not info[2] and not info[3] for info in infos], dtype=bool)
+        self.special = [k for k, info in enumerate(infos) if info[2] or info[3]]   # unschedulable or tainted
+        self.used_cpu, self.used_memory, self.nz_cpu, self.nz_memory, self.count = (np.zeros(n, np.int64) for _ in range(5))
+        for info in infos:
+            self.refresh(info[0], sched)
+
+    def refresh(self, name: str, sched: "Scheduler") -> None:
+        """Copy one node's requested sums from the scheduler cache (after a pod is (un)accounted)."""
+        k = self.row.get(name)
+        if k is None or not self.exact:
+            return
+        used, nz = sched.requested.get(name, _EMPTY), sched.nonzero.get(name, _EMPTY)
+        values = (used.get("cpu", 0), used.get("memory", 0), nz.get("cpu", 0), nz.get("memory", 0))
+        if not all(0 <= v < EXACT for v in values):
+            self.exact = False
+            return
+        self.used_cpu[k], self.used_memory[k], self.nz_cpu[k], self.nz_memory[k] = values
+        self.count[k] = sched.count.get(name, 0)
+
+    def candidates(self, sched: "Scheduler", pod: dict, req: dict[str, int], wanted: list[tuple[str, int]],
+                   nz: dict[str, int]) -> tuple[list[tuple[dict, int, int]], int]:
+        """(node, LeastAllocated, BalancedAllocation) for the feasible nodes that can change the
+        selectHost choice (score ≥ every earlier feasible score), and how many nodes are feasible."""
+        ok = self.plain & (self.count < self.max_pods)
+        for r, v in wanted:
+            if r == "cpu":
+                free = self.alloc_cpu - self.used_cpu
+            elif r == "memory":
+                free = self.alloc_memory - self.used_memory
+            else:   # extended resources (nvidia.com/gpu …): rare, per node
+                free = np.array([info[1].get(r, 0) - sched.requested.get(info[0], _EMPTY).get(r, 0)
+                                 for info in self.infos], dtype=object)
+            ok &= free >= v
+        for k in self.special:   # taints need the pod's tolerations: the scalar filter decides
+            ok[k] = not sched.filter_node(pod, req, self.nodes[k], wanted)
+        idx = np.flatnonzero(ok)
+        if not idx.size:
+            return [], 0
+        cpu, memory = self.nz_cpu[idx] + nz.get("cpu", 0), self.nz_memory[idx] + nz.get("memory", 0)
+        least = (_least(cpu, self.alloc_cpu[idx]) + _least(memory, self.alloc_memory[idx])) // 2
+        std = np.abs(_fraction(cpu, self.alloc_cpu[idx]) - _fraction(memory, self.alloc_memory[idx])) / 2
+        balanced = ((1 - std) * rules.MAX_NODE_SCORE).astype(np.int64)
+        score = least + balanced
+        running_best = np.concatenate(([-1], np.maximum.accumulate(score)[:-1]))
+        keep = np.flatnonzero(score >= running_best)
+        return [(self.nodes[idx[j]], int(least[j]), int(balanced[j])) for j in keep], int(idx.size)
+
+
+def _least(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """LeastAllocated per resource: (cap − req)·100 // cap, 0 when cap = 0 or req > cap."""
+    safe = np.maximum(capacity, 1)
+    return np.where((capacity == 0) | (requested > capacity), 0, (capacity - requested) * rules.MAX_NODE_SCORE // safe)
+
+
+def _fraction(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """BalancedAllocation's requested/allocatable, capped at 1 (1 when allocatable is 0)."""
+    return np.where(capacity > 0, np.minimum(requested / np.maximum(capacity, 1), 1.0), 1.0)
 
 
 def tolerates(pod: dict, taint: dict) -> bool:
@@ -55,9 +133,17 @@ class Scheduler(Controller):
         self.pods.on_delete.append(self._pod_deleted)
         self.nodes.on_add.append(lambda n: self._retry_all())
         self.nodes.on_update.append(self._node_updated)
+        self._table: NodeTable | None = None
+        for handlers in (self.nodes.on_add, self.nodes.on_update, self.nodes.on_delete):
+            handlers.append(lambda *_: setattr(self, "_table", None))
 
     # --- cache of requested resources per node (the scheduler cache's NodeInfo) -----------------
     def _account(self, key: str, pod: dict | None) -> None:
+        old = self.accounted.get(key)
+        if old is not None and pod is not None and old[0] == pod["spec"].get("nodeName") \
+                and old[1] is self._pod_req.get(pod["metadata"]["uid"], (None,))[0] \
+                and pod["status"].get("phase") not in ("Succeeded", "Failed"):
+            return   # same pod, same node, still counted: a status update changes nothing here
         old = self.accounted.pop(key, None)
         if old is not None:
             node, req, nz = old
@@ -66,6 +152,8 @@ class Scheduler(Controller):
             for r, v in nz.items():
                 self.nonzero[node][r] -= v
             self.count[node] -= 1
+            if self._table is not None:
+                self._table.refresh(node, self)
         if pod is None:
             return
         node = pod["spec"].get("nodeName")
@@ -79,6 +167,8 @@ class Scheduler(Controller):
         for r, v in nz.items():
             nzb[r] = nzb.get(r, 0) + v
         self.count[node] = self.count.get(node, 0) + 1
+        if self._table is not None:
+            self._table.refresh(node, self)
 
     def pod_requests(self, pod: dict) -> tuple[dict[str, int], dict[str, int]]:
         """(requests, non-zero requests) of a pod; a pod's resources are immutable once created
@@ -152,41 +242,53 @@ class Scheduler(Controller):
                 reasons.append(f"Insufficient {r}")
         return reasons
 
+    def _candidates_loop(self, pod: dict, req: dict[str, int], wanted: list[tuple[str, int]],
+                         nz: dict[str, int]) -> list[tuple[dict, int, int]]:
+        """(node, LeastAllocated, BalancedAllocation) of every feasible node in name order, one
+        node at a time (used when numbers are too large for NodeTable's exact arrays)."""
+        out = []
+        for node in sorted(self.nodes.values(), key=lambda n: n["metadata"]["name"]):
+            if self.filter_node(pod, req, node, wanted):
+                continue
+            name, alloc, _, _ = self.node_info(node)
+            used_nz = self.nonzero.get(name, _EMPTY)
+            out.append((node, *rules.node_scores(used_nz.get("cpu", 0) + nz.get("cpu", 0),
+                                                 used_nz.get("memory", 0) + nz.get("memory", 0),
+                                                 alloc.get("cpu", 0), alloc.get("memory", 0))))
+        return out
+
+    def node_table(self) -> NodeTable | None:
+        """The array view of every node (rebuilt after a node changes); None if some number is
+        too large to hold exactly."""
+        if self._table is None:
+            nodes = sorted(self.nodes.values(), key=lambda n: n["metadata"]["name"])
+            self._table = NodeTable(nodes, [self.node_info(n) for n in nodes], self)
+        return self._table if self._table.exact else None
+
     def sync(self, key: str) -> None:
         pod = self.pods.get(key)
         if pod is None or pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
             return
         name = pod["metadata"]["name"]
         req, nz = self.pod_requests(pod)
-        nodes = sorted(self.nodes.values(), key=lambda n: n["metadata"]["name"])
         wanted = sorted((r, v) for r, v in req.items() if v > 0)
-        pod_cpu, pod_memory = nz.get("cpu", 0), nz.get("memory", 0)
-        requested, nonzero, count = self.requested, self.nonzero, self.count
-        histogram: dict[str, int] = {}
-        feasible = 0
+        table = self.node_table()
+        if table is not None and all(v < EXACT for _, v in wanted):
+            candidates, feasible = table.candidates(self, pod, req, wanted, nz)
+        else:
+            candidates = self._candidates_loop(pod, req, wanted, nz)
+            feasible = len(candidates)
+        n_nodes = len(self.nodes.cache)
+        if not feasible:
+            histogram: dict[str, int] = {}
+            for node in self.nodes.values():
+                for r in self.filter_node(pod, req, node, wanted):
+                    histogram[r] = histogram.get(r, 0) + 1
+            return self._unschedulable(pod, key, histogram, n_nodes)
+        # selectHost: the highest score; ties broken uniformly at random, one draw per tie in
+        # node order (reservoir sampling), so the draws replay exactly for a seed
         best, best_score, ties, best_parts = None, -1, 0, (0, 0)
-        # One pass in node-name order: filter, then score the nodes that pass (the tie-breaking
-        # draws happen in the same order as filtering everything first would give). The common
-        # case is inlined; a node that may not fit goes through filter_node for its reasons.
-        for node in nodes:
-            node_name, alloc, unschedulable, taints = self.node_info(node)
-            fits = not unschedulable and not taints and count.get(node_name, 0) < alloc["pods"]
-            if fits:
-                used = requested.get(node_name, _EMPTY)
-                for r, v in wanted:
-                    if v > alloc.get(r, 0) - used.get(r, 0):
-                        fits = False
-                        break
-            if not fits:
-                reasons = self.filter_node(pod, req, node, wanted)
-                if reasons:
-                    for r in reasons:
-                        histogram[r] = histogram.get(r, 0) + 1
-                    continue
-            feasible += 1
-            used_nz = nonzero.get(node_name, _EMPTY)
-            least, balanced = rules.node_scores(used_nz.get("cpu", 0) + pod_cpu, used_nz.get("memory", 0) + pod_memory,
-                                                alloc.get("cpu", 0), alloc.get("memory", 0))
+        for node, least, balanced in candidates:
             score = least + balanced
             if score > best_score:
                 best, best_score, ties, best_parts = node, score, 1, (least, balanced)
@@ -194,8 +296,6 @@ class Scheduler(Controller):
                 ties += 1
                 if self.ctx.rng.randrange(ties) == 0:
                     best, best_parts = node, (least, balanced)
-        if not feasible:
-            return self._unschedulable(pod, key, histogram, len(nodes))
         node_name = best["metadata"]["name"]
 
         def bind(o: dict) -> dict:
@@ -208,7 +308,7 @@ class Scheduler(Controller):
         self.ctx.recorder.emit(pod, "Normal", "Scheduled",
                                f"Successfully assigned {pod['metadata'].get('namespace', 'default')}/{name} to {node_name}",
                                self.name)
-        self.decide(f"Pod {name}", f"{feasible}/{len(nodes)} nodes fit "
+        self.decide(f"Pod {name}", f"{feasible}/{n_nodes} nodes fit "
                     f"(cpu {format_cpu(req.get('cpu', 0))}, memory {format_bytes(req.get('memory', 0))})",
                     "a node", f"best score {best_score} = LeastAllocated {best_parts[0]} + Balanced {best_parts[1]}",
                     f"bind to {node_name}")

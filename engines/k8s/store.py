@@ -320,6 +320,10 @@ class Informer:
     def _reindex(self, key: str, old: dict | None, new: dict | None) -> None:
         for name, fn in self.indexers.items():
             index = self.indices[name]
+            if old is not None and new is not None:
+                before, after = fn(old), fn(new)
+                if before == after:   # most updates (status reports) leave every index alone
+                    continue
             if old is not None:
                 for v in fn(old):
                     bucket = index.get(v)
