@@ -176,12 +176,15 @@ class ScenarioEditor(QScrollArea):
                 value = getattr(s.arch, name) if name in ARCH_INT or name == "tied_embeddings" else getattr(s, name)
                 if isinstance(w, QComboBox):
                     i = w.findData(value)
-                    if i >= 0:
+                    if i >= 0 and i != w.currentIndex():
                         w.setCurrentIndex(i)
                 elif isinstance(w, QCheckBox):
-                    w.setChecked(bool(value))
-                else:
+                    if w.isChecked() != bool(value):
+                        w.setChecked(bool(value))
+                elif w.value() != value:
                     w.setValue(value)
             finally:
                 w.blockSignals(False)
-        self.dp_label.setText(f"{s.dp}  (= GPUs / (TP × PP))")
+        text = f"{s.dp}  (= GPUs / (TP × PP))"
+        if self.dp_label.text() != text:  # QLabel.setText re-lays out the window even for equal text
+            self.dp_label.setText(text)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 from engines.errors import ValidationError
 from explorer.panel import Panel, TimelineSpec
 from explorer.widgets import ErrorLabel, LabeledSlider, make_plot, pen
-from panels._live_text import LiveText
+from explorer.live_text import LiveText
 from panels._quant_views import bar_chart, step_hist, tidy
 
 GROUPS = ("per row", "32", "64", "128", "256")

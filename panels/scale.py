@@ -20,7 +20,7 @@ from engines.reliability import (RunResult, daly_interval, expected_goodput, goo
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
-from panels._live_text import LiveText, pin_size
+from explorer.live_text import LiveText, pin_size
 
 KINDS = ("compute", "checkpoint", "lost", "restart")
 KIND_LABELS = {"compute": "kept work", "checkpoint": "checkpoint write", "lost": "lost work", "restart": "restart"}

@@ -12,7 +12,7 @@ from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workl
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled, TaskRunner
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
-from panels._live_text import LiveText, pin_size
+from explorer.live_text import LiveText, pin_size
 
 N_FRAMES = 200
 TIMELINE_REQUESTS = 48
