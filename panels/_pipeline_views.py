@@ -258,6 +258,9 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.ci.addItem(self.legend, row=2, col=0)
         self.sim = None
         self.title = title
+        self.placeholder = pg.TextItem(anchor=(0.5, 0.5))
+        self.placeholder.hide()
+        self.gantt.addItem(self.placeholder)
         self.apply_theme(theme)
 
     def apply_theme(self, theme: Theme) -> None:
@@ -284,9 +287,17 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.blocks.outline = QPen(QColor(theme.fg))
         self.blocks.outline.setCosmetic(True)
         self.idle.outline = QPen(Qt.NoPen)
+        self.placeholder.setColor(theme.fg)
         self._drawn_title = self._ranks = self._flight_top = self._t_max = None
         if self.sim is not None:
             self.show_simulation(self.sim, self.title)
+
+    def show_placeholder(self, text: str) -> None:
+        """A note in the middle of the empty chart (e.g. before the executed mode has run)."""
+        self.placeholder.setText(text, color=self.theme.fg)
+        self.placeholder.setPos(0.5, 0.5)
+        self.gantt.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        self.placeholder.show()
 
     def _legend_font(self) -> QFont:
         font = QFont()
@@ -298,6 +309,7 @@ class GanttView(pg.GraphicsLayoutWidget):
         :func:`gantt_geometry` when a worker already built it; ``fit_time=False`` when the caller
         sets the (linked) time range itself."""
         self.sim, self.title = sim, title
+        self.placeholder.hide()
         th = self.theme
         if title != self._drawn_title:
             self.gantt.setTitle(title, color=th.fg, size=f"{th.point_size * 1.05:.0f}pt")

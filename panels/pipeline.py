@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
@@ -202,8 +202,9 @@ class PipelinePanel(Panel):
         self.exec_error = ErrorLabel()
         lay.addWidget(self.exec_error)
         row = QHBoxLayout()
-        self.exec_gantts = [GanttView(self.theme, "measured (not yet run)"),
-                            GanttView(self.theme, "simulated with the measured mean op times")]
+        self.exec_gantts = [GanttView(self.theme, "measured"), GanttView(self.theme, "simulated from measured op times")]
+        for g in self.exec_gantts:
+            g.show_placeholder("Not run yet:\npress Run above")
         self.exec_gantts[1].gantt.setXLink(self.exec_gantts[0].gantt)
         for g in self.exec_gantts:
             row.addWidget(g, 1)
@@ -243,7 +244,7 @@ class PipelinePanel(Panel):
         self.layout_view = LayoutView(self.theme)
         self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
         row.addWidget(self.layout_view, 3)
-        self.memory_plot = make_plot(self.theme, "Memory per GPU by pipeline stage", "GB", "pipeline stage")
+        self.memory_plot = make_plot(self.theme, "Memory per GPU by stage", "GB", "pipeline stage")
         self.memory_plot.setAccessibleName("Per-stage memory from the memory engine")
         self.memory_plot.setMouseEnabled(x=False, y=False)
         cache_static(self.memory_plot)
@@ -253,8 +254,7 @@ class PipelinePanel(Panel):
             self.memory_plot.addItem(item)
             self.memory_legend.addItem(item, label)  # BarGraphItem is not auto-listed
         self.memory_totals = Texts(self.memory_plot)
-        self.memory_cap = pg.InfiniteLine(angle=0, movable=False, label="",
-                                          labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
+        self.memory_cap = pg.InfiniteLine(angle=0, movable=False)
         self.memory_plot.addItem(self.memory_cap)
         row.addWidget(self.memory_plot, 2)
         lay.addLayout(row, 1)
@@ -459,7 +459,7 @@ class PipelinePanel(Panel):
         ms = run.measured
         self._exec_ms = [_in_ms(ms), _in_ms(run.simulated)]
         self.exec_gantts[0].show_simulation(self._exec_ms[0], f"measured on {run.device} (ms)")
-        self.exec_gantts[1].show_simulation(self._exec_ms[1], "simulated with measured mean op times (ms)")
+        self.exec_gantts[1].show_simulation(self._exec_ms[1], "simulated from measured op times (ms)")
         t_max = max(ms.makespan, run.simulated.makespan) * 1e3
         self.exec_gantts[0].set_time_range(t_max)
         costs = ", ".join(f"{OP_NAMES[k]} {v * 1e3:.2f} ms" for k, v in run.mean_costs.items())
@@ -570,17 +570,19 @@ class PipelinePanel(Panel):
         font.setPointSizeF(th.point_size * 0.85)
         for i, total in enumerate(base):  # the number on each bar: colour is never the only cue
             self.memory_totals.add(f"{total:.1f} GB", (i, total), (0.5, 1), th.fg, font)
-        self.memory_totals.end()
         cap = gpu(self.scenario.gpu).memory_bytes / 1e9
+        self.memory_totals.add(f"GPU memory {cap:.0f} GB", (len(stages) - 0.45, cap), (1, 1), th.fg, font)
+        self.memory_totals.end()
         self.memory_cap.setPos(cap)
         self.memory_cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
-        self.memory_cap.label.setFormat(f"{cap:.0f} GB per GPU")
-        self.memory_cap.label.setColor(th.fg)
         for _, label in self.memory_legend.items:  # setLabelTextColor alone keeps the old rendering
             label.setText(label.text, color=th.fg, size=f"{th.point_size * 0.85:.1f}pt")
         self.memory_plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(stages)]])
         self.memory_plot.setXRange(-0.6, max(len(stages), 1) - 0.4, padding=0)
-        self.memory_plot.setYRange(0, max(max(base, default=0), cap) * 1.4, padding=0)  # room for the legend
+        # room above the tallest thing (bars or the memory line and its label) for the legend
+        free = (self.memory_legend.height() + 2.5 * QFontMetrics(font).height()) / max(
+            self.memory_plot.getViewBox().height(), 150.0)
+        self.memory_plot.setYRange(0, max(max(base, default=0), cap) / (1 - min(free, 0.6)), padding=0)
 
     # --- timeline / export -------------------------------------------------------------------
     def _tab(self) -> str:
