@@ -79,6 +79,7 @@ class PodRuntime:
     qos: str = "BestEffort"             # status.qosClass (resources are immutable, so computed at admission)
     quiet_obj: dict | None = None        # the pod object seen when every container went steady
     quiet_mark: int = 0                  # the kubelet's CFS period count at that moment
+    quiet_memory: int = 0                # its containers' working sets, fixed while quiet
 
 
 class Kubelet:
@@ -97,6 +98,8 @@ class Kubelet:
         self.pressure_clear_at: float | None = None
         self._ips = 1
         self.periods_total = 0            # CFS periods this kubelet has run (lazy counters of quiet pods)
+        self.quiet_memory = 0             # Σ working sets of quiet pods
+        self._capacity: tuple[dict | None, int] = (None, 0)
 
     @property
     def now(self) -> float:
@@ -109,11 +112,15 @@ class Kubelet:
         """status.capacity.memory, else allocatable + the 100Mi hard threshold (allocatable =
         capacity − reserved − eviction threshold: docs 'Reserve Compute Resources')."""
         node = self.node_obj() or {}
+        if self._capacity[0] is node:      # parsed once per node version (checked every tick)
+            return self._capacity[1]
         status = node.get("status") or {}
         if (status.get("capacity") or {}).get("memory") is not None:
-            return rules.quantity_bytes(status["capacity"]["memory"], "status.capacity.memory")
-        alloc = rules.parse_allocatable(status)
-        return alloc.get("memory", 0) + HARD_EVICTION_BYTES
+            capacity = rules.quantity_bytes(status["capacity"]["memory"], "status.capacity.memory")
+        else:
+            capacity = rules.parse_allocatable(status).get("memory", 0) + HARD_EVICTION_BYTES
+        self._capacity = (node, capacity)
+        return capacity
 
     # --- pods arriving and leaving ----------------------------------------------------------
     def admit(self, pod: dict) -> None:
@@ -139,7 +146,9 @@ class Kubelet:
         self.pods[key] = runtime
 
     def forget(self, key: str) -> None:
-        self.pods.pop(key, None)
+        rt = self.pods.pop(key, None)
+        if rt is not None:
+            self.wake(rt)
 
     # --- quiet pods: steady containers are not stepped every tick ------------------------------
     @staticmethod
@@ -161,8 +170,10 @@ class Kubelet:
 
     def wake(self, rt: PodRuntime) -> None:
         """Something outside the tick is about to change the pod's containers: step it again."""
-        self.settle(rt)
-        rt.quiet_obj = None
+        if rt.quiet_obj is not None:
+            self.settle(rt)
+            self.quiet_memory -= rt.quiet_memory
+            rt.quiet_obj = None
 
     def spec_changed(self, old: dict, new: dict) -> None:
         """A hand-edited image: the kubelet kills the container and starts the new image
@@ -224,6 +235,8 @@ class Kubelet:
                 self._write_status(pod, rt)
             if not rt.dirty and all(self.steady(c) for c in rt.containers):
                 rt.quiet_obj, rt.quiet_mark = stored.get(key), self.periods_total + periods
+                rt.quiet_memory = sum(c.memory for c in rt.containers)
+                self.quiet_memory += rt.quiet_memory
         self.periods_total += periods
         if self.now >= self.next_eviction_check:
             self.next_eviction_check = self.now + EVICTION_INTERVAL
@@ -357,9 +370,11 @@ class Kubelet:
         return sum(c.memory for c in rt.containers if c.state == "running")
 
     def memory_used(self) -> int:
-        """Non-pod usage + Σ working sets of running containers (= Σ ``usage`` over pods)."""
-        return self.system_memory + sum(c.memory for rt in self.pods.values() if not rt.finished
-                                        for c in rt.containers if c.state == "running")
+        """Non-pod usage + Σ working sets of running containers (= Σ ``usage`` over pods);
+        quiet pods are summed once, when they go quiet."""
+        return self.system_memory + self.quiet_memory + sum(
+            c.memory for rt in self.pods.values() if rt.quiet_obj is None and not rt.finished
+            for c in rt.containers if c.state == "running")
 
     def _check_memory(self) -> None:
         """eviction_manager.go synchronize: one hard-threshold eviction per interval."""
