@@ -279,7 +279,7 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.gantt.setTitle(self.title, color=theme.fg, size=f"{theme.point_size * 1.05:.0f}pt")
         for c in (self.cursor, self.cursor2):
             c.setPen(pg.mkPen(theme.error, width=3))
-        self.legend.row_height = QFontMetrics(self._legend_font()).height() * 1.3 + 2
+        self.legend.row_height = QFontMetrics(self._legend_font()).height() * 1.15 + 10  # + the label margins
         for c in self.curves[:8]:
             label = self.legend.getLabel(c)
             label.setText(label.text, color=theme.fg, size=f"{theme.point_size * 0.8:.1f}pt")

@@ -428,7 +428,8 @@ class MemoryPanel(Panel):
         xs = list(range(len(shown)))
         y_top = max(max(self.breakdowns[s].total for s in shown) / 1e9, cap) * 1.22
         line_h = self._text_height(p, y_top, 0.75)
-        self._stack(pool, xs, values, 0.62, label_min=0.07 * y_top, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h))
+        label_min = max(0.07 * y_top, self._text_height(p, y_top, 0.7))  # a block shorter than its label: no label
+        self._stack(pool, xs, values, 0.62, label_min=label_min, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h))
         pool.line(cap, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))  # labelled in the free right margin
         pool.text(f"GPU memory\n{cap:,.0f} GB", (len(xs) + 0.75, cap), (1, 1), self._font(0.75), self.theme.fg)
         backing = pg.mkBrush(QColor(self.theme.bg))  # a total label may sit on the memory line: hide it there
@@ -707,7 +708,7 @@ class MemoryPanel(Panel):
         self.verdict.reset_height()
         self.sweep_marker.setPen(self._pen(theme.muted, 1.5, Qt.DotLine))
         self.sweep_legend.setLabelTextColor(theme.fg)
-        self.sweep_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.3 + 2
+        self.sweep_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.15 + 10  # + the label margins
         self._fit_legend()
         if self.breakdowns:
             self._redraw()

@@ -64,3 +64,16 @@ def test_measured_mode_runs_in_the_worker(make_panel, qtbot):
     for cat in ("params", "grads", "optimizer", "activations"):
         assert p.measured.ratio(cat) == pytest.approx(1.0, abs=0.10)
     assert "measured" in p.result()
+
+
+def test_gpu_count_edit_moves_the_marker_without_redrawing_the_sweep(make_panel, ctx):
+    import numpy as np
+
+    p = make_panel(MemoryPanel)
+    line = p.sweep_curves[0][0]
+    drawn = line.xData
+    p.gpus_spin.setValue(128)
+    assert line.xData is drawn  # the sweep over 1…1024 GPUs does not depend on the scenario's count
+    assert p.sweep_marker.value() == pytest.approx(np.log10(128))
+    ctx.scenario.update(seq_len=2048)
+    assert line.xData is not drawn  # it does depend on the sequence length

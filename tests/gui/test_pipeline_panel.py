@@ -95,3 +95,28 @@ def test_exports(panel):
     assert rows and {"rank", "action", "start", "end", "schedule"} <= set(rows[0])
     res = panel.result()
     assert res["schedules"][0]["peak_in_flight"] == [4, 3, 2, 1]
+
+
+def test_big_schedules_simulate_once_in_the_worker(panel, ctx, qtbot, monkeypatch):
+    import panels.pipeline as mod
+
+    calls = []
+    real = mod._simulate_sides
+    monkeypatch.setattr(mod, "_simulate_sides", lambda *a, **k: calls.append(a[0].m) or real(*a, **k))
+    for m in (128, 192, 256):  # a burst of edits above SYNC_MAX_OPS (p·m·v = 4·256·2)
+        ctx.scenario.update(grad_accum=m)
+    assert panel.sims[0][2].n_ranks == 4 and panel.sims[0][2].bubble_over_ideal == pytest.approx(3 / 8)  # old drawing
+    qtbot.waitUntil(lambda: panel.sims[0] and len(panel.sims[0][2].ops) == 4 * 256 * 2, timeout=60_000)
+    assert calls == [256]  # debounced: the burst ran one simulation, of the last value
+    assert panel.sims[0][2].bubble_over_ideal == pytest.approx(3 / 256)
+    assert "1.2%" in panel.formula[0].text()
+
+
+def test_hidden_tabs_draw_when_shown(panel, ctx):
+    ctx.scenario.update(tp=4)  # schedules tab visible: the TP view only records the new steps
+    assert panel.tp_steps and "tp" in panel._stale
+    assert panel.tp_view.steps != panel.tp_steps  # not drawn while hidden
+    panel.tabs.setCurrentIndex(TABS.index("tp"))
+    assert panel.tp_view.t == 4 and panel.tp_view.steps == panel.tp_steps and "tp" not in panel._stale
+    panel.tabs.setCurrentIndex(TABS.index("layout"))
+    assert panel.layout_view.layout3d is panel.layout3d and panel.layout3d.summary()["tp"]["size"] == 4
