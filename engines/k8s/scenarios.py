@@ -314,47 +314,72 @@ GUIDES: dict[str, Guide] = {g.key: g for g in [
 ]}
 
 
-def model_server_guide(scenario) -> Guide:
-    """Deploy the shared scenario's model server: GPUs and memory from engines.serving."""
+@dataclass(frozen=True)
+class ModelServerPlan:
+    """What the model-server scenario deploys for a shared scenario (hashable: a cache key)."""
+
+    model: str
+    gpu_memory_bytes: int     # one replica's serving memory (engines.serving.replica_memory)
+    weights_bytes: int
+    gpus_needed: int          # nvidia.com/gpu per replica
+    gpus_per_node: int
+    n_nodes: int
+    fit: int                  # replicas the nodes' GPUs hold
+    replicas: int             # one more than fits (capped at 10), so the limit is visible
+
+    @property
+    def summary(self) -> str:
+        gpu_mem = format_bytes(self.gpu_memory_bytes)
+        return (f"{self.model}: one replica needs {gpu_mem} of GPU memory → nvidia.com/gpu: {self.gpus_needed} "
+                f"(engines.serving); host memory request = weights ({format_bytes(self.weights_bytes)}) for loading. "
+                f"{self.n_nodes} node(s) × {self.gpus_per_node} GPUs fit {self.fit} replica(s); {self.replicas} requested"
+                + (" → the extra one stays Pending: Insufficient nvidia.com/gpu." if self.replicas > self.fit else "."))
+
+
+def model_server_plan(scenario) -> ModelServerPlan:
+    """Cheap (no simulation): the serving memory of the shared scenario, in GPUs per replica."""
     from engines.serving import replica_memory
 
     mem = replica_memory(scenario)
     gpus_per_node = scenario.gpus_per_node
     n_nodes = max(1, min(2, scenario.n_gpus // gpus_per_node))
     fit = (n_nodes * gpus_per_node) // mem.gpus_needed
-    replicas = max(1, min(10, fit + 1))
-    gpu_mem = format_bytes(mem.total_bytes)
+    return ModelServerPlan(model=str(scenario.model), gpu_memory_bytes=int(mem.total_bytes),
+                           weights_bytes=int(mem.weights_bytes), gpus_needed=int(mem.gpus_needed),
+                           gpus_per_node=int(gpus_per_node), n_nodes=n_nodes, fit=fit, replicas=max(1, min(10, fit + 1)))
+
+
+def model_server_guide(scenario) -> Guide:
+    """Deploy the shared scenario's model server: GPUs and memory from engines.serving."""
+    plan = model_server_plan(scenario)
 
     def setup(c: Cluster) -> None:
         # Host side assumed like a DGX H100 node: 112 cores, 2 TiB RAM (NVIDIA DGX H100 datasheet).
-        for i in range(n_nodes):
+        for i in range(plan.n_nodes):
             c.apply({"kind": "Node", "metadata": {"name": f"gpu-node-{i}"},
-                     "status": {"allocatable": {"cpu": "112", "memory": "2Ti", "nvidia.com/gpu": str(gpus_per_node)}}})
+                     "status": {"allocatable": {"cpu": "112", "memory": "2Ti", "nvidia.com/gpu": str(plan.gpus_per_node)}}})
         container = {"name": "server", "image": "vllm/vllm-openai:latest",
-                     "resources": {"requests": {"cpu": "8", "memory": str(int(mem.weights_bytes))},
-                                   "limits": {"nvidia.com/gpu": mem.gpus_needed}},
+                     "resources": {"requests": {"cpu": "8", "memory": str(plan.weights_bytes)},
+                                   "limits": {"nvidia.com/gpu": plan.gpus_needed}},
                      "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}, "initialDelaySeconds": 20}}
         c.apply({"apiVersion": "apps/v1", "kind": "Deployment",
-                 "metadata": {"name": "model-server", "annotations": {"explorer/gpu-memory": gpu_mem}},
-                 "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "model-server"}},
+                 "metadata": {"name": "model-server", "annotations": {"explorer/gpu-memory": format_bytes(plan.gpu_memory_bytes)}},
+                 "spec": {"replicas": plan.replicas, "selector": {"matchLabels": {"app": "model-server"}},
                           "template": {"metadata": {"labels": {"app": "model-server"}}, "spec": {"containers": [container]}}}})
         c.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "model-server"},
                  "spec": {"selector": {"app": "model-server"}, "ports": [{"port": 8000}]}})
 
     return Guide("model-server", "Deploy the scenario's model server (GPUs as an extended resource)",
-                 f"{scenario.model}: one replica needs {gpu_mem} of GPU memory → nvidia.com/gpu: {mem.gpus_needed} "
-                 f"(engines.serving); host memory request = weights ({format_bytes(mem.weights_bytes)}) for loading. "
-                 f"{n_nodes} node(s) × {gpus_per_node} GPUs fit {fit} replica(s); {replicas} requested"
-                 + (" → the extra one stays Pending: Insufficient nvidia.com/gpu." if replicas > fit else "."),
-                 setup, [], 45)
+                 plan.summary, setup, [], 45)
 
 
 def guide_keys() -> list[str]:
     return [*GUIDES, "model-server"]
 
 
-def run_guide(key: str, scenario=None, seed: int = 0) -> Timeline:
-    """Play a guided scenario and record one frame per simulated second."""
+def run_guide(key: str, scenario=None, seed: int = 0, progress: Callable[[float], None] | None = None) -> Timeline:
+    """Play a guided scenario and record one frame per simulated second. ``progress(fraction)``
+    is called once per simulated second (a caller may raise from it to cancel)."""
     require_choice(key, "scenario", tuple(guide_keys()))
     if key == "model-server":
         from engines.scenario import Scenario
@@ -372,6 +397,8 @@ def run_guide(key: str, scenario=None, seed: int = 0) -> Timeline:
     cluster.settle()
     seen = 0
     for second in range(int(guide.duration) + 1):
+        if progress is not None:
+            progress(second / (int(guide.duration) + 1))
         for at, text, action in steps:
             if at == second:
                 if action is not None:
