@@ -2,7 +2,7 @@
 ownership/selection graph. Pure drawing of engine frames; no rules live here."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -15,6 +15,7 @@ STATE_STYLE = {  # badge → (palette index, brush pattern)
     "Terminating": (7, Qt.BDiagPattern), "Evicted": (5, Qt.DiagCrossPattern), "CrashLoopBackOff": (5, Qt.CrossPattern),
 }
 QOS_BADGE = {"Guaranteed": "G", "Burstable": "Bu", "BestEffort": "BE"}
+LEGEND = "solid line: ownerReferences (owns) · dashed: Service label selector (selects) · hatched dot: not Ready"
 
 
 def _style(badge: str, ready: bool) -> tuple[int, Qt.BrushStyle]:
@@ -53,8 +54,7 @@ class ClusterView(QWidget):
                 return
 
     def paintEvent(self, _event) -> None:  # noqa: N802
-        p = QPainter(self)
-        p.setRenderHint(QPainter.Antialiasing)
+        p = QPainter(self)   # axis-aligned boxes: no antialiasing (patterned fills cost 5× with it)
         t = self.theme
         p.fillRect(self.rect(), QColor(t.bg))
         self.tiles = []
@@ -154,11 +154,19 @@ class GraphView(QWidget):
         super().__init__()
         self.theme = theme
         self.frame: Frame | None = None
+        self._graph: tuple | None = None       # (frame, graph, layout) of the frame drawn last
         self.setMinimumHeight(180)
 
     def set_frame(self, frame: Frame | None) -> None:
         self.frame = frame
         self.update()
+
+    def graph(self):
+        """The ownership graph and its layout, built once per frame (not on every repaint)."""
+        if self._graph is None or self._graph[0] is not self.frame:
+            g = ownership_graph(self.frame)
+            self._graph = (self.frame, g, graph_layout(g))
+        return self._graph[1], self._graph[2]
 
     def paintEvent(self, _event) -> None:  # noqa: N802
         p = QPainter(self)
@@ -167,12 +175,16 @@ class GraphView(QWidget):
         p.fillRect(self.rect(), QColor(t.bg))
         if self.frame is None:
             return
-        g = ownership_graph(self.frame)
-        pos = graph_layout(g)
+        g, pos = self.graph()
         font = QFont()
         font.setPointSizeF(t.point_size * 0.75)
         p.setFont(font)
-        W, H = self.width() - 20, self.height() - 70
+        fm = p.fontMetrics()
+        legend = LEGEND
+        legend_rect = fm.boundingRect(QRect(0, 0, max(self.width() - 20, 50), 1000), int(Qt.TextWordWrap), legend)
+        legend_h = legend_rect.height() + 6
+        label_h = fm.height() + 2
+        W, H = self.width() - 20, max(self.height() - 30 - legend_h - label_h, 20)
 
         def xy(n):
             x, y = pos[n]
@@ -198,7 +210,6 @@ class GraphView(QWidget):
             r = 7 if kind == "Pod" else 9
             p.drawEllipse(QRectF(x - r, y - r, 2 * r, 2 * r))
             p.setPen(QColor(t.fg))
-            p.drawText(QRectF(x - 80, y + r, 160, 18), Qt.AlignHCenter, label)
-        p.drawText(QRectF(10, self.height() - 18, self.width() - 20, 16), Qt.AlignLeft,
-                   "solid: ownerReferences (owns) · dashed: Service label selector (selects) · hatched: not Ready")
+            p.drawText(QRectF(x - 80, y + r, 160, label_h), Qt.AlignHCenter, label)
+        p.drawText(QRectF(10, self.height() - legend_h, self.width() - 20, legend_h), Qt.AlignLeft | Qt.TextWordWrap, legend)
         p.end()

@@ -6,6 +6,8 @@ requests-vs-limits explainer for the selected pod. Pasted YAML runs in a fresh c
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 from PySide6.QtCore import Qt
@@ -13,8 +15,9 @@ from PySide6.QtCore import Qt
 from engines.errors import ValidationError
 from engines.k8s import load_manifests
 from engines.k8s.quantity import format_bytes, format_cpu
-from engines.k8s.scenarios import GUIDES, Guide, guide_keys, run_guide, Timeline
+from engines.k8s.scenarios import GUIDES, Guide, ModelServerPlan, guide_keys, model_server_plan, run_guide, Timeline
 from explorer.panel import Panel, TimelineSpec
+from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel
 from panels._k8s_views import ClusterView, GraphView
 
@@ -66,6 +69,13 @@ def explain_pod(pod: dict, nodes: list[dict]) -> str:
     return "<br>".join(lines)
 
 
+def _set_html(browser: QTextBrowser, html: str) -> None:
+    """setHtml re-lays out the document: skip it when the frame did not change the text."""
+    if browser.property("html_source") != html:
+        browser.setProperty("html_source", html)
+        browser.setHtml(html)
+
+
 class K8sPanel(Panel):
     key = "k8s"
     title = "Kubernetes loops"
@@ -79,13 +89,20 @@ class K8sPanel(Panel):
         self.timeline_data: Timeline | None = None
         self.index = 0
         self.scenario = None
+        self.plan: ModelServerPlan | None = None
+        # finished timelines: guides by key, the model server by its plan (scenario edits that
+        # leave the plan alone, or go back to an earlier one, cost nothing)
+        self._timelines: OrderedDict[tuple, Timeline] = OrderedDict()
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Guided scenario:"))
         self.chooser = QComboBox()
+        self.chooser.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(24)
         for key in guide_keys():
             self.chooser.addItem(GUIDES[key].title if key in GUIDES else "Deploy the scenario's model server", key)
         self.chooser.currentIndexChanged.connect(lambda _i: self.load(self.chooser.currentData()))
         bar.addWidget(self.chooser, 1)
+        bar.addWidget(self.tasks.widget())
         self.body.addLayout(bar)
         self.caption = QLabel()
         self.caption.setWordWrap(True)
@@ -102,7 +119,7 @@ class K8sPanel(Panel):
         left.addWidget(self.graph)
         left.setSizes([500, 220])
         split.addWidget(left)
-        tabs = QTabWidget()
+        tabs = self.tabs = QTabWidget()
         self.loop = QTextBrowser()
         self.events = QTableWidget(0, 5)
         self.events.setHorizontalHeaderLabels(["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
@@ -123,25 +140,71 @@ class K8sPanel(Panel):
         tabs.addTab(self.explainer, "Requests vs limits")
         tabs.addTab(yaml_box, "YAML")
         split.addWidget(tabs)
-        split.setSizes([800, 520])
+        split.setSizes([620, 380])
         self.body.addWidget(split, 1)
         self.selected_pod: str | None = None
 
     # --- scenario / timeline ---------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
+        """Cheap on every edit: the model-server plan is arithmetic; its timeline is simulated in
+        the worker, and only while it is the scenario shown (other guides ignore the scenario)."""
         self.scenario = scenario
-        if self.timeline_data is None or self.chooser.currentData() == "model-server":
-            self.load(self.chooser.currentData())
-
-    def load(self, key: str) -> None:
         try:
-            self.timeline_data = run_guide(key, self.scenario)
-            self.error.show_error(None)
+            self.plan = model_server_plan(scenario)
+            label = f"Deploy the scenario's model server ({self.plan.model}: {self.plan.gpus_needed} GPU(s) per replica)"
         except ValidationError as exc:
-            self.error.show_error(str(exc))
+            self.plan, label = None, f"Deploy the scenario's model server (unavailable: {exc})"
+        self.chooser.setItemText(self.chooser.findData("model-server"), label)
+        key = self.chooser.currentData()
+        if self.timeline_data is None:
+            self.load(key)
+        elif key == "model-server":
+            self.load(key, background=True)
+
+    def _cache_key(self, key: str) -> tuple:
+        return (key, self.plan) if key == "model-server" else (key,)
+
+    def load(self, key: str, background: bool = False) -> None:
+        """Show guide ``key``: from the cache, else simulated now (a click: ≤ 0.5 s) or, for a
+        scenario edit (``background``), in the worker with progress and Cancel."""
+        if key == "model-server" and self.plan is None:
+            self.error.show_error("the shared scenario has no valid serving memory; fix the scenario first")
             return
+        cache_key = self._cache_key(key)
+        if cache_key in self._timelines:
+            self._timelines.move_to_end(cache_key)
+            self.tasks.cancel()
+            return self._show_timeline(self._timelines[cache_key])
+        scenario = self.scenario
+        if not background:
+            self.tasks.cancel()
+            try:
+                timeline = run_guide(key, scenario)
+            except ValidationError as exc:
+                self.error.show_error(str(exc))
+                return
+            return self._show_timeline(timeline, cache_key)
+
+        def work(progress, cancelled) -> Timeline:
+            def step(fraction: float) -> None:
+                if cancelled():
+                    raise Cancelled()
+                progress(fraction, "simulating the cluster")
+            return run_guide(key, scenario, progress=step)
+        self.tasks.run(work, lambda tl: self._show_timeline(tl, cache_key), label="Re-running the model server…",
+                       on_error=self.error.show_error)
+
+    def _show_timeline(self, timeline: Timeline, cache_key: tuple | None = None) -> None:
+        if cache_key is not None:
+            self._timelines[cache_key] = timeline
+            while len(self._timelines) > 16:
+                self._timelines.popitem(last=False)
+        if self.timeline_data is not None and timeline.key != self.timeline_data.key:
+            self.index = 0
+        self.timeline_data = timeline
+        self.error.show_error(None)
         self.timeline_changed.emit()
-        self.show_frame(0)
+        self.show_frame(self.index)
 
     def run_yaml(self) -> None:
         try:
@@ -161,7 +224,7 @@ class K8sPanel(Panel):
                 c.apply(o)
         GUIDES["yaml"] = Guide("yaml", "Your YAML", "Your manifests, applied at t = 0.", setup, [], 60)
         try:
-            self.timeline_data = run_guide("yaml", self.scenario)
+            timeline = run_guide("yaml", self.scenario)
         except ValidationError as exc:
             self.yaml_report.setText(f"Error: {exc}")
             return
@@ -169,8 +232,9 @@ class K8sPanel(Panel):
             GUIDES.pop("yaml", None)
         self.yaml_report.setText("Applied. Unsupported fields (dropped):<br>" + "<br>".join(report) if report
                                  else "Applied; every field is simulated.")
-        self.timeline_changed.emit()
-        self.show_frame(0)
+        self.tasks.cancel()
+        self.index = 0
+        self._show_timeline(timeline)
 
     def timeline(self) -> TimelineSpec | None:
         if self.timeline_data is None:
@@ -178,6 +242,8 @@ class K8sPanel(Panel):
         return TimelineSpec(n_frames=len(self.timeline_data.frames), chapters=self.timeline_data.chapters, fps=4.0)
 
     def show_frame(self, index: int) -> None:
+        """Per frame: the caption, both drawings and the three tabs; table cells and HTML are
+        rewritten only when their text changed (most frames change little)."""
         if self.timeline_data is None or not self.timeline_data.frames:
             return
         self.index = max(0, min(index, len(self.timeline_data.frames) - 1))
@@ -189,20 +255,31 @@ class K8sPanel(Panel):
                              + (f"<br>{deps}" if deps else "") + (f"<br><b>{f.twin}</b>" if f.twin else ""))
         self.cluster.set_frame(f)
         self.graph.set_frame(f)
+        self._fill_loop(f)
+        self._fill_events(f)
+        self._explain()
+
+    def _fill_loop(self, f) -> None:
+        """The rule each controller fired this second, grouped by controller."""
         by_controller: dict[str, list[str]] = {}
         for d in f.decisions:
             by_controller.setdefault(d["controller"], []).append(d["text"])
-        html = []
-        for ctrl, texts in by_controller.items():
-            html.append(f"<b>{ctrl}</b><ul>" + "".join(f"<li>{t}</li>" for t in texts[-6:]) + "</ul>")
-        self.loop.setHtml("".join(html) or "<i>No controller acted this second: desired = observed everywhere.</i>")
+        html = "".join(f"<b>{ctrl}</b><ul>" + "".join(f"<li>{t}</li>" for t in texts[-6:]) + "</ul>"
+                       for ctrl, texts in by_controller.items())
+        _set_html(self.loop, html or "<i>No controller acted this second: desired = observed everywhere.</i>")
+
+    def _fill_events(self, f) -> None:
+        """kubectl get events, newest first; existing cells are re-texted, not recreated."""
         self.events.setRowCount(len(f.events))
         for r, e in enumerate(reversed(f.events)):
             age = f.t - e["lastTimestamp"]
             count = f" (x{e['count']} over {f.t - e['firstTimestamp']:.0f}s)" if e["count"] > 1 else ""
             for col, text in enumerate([f"{age:.0f}s{count}", e["type"], e["reason"], e["object"], e["message"]]):
-                self.events.setItem(r, col, QTableWidgetItem(text))
-        self._explain()
+                item = self.events.item(r, col)
+                if item is None:
+                    self.events.setItem(r, col, QTableWidgetItem(text))
+                elif item.text() != text:
+                    item.setText(text)
 
     def _pod_selected(self, name: str) -> None:
         self.selected_pod = name
@@ -213,7 +290,7 @@ class K8sPanel(Panel):
             return
         f = self.timeline_data.frames[self.index]
         pod = next((p for p in f.pods if p["name"] == self.selected_pod), None) or (f.pods[0] if f.pods else None)
-        self.explainer.setHtml(explain_pod(pod, f.nodes) if pod else "<i>No pods.</i>")
+        _set_html(self.explainer, explain_pod(pod, f.nodes) if pod else "<i>No pods.</i>")
 
     # --- exports / theme / selftest -------------------------------------------------------------------
     def result(self) -> object:
