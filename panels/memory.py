@@ -11,7 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QHBoxLayout, QHeaderView,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QHeaderView,
                                QLabel, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget,
                                QVBoxLayout, QWidget)
 
@@ -214,6 +214,8 @@ class MemoryPanel(Panel):
             self.sweep_plot.addItem(marks)
             self.sweep_legend.addItem(line, SHORT[s])
             self.sweep_curves.append((line, marks))
+            for item in (line.curve, line.scatter, marks.curve, marks.scatter):  # redrawn only when the sweep changes
+                item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self.sweep_plot.getPlotItem().layout.addItem(self.sweep_legend, 5, 1)
         self.sweep_marker = pg.InfiniteLine(angle=90, movable=False)  # the scenario's GPU count
         self.sweep_plot.addItem(self.sweep_marker)
@@ -353,6 +355,12 @@ class MemoryPanel(Panel):
             self._style_cache[key] = pen(color, width, style)
         return self._style_cache[key]
 
+    def _brush(self, color: str) -> QBrush:
+        key = ("plain", color)
+        if key not in self._style_cache:
+            self._style_cache[key] = pg.mkBrush(QColor(color))
+        return self._style_cache[key]
+
     def _category_brushes(self, category: str, alpha: float = 0.9) -> tuple[QBrush, QBrush]:
         key = ("brush", category, round(alpha, 2), self.theme.name)
         if key not in self._style_cache:
@@ -376,13 +384,18 @@ class MemoryPanel(Panel):
         to the middle of the larger part of its block outside the band, or is dropped."""
         base = np.zeros(len(xs))
         lo, hi = avoid
+        blocks = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}  # all blocks in two bar items
+        backing = self._brush(self.theme.bg)
         for cat in mem.CATEGORIES:
             if cat not in values:
                 continue
             h = np.array(values[cat]) / 1e9
             fill, hatch = self._category_brushes(cat)
-            for brush in (fill, hatch):
-                pool.bar(x=xs, y0=base, height=h, width=width, brush=brush, pen=self._pen(self.theme.fg, 1))
+            blocks["x"] += list(xs)
+            blocks["y0"] += list(base)
+            blocks["height"] += list(h)
+            blocks["fill"] += [fill] * len(xs)
+            blocks["hatch"] += [hatch] * len(xs)
             for x, b0, hh in zip(xs, base, h):
                 if hh < label_min:
                     continue
@@ -392,9 +405,11 @@ class MemoryPanel(Panel):
                     if max(below, above) < label_min / 2:
                         continue
                     y = b0 + below / 2 if below >= above else hi + above / 2
-                pool.text(f"{LETTER[cat]} {hh:,.2f}", (x, y), (0.5, 0.5), self._font(0.7),
-                          self.theme.fg, pg.mkBrush(QColor(self.theme.bg)))
+                pool.text(f"{LETTER[cat]} {hh:,.2f}", (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
             base = base + h
+        for key in ("fill", "hatch"):
+            pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks[key],
+                     pen=self._pen(self.theme.fg, 1))
         return float(base.max()) if len(xs) else 0.0
 
     def _memory_line(self, pool: _Pool, cap_gb: float, x_label: float) -> None:
@@ -432,7 +447,7 @@ class MemoryPanel(Panel):
         self._stack(pool, xs, values, 0.62, label_min=label_min, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h))
         pool.line(cap, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))  # labelled in the free right margin
         pool.text(f"GPU memory\n{cap:,.0f} GB", (len(xs) + 0.75, cap), (1, 1), self._font(0.75), self.theme.fg)
-        backing = pg.mkBrush(QColor(self.theme.bg))  # a total label may sit on the memory line: hide it there
+        backing = self._brush(self.theme.bg)  # a total label may sit on the memory line: hide it there
         for x, s in zip(xs, shown):
             b = self.breakdowns[s]
             yours = "yours ▼\n" if s == self.scenario.strategy else ""  # the y axis says GB
