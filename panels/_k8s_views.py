@@ -27,6 +27,15 @@ def _style(badge: str, ready: bool) -> tuple[int, Qt.BrushStyle]:
     return 6, Qt.Dense5Pattern
 
 
+def fit(fm, width: float, *candidates: str) -> str:
+    """The first (longest) wording that fits ``width`` pixels, else the last one elided: narrow
+    node columns get shorter labels instead of text clipped mid-glyph."""
+    for text in candidates:
+        if fm.horizontalAdvance(text) <= width:
+            return text
+    return fm.elidedText(candidates[-1], Qt.ElideRight, int(width))
+
+
 class ClusterView(QWidget):
     """Nodes as boxes with CPU / memory request bars; pods as tiles (phase, readiness, QoS)."""
 
@@ -79,17 +88,24 @@ class ClusterView(QWidget):
             p.setBrush(QColor(t.panel_bg))
             p.drawRoundedRect(box, 6, 6)
             p.setPen(QColor(t.fg))
+            inner = box.width() - 12
             title = node["name"]
+            y = box.top() + 4
             if not node.get("pending"):
                 status = "Ready" if node["ready"] == "True" else f"NotReady ({node['ready']})"
                 if node["pressure"]:
                     status += ", MemoryPressure"
-                title += f" — {status}"
-            p.drawText(QRectF(box.left() + 6, box.top() + 4, box.width() - 12, line), Qt.AlignLeft, title)
-            y = box.top() + line + 8
+                if fm.horizontalAdvance(f"{title} — {status}") <= inner:
+                    title = f"{title} — {status}"
+                else:   # narrow column: the status gets its own line
+                    p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, fit(fm, inner, title))
+                    y += line
+                    title = status
+            p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, fit(fm, inner, title))
+            y += line + 4
             if not node.get("pending"):
-                for res, label, fmt in (("cpu", "CPU req", format_cpu), ("memory", "mem req", format_bytes),
-                                        ("nvidia.com/gpu", "GPU", str)):
+                for res, label, short, fmt in (("cpu", "CPU req", "CPU", format_cpu), ("memory", "mem req", "mem", format_bytes),
+                                               ("nvidia.com/gpu", "GPU", "GPU", str)):
                     alloc = node["alloc"].get(res, 0)
                     if not alloc:
                         continue
@@ -103,16 +119,19 @@ class ClusterView(QWidget):
                                QBrush(QColor(t.palette[4]), Qt.SolidPattern))
                     p.setPen(QColor(t.fg))
                     p.drawText(bar.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft,
-                               f"{label} {fmt(used)} / {fmt(alloc)}")
+                               fit(fm, bar.width() - 8, f"{label} {fmt(used)} / {fmt(alloc)}",
+                                   f"{short} {fmt(used)}/{fmt(alloc)}", f"{fmt(used)}/{fmt(alloc)}"))
                     y += line + 4
                 cap = node["memory_capacity"]
                 if cap:
-                    p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft,
-                               f"mem in use {format_bytes(node['memory_used'])} / {format_bytes(cap)}")
+                    used_mem, cap_mem = format_bytes(node["memory_used"]), format_bytes(cap)
+                    p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft,
+                               fit(fm, inner, f"mem in use {used_mem} / {cap_mem}", f"in use {used_mem}/{cap_mem}",
+                                   f"used {used_mem}/{cap_mem}"))
                     y += line + 4
                 if node["taints"]:
-                    p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft,
-                               "taint: " + ", ".join(sorted(set(node["taints"]))))
+                    p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft,
+                               fit(fm, inner, "taint: " + ", ".join(sorted(set(node["taints"])))))
                     y += line + 4
                 pods = [x for x in f.pods if x["node"] == node["name"] and (x["active"] or x["badge"] == "Evicted"
                                                                             or x["badge"].startswith("Completed"))]
@@ -129,16 +148,18 @@ class ClusterView(QWidget):
                               3 if pod["name"] == self.selected else 1))
                 p.setBrush(QBrush(QColor(t.palette[idx]), pattern))
                 p.drawRoundedRect(rect, 4, 4)
-                p.setBrush(QColor(t.bg))
                 label_rect = rect.adjusted(4, 2, -4, -2)
-                p.setPen(Qt.NoPen)
-                p.drawRect(QRectF(label_rect.left(), label_rect.top(), min(label_rect.width(), fm.horizontalAdvance(pod["name"]) + 8), line))
+                room = label_rect.width() - 6
+                name = fit(fm, room, pod["name"], "…" + pod["name"][-11:], "…" + pod["name"][-5:])
+                p.fillRect(QRectF(label_rect.left(), label_rect.top(), min(label_rect.width(), fm.horizontalAdvance(name) + 8), line),
+                           QColor(t.bg))
                 p.setPen(QColor(t.fg))
-                p.drawText(QRectF(label_rect.left() + 2, label_rect.top(), label_rect.width(), line), Qt.AlignLeft, pod["name"])
+                p.drawText(QRectF(label_rect.left() + 2, label_rect.top(), label_rect.width(), line), Qt.AlignLeft, name)
                 ready = "Ready" if pod["ready"] else "not Ready"
-                text = f"{pod['badge']} · {ready} · QoS {QOS_BADGE[pod['qos']]}"
-                if pod["restarts"]:
-                    text += f" · ↻{pod['restarts']}"
+                restarts = f" · ↻{pod['restarts']}" if pod["restarts"] else ""
+                qos = QOS_BADGE[pod["qos"]]
+                text = fit(fm, room, f"{pod['badge']} · {ready} · QoS {qos}{restarts}", f"{pod['badge']} · {ready} · {qos}{restarts}",
+                           f"{pod['badge']} · {'✓' if pod['ready'] else '✗'} {qos}{restarts}")
                 p.fillRect(QRectF(label_rect.left(), label_rect.top() + line + 2,
                                   min(label_rect.width(), fm.horizontalAdvance(text) + 8), line), QColor(t.bg))
                 p.drawText(QRectF(label_rect.left() + 2, label_rect.top() + line + 2, label_rect.width(), line), Qt.AlignLeft, text)
@@ -209,7 +230,12 @@ class GraphView(QWidget):
             p.setBrush(QBrush(color, Qt.SolidPattern if data.get("ready", True) else Qt.Dense4Pattern))
             r = 7 if kind == "Pod" else 9
             p.drawEllipse(QRectF(x - r, y - r, 2 * r, 2 * r))
+            # label on a background chip, kept inside the widget, so edges never cross the text
+            tw = fm.horizontalAdvance(label) + 6
+            lx = min(max(x - tw / 2, 2), self.width() - tw - 2)
+            chip = QRectF(lx, y + r + 1, tw, label_h)
+            p.fillRect(chip, QColor(t.bg))
             p.setPen(QColor(t.fg))
-            p.drawText(QRectF(x - 80, y + r, 160, label_h), Qt.AlignHCenter, label)
+            p.drawText(chip, Qt.AlignCenter, label)
         p.drawText(QRectF(10, self.height() - legend_h, self.width() - 20, legend_h), Qt.AlignLeft | Qt.TextWordWrap, legend)
         p.end()

@@ -97,7 +97,7 @@ class K8sPanel(Panel):
         bar.addWidget(QLabel("Guided scenario:"))
         self.chooser = QComboBox()
         self.chooser.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.chooser.setMinimumContentsLength(24)
+        self.chooser.setMinimumContentsLength(14)   # long titles elide: the panel fits ~1000 px
         for key in guide_keys():
             self.chooser.addItem(GUIDES[key].title if key in GUIDES else "Deploy the scenario's model server", key)
         self.chooser.currentIndexChanged.connect(lambda _i: self.load(self.chooser.currentData()))
@@ -117,7 +117,7 @@ class K8sPanel(Panel):
         self.graph = GraphView(self.theme)
         left.addWidget(self.cluster)
         left.addWidget(self.graph)
-        left.setSizes([500, 220])
+        left.setSizes([400, 300])
         split.addWidget(left)
         tabs = self.tabs = QTabWidget()
         self.loop = QTextBrowser()
@@ -128,7 +128,8 @@ class K8sPanel(Panel):
         yaml_box = QWidget()
         yl = QVBoxLayout(yaml_box)
         self.yaml = QPlainTextEdit(EXAMPLE_YAML)
-        run_yaml = QPushButton("Apply YAML in a fresh cluster and run 60 s")
+        run_yaml = QPushButton("Apply and run 60 s")
+        run_yaml.setToolTip("Apply these manifests in a fresh simulated cluster and record 60 s")
         run_yaml.clicked.connect(self.run_yaml)
         self.yaml_report = QLabel()
         self.yaml_report.setWordWrap(True)
