@@ -236,8 +236,8 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.setMinimumHeight(320)
         self.gantt = self.addPlot(row=0, col=0)
         self.flight = self.addPlot(row=1, col=0)
-        self.ci.layout.setRowStretchFactor(0, 3)
-        self.ci.layout.setRowStretchFactor(1, 2)
+        self.ci.layout.setRowStretchFactor(0, 2)
+        self.ci.layout.setRowStretchFactor(1, 1)
         self.flight.setXLink(self.gantt)
         for p in (self.gantt, self.flight):
             p.setMouseEnabled(x=True, y=False)
@@ -245,6 +245,7 @@ class GanttView(pg.GraphicsLayoutWidget):
             for name in ("left", "bottom"):
                 p.getAxis(name).enableAutoSIPrefix(False)  # unit-less: no label rewrite on every range change
         self.gantt.invertY(True)
+        self.gantt.getViewBox().sigResized.connect(lambda *_a: self._rank_ticks())
         self.idle = _Blocks()
         self.blocks = _Blocks()
         self.gantt.addItem(self.idle)
@@ -288,7 +289,7 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.blocks.outline.setCosmetic(True)
         self.idle.outline = QPen(Qt.NoPen)
         self.placeholder.setColor(theme.fg)
-        self._drawn_title = self._ranks = self._flight_top = self._t_max = None
+        self._drawn_title = self._ranks = self._flight_top = self._t_max = self._ticks = None
         if self.sim is not None:
             self.show_simulation(self.sim, self.title)
 
@@ -326,9 +327,9 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.blocks.font = font
         self.blocks.set_groups(groups, boxes, texts)
         if n != getattr(self, "_ranks", None):
-            self.gantt.getAxis("left").setTicks([[(r, f"rank {r}") for r in range(n)]])
             self.gantt.setYRange(-0.6, n - 0.4, padding=0)
             self._ranks = n
+            self._rank_ticks()
         if fit_time:
             self.set_time_range(sim.makespan)
         styles = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine)
@@ -352,6 +353,20 @@ class GanttView(pg.GraphicsLayoutWidget):
         if top != getattr(self, "_flight_top", None):
             self.flight.setYRange(0, top, padding=0)
             self._flight_top = top
+
+    def _rank_ticks(self) -> None:
+        """One tick per rank, or every k-th when the rows are shorter than the tick text."""
+        n = getattr(self, "_ranks", None)
+        if not n:
+            return
+        font = QFont()
+        font.setPointSizeF(self.theme.point_size * 0.9)
+        row_px = max(self.gantt.getViewBox().height(), 1.0) / n
+        step = max(1, int(np.ceil(QFontMetrics(font).height() * 1.05 / row_px)))
+        ticks = [(r, f"rank {r}") for r in range(0, n, step)]
+        if ticks != getattr(self, "_ticks", None):
+            self.gantt.getAxis("left").setTicks([ticks])
+            self._ticks = ticks
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
