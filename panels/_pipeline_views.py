@@ -340,6 +340,7 @@ class GanttView(pg.GraphicsLayoutWidget):
             self.curves = [pg.PlotDataItem() for r in range(n)]
             for r, c in enumerate(self.curves):
                 self.flight.addItem(c)
+                c.curve.setCacheMode(QGraphicsItem.DeviceCoordinateCache)  # the cursor sweeps over it every frame
                 if r < 8:
                     self.legend.addItem(c, f"rank {r}")  # peaks per rank: in the caption under the chart
                     self.legend.getLabel(c).setText(f"rank {r}", color=th.fg, size=f"{th.point_size * 0.8:.1f}pt")
