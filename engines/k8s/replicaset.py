@@ -9,6 +9,8 @@ controller waits for its expectations (it must *see* its creates and deletes) be
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from engines.k8s import rules
 from engines.k8s.base import Controller, Context
 from engines.k8s.store import ApiError, clone, controller_ref, obj_key
@@ -53,6 +55,16 @@ class Expectations:
         self.records.pop(key, None)
 
 
+class PodFacts(NamedTuple):
+    """What a ReplicaSet sync reads of one pod."""
+
+    active: bool          # IsPodActive
+    matches: bool         # the ReplicaSet's selector matches its labels
+    labeled: bool         # carries every template label (fullyLabeledReplicas)
+    ready_since: float | None   # Ready since (None: not Ready)
+    ready: bool
+
+
 def pod_from_template(rs: dict) -> dict:
     """controller_utils.go GetPodFromTemplate + the controllerRef the ReplicaSet sets."""
     template = rs["spec"].get("template") or {}
@@ -91,6 +103,10 @@ class ReplicaSetController(Controller):
         self.rs = ctx.informers["ReplicaSet"]
         self.pods = ctx.informers["Pod"]
         self.expectations = Expectations()
+        # per ReplicaSet: its spec object and {id(pod): (pod, PodFacts)} for the pods seen last
+        # sync. A sync visits every pod, but between syncs few pods change (objects are replaced
+        # on change, never mutated, so an identical object means identical facts)
+        self._facts: dict[str, tuple[dict, dict[int, tuple[dict, PodFacts]]]] = {}
         self.rs.on_add.append(self.enqueue)
         self.rs.on_update.append(lambda old, new: self.enqueue(new))
         self.rs.on_delete.append(self._rs_deleted)
@@ -101,6 +117,7 @@ class ReplicaSetController(Controller):
     # --- event handlers: they only enqueue keys (and count expectations) -------------------
     def _rs_deleted(self, rs: dict) -> None:
         self.expectations.delete(obj_key(rs))
+        self._facts.pop(rs["metadata"]["uid"], None)
         self.enqueue(rs)
 
     def _owner(self, pod: dict) -> dict | None:
@@ -183,9 +200,29 @@ class ReplicaSetController(Controller):
             raise error
         mrs = rs["spec"].get("minReadySeconds", 0)
         if mrs:
-            ready = [p for p in pods if rules.is_pod_ready(p)]
-            if any(not rules.is_pod_available(p, mrs, self.now) for p in ready):
+            facts = [self.facts(rs, p) for p in pods]
+            if any(f.ready and not rules.available_since(f.ready_since, mrs, self.now) for f in facts):
                 self.queue.add_after(key, mrs, self.now)
+
+    def facts(self, rs: dict, pod: dict, fresh: dict[int, tuple[dict, PodFacts]] | None = None) -> PodFacts:
+        """PodFacts of ``pod`` for ``rs``, from the last sync when neither object changed;
+        ``fresh``: the cache being rebuilt by claim_pods."""
+        spec, seen = self._facts.get(rs["metadata"]["uid"], (None, {}))
+        hit = seen.get(id(pod)) if spec is rs["spec"] else None
+        if hit is not None and hit[0] is pod:
+            facts = hit[1]
+        else:
+            labels = pod["metadata"].get("labels") or {}
+            tlabels = ((rs["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
+            since = rules.ready_since(pod)
+            facts = PodFacts(active=rules.is_active(pod), matches=rules.selector_matches(rs["spec"].get("selector"), labels),
+                             labeled=all(labels.get(k) == v for k, v in tlabels.items()), ready_since=since,
+                             ready=since is not None or rules.is_pod_ready(pod))
+            if fresh is None:
+                seen[id(pod)] = (pod, facts)
+        if fresh is not None:
+            fresh[id(pod)] = (pod, facts)
+        return facts
 
     def claim_pods(self, rs: dict) -> list[dict]:
         """controller_ref_manager.go ClaimPods on the active pods (FilterActivePods)."""
@@ -197,10 +234,12 @@ class ReplicaSetController(Controller):
                    if rules.selector_matches(selector, p["metadata"].get("labels"))]
         claimed = []
         name = f"ReplicaSet {rs['metadata']['name']}"
+        fresh: dict[int, tuple[dict, PodFacts]] = {}
         for pod in sorted(owned, key=lambda p: p["metadata"]["name"]):
-            if not rules.is_active(pod):
+            facts = self.facts(rs, pod, fresh)
+            if not facts.active:
                 continue
-            if rules.selector_matches(selector, pod["metadata"].get("labels")):
+            if facts.matches:
                 claimed.append(pod)
             elif not deleting:
                 self.ctx.store.mutate("Pod", obj_key(pod), lambda o: o["metadata"].__setitem__(
@@ -219,6 +258,7 @@ class ReplicaSetController(Controller):
                 claimed.append(adopted)
                 self.decide(name, f"orphan {pod['metadata']['name']} matches the selector", "", "adoption",
                             f"adopt {pod['metadata']['name']}")
+        self._facts[uid] = (rs["spec"], fresh)
         return claimed
 
     def manage_replicas(self, rs: dict, key: str, pods: list[dict], desired: int) -> None:
@@ -286,15 +326,14 @@ class ReplicaSetController(Controller):
     def update_status(self, rs: dict, pods: list[dict], error: ApiError | None) -> None:
         """replica_set_utils.go calculateStatus + the ReplicaFailure condition."""
         mrs = rs["spec"].get("minReadySeconds", 0)
-        tlabels = ((rs["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
         status = dict(rs.get("status") or {})
         labeled = ready = available = 0
-        for p in pods:    # one pass: this runs over every pod of the ReplicaSet on each sync
-            labels = p["metadata"].get("labels") or {}
-            labeled += all(labels.get(k) == v for k, v in tlabels.items())
-            if rules.is_pod_ready(p):
+        for p in pods:    # one pass over cached facts: this runs over every pod on each sync
+            facts = self.facts(rs, p)
+            labeled += facts.labeled
+            if facts.ready:
                 ready += 1
-                available += rules.is_pod_available(p, mrs, self.now)
+                available += rules.available_since(facts.ready_since, mrs, self.now)
         status["replicas"] = len(pods)
         status["fullyLabeledReplicas"] = labeled
         status["readyReplicas"] = ready

@@ -241,7 +241,11 @@ def ready_since(pod: Mapping) -> float | None:
 
 def is_pod_available(pod: Mapping, min_ready_seconds: float, now: float) -> bool:
     """podutil.IsPodAvailable: Ready for at least minReadySeconds."""
-    since = ready_since(pod)
+    return available_since(ready_since(pod), min_ready_seconds, now)
+
+
+def available_since(since: float | None, min_ready_seconds: float, now: float) -> bool:
+    """IsPodAvailable given when the pod became Ready (None: not Ready)."""
     return since is not None and (min_ready_seconds == 0 or since + min_ready_seconds <= now)
 
 
