@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 class LiveText(QWidget):
     """A QLabel-like text view (``setText``/``text``, rich text detected like QLabel) for live readouts."""
 
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, text: str = "", parent: QWidget | None = None, min_lines: int = 0) -> None:
         super().__init__(parent)
         self._doc = QTextDocument(self)
         self._doc.setDocumentMargin(0)
@@ -27,6 +27,7 @@ class LiveText(QWidget):
         policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
+        self.reserve_lines(min_lines)
         self.setText(text)
 
     def text(self) -> str:
@@ -51,6 +52,12 @@ class LiveText(QWidget):
         """Keep room for ``lines`` lines, so a readout that varies in length does not re-lay out the panel."""
         self._lines = lines
         self.setMinimumHeight(int(math.ceil(self.fontMetrics().lineSpacing() * lines)) if lines else 0)
+
+    def reset_height(self) -> None:
+        """Re-measure after a theme or font change."""
+        self.reserve_lines(self._lines)
+        self._wanted = self.heightForWidth(self.width())
+        self.updateGeometry()
 
     # --- size: height follows width, like a word-wrapped QLabel -------------------------------
     def hasHeightForWidth(self) -> bool:  # noqa: N802

@@ -29,7 +29,56 @@ def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
 
     w = pg.PlotWidget()
     style_plot(w, theme, title, left, bottom)
+    cache_static(w)
     return w
+
+
+def cache_static(plot) -> None:
+    """Axes and title change rarely: Qt keeps them as pixmaps, so repainting the data (an edit, a
+    timeline frame) does not re-render their text each time (that was most of a repaint)."""
+    from PySide6.QtWidgets import QGraphicsItem
+
+    pi = plot.getPlotItem() if hasattr(plot, "getPlotItem") else plot
+    for name in ("left", "bottom", "right", "top"):
+        pi.getAxis(name).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+    pi.titleLabel.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+
+
+def _row_legend_class():
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    class RowLegend(pg.LegendItem):
+        """A legend that lives in the plot's grid layout (below the axes), never on top of the curves:
+        the layout sizes it, so it must not set its own geometry as the floating LegendItem does."""
+
+        row_height = 20.0  # set from the theme's font (label heights are not final when pyqtgraph asks)
+
+        def updateSize(self) -> None:  # noqa: N802 (pyqtgraph name)
+            rows = -(-len(self.items) // max(1, self.columnCount))
+            height = rows * self.row_height + 4
+            self.setMinimumHeight(height)
+            self.setMaximumHeight(height)
+
+        def fit_columns(self, width_px: float, font: QFont, most: int = 4) -> None:
+            """As many columns as ``width_px`` holds: a row wider than its plot would push the plot out."""
+            metrics = QFontMetrics(font)
+            entry = max((metrics.horizontalAdvance(label.text) for _, label in self.items), default=40) + 45
+            cols = max(1, min(most, len(self.items), int(width_px // entry)))
+            if cols != self.columnCount:
+                self.setColumnCount(cols)
+            self.updateSize()
+
+    return RowLegend
+
+
+def __getattr__(name: str):
+    # RowLegend subclasses a pyqtgraph class; build it on first use so importing this module stays cheap.
+    if name == "RowLegend":
+        cls = _row_legend_class()
+        globals()["RowLegend"] = cls
+        return cls
+    raise AttributeError(name)
 
 
 def style_plot(w, theme: Theme, title: str | None = None, left: str | None = None, bottom: str | None = None) -> None:

@@ -21,8 +21,8 @@ from engines.hardware import gpu as gpu_spec
 from engines.scenario import RECOMPUTE, STRATEGIES
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
-from explorer.widgets import ErrorLabel, make_plot, pen
-from panels._pipeline_views import RowLegend, StableText, cache_static
+from explorer.live_text import LiveText
+from explorer.widgets import ErrorLabel, RowLegend, cache_static, make_plot, pen
 
 CATEGORY_LABELS = {"params": "weights", "grads": "gradients", "optimizer": "optimizer states",
                    "activations": "activations", "buffers": "comm buffers", "reserve": "fragmentation reserve"}
@@ -176,7 +176,7 @@ class MemoryPanel(Panel):
         self.body.addLayout(row)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
-        self.verdict = StableText(min_lines=3)
+        self.verdict = LiveText(min_lines=3)
         self.verdict.setAccessibleName("Fit verdict")
         self.body.addWidget(self.verdict)
 
@@ -186,7 +186,7 @@ class MemoryPanel(Panel):
         self.key_label = QLabel(f"Blocks (letter, pattern and colour): {key}. GB = 10⁹ bytes.")
         self.key_label.setWordWrap(True)
         self.body.addWidget(self.key_label)
-        self.frame_caption = StableText(min_lines=2)
+        self.frame_caption = LiveText(min_lines=2)
         self.frame_caption.setAccessibleName("Sharding frame")
         grid = QGridLayout()
         self.bars_plot = make_plot(th, "Per-GPU memory by strategy", "GB per GPU", "")

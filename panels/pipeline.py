@@ -19,8 +19,9 @@ from engines.parallel_layout import collective_counts, layout_from_scenario, tp_
 from engines.pipeline import KINDS, bubble_formulas, check_layers, schedule, simulate
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
-from explorer.widgets import ErrorLabel, LabeledSlider, make_plot
-from panels._pipeline_views import (OP_NAMES, GanttView, LayoutView, StableText, TPView, Texts, cache_static,
+from explorer.live_text import LiveText
+from explorer.widgets import ErrorLabel, LabeledSlider, cache_static, make_plot
+from panels._pipeline_views import (OP_NAMES, GanttView, LayoutView, TPView, Texts,
                                     gantt_geometry)
 
 KIND_LABELS = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved-1f1b": "Interleaved 1F1B", "zb-h1": "ZB-H1", "zb-v": "ZB-V"}
@@ -163,13 +164,13 @@ class PipelinePanel(Panel):
         self.sched_error = ErrorLabel()
         grid.addWidget(self.sched_error, 4, 0, 1, 10)
         lay.addWidget(box)
-        self.context_line = StableText()
+        self.context_line = LiveText()
         self.context_line.setAccessibleName("Where this pipeline sits in the scenario")
         lay.addWidget(self.context_line)
         row = QHBoxLayout()
         self.gantts = [GanttView(self.theme, "left"), GanttView(self.theme, "right")]
         self.gantts[1].gantt.setXLink(self.gantts[0].gantt)
-        self.formula = [StableText(min_lines=4), StableText(min_lines=4)]
+        self.formula = [LiveText(min_lines=4), LiveText(min_lines=4)]
         for g, f in zip(self.gantts, self.formula):
             col = QVBoxLayout()
             g.setAccessibleName("Pipeline Gantt chart and in-flight activations")
@@ -229,9 +230,9 @@ class PipelinePanel(Panel):
         self.tp_view = TPView(self.theme)
         self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
         lay.addWidget(self.tp_view, 1)
-        self.tp_caption = StableText(min_lines=2)  # changes every frame: must not re-lay out the panel
+        self.tp_caption = LiveText(min_lines=2)  # changes every frame: must not re-lay out the panel
         lay.addWidget(self.tp_caption)
-        self.tp_counts = StableText(min_lines=2)
+        self.tp_counts = LiveText(min_lines=2)
         lay.addWidget(self.tp_counts)
         return page
 
@@ -258,7 +259,7 @@ class PipelinePanel(Panel):
         self.memory_plot.addItem(self.memory_cap)
         row.addWidget(self.memory_plot, 2)
         lay.addLayout(row, 1)
-        self.layout_text = StableText(min_lines=4)
+        self.layout_text = LiveText(min_lines=4)
         lay.addWidget(self.layout_text)
         return page
 
