@@ -84,8 +84,10 @@ class NodeTable:
         balanced = ((1 - std) * rules.MAX_NODE_SCORE).astype(np.int64)
         score = least + balanced
         running_best = np.concatenate(([-1], np.maximum.accumulate(score)[:-1]))
-        keep = np.flatnonzero(score >= running_best)
-        return [(self.nodes[idx[j]], int(least[j]), int(balanced[j])) for j in keep], int(idx.size)
+        keep = score >= running_best
+        nodes = self.nodes
+        return [(nodes[k], a, b) for k, a, b in zip(idx[keep].tolist(), least[keep].tolist(), balanced[keep].tolist())], \
+            int(idx.size)
 
 
 def _least(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
