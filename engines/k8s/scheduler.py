@@ -289,6 +289,9 @@ class Scheduler(Controller):
             return self._unschedulable(pod, key, histogram, n_nodes)
         # selectHost: the highest score; ties broken uniformly at random, one draw per tie in
         # node order (reservoir sampling), so the draws replay exactly for a seed
+        # The draw is uniform on [0, ties) by rejection sampling on getrandbits(bit_length), the
+        # algorithm random.randrange uses, written out: it is the inner loop of scheduling.
+        getrandbits = self.ctx.rng.getrandbits
         best, best_score, ties, best_parts = None, -1, 0, (0, 0)
         for node, least, balanced in candidates:
             score = least + balanced
@@ -296,7 +299,11 @@ class Scheduler(Controller):
                 best, best_score, ties, best_parts = node, score, 1, (least, balanced)
             elif score == best_score:
                 ties += 1
-                if self.ctx.rng.randrange(ties) == 0:
+                bits = ties.bit_length()
+                draw = getrandbits(bits)
+                while draw >= ties:
+                    draw = getrandbits(bits)
+                if draw == 0:
                     best, best_parts = node, (least, balanced)
         node_name = best["metadata"]["name"]
 
