@@ -90,7 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.presenter:
         win.presenter_action.setChecked(True)
         win.toggle_presenter()
-    probe_device(args.device, win.set_device)  # torch is imported off the GUI thread, after showing
+    # torch (~1.5 s to import) is loaded on a worker thread once the window has painted, so the
+    # import does not compete with the first paint for the interpreter.
+    from PySide6.QtCore import QTimer
+
+    win.set_device("cpu", "detecting…")
+    QTimer.singleShot(1500, lambda: probe_device(args.device, win.set_device))
     if os.environ.get("EXPLORER_STARTUP_PROBE"):
         _report_first_paint(win)
     return app.exec()

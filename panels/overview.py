@@ -4,35 +4,41 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout
+from html import escape
+
+from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout
 
 from engines.overview import Overview, human_bytes, human_count, summarize
+from explorer.live_text import LiveText
 from explorer.panel import Panel
 from explorer.widgets import brush, make_plot, pen
 
 
 class _Card(QFrame):
-    """A big number with a caption underneath, readable from the back of a lecture hall."""
+    """A big number with a caption underneath, readable from the back of a lecture hall.
+
+    LiveText, not QLabel: a QLabel.setText re-lays out the whole window on every edit."""
 
     def __init__(self, caption: str) -> None:
         super().__init__()
         self.setFrameShape(QFrame.StyledPanel)
         lay = QVBoxLayout(self)
-        self.value = QLabel("–")
-        self.value.setAlignment(Qt.AlignCenter)
-        self.caption = QLabel(caption)
-        self.caption.setObjectName("muted")
-        self.caption.setAlignment(Qt.AlignCenter)
-        self.caption.setWordWrap(True)
+        self.value = LiveText(min_lines=1)
+        self.caption = LiveText(min_lines=2)
+        self._caption = caption
         lay.addWidget(self.value)
         lay.addWidget(self.caption)
+        self.set_caption(caption)
 
     def set(self, value: str, scale: float) -> None:
-        self.value.setText(value)
-        f = self.value.font()
-        f.setPointSizeF(11 * 2.0 * scale)
-        f.setBold(True)
-        self.value.setFont(f)
+        self.value.setText(f"<div align='center' style='font-size:{11 * 2.0 * scale:.0f}pt; font-weight:bold'>"
+                           f"{escape(value)}</div>")
+
+    def set_caption(self, text: str) -> None:
+        self.caption.setText(f"<div align='center'>{escape(text)}</div>")
+
+    def text(self) -> str:
+        return self.value.text()
 
 
 class OverviewPanel(Panel):
@@ -72,14 +78,14 @@ class OverviewPanel(Panel):
         o = self.summary = summarize(scenario)
         sc = self.theme.font_scale
         self.cards["params"].set(f"{o.params:,}", sc)
-        self.cards["params"].caption.setText(f"{o.model_label}: parameters counted from the architecture "
+        self.cards["params"].set_caption(f"{o.model_label}: parameters counted from the architecture "
                                              f"({o.layers} layers × {human_count(o.layer_params)} + "
                                              f"{human_count(o.embedding_params)} embedding)")
         self.cards["state"].set(human_bytes(o.training_state_bytes), sc)
         self.cards["gpu"].set(human_bytes(o.gpu_memory_bytes), sc)
-        self.cards["gpu"].caption.setText(f"{o.gpu_label}, per GPU (1 GB = 10⁹ B)")
+        self.cards["gpu"].set_caption(f"{o.gpu_label}, per GPU (1 GB = 10⁹ B)")
         self.cards["layout"].set(f"{o.n_gpus} = {o.dp} × {o.tp} × {o.pp}", sc)
-        self.cards["layout"].caption.setText(f"GPUs = DP {o.dp} × TP {o.tp} × PP {o.pp}, on {o.nodes} node(s)")
+        self.cards["layout"].set_caption(f"GPUs = DP {o.dp} × TP {o.tp} × PP {o.pp}, on {o.nodes} node(s)")
         self.cards["sharded"].set(human_bytes(o.state_per_gpu_if_fully_sharded), sc)
         self.cards["min_gpus"].set(f"{o.gpus_to_hold_state:,}", sc)
         self._draw()
