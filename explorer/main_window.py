@@ -7,8 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow,
-                               QMessageBox, QScrollArea, QTabWidget, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
+                               QMessageBox, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
 from engines.presets import apply_preset, scenario_presets
@@ -61,12 +61,8 @@ class MainWindow(QMainWindow):
         self._instances: dict[str, Panel] = {}
         self._hosts: dict[str, QWidget] = {}
         for info in self.panel_infos:
-            # A scroll area per tab is a layout firewall: a panel re-laying itself out (a label
-            # changing size) stays inside it instead of re-laying out and repainting the whole
-            # window; and a window smaller than a panel's minimum size scrolls instead of clipping.
-            host = QScrollArea()
-            host.setWidgetResizable(True)
-            host.setFrameShape(QFrame.NoFrame)
+            host = QWidget()  # the panel is placed here when its tab is first shown
+            QVBoxLayout(host).setContentsMargins(0, 0, 0, 0)
             self._hosts[info.key] = host
             self.tabs.addTab(host, panel_icon(info.icon), info.title)
         self.editor = ScenarioEditor(ctx.scenario)
@@ -185,7 +181,7 @@ class MainWindow(QMainWindow):
             panel = info.load()(self.ctx)
             panel.defer_when_hidden = True
             self._instances[key] = panel
-            self._hosts[key].setWidget(panel)
+            self._hosts[key].layout().addWidget(panel)
             panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
             panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
             panel.bind()
