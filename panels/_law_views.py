@@ -41,7 +41,8 @@ class TreeGraph(pg.PlotWidget):
             self.addItem(pg.PlotDataItem([x0, x1], [y0, y1], pen=pen(accent if hot else other, 5 if hot else 1.2,
                                                                       Qt.SolidLine if hot else Qt.DashLine)))
         font = QFont()
-        font.setPointSizeF(th.point_size * 0.9)
+        # node labels are packed densely: capped so presenter scale enlarges the cards, not the overlaps
+        font.setPointSizeF(min(th.point_size, 12.0) * 0.9)
         for nid, node in tree.nodes.items():
             x, y = pos[nid]
             hot = nid in on_path
