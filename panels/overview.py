@@ -25,6 +25,7 @@ class _Card(QFrame):
         lay = QVBoxLayout(self)
         self.value = LiveText(min_lines=1)
         self.caption = LiveText(min_lines=2)
+        self._held: dict[LiveText, int] = {}
         self._caption = caption
         lay.addWidget(self.value)
         lay.addWidget(self.caption)
@@ -33,9 +34,28 @@ class _Card(QFrame):
     def set(self, value: str, scale: float) -> None:
         self.value.setText(f"<div align='center' style='font-size:{11 * 2.0 * scale:.0f}pt; font-weight:bold'>"
                            f"{escape(value)}</div>")
+        self._hold_height(self.value)
 
     def set_caption(self, text: str) -> None:
         self.caption.setText(f"<div align='center'>{escape(text)}</div>")
+        self._hold_height(self.caption)
+
+    def _hold_height(self, text: LiveText) -> None:
+        """Keep the tallest height seen at this width: a number or caption that re-wraps to a line fewer
+        (e.g. 128 → 64 GPUs) would otherwise resize the chart below, re-rendering all of it each edit."""
+        if text.width() <= 1:
+            return
+        height = max(self._held.get(text, 0), text.heightForWidth(text.width()))
+        if height != self._held.get(text):
+            self._held[text] = height
+            text.setMinimumHeight(height)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        if event.oldSize().width() != event.size().width():  # a new width re-wraps: start over
+            self._held.clear()
+            for text, lines in ((self.value, 1), (self.caption, 2)):
+                text.reserve_lines(lines)
+        super().resizeEvent(event)
 
     def text(self) -> str:
         return self.value.text()
@@ -100,8 +120,8 @@ class OverviewPanel(Panel):
         for label, x, h in zip(self.labels, range(3), heights):
             label.setText(f"{h:,.1f} GB", color=t.fg)
             label.setPos(x, h)
-        self.plot.setYRange(0, heights.max() * 1.15)
-        self.plot.setXRange(-0.6, 2.6)
+        # one call: two calls would announce an x-range change too, re-rendering the fixed x axis
+        self.plot.setRange(xRange=(-0.6, 2.6), yRange=(0, heights.max() * 1.15))
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
