@@ -88,6 +88,7 @@ class ScalePanel(Panel):
         self.run: RunResult | None = None
         self._curve: dict = {}
         self._scale_key = None
+        self._cluster_drawn = None  # the sweep the cluster curve shows now
         self._frame = 0
         self._window = (0.0, 1.0)
         self._refresh = QTimer(self)
@@ -387,7 +388,9 @@ class ScalePanel(Panel):
             f"{c['best']:.2%} near Daly's interval.")
 
         pts = c["scale"]
-        self.cluster_curve.setData([p.n_gpus for p in pts], [p.interruptions_per_day for p in pts])
+        if pts is not self._cluster_drawn:  # a GPU-count edit only moves the marker: keep the curve's cache
+            self._cluster_drawn = pts
+            self.cluster_curve.setData([p.n_gpus for p in pts], [p.interruptions_per_day for p in pts])
         now = c["mtbf"]
         self.here_point.setData([s.n_gpus], [86400 / now])
         best_here = expected_goodput(c["daly"], c["delta"], now, c["restart"])
