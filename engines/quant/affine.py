@@ -55,6 +55,15 @@ def check_matrix(t, name: str, ndim: int = 2):
     return t
 
 
+def check_layer(w, x):
+    """Validate a weight (out, in) and activations (tokens, in) that feed it; return both as tensors."""
+    w = check_matrix(w, "w")
+    x = check_matrix(x, "x")
+    require(x.shape[1] == w.shape[1], "x", f"has {x.shape[1]} channels but w has {w.shape[1]} inputs",
+            f"(tokens, {w.shape[1]})")
+    return w, x
+
+
 def check_bits(bits: int, lo: int = 2, hi: int = 8) -> int:
     return require_int(bits, "bits", lo, hi)
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Callable
 
 from engines.errors import require, require_int
-from engines.quant.affine import QuantResult, affine_params, bits_per_value, check_bits, check_group, check_matrix
+from engines.quant.affine import (QuantResult, affine_params, bits_per_value, check_bits, check_group,
+                                  check_layer)
 
 MAX_CLIP_TOKENS = 512  # llm-awq auto_clip n_sample_token
 
@@ -75,11 +76,8 @@ def awq(w, x, bits: int, group_size: int | None = 128, n_grid: int = 20, clip: b
     """
     import torch
 
-    w = check_matrix(w, "w")
-    x = check_matrix(x, "x")
+    w, x = check_layer(w, x)
     bits = check_bits(bits)
-    require(x.shape[1] == w.shape[1], "x", f"has {x.shape[1]} channels but w has {w.shape[1]} inputs",
-            f"(tokens, {w.shape[1]})")
     check_group(group_size, w.shape[1])
     n_grid = require_int(n_grid, "n_grid", 1, 1000)
     W = w.to(torch.float32)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Callable
 
 from engines.errors import require, require_int, require_number
-from engines.quant.affine import QuantResult, affine_params, bits_per_value, check_bits, check_group, check_matrix
+from engines.quant.affine import (QuantResult, affine_params, bits_per_value, check_bits, check_group,
+                                  check_layer)
 
 
 def hessian(x):
@@ -32,11 +33,8 @@ def hessian(x):
 def _prepare(w, x, bits, group_size, damp, act_order):
     import torch
 
-    w = check_matrix(w, "w")
-    x = check_matrix(x, "x")
+    w, x = check_layer(w, x)
     bits = check_bits(bits)
-    require(x.shape[1] == w.shape[1], "x", f"has {x.shape[1]} channels but w has {w.shape[1]} inputs",
-            f"(tokens, {w.shape[1]})")
     check_group(group_size, w.shape[1])
     require_number(damp, "damp", 0, 1)
     W = w.to(torch.float32).clone()

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.errors import require, require_number
-from engines.quant.affine import check_matrix
+from engines.errors import require_number
+from engines.quant.affine import check_layer
 
 
 @dataclass
@@ -39,10 +39,8 @@ def llm_int8(x, w, threshold: float = 6.0) -> Int8Result:
     """Decompose ``x`` (tokens, in) · ``w`` (out, in)ᵀ at ``threshold`` (bnb's usual 6.0)."""
     import torch
 
-    x = check_matrix(x, "x").to(torch.float32)
-    w = check_matrix(w, "w").to(torch.float32)
-    require(x.shape[1] == w.shape[1], "x", f"has {x.shape[1]} channels but w has {w.shape[1]} inputs",
-            f"(tokens, {w.shape[1]})")
+    w, x = check_layer(w, x)
+    w, x = w.to(torch.float32), x.to(torch.float32)
     threshold = require_number(threshold, "threshold", 0.0, lo_open=True)
     x = x.to(w.device)
     outlier = (x.abs() >= threshold).any(dim=0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engines.errors import require, require_number
-from engines.quant.affine import check_matrix
+from engines.quant.affine import check_layer
 
 
 @dataclass
@@ -37,10 +37,8 @@ def smoothquant(x, w, alpha: float = 0.5, act_max=None, norm_weight=None, norm_b
     (pass the calibration statistics to apply them to held-out tokens)."""
     import torch
 
-    x = check_matrix(x, "x").to(torch.float32)
-    w = check_matrix(w, "w").to(torch.float32)
-    require(x.shape[1] == w.shape[1], "x", f"has {x.shape[1]} channels but w has {w.shape[1]} inputs",
-            f"(tokens, {w.shape[1]})")
+    w, x = check_layer(w, x)
+    w, x = w.to(torch.float32), x.to(torch.float32)
     alpha = require_number(alpha, "alpha", 0.0, 1.0)
     if act_max is None:
         act_max = x.abs().amax(dim=0)
