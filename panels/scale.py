@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, Q
                                QTextBrowser, QVBoxLayout)
 
 from engines.mfu import TrainingThroughput, training_throughput
-from engines.reliability import (RunResult, daly_interval, expected_goodput, goodput_vs_cluster, job_mtbf,
-                                 llama3_interruptions, monte_carlo_goodput, simulate_run, young_interval)
+from engines.reliability import (RunResult, daly_interval, expected_goodput, goodput_vs_cluster,
+                                 interruptions_per_day, job_mtbf, llama3_interruptions, monte_carlo_goodput, simulate_run, young_interval)
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
@@ -237,7 +237,7 @@ class ScalePanel(Panel):
                                    symbolSize=12, name="Llama 3: 419 in 54 days on 16,384")
         self.here_point = cp.plot([], [], pen=None, symbol="t", symbolSize=14, name="this scenario")
         cp.getAxis("bottom").setTicks(plain_log_ticks(CLUSTER_SIZES[0], CLUSTER_SIZES[-1], _gpus))
-        top = float(CLUSTER_SIZES[-1]) * 86400 / self.data.gpu_mtbf_seconds   # the curve's own range, fixed
+        top = float(interruptions_per_day(CLUSTER_SIZES[-1], self.data.gpu_mtbf_seconds))  # the curve's own range
         cp.setXRange(math.log10(CLUSTER_SIZES[0]), math.log10(CLUSTER_SIZES[-1]), padding=0.03)
         cp.setYRange(0, top * 1.05, padding=0)
         self.cluster_text = LiveText()
@@ -392,10 +392,11 @@ class ScalePanel(Panel):
             self._cluster_drawn = pts
             self.cluster_curve.setData([p.n_gpus for p in pts], [p.interruptions_per_day for p in pts])
         now = c["mtbf"]
-        self.here_point.setData([s.n_gpus], [86400 / now])
+        per_day = float(interruptions_per_day(s.n_gpus, self.data.gpu_mtbf_seconds))
+        self.here_point.setData([s.n_gpus], [per_day])
         best_here = expected_goodput(c["daly"], c["delta"], now, c["restart"])
         self.cluster_text.setText(
-            f"▲ this scenario: {s.n_gpus:,} GPUs → {86400 / now:,.2f} interruptions/day, best goodput "
+            f"▲ this scenario: {s.n_gpus:,} GPUs → {per_day:,.2f} interruptions/day, best goodput "
             f"{best_here:.1%}; at {pts[-1].n_gpus:,} GPUs: {pts[-1].interruptions_per_day:,.0f}/day, "
             f"{pts[-1].goodput:.1%}.")
 
