@@ -66,7 +66,7 @@ class MainWindow(QMainWindow):
             self._hosts[info.key] = host
             self.tabs.addTab(host, panel_icon(info.icon), info.title)
         self.editor = ScenarioEditor(ctx.scenario)
-        self.editor.setMinimumWidth(int(300 * ctx.theme.font_scale))
+        self.editor.setMinimumWidth(int(300 * min(ctx.theme.font_scale, 1.2)))
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
         self.lesson = LessonView()
         self._dock("Explanation", "lesson_dock", self.lesson, Qt.RightDockWidgetArea)
@@ -85,6 +85,10 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self._activate)
         self.set_device(ctx.device)
         self.resize(1500, 950)
+        # Initial split (a remembered layout overrides it): side docks stay narrow, panels get the room.
+        side = int(320 * min(ctx.theme.font_scale, 1.2))
+        self.resizeDocks([self.findChild(QDockWidget, "scenario_dock"), self.findChild(QDockWidget, "lesson_dock")],
+                         [side, side], Qt.Horizontal)
         if remember_layout:
             self._restore_layout()
         if self.panel_infos:
@@ -299,7 +303,7 @@ class MainWindow(QMainWindow):
         app.setFont(font)  # before the stylesheet: the stylesheet's re-polish then picks the size up
         app.setStyleSheet(stylesheet(theme))
         if hasattr(self, "editor"):
-            self.editor.setMinimumWidth(int(300 * theme.font_scale))
+            self.editor.setMinimumWidth(int(300 * min(theme.font_scale, 1.2)))
 
     def set_device(self, device: str, label: str | None = None) -> None:
         self.ctx.device = device

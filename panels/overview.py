@@ -32,7 +32,7 @@ class _Card(QFrame):
         self.set_caption(caption)
 
     def set(self, value: str, scale: float) -> None:
-        self.value.setText(f"<div align='center' style='font-size:{11 * 2.0 * scale:.0f}pt; font-weight:bold'>"
+        self.value.setText(f"<div align='center' style='font-size:{11 * 1.6 * scale:.0f}pt; font-weight:bold'>"
                            f"{escape(value)}</div>")
         self._hold_height(self.value)
 
