@@ -84,12 +84,15 @@ def affine_params(x_min, x_max, bits: int, symmetric: bool = False):
     if symmetric:
         qmax = 2 ** (bits - 1) - 1
         absmax = torch.maximum(x_min.abs(), x_max.abs())
-        scale = torch.where(absmax > 0, absmax / qmax, torch.ones_like(absmax))
+        scale = absmax / qmax
+        # an all-zero range (or one so small the scale underflows to 0) gets scale 1: codes 0, exact zeros
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
         return scale, torch.zeros_like(scale)
     maxq = 2 ** bits - 1
     x_min = torch.clamp(x_min, max=0)
     x_max = torch.clamp(x_max, min=0)
-    empty = (x_min == 0) & (x_max == 0)       # GPTQ: an all-zero range becomes [−1, 1]
+    # GPTQ: an all-zero range becomes [−1, 1]; so does a subnormal one whose scale would underflow to 0
+    empty = (x_max - x_min) / maxq <= 0
     x_min = torch.where(empty, -torch.ones_like(x_min), x_min)
     x_max = torch.where(empty, torch.ones_like(x_max), x_max)
     scale = (x_max - x_min) / maxq

@@ -237,3 +237,16 @@ def test_user_files(tmp_path):
     for bad in ("obj.npy", "pickled.pt", "broken.safetensors", "notes.txt", "missing.npy"):
         with pytest.raises(ValidationError, match="file"):
             read_user_file(tmp_path / bad)
+
+
+def test_subnormal_range_does_not_underflow_the_scale():
+    """A row of subnormal weights: (max − min)/15 underflows to 0 in fp32; the result must stay finite."""
+    import torch
+
+    from engines.quant import rtn
+
+    w = torch.full((1, 2), 1.4013e-45)
+    for symmetric in (False, True):
+        res = rtn(w, 4, symmetric=symmetric)
+        assert bool(torch.isfinite(res.dequant).all())
+        assert float((res.dequant - w).abs().max()) <= 1e-44
