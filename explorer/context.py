@@ -4,6 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from engines.scenario import Scenario
+from explorer.gc_guard import install_main_thread_gc
 from explorer.scenario_model import ScenarioModel
 from explorer.theme import THEMES, Theme
 from explorer.timeline import TimelineModel
@@ -15,6 +16,7 @@ class AppContext(QObject):
     def __init__(self, scenario: Scenario | None = None, device: str = "cpu", theme: str = "light",
                  font_scale: float = 1.0, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        install_main_thread_gc()     # before any worker can run: collect cycles on this thread only
         self.scenario = ScenarioModel(scenario, self)
         self.timeline = TimelineModel(self)
         self.device = device

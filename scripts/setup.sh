@@ -34,3 +34,4 @@ fi
 extra=""; [ "$want_test" = 1 ] && extra="[test]"
 # torch==2.13.0 is pinned in pyproject: on Python 3.11 it resolves to the CPU wheel, not a CUDA build.
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extra}"
+echo "setup.sh: ready in ${SECONDS}s ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DIST = ROOT / "dist" / "explorer" / "explorer"
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]   # the first test also builds the bundle
 
 
 @pytest.fixture(scope="module")

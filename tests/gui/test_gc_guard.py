@@ -1,0 +1,41 @@
+"""Cyclic garbage is collected on the GUI thread only, never in a worker (Qt objects die in their thread)."""
+import gc
+import threading
+
+from PySide6.QtCore import QObject
+
+from explorer.tasks import TaskRunner
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_workers_never_run_the_cyclic_collector(ctx, qtbot):
+    assert not gc.isenabled()                       # the context installed the GUI-thread collector
+    threads: list[int] = []
+
+    def record(phase, info):
+        if phase == "start":
+            threads.append(threading.get_ident())
+
+    gc.callbacks.append(record)
+    try:
+        # Garbage a closed panel leaves behind: a Qt object held only by a reference cycle.
+        holder = _Cycle()
+        holder.obj = QObject()
+        del holder
+        tasks = TaskRunner()
+
+        def allocate(progress, cancelled):             # far past every generation's threshold
+            for _ in range(300_000):
+                _Cycle()
+            return True
+
+        tasks.run(allocate, lambda result: None)
+        assert tasks.wait(60_000)
+        qtbot.waitUntil(lambda: bool(threads), timeout=5_000)   # the GUI-thread timer collects
+    finally:
+        gc.callbacks.remove(record)
+    assert set(threads) == {threading.main_thread().ident}
