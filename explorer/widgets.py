@@ -103,7 +103,9 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
             ax.setLabel(ax.labelText, units=ax.labelUnits, **css)
     if title is not None:
         pi.setTitle(title, color=theme.fg, size=f"{theme.point_size * 1.1:.0f}pt")
-    pi.showGrid(x=True, y=True, alpha=0.25)
+    from explorer.tick_grid import install_grid
+
+    install_grid(pi, theme.fg)
 
 
 class ErrorLabel(QLabel):

@@ -1,0 +1,50 @@
+"""Grid lines sit at the axes' own ticks, drawn by the view (the axes stay small cached strips)."""
+import numpy as np
+from PySide6.QtGui import QColor, QImage, QPainter
+
+from explorer.theme import THEMES
+from explorer.tick_grid import _tick_levels
+from explorer.widgets import make_plot
+
+
+def _render(plot) -> QImage:
+    img = QImage(plot.size(), QImage.Format_ARGB32)
+    img.fill(0)
+    painter = QPainter(img)
+    plot.render(painter)
+    painter.end()
+    return img
+
+
+def test_grid_follows_ticks_and_survives_clear(qtbot):
+    plot = make_plot(THEMES["light"], "t", "y", "x")
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    plot.show()
+    pi = plot.getPlotItem()
+    assert pi.getAxis("left").grid is False and pi.getAxis("bottom").grid is False  # not pyqtgraph's grid
+    plot.plot([0, 10], [0, 100])
+    plot.setRange(xRange=(0, 10), yRange=(0, 100), padding=0)
+    qtbot.wait(20)
+    grid = pi._tick_grid
+    vb = pi.getViewBox()
+    ys = _tick_levels(pi.getAxis("left"), vb.height())[0]
+    assert ys == list(pi.getAxis("left").tickValues(0, 100, vb.height())[0][1])
+    # a major horizontal line is drawn at each major y tick: darker than the background there
+    img = _render(plot)
+    bg = QColor(THEMES["light"].bg).lightness()
+    for y in ys[1:-1]:
+        local = vb.childGroup.transform().map(5.0, float(y))
+        scene = vb.mapToScene(local[0] + 40, local[1])       # beside the data line
+        px = plot.mapFromScene(scene)
+        darkest = min(QColor(img.pixel(px.x(), px.y() + d)).lightness() for d in (-1, 0, 1))
+        assert darkest < bg, y
+    pi.getAxis("bottom").setTicks([[(2.5, "a"), (7.5, "b")]])
+    assert _tick_levels(pi.getAxis("bottom"), vb.width()) == [[2.5, 7.5]]
+    plot.clear()                                                # panels clear and redraw their items
+    assert grid.parentItem() is vb and grid.scene() is not None
+    dark = THEMES["dark"]
+    from explorer.widgets import style_plot
+    style_plot(plot, dark)
+    assert pi._tick_grid is grid and grid.pens[0].color().name() == QColor(dark.fg).name()
+    assert np.isclose(grid.pens[0].color().alphaF(), 0.25, atol=0.01)
