@@ -71,11 +71,19 @@ class TickGrid(pg.GraphicsObject):
 
 
 def _tick_levels(axis: pg.AxisItem, length_px: float) -> list[list[float]]:
-    """The tick values the axis itself draws, level by level (fixed ticks if set, else its auto ticks)."""
+    """The tick values the axis itself draws, level by level (fixed ticks if set, else its auto ticks).
+    Remembered per axis state: pyqtgraph's tick search costs about a millisecond per call."""
+    key = (axis._tickLevels, tuple(axis.range), round(length_px), axis.logMode)
+    cached = getattr(axis, "_grid_ticks", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     if axis._tickLevels is not None:
-        return [[v for v, _label in level] for level in axis._tickLevels]
-    lo, hi = axis.range
-    return [list(values) for _spacing, values in axis.tickValues(lo, hi, length_px)]
+        levels = [[v for v, _label in level] for level in axis._tickLevels]
+    else:
+        lo, hi = axis.range
+        levels = [list(values) for _spacing, values in axis.tickValues(lo, hi, length_px)]
+    axis._grid_ticks = (key, levels)
+    return levels
 
 
 def _repaint_on_new_ticks(axis: pg.AxisItem, grid: TickGrid) -> None:

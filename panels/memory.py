@@ -21,6 +21,7 @@ from engines.hardware import gpu as gpu_spec
 from engines.scenario import RECOMPUTE, STRATEGIES
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
+from explorer.label_layer import Label, label_layer
 from explorer.live_text import LiveText
 from explorer.widgets import ErrorLabel, RowLegend, cache_static, make_plot, pen
 
@@ -40,21 +41,21 @@ SWEEP_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidL
 SWEEP_SYMBOLS = ("o", "s", "t", "d", "x", "+")
 
 
-_NO_BRUSH = pg.mkBrush(None)
-
-
 class _Pool:
-    """Plot items reused across redraws: updating is far cheaper than re-creating (TextItems above all),
-    which keeps a timeline frame within a few milliseconds."""
+    """Plot items reused across redraws: updating is far cheaper than re-creating, which keeps a
+    timeline frame within a few milliseconds. Labels go to the plot's one LabelLayer."""
 
     def __init__(self, plot) -> None:
         self.plot = plot
-        self.items: dict[str, list] = {"bar": [], "text": [], "line": []}
-        self.z = {"bar": 0, "line": 5, "text": 10}  # labels stay on top whatever was made first
+        self.items: dict[str, list] = {"bar": [], "line": []}
+        self.z = {"bar": 0, "line": 5}
         self.used = dict.fromkeys(self.items, 0)
+        self.layer = label_layer(plot)
+        self.labels: list[Label] = []
 
     def begin(self) -> None:
         self.used = dict.fromkeys(self.items, 0)
+        self.labels = []
 
     def _next(self, kind: str, make):
         pool = self.items[kind]
@@ -74,20 +75,8 @@ class _Pool:
         return item
 
     def text(self, text: str, pos: tuple[float, float], anchor: tuple[float, float], font: QFont, color: str,
-             fill=None):
-        item = self._next("text", pg.TextItem)
-        if (text, color) != getattr(item, "_shown", None):
-            item.setText(text, color=color)
-            item._shown = (text, color)
-        if font is not getattr(item, "_font_obj", None):
-            item.setFont(font)
-            item._font_obj = font
-        if anchor != getattr(item, "_anchor", None):
-            item.setAnchor(anchor)
-            item._anchor = anchor
-        item.fill = fill if fill is not None else _NO_BRUSH
-        item.setPos(*pos)
-        return item
+             fill=None) -> None:
+        self.labels.append(Label(text, float(pos[0]), float(pos[1]), anchor, font, color, fill))
 
     def line(self, pos: float, angle: int, line_pen):
         item = self._next("line", lambda: pg.InfiniteLine(angle=angle, movable=False))
@@ -100,6 +89,7 @@ class _Pool:
         for kind, pool in self.items.items():
             for item in pool[self.used[kind]:]:
                 item.hide()
+        self.layer.set_labels(self.labels)
 
 
 def _nice_ceil(x: float) -> float:
@@ -263,6 +253,8 @@ class MemoryPanel(Panel):
         for plot in (self.bars_plot, self.shard_plot, self.sweep_plot, self.comm_plot):
             cache_static(plot)
         self.comm_plot.getViewBox().sigResized.connect(self._comm_resized)
+        self.bars_plot.getViewBox().sigResized.connect(lambda *_a: self._relabel("bars"))
+        self.shard_plot.getViewBox().sigResized.connect(lambda *_a: self._relabel("frame"))
         self.sweep_plot.getViewBox().sigResized.connect(lambda *_a: self._fit_legend())
 
     # --- scenario ---------------------------------------------------------------------------
@@ -566,6 +558,16 @@ class MemoryPanel(Panel):
                            bottom=[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)],
                            x_range=(-0.06, np.log10(1024) * 1.02), y_range=(np.log10(lo / 1.3), np.log10(hi * 1.4)))
         self.sweep_marker.setPos(np.log10(self.scenario.n_gpus))
+
+    def _relabel(self, view: str) -> None:
+        """Label spacing is worked out in pixels: a resized chart lays its labels out again."""
+        self._drawn.pop(view, None)
+        if not self.breakdowns:
+            return
+        if view == "bars":
+            self._draw_bars()
+        else:
+            self.show_frame(self._frame)
 
     def _comm_resized(self, *_args) -> None:
         """The label room depends on the chart's width: redraw the chart after a resize."""

@@ -77,3 +77,15 @@ def test_gpu_count_edit_moves_the_marker_without_redrawing_the_sweep(make_panel,
     assert p.sweep_marker.value() == pytest.approx(np.log10(128))
     ctx.scenario.update(seq_len=2048)
     assert line.xData is not drawn  # it does depend on the sequence length
+
+
+def test_bar_labels_carry_each_strategys_total_and_verdict(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    ctx.scenario.update(n_gpus=128, strategy="zero2")
+    texts = p._pools["bars"].layer.texts()
+    for s, b in p.breakdowns.items():
+        if b is None:
+            continue
+        mine = "yours ▼\n" if s == "zero2" else ""
+        assert f"{mine}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}" in texts
+    assert any(t.startswith("GPU memory") for t in texts)

@@ -48,3 +48,34 @@ def test_grid_follows_ticks_and_survives_clear(qtbot):
     style_plot(plot, dark)
     assert pi._tick_grid is grid and grid.pens[0].color().name() == QColor(dark.fg).name()
     assert np.isclose(grid.pens[0].color().alphaF(), 0.25, atol=0.01)
+
+
+def test_label_layer_draws_text_at_its_anchor_and_skips_equal_updates(qtbot):
+    from PySide6.QtGui import QFont
+
+    from explorer.label_layer import Label, label_layer
+
+    plot = make_plot(THEMES["light"], "t", "y", "x")
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    plot.show()
+    plot.setRange(xRange=(0, 10), yRange=(0, 10), padding=0)
+    layer = label_layer(plot)
+    assert label_layer(plot) is layer
+    font = QFont()
+    font.setPointSize(14)
+    labels = [Label("MMMM", 5.0, 5.0, (0.5, 0.5), font, "#000000")]
+    layer.set_labels(labels)
+    qtbot.wait(20)
+    img = _render(plot)
+    vb = plot.getPlotItem().getViewBox()
+    centre = plot.mapFromScene(vb.mapToScene(*vb.childGroup.transform().map(5.0, 5.0)))
+    dark = [QColor(img.pixel(centre.x() + dx, centre.y() + dy)).lightness() < 128
+            for dx in range(-20, 21, 2) for dy in range(-6, 7, 2)]
+    assert sum(dark) >= 5                                   # glyph strokes around the anchor point
+    far = plot.mapFromScene(vb.mapToScene(*vb.childGroup.transform().map(1.0, 9.0)))
+    assert QColor(img.pixel(far.x(), far.y())).lightness() > 200
+    layer.update = lambda *a: (_ for _ in ()).throw(AssertionError("repainted"))  # noqa: E731
+    layer.set_labels(list(labels))                           # equal labels: nothing to repaint
+    plot.clear()
+    assert layer.parentItem() is vb and layer.texts() == ["MMMM"]

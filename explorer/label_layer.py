@@ -1,0 +1,99 @@
+"""All text labels of one plot, painted by one item.
+
+A pyqtgraph ``TextItem`` is a QGraphicsTextItem (a rich-text document with its own layout) that
+re-computes its transform whenever the view moves. A chart with thirty of them spent about 12 ms of
+a 45 ms scenario edit on setting, placing and painting labels. Here a label is a tuple; the layer
+maps each anchor point from data to pixels when it paints and draws plain text at screen size, so
+labels stay crisp and readable whatever the zoom, as TextItems do.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
+
+PAD = 3.0  # pixels of backing around a label's text
+
+
+@dataclass(frozen=True)
+class Label:
+    """``text`` (lines split on newline) with its box's ``anchor`` point at data ``(x, y)``: anchor
+    (0, 0) puts the box's top-left there, (0.5, 1) its bottom centre. ``fill`` backs the box."""
+
+    text: str
+    x: float
+    y: float
+    anchor: tuple[float, float]
+    font: QFont
+    color: str
+    fill: QBrush | None = None
+
+
+class LabelLayer(pg.GraphicsObject):
+    """Child of a ViewBox, above its data and untouched by ``PlotItem.clear()``."""
+
+    def __init__(self, plot_item: pg.PlotItem) -> None:
+        self.vb = plot_item.getViewBox()
+        super().__init__(self.vb)
+        self.labels: list[Label] = []
+        self._metrics: dict[str, QFontMetricsF] = {}
+        self.setZValue(1000)
+        self.vb.sigResized.connect(self._resized)
+        self.vb.sigRangeChanged.connect(self._moved)
+
+    def set_labels(self, labels: list[Label]) -> None:
+        """Replace every label; repaints only when something differs."""
+        if labels != self.labels:
+            self.labels = list(labels)
+            self.update()
+
+    def texts(self) -> list[str]:
+        return [label.text for label in self.labels]
+
+    def _moved(self, *_args) -> None:
+        self.update()
+
+    def _resized(self, *_args) -> None:
+        self.prepareGeometryChange()
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
+        return self.vb.rect()
+
+    def _fm(self, font: QFont) -> QFontMetricsF:
+        fm = self._metrics.get(font.key())
+        if fm is None:
+            fm = self._metrics[font.key()] = QFontMetricsF(font)
+        return fm
+
+    def paint(self, painter, *_args) -> None:
+        to_px = self.vb.childGroup.transform()
+        pens: dict[str, QPen] = {}
+        for label in self.labels:
+            px, py = to_px.map(float(label.x), float(label.y))
+            fm = self._fm(label.font)
+            lines = label.text.split("\n")
+            widths = [fm.horizontalAdvance(line) for line in lines]
+            w, h = max(widths) + 2 * PAD, fm.height() * len(lines) + 2 * PAD
+            left, top = px - label.anchor[0] * w, py - label.anchor[1] * h
+            if label.fill is not None and label.fill.style() != Qt.NoBrush:
+                painter.fillRect(QRectF(left, top, w, h), label.fill)
+            pen = pens.get(label.color)
+            if pen is None:
+                pen = pens[label.color] = QPen(QColor(label.color))
+            painter.setPen(pen)
+            painter.setFont(label.font)
+            for i, (line, lw) in enumerate(zip(lines, widths)):
+                x = left + PAD + label.anchor[0] * (w - 2 * PAD - lw)  # lines align like the anchor
+                painter.drawText(QPointF(x, top + PAD + i * fm.height() + fm.ascent()), line)
+
+
+def label_layer(plot) -> LabelLayer:
+    """The plot's label layer, created on first use."""
+    pi = plot.getPlotItem() if hasattr(plot, "getPlotItem") else plot
+    layer = getattr(pi, "_label_layer", None)
+    if layer is None:
+        layer = pi._label_layer = LabelLayer(pi)
+    return layer
