@@ -38,16 +38,25 @@ class LabelLayer(pg.GraphicsObject):
         self.vb = plot_item.getViewBox()
         super().__init__(self.vb)
         self.labels: list[Label] = []
+        self._laid_out: list[tuple] = []
         self._metrics: dict[str, QFontMetricsF] = {}
         self.setZValue(1000)
         self.vb.sigResized.connect(self._resized)
         self.vb.sigRangeChanged.connect(self._moved)
 
     def set_labels(self, labels: list[Label]) -> None:
-        """Replace every label; repaints only when something differs."""
-        if labels != self.labels:
-            self.labels = list(labels)
-            self.update()
+        """Replace every label; repaints only when something differs. Text is measured here, once."""
+        if labels == self.labels:
+            return
+        self.labels = list(labels)
+        self._laid_out = []
+        for label in self.labels:
+            fm = self._fm(label.font)
+            lines = label.text.split("\n")
+            widths = [fm.horizontalAdvance(line) for line in lines]
+            self._laid_out.append((label, lines, widths, max(widths) + 2 * PAD,
+                                   fm.height() * len(lines) + 2 * PAD, fm.height(), fm.ascent()))
+        self.update()
 
     def texts(self) -> list[str]:
         return [label.text for label in self.labels]
@@ -71,12 +80,8 @@ class LabelLayer(pg.GraphicsObject):
     def paint(self, painter, *_args) -> None:
         to_px = self.vb.childGroup.transform()
         pens: dict[str, QPen] = {}
-        for label in self.labels:
-            px, py = to_px.map(float(label.x), float(label.y))
-            fm = self._fm(label.font)
-            lines = label.text.split("\n")
-            widths = [fm.horizontalAdvance(line) for line in lines]
-            w, h = max(widths) + 2 * PAD, fm.height() * len(lines) + 2 * PAD
+        for label, lines, widths, w, h, line_h, ascent in self._laid_out:
+            px, py = to_px.map(label.x, label.y)
             left, top = px - label.anchor[0] * w, py - label.anchor[1] * h
             if label.fill is not None and label.fill.style() != Qt.NoBrush:
                 painter.fillRect(QRectF(left, top, w, h), label.fill)
@@ -87,7 +92,7 @@ class LabelLayer(pg.GraphicsObject):
             painter.setFont(label.font)
             for i, (line, lw) in enumerate(zip(lines, widths)):
                 x = left + PAD + label.anchor[0] * (w - 2 * PAD - lw)  # lines align like the anchor
-                painter.drawText(QPointF(x, top + PAD + i * fm.height() + fm.ascent()), line)
+                painter.drawText(QPointF(x, top + PAD + i * line_h + ascent), line)
 
 
 def label_layer(plot) -> LabelLayer:

@@ -124,6 +124,7 @@ class MemoryPanel(Panel):
         self._style_cache: dict = {}
         self._drawn: dict[str, object] = {}  # view → the inputs it shows (skip redraws that change nothing)
         self._spec: tuple | None = None
+        self._sweep_key: tuple | None = None
         self._build_controls()
         self._build_views()
         self._pools = {name: _Pool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
@@ -287,7 +288,9 @@ class MemoryPanel(Panel):
             opts = self.options()
             own = mem.breakdown(sc, sc.strategy, opts)
             self.breakdowns = {s: own if s == sc.strategy else self._try_breakdown(s, opts) for s in STRATEGIES}
-            self.sweep_result = mem.sweep(sc, STRATEGIES, 1024, opts)
+            sweep_key = (dataclasses.replace(sc, n_gpus=sc.tp * sc.pp), opts)  # the sweep spans every count
+            if sweep_key != self._sweep_key:
+                self.sweep_result, self._sweep_key = mem.sweep(sc, STRATEGIES, 1024, opts), sweep_key
             self.frames, self.chapters = mem.zero_timeline(sc, options=opts)
         except ValidationError as exc:
             self.error.show_error(str(exc))
