@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QSpinBox,
+from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider, QSpinBox,
                                QTextBrowser, QWidget)
 
 from explorer.theme import Theme
@@ -106,6 +106,37 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
     from explorer.tick_grid import install_grid
 
     install_grid(pi, theme.fg)
+
+
+class WrapButton(QPushButton):
+    """A push button whose text wraps onto more lines instead of being cut off: an answer in a
+    decision tree must be readable in full, at presenter font sizes too."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._label = QLabel(text)
+        self._label.setWordWrap(True)
+        self._label.setTextFormat(Qt.PlainText)
+        self._label.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self._label.setStyleSheet("background: transparent;")       # the button's own face shows through
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 6, 10, 6)
+        lay.addWidget(self._label)
+        policy = QSizePolicy(QSizePolicy.Ignored, QSizePolicy.Minimum)   # never widens its column
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
+
+    def text(self) -> str:  # noqa: D102 (QPushButton API)
+        return self._label.text()
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt name)
+        self._label.setText(text)
+
+    def sizeHint(self):  # noqa: N802 (Qt name)
+        return self.layout().sizeHint()
+
+    def minimumSizeHint(self):  # noqa: N802 (Qt name)
+        return self.layout().minimumSize()
 
 
 class ErrorLabel(QLabel):

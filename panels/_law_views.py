@@ -6,7 +6,7 @@ from datetime import date, datetime, time
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 
 from engines.law.trees import Tree, layout
 from explorer.theme import Theme
@@ -41,8 +41,11 @@ class TreeGraph(pg.PlotWidget):
             self.addItem(pg.PlotDataItem([x0, x1], [y0, y1], pen=pen(accent if hot else other, 5 if hot else 1.2,
                                                                       Qt.SolidLine if hot else Qt.DashLine)))
         font = QFont()
-        # node labels are packed densely: capped so presenter scale enlarges the cards, not the overlaps
+        # one row per leaf: capped so presenter scale enlarges the cards, not overlaps between rows
         font.setPointSizeF(min(th.point_size, 12.0) * 0.9)
+        backing = brush(th.bg, 0.85)
+        self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
+        metrics = QFontMetrics(font)
         for nid, node in tree.nodes.items():
             x, y = pos[nid]
             hot = nid in on_path
@@ -50,25 +53,45 @@ class TreeGraph(pg.PlotWidget):
             self.addItem(pg.ScatterPlotItem([x], [y], symbol=symbol, size=26 if hot else 18,
                                             brush=brush(accent if hot else th.panel_bg),
                                             pen=pen(th.fg, 2.5 if hot else 1)))
-            above = int(round(x)) % 2 == 1          # labels alternate sides with the zigzag layout
-            text = pg.TextItem(node.label + (" ✓" if hot and nid != path[-1] else ""), color=th.fg,
-                               anchor=(0.5, 1.35) if above else (0.5, -0.35))
-            text.setFont(font)
-            text.setPos(x, y)
-            self.addItem(text)
+            text = node.label + (" ✓" if hot and nid != path[-1] else "")
+            # outcomes end a row: their label reads on to the right; a question's sits above it
+            anchor = (-0.12, 0.5) if node.is_outcome else (0.5, 1.25)
+            item = pg.TextItem(text, color=th.fg, anchor=anchor, fill=backing)
+            item.setFont(font)
+            item.setPos(x, y)
+            self.addItem(item)
+            w = metrics.horizontalAdvance(text) + 24
+            self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
         if path:
             x, y = pos[path[-1]]
             self.addItem(pg.ScatterPlotItem([x], [y], symbol="star", size=30, brush=brush(th.palette[5]),
                                             pen=pen(th.fg, 1.5)))
-            above = int(round(x)) % 2 == 1
-            here = pg.TextItem("★ you are here", color=th.fg, anchor=(0.5, -1.2) if above else (0.5, 2.2))
+            here = pg.TextItem("★ you are here", color=th.fg, anchor=(0.5, -0.45), fill=backing)
             here.setFont(font)
             here.setPos(x, y)
             self.addItem(here)
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
-        self.setXRange(min(xs) - 0.7, max(xs) + 0.9, padding=0)
-        self.setYRange(min(ys) - 0.7, max(ys) + 0.7, padding=0)
+        self._x_span = (min(xs), max(xs))
+        self.setYRange(min(ys) - 0.8, max(ys) + 1.0, padding=0)
+        self._fit_x()
+
+    def _fit_x(self) -> None:
+        """Room on both sides for the labels, worked out in pixels at the chart's width."""
+        if not getattr(self, "_x_span", None):
+            return
+        lo0, hi0 = self._x_span
+        width = max(self.getViewBox().width(), 200.0)
+        lo, hi = lo0 - 0.6, hi0 + 0.6
+        for _ in range(4):                                   # the scale depends on the range: settle it
+            per_px = (hi - lo) / width
+            lo = min([lo0 - 0.6] + [x - left * per_px for x, left, _right in self._label_px])
+            hi = max([hi0 + 0.6] + [x + right * per_px for x, _left, right in self._label_px])
+        self.setXRange(lo, hi, padding=0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit_x()
 
 
 def _ts(moment: date | datetime) -> float:

@@ -16,7 +16,7 @@ from engines.errors import ValidationError
 from engines.law import cra, pld, record
 from engines.law.trees import Walk, load_examples, load_trees
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ErrorLabel
+from explorer.widgets import ErrorLabel, WrapButton
 from panels._law_views import DeadlineTimeline, TreeGraph
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
@@ -234,11 +234,8 @@ class LawPanel(Panel):
             b.deleteLater()
         self.answer_buttons = []
         for a in node.answers:
-            b = QPushButton("▸ " + a.label)
-            b.setStyleSheet("text-align: left; padding: 6px 10px;")
+            b = WrapButton("▸ " + a.label)             # wraps: a long answer neither widens the card nor is cut
             b.setAccessibleName(f"Answer: {a.label}")
-            b.setToolTip(a.label)
-            b.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)   # a long answer must not widen the card
             b.clicked.connect(lambda _=False, aid=a.id: self.answer(aid))
             self.answers_box.addWidget(b)
             self.answer_buttons.append(b)

@@ -185,21 +185,45 @@ def validate_all(trees: Mapping[str, Tree] | None = None) -> list[str]:
 
 
 def layout(tree: Tree) -> dict[str, tuple[float, float]]:
-    """Layered layout: x = longest distance from the root, y spreads each layer around 0 (zigzagged)."""
+    """Layered tidy layout, left to right: x = longest distance from the root; y = one row per leaf in
+    depth-first (file) order, each question centred on the rows of its answers. A tree drawn this way
+    has no crossing edges; a node reached twice stays where it was first placed, and nodes of one
+    layer are then pushed apart to at least a row (Reingold & Tilford 1981, simplified)."""
     g = tree.graph()
     depth = {tree.root: 0}
     for nid in nx.topological_sort(g):
         for succ in g.successors(nid):
             depth[succ] = max(depth.get(succ, 0), depth.get(nid, 0) + 1)
+    row: dict[str, float] = {}
+    next_row = 0.0
+
+    def place(nid: str) -> None:
+        nonlocal next_row
+        fresh = [c for c in g.successors(nid) if c not in row]
+        for child in fresh:
+            if child not in row:               # an earlier sibling's subtree may have reached it
+                place(child)
+        kids = [row[c] for c in fresh]
+        if kids:
+            row[nid] = (min(kids) + max(kids)) / 2
+        else:
+            row[nid] = next_row
+            next_row += 1.0
+
+    place(tree.root)
+    for nid in tree.nodes:                       # unreachable nodes (none in valid data) still get a row
+        if nid not in row:
+            row[nid] = next_row
+            next_row += 1.0
     layers: dict[int, list[str]] = {}
-    for nid in tree.nodes:                       # file order keeps the drawing stable
+    for nid in tree.nodes:
         layers.setdefault(depth.get(nid, 0), []).append(nid)
-    pos = {}
-    for d, ids in layers.items():
-        for i, nid in enumerate(ids):
-            # odd layers sit a little higher so long chains zigzag and their labels do not collide
-            pos[nid] = (float(d), (len(ids) - 1) / 2.0 - i + (0.4 if d % 2 else -0.4))
-    return pos
+    for ids in layers.values():                  # at least one row between nodes of a layer
+        ids.sort(key=lambda n: row[n])
+        for a, b in zip(ids, ids[1:]):
+            row[b] = max(row[b], row[a] + 1.0)
+    top = max(row.values())
+    return {nid: (float(depth.get(nid, 0)), top / 2 - row[nid]) for nid in tree.nodes}
 
 
 # ---- walking -------------------------------------------------------------------------------

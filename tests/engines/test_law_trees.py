@@ -179,3 +179,41 @@ def test_record_exports_list_each_question_answer_and_article():
     html = record.to_html(w)
     assert html.startswith("<!DOCTYPE html>") and "not legal advice" in html and "&#x27;" not in md
     assert html.count("<tr>") == len(w.record()) + 1
+
+
+def _cross(p1, p2, q1, q2) -> bool:
+    """Proper intersection of segments p1p2 and q1q2 (shared end points do not count)."""
+    def orient(a, b, c):
+        v = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+        return (v > 1e-9) - (v < -1e-9)
+    if {p1, p2} & {q1, q2}:
+        return False
+    return orient(p1, p2, q1) * orient(p1, p2, q2) < 0 and orient(q1, q2, p1) * orient(q1, q2, p2) < 0
+
+
+def test_layout_is_a_tidy_tree():
+    """Layers by depth, a row apart within a layer, each question between its answers, and no edge
+    crossing another in any tree whose nodes each have one parent."""
+    from engines.law.trees import layout, load_trees
+
+    for key, tree in load_trees().items():
+        pos = layout(tree)
+        g = tree.graph()
+        assert set(pos) == set(tree.nodes), key
+        for u, v in g.edges:
+            assert pos[v][0] > pos[u][0], (key, u, v)           # answers lie to the right
+        layers: dict[float, list[float]] = {}
+        for x, y in pos.values():
+            layers.setdefault(x, []).append(y)
+        for ys in layers.values():
+            ys.sort()
+            assert all(b - a >= 1.0 - 1e-9 for a, b in zip(ys, ys[1:])), key
+        if all(g.in_degree(n) <= 1 for n in g.nodes):
+            for nid in g.nodes:
+                kids = [pos[c][1] for c in g.successors(nid)]
+                if kids:
+                    assert min(kids) <= pos[nid][1] <= max(kids), (key, nid)
+            edges = [(pos[u], pos[v]) for u, v in g.edges]
+            for i, (a, b) in enumerate(edges):
+                for c, d in edges[i + 1:]:
+                    assert not _cross(a, b, c, d), key
