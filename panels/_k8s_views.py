@@ -125,10 +125,14 @@ class ClusterView(QWidget):
                 cap = node["memory_capacity"]
                 if cap:
                     used_mem, cap_mem = format_bytes(node["memory_used"]), format_bytes(cap)
-                    p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft,
-                               fit(fm, inner, f"mem in use {used_mem} / {cap_mem}", f"in use {used_mem}/{cap_mem}",
-                                   f"used {used_mem}/{cap_mem}"))
-                    y += line + 4
+                    lines = [fit(fm, inner, f"mem in use {used_mem} / {cap_mem}", f"in use {used_mem}/{cap_mem}",
+                                 f"used {used_mem}/{cap_mem}")]
+                    if fm.horizontalAdvance(f"used {used_mem}/{cap_mem}") > inner:   # narrow: value on its own line
+                        lines = ["mem in use", fit(fm, inner, f"{used_mem}/{cap_mem}")]
+                    for text in lines:
+                        p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, text)
+                        y += line
+                    y += 4
                 if node["taints"]:
                     p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft,
                                fit(fm, inner, "taint: " + ", ".join(sorted(set(node["taints"])))))
@@ -137,8 +141,20 @@ class ClusterView(QWidget):
                                                                             or x["badge"].startswith("Completed"))]
             else:
                 pods = pending
-            tile_h = line * 2 + 8
             for pod in pods:
+                room = box.width() - 12 - 8 - 6
+                ready = "Ready" if pod["ready"] else "not Ready"
+                restarts = f" · ↻{pod['restarts']}" if pod["restarts"] else ""
+                qos = QOS_BADGE[pod["qos"]]
+                full = (f"{pod['badge']} · {ready} · QoS {qos}{restarts}", f"{pod['badge']} · {ready} · {qos}{restarts}",
+                        f"{pod['badge']} · {'✓' if pod['ready'] else '✗'} {qos}{restarts}")
+                if fm.horizontalAdvance(full[-1]) <= room:
+                    status = [fit(fm, room, *full)]
+                else:   # a narrow column: phase on one line, readiness and QoS on the next, nothing elided
+                    status = [fit(fm, room, pod["badge"]),
+                              fit(fm, room, f"{ready} · QoS {qos}{restarts}", f"{ready} · {qos}{restarts}",
+                                  f"{'✓' if pod['ready'] else '✗'} {qos}{restarts}")]
+                tile_h = line * (1 + len(status)) + 4 + 4 * len(status)
                 if y + tile_h > box.bottom() - 4:
                     p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft, "…")
                     break
@@ -149,20 +165,13 @@ class ClusterView(QWidget):
                 p.setBrush(QBrush(QColor(t.palette[idx]), pattern))
                 p.drawRoundedRect(rect, 4, 4)
                 label_rect = rect.adjusted(4, 2, -4, -2)
-                room = label_rect.width() - 6
                 name = fit(fm, room, pod["name"], "…" + pod["name"][-11:], "…" + pod["name"][-5:])
-                p.fillRect(QRectF(label_rect.left(), label_rect.top(), min(label_rect.width(), fm.horizontalAdvance(name) + 8), line),
-                           QColor(t.bg))
                 p.setPen(QColor(t.fg))
-                p.drawText(QRectF(label_rect.left() + 2, label_rect.top(), label_rect.width(), line), Qt.AlignLeft, name)
-                ready = "Ready" if pod["ready"] else "not Ready"
-                restarts = f" · ↻{pod['restarts']}" if pod["restarts"] else ""
-                qos = QOS_BADGE[pod["qos"]]
-                text = fit(fm, room, f"{pod['badge']} · {ready} · QoS {qos}{restarts}", f"{pod['badge']} · {ready} · {qos}{restarts}",
-                           f"{pod['badge']} · {'✓' if pod['ready'] else '✗'} {qos}{restarts}")
-                p.fillRect(QRectF(label_rect.left(), label_rect.top() + line + 2,
-                                  min(label_rect.width(), fm.horizontalAdvance(text) + 8), line), QColor(t.bg))
-                p.drawText(QRectF(label_rect.left() + 2, label_rect.top() + line + 2, label_rect.width(), line), Qt.AlignLeft, text)
+                for k, text in enumerate([name] + status):
+                    top = label_rect.top() + k * (line + 2)
+                    p.fillRect(QRectF(label_rect.left(), top, min(label_rect.width(), fm.horizontalAdvance(text) + 8),
+                                      line), QColor(t.bg))
+                    p.drawText(QRectF(label_rect.left() + 2, top, label_rect.width(), line), Qt.AlignLeft, text)
                 self.tiles.append((rect, pod["name"]))
                 y += tile_h + 4
         p.end()
