@@ -55,9 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"explorer: {exc}", file=sys.stderr)
         return 2
-    font_scale = 1.6 if args.presenter else args.font_scale
-    ctx = AppContext(scenario, device="cpu", theme="light" if args.presenter else args.theme,
-                     font_scale=font_scale)
+    # --presenter switches after the window is built, so leaving presenter mode returns to these
+    ctx = AppContext(scenario, device="cpu", theme=args.theme, font_scale=args.font_scale)
     win = MainWindow(ctx, remember_layout=not headless)
     sink.error.connect(win.show_error)
     if args.list_panels:
@@ -88,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
     win.show()
     if args.presenter:
-        win.presenter_action.setChecked(True)
-        win.toggle_presenter()
+        win.set_presenter(True)
     # torch (~1.5 s to import) is loaded on a worker thread once the window has painted, so the
     # import does not compete with the first paint for the interpreter.
     from PySide6.QtCore import QTimer
@@ -122,6 +120,8 @@ def _screenshot(win, args, problems: list[str]) -> int:
     win.resize(w, h)
     win.show()
     QApplication.processEvents()
+    if args.presenter:
+        win.set_presenter(True, full_screen=False)   # the presenter layout at the requested size
     panel = win.current_panel()
     if args.frame is not None and win.ctx.timeline.spec is not None:
         win.ctx.timeline.set_position(args.frame)

@@ -5,10 +5,10 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow,
-                               QMessageBox, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow,
+                               QMessageBox, QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
 from engines.presets import apply_preset, scenario_presets
@@ -25,6 +25,8 @@ from explorer.widgets import LessonView
 log = logging.getLogger("explorer")
 
 PRESENTER_SCALE = 1.6
+PRESENTER_SIDE = 0.27      # share of the screen's width the side column keeps in presenter mode
+EDITOR_MIN_WIDTH = 280    # the editor scrolls sideways below this
 
 
 def panel_icon(name: str) -> QIcon:
@@ -61,12 +63,17 @@ class MainWindow(QMainWindow):
         self._instances: dict[str, Panel] = {}
         self._hosts: dict[str, QWidget] = {}
         for info in self.panel_infos:
-            host = QWidget()  # the panel is placed here when its tab is first shown
-            QVBoxLayout(host).setContentsMargins(0, 0, 0, 0)
+            # The panel is placed here when its tab is first shown. A scroll area, so that a panel's
+            # minimum size never forces the window past the screen (1280×800 projectors, presenter
+            # fonts): where it cannot fit, the panel scrolls instead of being cut off.
+            host = QScrollArea()
+            host.setWidgetResizable(True)
+            host.setFrameShape(QFrame.NoFrame)
             self._hosts[info.key] = host
             self.tabs.addTab(host, panel_icon(info.icon), info.title)
+        self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self.editor = ScenarioEditor(ctx.scenario)
-        self.editor.setMinimumWidth(int(300 * min(ctx.theme.font_scale, 1.2)))
+        self.editor.setMinimumWidth(EDITOR_MIN_WIDTH)
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
         self.lesson = LessonView()
         self._dock("Explanation", "lesson_dock", self.lesson, Qt.RightDockWidgetArea)
@@ -185,7 +192,7 @@ class MainWindow(QMainWindow):
             panel = info.load()(self.ctx)
             panel.defer_when_hidden = True
             self._instances[key] = panel
-            self._hosts[key].layout().addWidget(panel)
+            self._hosts[key].setWidget(panel)
             panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
             panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
             panel.bind()
@@ -286,12 +293,33 @@ class MainWindow(QMainWindow):
 
     # --- presentation ------------------------------------------------------------------------
     def toggle_presenter(self) -> None:
-        on = self.presenter_action.isChecked()
-        self.ctx.set_theme("light", PRESENTER_SCALE if on else 1.0)
-        if on:
-            self.showFullScreen()
-        else:
-            self.showNormal()
+        self.set_presenter(self.presenter_action.isChecked())
+
+    def set_presenter(self, on: bool, full_screen: bool = True) -> None:
+        """Presenter mode: light theme, large text, full screen, and the panel gets the room: the
+        explanation is tabbed under the scenario editor in one narrow side column. Leaving it
+        restores the docks exactly as they were."""
+        self.presenter_action.setChecked(on)
+        scenario = self.findChild(QDockWidget, "scenario_dock")
+        lesson = self.findChild(QDockWidget, "lesson_dock")
+        if on and self._before_presenter is None:
+            self._before_presenter = (self.saveState(), self.ctx.theme.name, self.ctx.theme.font_scale)
+            self.ctx.set_theme("light", PRESENTER_SCALE)
+            if scenario.isVisible() and lesson.isVisible() and not lesson.isFloating():
+                self.tabifyDockWidget(scenario, lesson)
+                scenario.raise_()
+            if full_screen:
+                self.showFullScreen()
+            QApplication.processEvents()    # the new geometry first, then the column's share of it
+            self.resizeDocks([scenario], [max(self.editor.minimumWidth(), int(self.width() * PRESENTER_SIDE))],
+                             Qt.Horizontal)
+        elif not on and self._before_presenter is not None:
+            state, theme, scale = self._before_presenter
+            self._before_presenter = None
+            self.ctx.set_theme(theme, scale)
+            if self.isFullScreen():
+                self.showNormal()
+            self.restoreState(state)
 
     def toggle_full_screen(self) -> None:
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
@@ -302,8 +330,6 @@ class MainWindow(QMainWindow):
         font.setPointSizeF(theme.point_size)
         app.setFont(font)  # before the stylesheet: the stylesheet's re-polish then picks the size up
         app.setStyleSheet(stylesheet(theme))
-        if hasattr(self, "editor"):
-            self.editor.setMinimumWidth(int(300 * min(theme.font_scale, 1.2)))
 
     def set_device(self, device: str, label: str | None = None) -> None:
         self.ctx.device = device

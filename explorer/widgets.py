@@ -101,7 +101,9 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
             ax.setLabel(bottom, **css)
         elif ax.labelText:
             ax.setLabel(ax.labelText, units=ax.labelUnits, **css)
-    if title is not None:
+    if title is None and pi.titleLabel.isVisible():
+        title = pi.titleLabel.text           # re-styled for the new theme: colour and size follow it
+    if title:
         pi.setTitle(title, color=theme.fg, size=f"{theme.point_size * 1.1:.0f}pt")
     from explorer.tick_grid import install_grid
 

@@ -226,3 +226,32 @@ def test_cli_screenshot_and_selftest(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "explorer", "--screenshot", str(out), "--panel", "nope"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "panel" in bad.stderr
+
+
+def test_presenter_mode_gives_the_panel_the_room_and_restores_the_layout(window):
+    from PySide6.QtWidgets import QDockWidget
+
+    window.ctx.set_theme("dark", 1.0)
+    scenario = window.findChild(QDockWidget, "scenario_dock")
+    lesson = window.findChild(QDockWidget, "lesson_dock")
+    assert window.tabifiedDockWidgets(scenario) == []
+    window.set_presenter(True, full_screen=False)
+    assert window.ctx.theme.name == "light" and window.ctx.theme.font_scale == pytest.approx(1.6)
+    assert lesson in window.tabifiedDockWidgets(scenario)            # one side column, two tabs
+    window.set_presenter(False)
+    assert (window.ctx.theme.name, window.ctx.theme.font_scale) == ("dark", 1.0)
+    assert window.tabifiedDockWidgets(scenario) == [] and lesson.isVisible()
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_every_panel_fits_a_1280x800_screen(window, presenter):
+    """A panel larger than the screen scrolls inside its tab; it never pushes the window past it."""
+    from PySide6.QtWidgets import QApplication
+
+    window.resize(1280, 800)
+    if presenter:
+        window.set_presenter(True, full_screen=False)
+    for info in window.panel_infos:
+        window.show_panel(info.key)
+        QApplication.processEvents()
+        assert window.width() <= 1280 and window.height() <= 800, (info.key, window.size())
