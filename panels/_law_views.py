@@ -44,6 +44,21 @@ class TreeGraph(pg.PlotWidget):
         # one row per leaf: capped so presenter scale enlarges the cards, not overlaps between rows
         font.setPointSizeF(min(th.point_size, 12.0) * 0.9)
         backing = brush(th.bg, 0.85)
+        small = QFont(font)
+        small.setPointSizeF(font.pointSizeF() * 0.85)
+        small.setItalic(True)
+        for nid, node in tree.nodes.items():      # yes/no splits: the answer written on its edge
+            for a in node.answers:
+                word = _yes_no(a.label)
+                if word and a.next in pos:
+                    (x0, y0), (x1, y1) = pos[nid], pos[a.next]
+                    item = pg.TextItem(word, color=th.fg, anchor=(0.5, 0.5), fill=backing)
+                    item.setFont(small)
+                    # away from the question label that sits above each node: late on a rising edge
+                    # (it leaves through its own node's label), early on a falling one
+                    f = 0.65 if y1 > y0 else (0.35 if y1 < y0 else 0.5)
+                    item.setPos(x0 + f * (x1 - x0), y0 + f * (y1 - y0))
+                    self.addItem(item)
         self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
         metrics = QFontMetrics(font)
         for nid, node in tree.nodes.items():
@@ -92,6 +107,13 @@ class TreeGraph(pg.PlotWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
         self._fit_x()
+
+
+def _yes_no(label: str) -> str | None:
+    """"Yes" or "No" when an answer's label starts with one ("No, never", "Yes (paid…)"), else None:
+    other answers name their target, whose label the graph already shows."""
+    head = label.split(":")[0].split("(")[0].split(",")[0].strip()
+    return head if head in ("Yes", "No") else None
 
 
 def _ts(moment: date | datetime) -> float:

@@ -111,3 +111,20 @@ def test_result_table_and_selftest(make_panel):
     p = make_panel(LawPanel)
     p.selftest()
     assert p.table() and p.result()["record"]
+
+
+def test_graph_writes_yes_no_on_the_edges_and_every_label_in_view(make_panel):
+    import pyqtgraph as pg
+
+    p = make_panel(LawPanel)
+    tree = p.walk.tree
+    texts = [i.toPlainText() for i in p.graph.getPlotItem().items if isinstance(i, pg.TextItem)]
+    yes_no = sum(1 for n in tree.nodes.values() for a in n.answers
+                 if a.label.split(":")[0].split("(")[0].split(",")[0].strip() in ("Yes", "No"))
+    assert yes_no > 0 and texts.count("Yes") + texts.count("No") == yes_no
+    for node in tree.nodes.values():
+        assert any(t.startswith(node.label) for t in texts), node.label
+    # the view's x range leaves room for the widest outcome label
+    lo, hi = p.graph.getViewBox().viewRange()[0]
+    xs = [x for x, _l, _r in p.graph._label_px]
+    assert lo < min(xs) and hi > max(xs)
