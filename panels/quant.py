@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 
 from engines.errors import ValidationError
 from explorer.panel import Panel, TimelineSpec
+from explorer.tasks import TaskRunner
 from explorer.widgets import ErrorLabel, LabeledSlider, make_plot, pen
 from explorer.live_text import LiveText
 from panels._quant_views import bar_chart, step_hist, tidy
@@ -48,6 +49,10 @@ class QuantPanel(Panel):
         self._gptq = None
         self._gptq_range = None
         self._kv_key = None
+        self._kv_inputs: tuple[int, int] | None = None     # (block, bits) of kv_rows
+        self._kv_pending: tuple[int, int] | None = None    # (block, bits) being computed
+        self._kv_channel_max = None
+        self.kv_tasks = TaskRunner(self)                    # its own slot: never cancels the analysis
 
         top = QHBoxLayout()
         self.layer_box = QComboBox()
@@ -670,30 +675,37 @@ class QuantPanel(Panel):
             f"‖w − q‖; GPTQ's per-column error may even be larger, yet the layer output error is lower.")
 
     def _draw_kv(self) -> None:
-        from engines.quant import kv_comparison
-        from engines.quant.tensors import load_kv
-
+        """The K/V comparison (real torch, 20–40 ms) runs on its own worker when block or bits change;
+        the charts are redrawn from its result, the memory sentence from the scenario at once."""
         block = self.kv_block.currentData()
         if block is None:
             return
-        key = (block, self.kv_bits.value(), self.theme.name, self.theme.font_scale)
-        if key != self._kv_key:                     # the torch comparison runs only when its inputs change
-            try:
-                k, v = load_kv(block)
-                self.kv_rows = kv_comparison(k, v, self.kv_bits.value())
-            except ValidationError as exc:
-                self.error.show_error(str(exc))
-                return
+        inputs = (block, self.kv_bits.value())
+        if inputs != self._kv_inputs:
+            if inputs != self._kv_pending:
+                self._kv_pending = inputs
+
+                def work(progress, cancelled):
+                    from engines.quant import kv_comparison
+                    from engines.quant.tensors import load_kv
+
+                    k, v = load_kv(inputs[0])
+                    return k.abs().amax(0).numpy(), kv_comparison(k, v, inputs[1])
+
+                self.kv_tasks.run(work, lambda out: self._kv_done(inputs, out), label="comparing KV scale layouts",
+                                  on_error=self._kv_failed)
+            return
+        key = (inputs, self.theme.name, self.theme.font_scale)
+        if key != self._kv_key:
             self._kv_key = key
             th = self.theme
             bar_chart(self.kv_plot, th, [f"{r['tensor']} per {r['axis']}" for r in self.kv_rows],
                       [r["relative_error"] for r in self.kv_rows], "{:.3f}")
-            cm = k.abs().amax(0).numpy()
             self.kv_chan_plot.clear()
-            self.kv_chan_plot.addItem(pg.BarGraphItem(x=np.arange(len(cm)), height=cm, width=0.9, brush=th.color(0),
+            self.kv_chan_plot.addItem(pg.BarGraphItem(x=np.arange(len(self._kv_channel_max)),
+                                                      height=self._kv_channel_max, width=0.9, brush=th.color(0),
                                                       pen=None))
-            self._kv_top = np.argsort(cm)[::-1][:3]
-        top = self._kv_top
+        top = np.argsort(self._kv_channel_max)[::-1][:3]
         rows = {(r["tensor"], r["axis"]): r["relative_error"] for r in self.kv_rows}
         s = self._scenario
         mem = ""
@@ -705,11 +717,21 @@ class QuantPanel(Panel):
                    + ", ".join(f"{b}-bit {kv_cache_bytes(a.layers, a.kv_heads, a.head_dim, s.serve_context, s.serve_batch, b) / 1e9:,.1f} GB"
                                for b in (16, 8, 4, 2)) + " (scales not counted).")
         self.kv_text.setText(
-            f"SmolLM2 block {block} pre-RoPE keys: channels {', '.join(map(str, top))} dominate. Per-token scales "
+            f"SmolLM2 block {inputs[0]} pre-RoPE keys: channels {', '.join(map(str, top))} dominate. Per-token scales "
             f"(one per token and head) must cover them: K error {rows[('K', 'token')]:.3f}; per-channel scales "
             f"isolate them: {rows[('K', 'channel')]:.3f}. Values: per-token {rows[('V', 'token')]:.3f} vs per-channel "
             f"{rows[('V', 'channel')]:.3f} (KIVI pairs keys per-channel with values per-token; the Hadamard on the "
             f"head dimension is QuaRot's alternative)." + mem)
+
+    def _kv_done(self, inputs: tuple[int, int], out) -> None:
+        self._kv_pending = None
+        self._kv_channel_max, self.kv_rows = out
+        self._kv_inputs = inputs
+        self._draw_kv()                  # draws, or starts the comparison for inputs changed meanwhile
+
+    def _kv_failed(self, text: str) -> None:
+        self._kv_pending = None
+        self.error.show_error(text.splitlines()[0])
 
     # --- exports / theme / selftest --------------------------------------------------------
     def result(self) -> object:
@@ -765,7 +787,14 @@ class QuantPanel(Panel):
         self.alpha_slider.setValue(0.8)
         self._draw_smooth_preview(0.8)
         self.kv_bits.setValue(2)
+        self.kv_tasks.wait(60_000)
+        if self._kv_inputs != (self.kv_block.currentData(), 2):
+            raise RuntimeError(self.kv_tasks.last_error or "KV comparison did not finish")
         self.site_box.setCurrentIndex(1)
+
+    def unbind(self) -> None:
+        self.kv_tasks.cancel()
+        super().unbind()
 
 
 PANEL = QuantPanel

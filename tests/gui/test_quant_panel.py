@@ -11,6 +11,7 @@ def panel(make_panel):
     p = make_panel(QuantPanel)
     p.layer_box.setCurrentText("minilm.l2.query")        # the smallest pack layer: fast
     assert p.tasks.wait(240_000), p.tasks.last_error
+    assert p.kv_tasks.wait(60_000), p.kv_tasks.last_error
     return p
 
 
@@ -40,8 +41,11 @@ def test_alpha_slider_and_kv_controls(panel):
     panel.alpha_slider.slider.setValue(80)                    # drag to α = 0.80
     assert panel.sq_preview["alpha"] == pytest.approx(0.8)
     assert panel.sq_preview["error"] == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
-    panel.kv_bits.setValue(2)
+    panel.kv_bits.setValue(2)                        # the torch comparison runs off the GUI thread
+    assert panel.kv_tasks.wait(60_000)
     assert {r["bits"] for r in panel.kv_rows} == {2}
+    k_token = next(r for r in panel.kv_rows if (r["tensor"], r["axis"]) == ("K", "token"))["relative_error"]
+    assert f"K error {k_token:.3f}" in panel.kv_text.text()
 
 
 def test_scenario_change_updates_serving(panel, ctx):
