@@ -14,6 +14,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
 
+from explorer.view_overlay import ViewOverlay
+
 PAD = 3.0  # pixels of backing around a label's text
 
 
@@ -31,18 +33,14 @@ class Label:
     fill: QBrush | None = None
 
 
-class LabelLayer(pg.GraphicsObject):
-    """Child of a ViewBox, above its data and untouched by ``PlotItem.clear()``."""
+class LabelLayer(ViewOverlay):
+    """Above the data."""
 
     def __init__(self, plot_item: pg.PlotItem) -> None:
-        self.vb = plot_item.getViewBox()
-        super().__init__(self.vb)
+        super().__init__(plot_item, z=1000)
         self.labels: list[Label] = []
         self._laid_out: list[tuple] = []
         self._metrics: dict[str, QFontMetricsF] = {}
-        self.setZValue(1000)
-        self.vb.sigResized.connect(self._resized)
-        self.vb.sigRangeChanged.connect(self._moved)
 
     def set_labels(self, labels: list[Label]) -> None:
         """Replace every label; repaints only when something differs. Text is measured here, once."""
@@ -60,16 +58,6 @@ class LabelLayer(pg.GraphicsObject):
 
     def texts(self) -> list[str]:
         return [label.text for label in self.labels]
-
-    def _moved(self, *_args) -> None:
-        self.update()
-
-    def _resized(self, *_args) -> None:
-        self.prepareGeometryChange()
-        self.update()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
-        return self.vb.rect()
 
     def _fm(self, font: QFont) -> QFontMetricsF:
         fm = self._metrics.get(font.key())

@@ -8,24 +8,22 @@ small, cached text strips, and the lines are a handful of cosmetic strokes insid
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QLineF, QRectF
+from PySide6.QtCore import QLineF
 from PySide6.QtGui import QColor, QPen
+
+from explorer.view_overlay import ViewOverlay
 
 LEVEL_ALPHA = (0.25, 0.12)  # major and minor lines; finer levels are not drawn
 
 
-class TickGrid(pg.GraphicsObject):
-    """Child of a ViewBox (not one of its data items, so ``PlotItem.clear()`` leaves it in place)."""
+class TickGrid(ViewOverlay):
+    """Under the data: above the view's background, below its items."""
 
     def __init__(self, plot_item: pg.PlotItem) -> None:
-        self.vb = plot_item.getViewBox()
-        super().__init__(self.vb)
+        super().__init__(plot_item, z=-1000)
         self.axes = {"bottom": plot_item.getAxis("bottom"), "left": plot_item.getAxis("left")}
         self.pens: tuple[QPen, ...] = ()
         self.set_color("#000000")
-        self.setZValue(-1000)  # above the view's background, below its data (the child group, z 0)
-        self.vb.sigResized.connect(self._resized)
-        self.vb.sigRangeChanged.connect(self._moved)
         for axis in self.axes.values():
             _repaint_on_new_ticks(axis, self)
 
@@ -40,16 +38,6 @@ class TickGrid(pg.GraphicsObject):
             pens.append(p)
         self.pens = tuple(pens)
         self.update()
-
-    def _moved(self, *_args) -> None:
-        self.update()
-
-    def _resized(self, *_args) -> None:
-        self.prepareGeometryChange()
-        self.update()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt name)
-        return self.vb.rect()
 
     def paint(self, painter, *_args) -> None:
         to_local = self.vb.childGroup.transform()  # view (data) coordinates → this item's pixels
