@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow,
-                               QMessageBox, QScrollArea, QTabWidget, QVBoxLayout, QWidget)
+                               QMessageBox, QScrollArea, QTabWidget, QWidget)
 
 from engines.errors import ValidationError
 from engines.presets import apply_preset, scenario_presets
@@ -362,6 +362,8 @@ class MainWindow(QMainWindow):
         for p in self.panels:
             p.tasks.cancel()
         if self.remember_layout:
+            if self._before_presenter is not None:   # remember the working layout, not the presenter one
+                self.set_presenter(False)
             st = settings()
             st.setValue("geometry", self.saveGeometry())
             st.setValue("state", self.saveState())

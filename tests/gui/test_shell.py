@@ -255,3 +255,20 @@ def test_every_panel_fits_a_1280x800_screen(window, presenter):
         window.show_panel(info.key)
         QApplication.processEvents()
         assert window.width() <= 1280 and window.height() <= 800, (info.key, window.size())
+
+
+def test_closing_in_presenter_mode_remembers_the_working_layout(qtbot, ctx):
+    from PySide6.QtWidgets import QDockWidget
+
+    from explorer.main_window import MainWindow
+
+    w = MainWindow(ctx, remember_layout=True)
+    qtbot.addWidget(w)
+    w.show()
+    w.set_presenter(True, full_screen=False)
+    w.close()
+    w2 = MainWindow(ctx, remember_layout=True)
+    qtbot.addWidget(w2)
+    w2.show()
+    scenario = w2.findChild(QDockWidget, "scenario_dock")
+    assert w2.tabifiedDockWidgets(scenario) == [] and ctx.theme.font_scale == pytest.approx(1.0)
