@@ -11,6 +11,9 @@ Sources (cited again beside each formula):
   VLDB, arXiv 2304.11277: full vs hybrid sharding, unit-wise all-gather with prefetch.
 - Ren et al. 2021, "ZeRO-Offload", USENIX ATC, arXiv 2101.06840, and the DeepSpeed estimators
   (``estimate_zero2/3_model_states_mem_needs``): what moves to CPU RAM with offload.
+- Rajbhandari et al. 2021, "ZeRO-Infinity: Breaking the GPU Memory Wall for Extreme Scale Deep
+  Learning", SC'21, arXiv 2104.07857, §5: the same offloaded states placed on NVMe instead
+  (DeepSpeed ``offload_optimizer``/``offload_param`` with ``device: nvme``).
 - Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization", ICLR, arXiv 2110.02861:
   two 1-byte Adam states plus one fp32 scale per 2048-element block.
 
@@ -392,6 +395,7 @@ class StageMemory:
     buffers: float
     reserve: float
     cpu: float
+    nvme: float = 0.0
 
     @property
     def total(self) -> float:
@@ -419,6 +423,7 @@ class MemoryBreakdown:
     comm: Communication
     stages: list[StageMemory]
     notes: list[str] = field(default_factory=list)
+    nvme: float = 0.0          # bytes per GPU offloaded to NVMe (ZeRO-Infinity) instead of CPU RAM
 
     @property
     def total(self) -> float:
@@ -451,8 +456,10 @@ def _stage_memory(scenario: Scenario, strategy: str, options: Options) -> list[S
         act = float(acts[i])
         buf = float(_buffer_bytes(stage, psi_gpu, unit, prec)) + _recompute_working_bytes(arch, scenario)
         allocated = float(p + g + o) + act + buf
+        on_nvme = scenario.offload_target == "nvme"   # ZeRO-Infinity: the same bytes, on NVMe
         out.append(StageMemory(i, n_layers, float(p), float(g), float(o), act, buf,
-                               options.reserve_fraction * allocated, float(cpu)))
+                               options.reserve_fraction * allocated, 0.0 if on_nvme else float(cpu),
+                               float(cpu) if on_nvme else 0.0))
     return out
 
 
@@ -480,6 +487,8 @@ def breakdown(scenario: Scenario, strategy: str | None = None, options: Options 
     notes = []
     if scenario.offload_params and stage < 3:
         notes.append("parameter offload needs ZeRO-3 / FSDP: ignored for this strategy")
+    if worst.nvme:
+        notes.append("NVMe offload (ZeRO-Infinity): CPU RAM still holds pinned staging buffers, not counted here")
     if scenario.arch.mlp == "swiglu":
         notes.append("Llama-style activations: Korthikanti's terms re-derived for SwiGLU, GQA and no dropout")
     if scenario.recompute == "full":
@@ -489,7 +498,7 @@ def breakdown(scenario: Scenario, strategy: str | None = None, options: Options 
         strategy=strategy, label=STRATEGY_LABELS[strategy], zero_stage=stage, n_gpus=scenario.n_gpus,
         dp=scenario.dp, shard=int(shard_group(strategy, scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp)),
         params=worst.params, grads=worst.grads, optimizer=worst.optimizer, activations=worst.activations,
-        buffers=worst.buffers, reserve=worst.reserve, cpu=worst.cpu,
+        buffers=worst.buffers, reserve=worst.reserve, cpu=worst.cpu, nvme=worst.nvme,
         gpu_memory=gpu_spec(scenario.gpu).memory_bytes,
         comm=communication(scenario, strategy, psi_gpu=psi_gpu), stages=stages, notes=notes,
     )

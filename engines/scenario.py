@@ -21,6 +21,7 @@ OPTIMIZERS = ("adamw", "sgd-momentum", "adam-8bit")
 RECOMPUTE = ("none", "selective", "full")
 WEIGHT_BITS = (16, 8, 4)
 KV_BITS = (16, 8, 4)
+OFFLOAD_TARGETS = ("cpu", "nvme")       # where offloaded states live: CPU RAM (ZeRO-Offload) or NVMe (ZeRO-Infinity)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Scenario:
     sequence_parallel: bool = False
     offload_optimizer: bool = False
     offload_params: bool = False
+    offload_target: str = "cpu"                 # one of OFFLOAD_TARGETS, for both offload flags
     # serving
     weight_bits: int = 16
     kv_bits: int = 16
@@ -74,6 +76,7 @@ class Scenario:
             require(isinstance(getattr(self, flag), bool), flag, f"expected true or false, got {getattr(self, flag)!r}",
                     "true, false")
         require_choice(self.strategy, "strategy", STRATEGIES)
+        require_choice(self.offload_target, "offload_target", OFFLOAD_TARGETS)
         require_int(self.micro_batch, "micro_batch", 1, 65_536)
         require_int(self.seq_len, "seq_len", 1, 10_000_000)
         require_int(self.grad_accum, "grad_accum", 1, 100_000)

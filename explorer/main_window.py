@@ -5,10 +5,10 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QFrame, QLabel, QMainWindow,
-                               QMessageBox, QScrollArea, QTabWidget, QWidget)
+from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialog, QFrame, QGridLayout, QLabel,
+                               QMainWindow, QMessageBox, QScrollArea, QStyle, QTabWidget, QWidget)
 
 from engines.errors import ValidationError
 from engines.presets import apply_preset, scenario_presets
@@ -27,6 +27,85 @@ log = logging.getLogger("explorer")
 PRESENTER_SCALE = 1.6
 PRESENTER_SIDE = 0.27      # share of the screen's width the side column keeps in presenter mode
 EDITOR_MIN_WIDTH = 280    # the editor scrolls sideways below this
+
+
+def _least_height(item, width: int) -> int:
+    """The height a layout item needs at ``width``: each widget's minimum, but word-wrapped text at
+    its full height for the width it gets. (Qt's ``minimumHeightForWidth`` answers with preferred
+    heights for grids, far more than needed; ``minimumSizeHint`` ignores the wrapping.)"""
+    lay = item.layout()
+    if lay is None:
+        w = item.widget()
+        if w is None:
+            return item.minimumSize().height()
+        if w.isHidden():
+            return 0
+        if w.hasHeightForWidth() and w.layout() is None:       # text that wraps
+            return max(w.minimumHeight(), w.heightForWidth(max(1, width)))
+        return item.minimumSize().height()
+    m = lay.contentsMargins()
+    inner = max(1, width - m.left() - m.right())
+    kids = [lay.itemAt(i) for i in range(lay.count())]
+    if isinstance(lay, QGridLayout):
+        rows: dict[int, int] = {}
+        cols = max(1, lay.columnCount())
+        for i, kid in enumerate(kids):
+            r, _c, rspan, cspan = lay.getItemPosition(i)
+            if rspan == 1:
+                rows[r] = max(rows.get(r, 0), _least_height(kid, inner * cspan // cols))
+        need = sum(rows.values()) + max(0, len(rows) - 1) * max(0, lay.verticalSpacing())
+    elif isinstance(lay, QBoxLayout) and lay.direction() in (QBoxLayout.TopToBottom, QBoxLayout.BottomToTop):
+        heights = [_least_height(k, inner) for k in kids]
+        shown = [h for h in heights if h > 0]
+        need = sum(shown) + max(0, len(shown) - 1) * max(0, lay.spacing())
+    elif isinstance(lay, QBoxLayout):
+        need = max((_least_height(k, inner // max(1, len(kids))) for k in kids), default=0)
+    else:
+        return item.minimumSize().height()
+    return max(item.minimumSize().height(), need + m.top() + m.bottom())
+
+
+class PanelHost(QScrollArea):
+    """A tab's frame for its panel: the panel fills the tab exactly, and scrolls only where the tab
+    is smaller than the panel's minimum size (a 1280×800 projector, presenter fonts), so no panel can
+    push the window past the screen. QScrollArea's own resizing is not used: it sizes a widget with
+    word-wrapped text by its preferred height, taller than the tab even on a large screen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFrameShape(QFrame.NoFrame)
+
+    def setWidget(self, widget: QWidget) -> None:  # noqa: N802 (Qt name)
+        super().setWidget(widget)
+        self.fit()
+
+    def fit(self) -> None:
+        panel = self.widget()
+        if panel is None:
+            return
+        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        room = self.maximumViewportSize()                       # the viewport without scroll bars
+        bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent)
+        def least_height(width: int) -> int:                    # wrapped text needs more height when narrow
+            return max(least.height(), _least_height(panel.layout(), width)) if panel.layout() else least.height()
+
+        w = max(room.width(), least.width())
+        h = max(room.height(), least_height(w))
+        if h > room.height():                                   # a vertical bar takes its width
+            w = max(room.width() - bar, least.width())
+            h = max(room.height(), least_height(w))
+        if w > room.width():
+            h = max(room.height() - bar, least_height(w))
+        panel.resize(w, h)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self.fit()
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if obj is self.widget() and event.type() == QEvent.LayoutRequest:
+            self.fit()                                          # its minimum size may have changed
+        return super().eventFilter(obj, event)
 
 
 def panel_icon(name: str) -> QIcon:
@@ -63,12 +142,8 @@ class MainWindow(QMainWindow):
         self._instances: dict[str, Panel] = {}
         self._hosts: dict[str, QWidget] = {}
         for info in self.panel_infos:
-            # The panel is placed here when its tab is first shown. A scroll area, so that a panel's
-            # minimum size never forces the window past the screen (1280×800 projectors, presenter
-            # fonts): where it cannot fit, the panel scrolls instead of being cut off.
-            host = QScrollArea()
-            host.setWidgetResizable(True)
-            host.setFrameShape(QFrame.NoFrame)
+            # The panel is placed here when its tab is first shown (it scrolls only if it cannot fit).
+            host = PanelHost()
             self._hosts[info.key] = host
             self.tabs.addTab(host, panel_icon(info.icon), info.title)
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to

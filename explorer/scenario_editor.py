@@ -39,13 +39,14 @@ CHOICE_FIELDS = {
     "optimizer": ("Optimizer", [("adamw", "AdamW (12 B/param)"), ("sgd-momentum", "SGD + momentum"),
                                 ("adam-8bit", "8-bit Adam")]),
     "recompute": ("Recomputation", [(r, r) for r in RECOMPUTE]),
+    "offload_target": ("Offload to", [("cpu", "CPU RAM (ZeRO-Offload)"), ("nvme", "NVMe (ZeRO-Infinity)")]),
     "weight_bits": ("Weight bits", [(b, f"{b}-bit") for b in WEIGHT_BITS]),
     "kv_bits": ("KV-cache bits", [(b, f"{b}-bit") for b in KV_BITS]),
 }
 BOOL_FIELDS = {
     "sequence_parallel": "Sequence parallelism",
-    "offload_optimizer": "Offload optimizer to CPU",
-    "offload_params": "Offload parameters to CPU",
+    "offload_optimizer": "Offload optimizer states",
+    "offload_params": "Offload parameters (ZeRO-3)",
 }
 ARCH_INT = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
@@ -122,6 +123,7 @@ class ScenarioEditor(QScrollArea):
             box = QCheckBox(label)
             box.toggled.connect(lambda v, n=name: self._edit(n, bool(v)))
             add(f, name, "", box, label)
+        self._add_choice(f, add, "offload_target")
 
         f = group("Serving")
         for name in ("weight_bits", "kv_bits"):

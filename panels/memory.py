@@ -108,7 +108,7 @@ class MemoryPanel(Panel):
     order = 10
     reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "tp", "pp", "internode_gbps", "strategy",
                        "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "recompute",
-                       "sequence_parallel", "offload_optimizer", "offload_params"})
+                       "sequence_parallel", "offload_optimizer", "offload_params", "offload_target"})
     lesson = "memory.md"
 
     def __init__(self, ctx) -> None:
@@ -151,20 +151,32 @@ class MemoryPanel(Panel):
         self.recompute_combo.setAccessibleName("Activation recomputation")
         self.recompute_combo.currentIndexChanged.connect(
             lambda _i: self._update(recompute=self.recompute_combo.currentData()))
-        self.offload_opt = QCheckBox("offload optimizer")
+        self.offload_opt = QCheckBox("optimizer states")
         self.offload_opt.setToolTip("ZeRO-Offload: fp32 master + optimizer states (and fp32 grads) in CPU RAM")
         self.offload_opt.toggled.connect(lambda v: self._update(offload_optimizer=bool(v)))
-        self.offload_par = QCheckBox("offload params")
+        self.offload_par = QCheckBox("parameters (stage 3)")
         self.offload_par.setToolTip("ZeRO-3 / FSDP parameter shards wait in CPU RAM (stage 3 only)")
         self.offload_par.toggled.connect(lambda v: self._update(offload_params=bool(v)))
+        self.offload_to = QComboBox()
+        for value, text in (("cpu", "to CPU RAM"), ("nvme", "to NVMe")):
+            self.offload_to.addItem(text, value)
+        self.offload_to.setAccessibleName("Where offloaded states live")
+        self.offload_to.setToolTip("CPU RAM (ZeRO-Offload) or NVMe (ZeRO-Infinity, Rajbhandari et al. 2021)")
+        self.offload_to.currentIndexChanged.connect(
+            lambda _i: self._update(offload_target=self.offload_to.currentData()))
         self.fp32_acc = QCheckBox("fp32 grad acc.")
         self.fp32_acc.setToolTip("Keep a 4-byte fp32 gradient accumulator beside the 16-bit gradient (20 B/param)")
         self.fp32_acc.toggled.connect(lambda _v: self._recompute())
-        for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.offload_opt, self.offload_par,
-                  self.fp32_acc):
+        for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.fp32_acc):
             row.addWidget(w)
         row.addStretch(1)
         self.body.addLayout(row)
+        offload = QHBoxLayout()                 # a row of its own: one row of everything is wider than the tab
+        offload.addWidget(QLabel("Offload:"))
+        for w in (self.offload_opt, self.offload_par, self.offload_to):
+            offload.addWidget(w)
+        offload.addStretch(1)
+        self.body.addLayout(offload)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
         self.verdict = LiveText(min_lines=3)
@@ -183,12 +195,12 @@ class MemoryPanel(Panel):
         self.bars_plot = make_plot(th, "Per-GPU memory by strategy", "GB per GPU", "")
         self.bars_plot.setAccessibleName("Stacked per-GPU memory for every strategy, with the GPU's memory")
         self.bars_plot.setMouseEnabled(x=False, y=False)
-        self.bars_plot.setMinimumHeight(260)
+        self.bars_plot.setMinimumHeight(220)
         grid.addWidget(self.bars_plot, 0, 0)
         self.shard_plot = make_plot(th, "Sharding, DP → ZeRO-3 (play the timeline)", "GB per GPU", "")
         self.shard_plot.setAccessibleName("Sharding animation across a handful of GPUs")
         self.shard_plot.setMouseEnabled(x=False, y=False)
-        self.shard_plot.setMinimumHeight(230)
+        self.shard_plot.setMinimumHeight(200)
         shard_box = QVBoxLayout()
         shard_box.addWidget(self.frame_caption)
         shard_box.addWidget(self.shard_plot, 1)
@@ -196,7 +208,7 @@ class MemoryPanel(Panel):
         self.sweep_plot = make_plot(th, "Per-GPU memory against GPU count (log–log)", "GB per GPU", "GPUs")
         self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
         self.sweep_plot.setLogMode(x=True, y=True)
-        self.sweep_plot.setMinimumHeight(250)
+        self.sweep_plot.setMinimumHeight(210)
         self.sweep_curves: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []  # (line, markers) per strategy
         self.sweep_legend = RowLegend(colCount=3, frame=False)
         for row, s in enumerate(STRATEGIES):
@@ -261,7 +273,8 @@ class MemoryPanel(Panel):
     # --- scenario ---------------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
         self.scenario = scenario
-        for w, val in ((self.strategy_combo, scenario.strategy), (self.recompute_combo, scenario.recompute)):
+        for w, val in ((self.strategy_combo, scenario.strategy), (self.recompute_combo, scenario.recompute),
+                       (self.offload_to, scenario.offload_target)):
             w.blockSignals(True)
             w.setCurrentIndex(w.findData(val))
             w.blockSignals(False)
@@ -420,6 +433,7 @@ class MemoryPanel(Panel):
         smallest = self.sweep_result.smallest_fit
         parts = [f"{SHORT[s]} {smallest[s] if smallest[s] else '> 1024'}" for s in STRATEGIES]
         cpu = f"; CPU RAM per GPU for offload: {_gb(b.cpu)}" if b.cpu else ""
+        cpu += f"; NVMe per GPU for offload: {_gb(b.nvme)}" if b.nvme else ""
         sc = self.scenario
         text = (f"<span style='font-size:{self.theme.point_size * 1.25:.0f}pt'>{b.label} on {sc.n_gpus} × "
                 f"{gpu_spec(sc.gpu).label} (TP {sc.tp} × PP {sc.pp} × DP {sc.dp}): {_gb(b.total)} of {_gb(cap)} "
@@ -449,9 +463,15 @@ class MemoryPanel(Panel):
             pool.text(f"{yours}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
                       (0.5, 1), self._font(0.75), self.theme.fg, backing)
         pool.end()
-        names = TICK_COMPACT if self.theme.font_scale >= 1.3 else TICK
+        names = TICK if self._ticks_fit(p, [TICK[s] for s in shown], len(xs) + 1.4) else TICK_COMPACT
         self._set_axes(p, "bars", bottom=[(x, names[s]) for x, s in zip(xs, shown)],
                        x_range=(-0.6, len(xs) + 0.8), y_range=(0, y_top))
+
+    def _ticks_fit(self, plot, labels: list[str], span: float) -> bool:
+        """True when the widest category label fits the room one unit of the x axis gets in pixels."""
+        metrics = QFontMetrics(plot.getAxis("bottom").style["tickFont"] or QFont())
+        room = plot.getViewBox().width() / span
+        return max(metrics.horizontalAdvance(t) for t in labels) + 8 <= room
 
     def _set_axes(self, plot, view: str, bottom=None, left=None, x_range=None, y_range=None) -> None:
         """Ticks and ranges, touched only when they change (each change re-renders the cached axis)."""
@@ -717,7 +737,8 @@ class MemoryPanel(Panel):
             rows.append({"strategy": s, **{f"{c}_GB": round(v / 1e9, 4) for c, v in b.categories().items()},
                          "total_GB": round(b.total / 1e9, 4), "fits": b.fits, "smallest_fitting_gpus": smallest.get(s),
                          "comm_GB_per_step": round(b.comm.total_bytes / 1e9, 4),
-                         "comm_seconds": round(b.comm.seconds, 5), "cpu_offload_GB": round(b.cpu / 1e9, 4)})
+                         "comm_seconds": round(b.comm.seconds, 5), "cpu_offload_GB": round(b.cpu / 1e9, 4),
+                         "nvme_offload_GB": round(b.nvme / 1e9, 4)})
         return rows
 
     def apply_theme(self, theme) -> None:

@@ -175,6 +175,23 @@ def test_offload_moves_optimizer_to_cpu():
     assert b.cpu == pytest.approx(16 * psi / 8)  # DeepSpeed estimator: (4 + 12)Ψ/N per GPU
 
 
+def test_nvme_offload_moves_the_same_bytes_to_nvme():
+    """ZeRO-Infinity places the offloaded states on NVMe: the GPU side is unchanged, CPU RAM → NVMe."""
+    psi = PRESETS["llama3-8b"].param_count()
+    for strategy, flags, expected in (("zero2", {"offload_optimizer": True}, 16 * psi / 8),
+                                      ("zero3", {"offload_optimizer": True, "offload_params": True}, 18 * psi / 8)):
+        on_cpu = mem.breakdown(Scenario(n_gpus=8, strategy=strategy, **flags))
+        on_nvme = mem.breakdown(Scenario(n_gpus=8, strategy=strategy, offload_target="nvme", **flags))
+        assert on_cpu.cpu == pytest.approx(expected) and on_cpu.nvme == 0      # (4 + 12)Ψ/N, + 2Ψ/N params
+        assert on_nvme.nvme == pytest.approx(expected) and on_nvme.cpu == 0
+        assert on_nvme.total == pytest.approx(on_cpu.total)
+        assert any("NVMe" in n for n in on_nvme.notes)
+    assert mem.breakdown(Scenario(n_gpus=8, offload_target="nvme")).nvme == 0   # no offload flag: nothing moves
+    with pytest.raises(ValidationError) as err:
+        Scenario(offload_target="tape")
+    assert err.value.field == "offload_target"
+
+
 def test_communication_volumes():
     sc = Scenario(n_gpus=64, gpus_per_node=8)
     dp = mem.communication(sc, "dp")

@@ -86,3 +86,11 @@ def test_gpu_catalogue_has_sources_and_required_parts():
         g = GPUS[key]
         assert g.source and g.memory_gb > 0 and g.bandwidth_gbps > 0 and g.bf16_tflops > 0
     assert GPUS["h100-sxm"].peak_flops("bf16") == pytest.approx(989.4e12)
+
+
+def test_files_from_before_the_offload_target_field_load_with_cpu():
+    doc = Scenario(offload_optimizer=True).to_json_dict()
+    del doc["scenario"]["offload_target"]                    # a version-1 file written before NVMe offload
+    assert Scenario.from_json_dict(doc).offload_target == "cpu"
+    doc["scenario"]["offload_target"] = "nvme"
+    assert Scenario.from_json_dict(doc).offload_target == "nvme"

@@ -89,3 +89,16 @@ def test_bar_labels_carry_each_strategys_total_and_verdict(make_panel, ctx):
         mine = "yours ▼\n" if s == "zero2" else ""
         assert f"{mine}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}" in texts
     assert any(t.startswith("GPU memory") for t in texts)
+
+
+def test_offload_target_moves_the_offloaded_bytes_to_nvme(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    p.offload_opt.setChecked(True)
+    on_cpu = p.breakdowns[ctx.scenario.value.strategy].cpu
+    p.offload_to.setCurrentIndex(p.offload_to.findData("nvme"))
+    assert ctx.scenario.value.offload_target == "nvme"
+    b = p.breakdowns[ctx.scenario.value.strategy]
+    assert b.cpu == 0 and b.nvme == pytest.approx(on_cpu)
+    assert f"NVMe per GPU for offload: {b.nvme / 1e9:,.2f} GB" in p.verdict.text()
+    ctx.scenario.update(offload_target="cpu")
+    assert p.offload_to.currentData() == "cpu"                 # the combo follows the shared scenario

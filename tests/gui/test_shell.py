@@ -272,3 +272,21 @@ def test_closing_in_presenter_mode_remembers_the_working_layout(qtbot, ctx):
     w2.show()
     scenario = w2.findChild(QDockWidget, "scenario_dock")
     assert w2.tabifiedDockWidgets(scenario) == [] and ctx.theme.font_scale == pytest.approx(1.0)
+
+
+def test_a_panel_fills_its_tab_and_scrolls_rather_than_squeezing(window):
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    window.resize(1600, 1000)
+    panel = window.show_panel("memory")
+    QApplication.processEvents()
+    host = window._hosts["memory"]
+    assert panel.size() == host.viewport().size()                      # room enough: no scrolling
+    window.resize(1280, 800)
+    window.set_presenter(True, full_screen=False)
+    QApplication.processEvents()
+    assert panel.height() > host.viewport().height()                   # too little room: it scrolls …
+    for plot in panel.findChildren(pg.PlotWidget):
+        if plot.isVisible():
+            assert plot.height() >= plot.minimumHeight(), plot.accessibleName()   # … nothing is squeezed
