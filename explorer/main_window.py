@@ -400,11 +400,17 @@ class MainWindow(QMainWindow):
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
 
     def _apply_theme(self, theme) -> None:
+        """Application-wide font and stylesheet, set only when they change: each set re-polishes
+        every widget the application has."""
         app = QApplication.instance()
         font = app.font()
-        font.setPointSizeF(theme.point_size)
-        app.setFont(font)  # before the stylesheet: the stylesheet's re-polish then picks the size up
-        app.setStyleSheet(stylesheet(theme))
+        resized = font.pointSizeF() != theme.point_size
+        if resized:
+            font.setPointSizeF(theme.point_size)
+            app.setFont(font)  # before the stylesheet: only its re-polish gives styled widgets the size
+        css = stylesheet(theme)
+        if resized or app.styleSheet() != css:
+            app.setStyleSheet(css)
 
     def set_device(self, device: str, label: str | None = None) -> None:
         self.ctx.device = device

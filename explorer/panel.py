@@ -42,6 +42,7 @@ class Panel(QWidget):
         self.defer_when_hidden = False  # the main window sets this: hidden tabs update when shown
         self._dirty = False
         self._bound = False
+        self._text_size = ctx.theme.point_size   # the size plot labels without a font of their own have
 
     # --- shell wiring ----------------------------------------------------------------------
     def bind(self) -> None:
@@ -119,10 +120,27 @@ class Panel(QWidget):
             return
         for plot in self.findChildren(pg.PlotWidget):
             style_plot(plot, theme)
+            _rescale_default_labels(plot, self._text_size, theme.point_size)
+        self._text_size = theme.point_size
 
     def selftest(self) -> None:
         """Drive the main controls once; raise on any error. Default: redraw and walk the timeline."""
         self.set_scenario(self.ctx.scenario.value)
+
+
+def _rescale_default_labels(plot, old_size: float, new_size: float) -> None:
+    """A TextItem given no font keeps the application font of the moment it was made: move those
+    (and only those: a label with a deliberate size keeps it) to the new theme's size."""
+    import pyqtgraph as pg
+
+    if abs(old_size - new_size) < 1e-6:
+        return
+    for item in plot.getPlotItem().items:
+        if isinstance(item, pg.TextItem):
+            font = item.textItem.font()
+            if abs(font.pointSizeF() - old_size) < 1e-6:
+                font.setPointSizeF(new_size)
+                item.setFont(font)
 
 
 @dataclass(frozen=True)

@@ -290,3 +290,15 @@ def test_a_panel_fills_its_tab_and_scrolls_rather_than_squeezing(window):
     for plot in panel.findChildren(pg.PlotWidget):
         if plot.isVisible():
             assert plot.height() >= plot.minimumHeight(), plot.accessibleName()   # … nothing is squeezed
+
+
+def test_plot_labels_follow_the_presenter_text_size(window):
+    import pyqtgraph as pg
+
+    panel = window.show_panel("overview")
+    window.set_presenter(True, full_screen=False)
+    size = window.ctx.theme.point_size
+    labels = [i for i in panel.plot.getPlotItem().items if isinstance(i, pg.TextItem)]
+    assert labels and all(t.textItem.font().pointSizeF() == pytest.approx(size) for t in labels)
+    window.set_presenter(False)
+    assert all(t.textItem.font().pointSizeF() == pytest.approx(window.ctx.theme.point_size) for t in labels)
