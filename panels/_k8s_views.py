@@ -144,16 +144,15 @@ class ClusterView(QWidget):
             for pod in pods:
                 room = box.width() - 12 - 8 - 6
                 ready = "Ready" if pod["ready"] else "not Ready"
+                mark = "✓" if pod["ready"] else "✗"
                 restarts = f" · ↻{pod['restarts']}" if pod["restarts"] else ""
                 qos = QOS_BADGE[pod["qos"]]
-                full = (f"{pod['badge']} · {ready} · QoS {qos}{restarts}", f"{pod['badge']} · {ready} · {qos}{restarts}",
-                        f"{pod['badge']} · {'✓' if pod['ready'] else '✗'} {qos}{restarts}")
-                if fm.horizontalAdvance(full[-1]) <= room:
-                    status = [fit(fm, room, *full)]
+                # the readiness/QoS wordings, longest first; each fits a narrower column than the last
+                details = (f"{ready} · QoS {qos}{restarts}", f"{ready} · {qos}{restarts}", f"{mark} {qos}{restarts}")
+                if fm.horizontalAdvance(f"{pod['badge']} · {details[-1]}") <= room:
+                    status = [fit(fm, room, *(f"{pod['badge']} · {d}" for d in details))]
                 else:   # a narrow column: phase on one line, readiness and QoS on the next, nothing elided
-                    status = [fit(fm, room, pod["badge"]),
-                              fit(fm, room, f"{ready} · QoS {qos}{restarts}", f"{ready} · {qos}{restarts}",
-                                  f"{'✓' if pod['ready'] else '✗'} {qos}{restarts}")]
+                    status = [fit(fm, room, pod["badge"]), fit(fm, room, *details)]
                 tile_h = line * (1 + len(status)) + 4 + 4 * len(status)
                 if y + tile_h > box.bottom() - 4:
                     p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft, "…")
