@@ -18,7 +18,7 @@ from explorer.context import AppContext
 from explorer.files import FileProblem
 from explorer.panel import Panel, PanelInfo, registered_panels
 from explorer.scenario_editor import ScenarioEditor
-from explorer.theme import stylesheet
+from explorer.theme import qt_palette, stylesheet
 from explorer.timeline import PlayerWidget
 from explorer.widgets import LessonView
 
@@ -400,14 +400,17 @@ class MainWindow(QMainWindow):
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
 
     def _apply_theme(self, theme) -> None:
-        """Application-wide font and stylesheet, set only when they change: each set re-polishes
-        every widget the application has."""
+        """Application-wide font, palette and stylesheet, set only when they change: each set
+        re-polishes every widget the application has."""
         app = QApplication.instance()
         font = app.font()
         resized = font.pointSizeF() != theme.point_size
         if resized:
             font.setPointSizeF(theme.point_size)
             app.setFont(font)  # before the stylesheet: only its re-polish gives styled widgets the size
+        palette = qt_palette(theme)
+        if app.palette() != palette:
+            app.setPalette(palette)
         css = stylesheet(theme)
         if resized or app.styleSheet() != css:
             app.setStyleSheet(css)

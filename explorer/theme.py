@@ -47,22 +47,49 @@ THEMES: dict[str, Theme] = {
 }
 
 
-def stylesheet(theme: Theme) -> str:
-    """Application-wide Qt stylesheet: colours and a visible focus ring.
+def qt_palette(theme: Theme):
+    """The theme's colours as a QPalette: how every widget gets its colours.
 
-    Text size is *not* set here: the application font carries it (a stylesheet font-size would
-    override every widget's own font, e.g. the big numbers on the overview cards).
+    Colours live here and not in a ``QWidget { background: … }`` stylesheet rule: such a rule puts
+    every widget under the stylesheet engine, which made a full repaint of the window 4× slower.
+    """
+    from PySide6.QtGui import QColor, QPalette
+
+    pal = QPalette()
+    roles = {
+        QPalette.Window: theme.bg, QPalette.WindowText: theme.fg, QPalette.Base: theme.bg,
+        QPalette.AlternateBase: theme.panel_bg, QPalette.Text: theme.fg, QPalette.Button: theme.panel_bg,
+        QPalette.ButtonText: theme.fg, QPalette.BrightText: theme.error, QPalette.Highlight: theme.accent,
+        QPalette.HighlightedText: theme.bg, QPalette.ToolTipBase: theme.panel_bg, QPalette.ToolTipText: theme.fg,
+        QPalette.PlaceholderText: theme.muted, QPalette.Link: theme.accent, QPalette.LinkVisited: theme.accent,
+        QPalette.Light: theme.bg, QPalette.Midlight: theme.panel_bg, QPalette.Mid: theme.grid,
+        QPalette.Dark: theme.muted, QPalette.Shadow: theme.fg,
+    }
+    for role, colour in roles.items():
+        pal.setColor(role, QColor(colour))
+    for role in (QPalette.WindowText, QPalette.Text, QPalette.ButtonText):
+        pal.setColor(QPalette.Disabled, role, QColor(theme.muted))
+    return pal
+
+
+def stylesheet(theme: Theme) -> str:
+    """Qt stylesheet for what a palette cannot say: tab and group-box shapes, a visible focus ring.
+
+    Colours come from :func:`qt_palette`. Rules name specific widget classes so that plain widgets
+    stay outside the (slow) stylesheet engine. Text size is *not* set here: the application font
+    carries it (a stylesheet font-size would override every widget's own font, e.g. the big numbers
+    on the overview cards).
     """
     return f"""
-    QWidget {{ background: {theme.bg}; color: {theme.fg}; }}
-    QTabBar::tab {{ padding: 6px 14px; background: {theme.panel_bg}; border: 1px solid {theme.grid}; }}
+    QTabBar::tab {{ padding: 6px 14px; background: {theme.panel_bg}; color: {theme.fg}; border: 1px solid {theme.grid}; }}
     QTabBar::tab:selected {{ background: {theme.bg}; font-weight: bold; border-bottom: 3px solid {theme.accent}; }}
     QGroupBox {{ border: 1px solid {theme.grid}; margin-top: 1.2em; padding-top: 0.3em; }}
     QGroupBox::title {{ subcontrol-origin: margin; left: 8px; padding: 0 4px; font-weight: bold; }}
-    QPushButton, QToolButton {{ padding: 4px 10px; border: 1px solid {theme.grid}; background: {theme.panel_bg}; }}
+    QPushButton, QToolButton {{ padding: 4px 10px; border: 1px solid {theme.grid}; background: {theme.panel_bg};
+        color: {theme.fg}; }}
     QPushButton:checked, QToolButton:checked {{ background: {theme.accent}; color: {theme.bg}; }}
     QLineEdit, QPlainTextEdit, QTextBrowser {{
-        background: {theme.panel_bg}; border: 1px solid {theme.grid}; padding: 2px; }}
+        background: {theme.panel_bg}; color: {theme.fg}; border: 1px solid {theme.grid}; padding: 2px; }}
     *:focus {{ outline: 2px solid {theme.accent}; }}
     QPushButton:focus, QToolButton:focus, QLineEdit:focus {{ border: 2px solid {theme.accent}; }}
     QLabel#error {{ color: {theme.error}; font-weight: bold; }}

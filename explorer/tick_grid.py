@@ -23,9 +23,11 @@ class TickGrid(ViewOverlay):
         super().__init__(plot_item, z=-1000)
         self.axes = {"bottom": plot_item.getAxis("bottom"), "left": plot_item.getAxis("left")}
         self.pens: tuple[QPen, ...] = ()
+        self._lines: tuple[tuple, list[tuple[QPen, list[QLineF]]]] | None = None  # (view state, lines per pen)
         self.set_color("#000000")
         for axis in self.axes.values():
             _repaint_on_new_ticks(axis, self)
+            _share_tick_values(axis)
 
     def set_color(self, color: str) -> None:
         pens = []
@@ -37,17 +39,28 @@ class TickGrid(ViewOverlay):
             p.setWidth(1)
             pens.append(p)
         self.pens = tuple(pens)
+        self._lines = None
         self.update()
 
     def paint(self, painter, *_args) -> None:
+        for line_pen, lines in self._grid_lines():
+            painter.setPen(line_pen)
+            painter.drawLines(lines)
+
+    def _grid_lines(self) -> list[tuple[QPen, list[QLineF]]]:
+        """The lines to stroke, worked out again only when the view or the ticks moved: a repaint
+        for other reasons (a bar changed, a cursor moved) just strokes them."""
         to_local = self.vb.childGroup.transform()  # view (data) coordinates → this item's pixels
         rect = self.vb.rect()
-        for name, along in (("bottom", rect.width()), ("left", rect.height())):
-            axis = self.axes[name]
-            if not axis.isVisible() or along <= 0:
-                continue
-            for level, values in enumerate(_tick_levels(axis, along)[:len(self.pens)]):
-                painter.setPen(self.pens[level])
+        levels = {name: _tick_levels(axis, along) if axis.isVisible() and along > 0 else []
+                  for (name, axis), along in zip(self.axes.items(), (rect.width(), rect.height()))}
+        state = (to_local.m11(), to_local.m22(), to_local.dx(), to_local.dy(), rect.getRect(),
+                 *(tuple(map(tuple, v)) for v in levels.values()))
+        if self._lines is not None and self._lines[0] == state:
+            return self._lines[1]
+        out = []
+        for name, per_level in levels.items():
+            for level, values in enumerate(per_level[:len(self.pens)]):
                 if name == "bottom":
                     xs = (to_local.map(float(v), 0.0)[0] for v in values)
                     lines = [QLineF(x, rect.top(), x, rect.bottom()) for x in xs if rect.left() <= x <= rect.right()]
@@ -55,7 +68,9 @@ class TickGrid(ViewOverlay):
                     ys = (to_local.map(0.0, float(v))[1] for v in values)
                     lines = [QLineF(rect.left(), y, rect.right(), y) for y in ys if rect.top() <= y <= rect.bottom()]
                 if lines:
-                    painter.drawLines(lines)
+                    out.append((self.pens[level], lines))
+        self._lines = (state, out)
+        return out
 
 
 def _tick_levels(axis: pg.AxisItem, length_px: float) -> list[list[float]]:
@@ -72,6 +87,21 @@ def _tick_levels(axis: pg.AxisItem, length_px: float) -> list[list[float]]:
         levels = [list(values) for _spacing, values in axis.tickValues(lo, hi, length_px)]
     axis._grid_ticks = (key, levels)
     return levels
+
+
+def _share_tick_values(axis: pg.AxisItem) -> None:
+    """The axis and its grid ask for the same automatic ticks after a range change: work them out
+    once (pyqtgraph's tick search is pure Python, about a millisecond)."""
+    compute = axis.tickValues
+    memo: list = [None, None]
+
+    def tickValues(min_val, max_val, size):  # noqa: N802 (pyqtgraph name)
+        key = (min_val, max_val, round(size))
+        if memo[0] != key:
+            memo[0], memo[1] = key, compute(min_val, max_val, size)
+        return memo[1]
+
+    axis.tickValues = tickValues
 
 
 def _repaint_on_new_ticks(axis: pg.AxisItem, grid: TickGrid) -> None:

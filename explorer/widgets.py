@@ -30,7 +30,18 @@ def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     w = pg.PlotWidget()
     style_plot(w, theme, title, left, bottom)
     cache_static(w)
+    eager_view_matrix(w)
     return w
+
+
+def eager_view_matrix(plot) -> None:
+    """Apply a new view range to the items at once, not when the view next paints.
+
+    pyqtgraph defers the data-to-pixel matrix to the start of the next paint; items that then move
+    (everything in the view) mark the view dirty again *during* that paint, so every range change
+    cost two full paints of the plot, the second one identical to the first."""
+    vb = plot.getPlotItem().getViewBox() if hasattr(plot, "getPlotItem") else plot.getViewBox()
+    vb.sigRangeChanged.connect(lambda *_args: vb.updateMatrix())
 
 
 def cache_static(plot) -> None:
@@ -94,7 +105,9 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
         ax = pi.getAxis(name)
         ax.setPen(pen(theme.fg, 1))
         ax.setTextPen(pen(theme.fg, 1))
-        ax.setStyle(tickFont=font)
+        # Tick text may widen an axis but never narrow it: an edit whose labels are a digit shorter
+        # would otherwise re-lay out the plot (a second full repaint) and shift it sideways.
+        ax.setStyle(tickFont=font, autoReduceTextSpace=False)
         if name == "left" and left is not None:
             ax.setLabel(left, **css)
         elif name == "bottom" and bottom is not None:

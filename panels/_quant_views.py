@@ -4,6 +4,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from explorer.fast_items import Bars
 from explorer.widgets import brush, pen
 
 HATCHES = (Qt.SolidPattern, Qt.BDiagPattern, Qt.Dense4Pattern, Qt.CrossPattern, Qt.FDiagPattern,
@@ -22,7 +23,7 @@ def bar_chart(plot, theme, labels: list[str], values: list[float], fmt: str = "{
     plot.clear()
     palette = colors or theme.palette
     for i, v in enumerate(values):
-        plot.addItem(pg.BarGraphItem(x=[i], height=[v], width=0.7, brush=hatched(palette[i % len(palette)], i),
+        plot.addItem(Bars(x=[i], height=[v], width=0.7, brush=hatched(palette[i % len(palette)], i),
                                      pen=pen(theme.fg, 1)))
         t = pg.TextItem(fmt.format(v), color=theme.fg, anchor=(0.5, 1.0))
         t.setPos(i, v)

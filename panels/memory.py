@@ -19,6 +19,7 @@ from engines import memory as mem
 from engines.errors import ValidationError
 from engines.hardware import gpu as gpu_spec
 from engines.scenario import RECOMPUTE, STRATEGIES
+from explorer.fast_items import Bars, Scatter
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.label_layer import Label, label_layer
@@ -70,7 +71,7 @@ class _Pool:
         return item
 
     def bar(self, **opts):
-        item = self._next("bar", lambda: pg.BarGraphItem(**opts))  # a plot always uses the same keys
+        item = self._next("bar", lambda: Bars(**opts))  # a plot always uses the same keys
         item.setOpts(**opts)
         return item
 
@@ -209,15 +210,15 @@ class MemoryPanel(Panel):
         self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
         self.sweep_plot.setLogMode(x=True, y=True)
         self.sweep_plot.setMinimumHeight(210)
-        self.sweep_curves: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []  # (line, markers) per strategy
+        self.sweep_curves: list[tuple[pg.PlotDataItem, Scatter]] = []  # (line, markers) per strategy
         self.sweep_legend = RowLegend(colCount=3, frame=False)
         for row, s in enumerate(STRATEGIES):
-            line, marks = pg.PlotDataItem(), pg.PlotDataItem()
+            line, marks = pg.PlotDataItem(), Scatter()
             self.sweep_plot.addItem(line)
             self.sweep_plot.addItem(marks)
             self.sweep_legend.addItem(line, SHORT[s])
             self.sweep_curves.append((line, marks))
-            for item in (line.curve, line.scatter, marks.curve, marks.scatter):  # redrawn only when the sweep changes
+            for item in (line.curve, line.scatter, marks):  # redrawn only when the sweep changes
                 item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
         self.sweep_plot.getPlotItem().layout.addItem(self.sweep_legend, 5, 1)
         self.sweep_marker = pg.InfiniteLine(angle=90, movable=False)  # the scenario's GPU count
@@ -560,8 +561,8 @@ class MemoryPanel(Panel):
                 line, marks = self.sweep_curves[STRATEGIES.index(s)]
                 line.setData(x, y, pen=self._pen(color, 2.5 if s == strategy else 1.8, SWEEP_STYLES[row]))
                 m = np.unique(np.geomspace(1, len(x), 8).astype(int) - 1) if len(x) else []
-                marks.setData(x[m], y[m], pen=None, symbol=SWEEP_SYMBOLS[row], symbolBrush=color,
-                              symbolPen=self.theme.fg, symbolSize=9)
+                marks.setData(x=x[m], y=y[m], symbol=SWEEP_SYMBOLS[row], brush=self._brush(color),
+                              pen=self._pen(self.theme.fg, 1), size=9)
                 label = self.sweep_legend.getLabel(line)
                 if label is not None:
                     label.setText(f"{SHORT[s]}{' ◀ yours' if s == strategy else ''}", color=self.theme.fg,

@@ -1,14 +1,15 @@
 """Scenario overview: the model's size from its architecture, what 16 B/param means, the GPU and layout."""
 from __future__ import annotations
 
-import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import Qt
 from html import escape
 
+import numpy as np
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout
 
 from engines.overview import Overview, human_bytes, human_count, summarize
+from explorer.fast_items import Bars
+from explorer.label_layer import Label, label_layer
 from explorer.live_text import LiveText
 from explorer.panel import Panel
 from explorer.widgets import brush, make_plot, pen
@@ -85,11 +86,9 @@ class OverviewPanel(Panel):
         self.body.addLayout(grid)
         self.plot = make_plot(ctx.theme, "Where the bytes of training state sit (16 B/param)", "GB", "")
         self.plot.setAccessibleName("Training state compared with GPU memory")
-        self.bars = pg.BarGraphItem(x=[0, 1, 2], height=[0, 0, 0], width=0.6)
+        self.bars = Bars(x=[0, 1, 2], height=[0, 0, 0], width=0.6)
         self.plot.addItem(self.bars)
-        self.labels = [pg.TextItem(anchor=(0.5, 1.0)) for _ in range(3)]
-        for t in self.labels:
-            self.plot.addItem(t)
+        self.labels = label_layer(self.plot)  # painted at the bars' tops: no second paint when the range moves
         self.plot.getAxis("bottom").setTicks([[(0, "model state"), (1, "one GPU"), (2, "all GPUs")]])
         self.plot.setMouseEnabled(x=False, y=False)
         self.body.addWidget(self.plot, 1)
@@ -117,9 +116,10 @@ class OverviewPanel(Panel):
         heights = np.array([o.training_state_bytes, o.gpu_memory_bytes, o.cluster_memory_bytes]) / 1e9
         self.bars.setOpts(height=heights, brushes=[brush(t.color(5)), brush(t.color(4)), brush(t.color(2))],
                           pens=[pen(t.fg, 1)] * 3)
-        for label, x, h in zip(self.labels, range(3), heights):
-            label.setText(f"{h:,.1f} GB", color=t.fg)
-            label.setPos(x, h)
+        font = QFont()
+        font.setPointSizeF(t.point_size)
+        self.labels.set_labels([Label(f"{h:,.1f} GB", float(x), float(h), (0.5, 1.0), font, t.fg)
+                                for x, h in enumerate(heights)])
         # one call: two calls would announce an x-range change too, re-rendering the fixed x axis
         self.plot.setRange(xRange=(-0.6, 2.6), yRange=(0, heights.max() * 1.15))
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHB
 from engines.errors import ValidationError
 from engines.parallel_layout import collective_counts, layout_from_scenario, tp_layer_steps
 from engines.pipeline import KINDS, bubble_formulas, check_layers, schedule, simulate
+from explorer.fast_items import Bars
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.live_text import LiveText
@@ -249,7 +250,7 @@ class PipelinePanel(Panel):
         self.memory_plot.setAccessibleName("Per-stage memory from the memory engine")
         self.memory_plot.setMouseEnabled(x=False, y=False)
         cache_static(self.memory_plot)
-        self.memory_bars = [pg.BarGraphItem(x=[0], height=[0], width=0.7) for _ in MEMORY_PARTS]
+        self.memory_bars = [Bars(x=[0], height=[0], width=0.7) for _ in MEMORY_PARTS]
         self.memory_legend = self.memory_plot.addLegend(offset=(10, 10))  # top left: above the short bars
         for item, (_, label, _) in zip(self.memory_bars, MEMORY_PARTS):
             self.memory_plot.addItem(item)

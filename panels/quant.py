@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QWidget)
 
 from engines.errors import ValidationError
+from explorer.fast_items import Bars
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import TaskRunner
 from explorer.widgets import ErrorLabel, LabeledSlider, make_plot, pen
@@ -647,9 +648,9 @@ class QuantPanel(Panel):
         th = self.theme
         p = self.gptq_plot
         if getattr(self, "_gptq", None) is None:           # made once; frames only update them
-            self._gptq = (pg.BarGraphItem(x=[], height=[], width=0.4, brush=th.color(5), pen=pen(th.fg, 1),
+            self._gptq = (Bars(x=[], height=[], width=0.4, brush=th.color(5), pen=pen(th.fg, 1),
                                           name="RTN column error"),
-                          pg.BarGraphItem(x=[], height=[], width=0.4, brush=th.color(4), pen=pen(th.fg, 1),
+                          Bars(x=[], height=[], width=0.4, brush=th.color(4), pen=pen(th.fg, 1),
                                           name="GPTQ column error"),
                           p.plot([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t", symbolBrush=th.color(2),
                                  name="error pushed onto later columns"))
@@ -702,7 +703,7 @@ class QuantPanel(Panel):
             bar_chart(self.kv_plot, th, [f"{r['tensor']} per {r['axis']}" for r in self.kv_rows],
                       [r["relative_error"] for r in self.kv_rows], "{:.3f}")
             self.kv_chan_plot.clear()
-            self.kv_chan_plot.addItem(pg.BarGraphItem(x=np.arange(len(self._kv_channel_max)),
+            self.kv_chan_plot.addItem(Bars(x=np.arange(len(self._kv_channel_max)),
                                                       height=self._kv_channel_max, width=0.9, brush=th.color(0),
                                                       pen=None))
         top = np.argsort(self._kv_channel_max)[::-1][:3]

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, Q
 from engines.mfu import TrainingThroughput, training_throughput
 from engines.reliability import (RunResult, daly_interval, expected_goodput, goodput_vs_cluster,
                                  interruptions_per_day, job_mtbf, llama3_interruptions, monte_carlo_goodput, simulate_run, young_interval)
+from explorer.fast_items import Bars, Scatter
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
@@ -153,8 +154,8 @@ class ScalePanel(Panel):
         self.gauge.setAccessibleName("MFU gauge")
         self.gauge.setMouseEnabled(x=False, y=False)
         self.gauge.getAxis("left").setTicks([[]])
-        self.gauge_bg = pg.BarGraphItem(x0=[0], y=[0], width=[100], height=0.6)
-        self.gauge_bar = pg.BarGraphItem(x0=[0], y=[0], width=[40], height=0.6)
+        self.gauge_bg = Bars(x0=[0], y=[0], width=[100], height=0.6)
+        self.gauge_bar = Bars(x0=[0], y=[0], width=[40], height=0.6)
         self.gauge.addItem(self.gauge_bg)
         self.gauge.addItem(self.gauge_bar)
         self.gauge_refs = []
@@ -208,10 +209,10 @@ class ScalePanel(Panel):
         tp.setMouseEnabled(x=False, y=False)
         tp.setYRange(-0.6, 4.6, padding=0)
         tp.setMinimumHeight(200)
-        self.span_items = {k: pg.BarGraphItem(x0=[], y=[], width=[], height=0.7) for k in KINDS}
+        self.span_items = {k: Bars(x0=[], y=[], width=[], height=0.7) for k in KINDS}
         for item in self.span_items.values():
             tp.addItem(item)
-        self.fail_scatter = pg.ScatterPlotItem(symbol="x", size=14)
+        self.fail_scatter = Scatter(symbol="x", size=14)
         tp.addItem(self.fail_scatter)
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         tp.addItem(self.cursor)

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, Q
 
 from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, max_rate_under_target,
                              replica_memory, simulate_batching, size_deployment, step_cost)
+from explorer.fast_items import Bars
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled, TaskRunner
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
@@ -99,7 +100,7 @@ class ServingPanel(Panel):
         self.mem_plot.getAxis("left").setTicks([[(PART_ROWS - 1 - i, name) for i, name in
                                                  enumerate(("weights", "KV cache", "activations", "overhead"))]])
         self.mem_plot.setYRange(-0.7, PART_ROWS + 0.6, padding=0)
-        self.mem_bars = [pg.BarGraphItem(x0=[0], y=[PART_ROWS - 1 - i], width=[0], height=0.6)
+        self.mem_bars = [Bars(x0=[0], y=[PART_ROWS - 1 - i], width=[0], height=0.6)
                          for i in range(PART_ROWS)]
         self.mem_values = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(PART_ROWS)]
         for item in (*self.mem_bars, *self.mem_values):
@@ -122,7 +123,7 @@ class ServingPanel(Panel):
                             "is refilled at the next iteration. Hatched = prefill (prompt), solid = decoding.")
             plot.setMinimumHeight(110)
             plot.setMouseEnabled(x=False, y=False)
-            bars = {k: pg.BarGraphItem(x0=[], y=[], width=[], height=0.8) for k in ("prefill", "decode")}
+            bars = {k: Bars(x0=[], y=[], width=[], height=0.8) for k in ("prefill", "decode")}
             for item in bars.values():
                 plot.addItem(item)
             cursor = pg.InfiniteLine(angle=90, movable=False)

@@ -295,10 +295,16 @@ def test_a_panel_fills_its_tab_and_scrolls_rather_than_squeezing(window):
 def test_plot_labels_follow_the_presenter_text_size(window):
     import pyqtgraph as pg
 
-    panel = window.show_panel("overview")
+    panel = window.show_panel("serving")       # TextItems made without a font of their own
     window.set_presenter(True, full_screen=False)
     size = window.ctx.theme.point_size
-    labels = [i for i in panel.plot.getPlotItem().items if isinstance(i, pg.TextItem)]
+    labels = [i for p in panel.findChildren(pg.PlotWidget) for i in p.getPlotItem().items
+              if isinstance(i, pg.TextItem) and i.toPlainText()]
     assert labels and all(t.textItem.font().pointSizeF() == pytest.approx(size) for t in labels)
+    overview = window.show_panel("overview")   # label-layer labels are drawn at the theme's size
+    assert overview.labels.labels and all(label.font.pointSizeF() == pytest.approx(size)
+                                          for label in overview.labels.labels)
     window.set_presenter(False)
     assert all(t.textItem.font().pointSizeF() == pytest.approx(window.ctx.theme.point_size) for t in labels)
+    assert all(label.font.pointSizeF() == pytest.approx(window.ctx.theme.point_size)
+               for label in overview.labels.labels)
