@@ -73,14 +73,21 @@ def qt_palette(theme: Theme):
 
 
 def stylesheet(theme: Theme) -> str:
-    """Qt stylesheet for what a palette cannot say: tab and group-box shapes, a visible focus ring.
+    """Qt stylesheet for what a palette cannot say: tab, group-box and check-box shapes (Fusion's
+    check-box frame vanishes on a dark background), a visible focus ring.
 
     Colours come from :func:`qt_palette`. Rules name specific widget classes so that plain widgets
     stay outside the (slow) stylesheet engine. Text size is *not* set here: the application font
     carries it (a stylesheet font-size would override every widget's own font, e.g. the big numbers
     on the overview cards).
     """
+    from engines.assets import asset_path
+
+    tick = asset_path("icons", f"check-{'FFFFFF' if theme.name == 'light' else '000000'}.svg").as_posix()
     return f"""
+    QCheckBox::indicator {{ width: 0.95em; height: 0.95em; border: 2px solid {theme.fg}; background: {theme.bg}; }}
+    QCheckBox::indicator:checked {{ background: {theme.accent}; image: url("{tick}"); }}
+    QCheckBox::indicator:disabled {{ border-color: {theme.muted}; }}
     QTabBar::tab {{ padding: 6px 14px; background: {theme.panel_bg}; color: {theme.fg}; border: 1px solid {theme.grid}; }}
     QTabBar::tab:selected {{ background: {theme.bg}; font-weight: bold; border-bottom: 3px solid {theme.accent}; }}
     QGroupBox {{ border: 1px solid {theme.grid}; margin-top: 1.2em; padding-top: 0.3em; }}

@@ -134,6 +134,13 @@ def test_theme_and_font_scale(window):
     assert window.ctx.theme.name == "dark" and window.ctx.theme.font_scale == pytest.approx(1.6)
     app = QtGui.QGuiApplication.instance()
     assert app.font().pointSizeF() == pytest.approx(window.ctx.theme.point_size)
+    pal = app.palette()           # colours travel in the palette, so every widget follows the theme …
+    assert pal.color(QtGui.QPalette.Window).name().upper() == window.ctx.theme.bg.upper()
+    assert pal.color(QtGui.QPalette.WindowText).name().upper() == window.ctx.theme.fg.upper()
+    css = app.styleSheet()        # … and no rule puts every plain widget under the slow stylesheet engine
+    assert "QWidget {" not in css and "QWidget{" not in css
+    tick = css.split('image: url("', 1)[1].split('"', 1)[0]
+    assert Path(tick).is_file()   # the check mark of a ticked box
     window.presenter_action.setChecked(True)
     window.toggle_presenter()
     assert window.ctx.theme.name == "light" and window.ctx.theme.font_scale >= 1.5
