@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
+from PySide6.QtGui import QBrush
 
 
 class _RememberedBounds:
@@ -34,7 +35,39 @@ class _RememberedBounds:
 
 
 class Bars(_RememberedBounds, pg.BarGraphItem):
-    """``pg.BarGraphItem`` with remembered bounds (same options, same legend sample)."""
+    """``pg.BarGraphItem`` with remembered bounds (same options, same legend sample).
+
+    Bars with one pen and a brush per bar are painted as one ``drawRects`` call per run of equal
+    brushes (a stacked chart passes one brush per category), not recorded into a QPicture after
+    every change and replayed rectangle by rectangle."""
+
+    _runs: list | None = None
+
+    def setOpts(self, **opts) -> None:  # noqa: N802 (pyqtgraph name)
+        self._runs = None
+        super().setOpts(**opts)
+
+    def paint(self, painter, *args) -> None:
+        if self._singleColor or self._pens is not None:
+            super().paint(painter, *args)
+            return
+        if self._runs is None:
+            self._runs = _brush_runs(self._rectarray.instances(), self._brushes)
+        painter.setPen(self._sharedPen)
+        for brush, rects in self._runs:
+            painter.setBrush(brush)
+            painter.drawRects(rects)
+
+
+def _brush_runs(rects: list[QRectF], brushes: list[QBrush]) -> list[tuple[QBrush, list[QRectF]]]:
+    """Consecutive rectangles that share a brush, grouped (drawing order is kept)."""
+    runs: list[tuple[QBrush, list[QRectF]]] = []
+    for rect, brush in zip(rects, brushes):
+        if runs and (runs[-1][0] is brush or runs[-1][0] == brush):
+            runs[-1][1].append(rect)
+        else:
+            runs.append((brush, [rect]))
+    return runs
 
 
 class Scatter(_RememberedBounds, pg.ScatterPlotItem):

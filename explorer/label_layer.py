@@ -3,8 +3,9 @@
 A pyqtgraph ``TextItem`` is a QGraphicsTextItem (a rich-text document with its own layout) that
 re-computes its transform whenever the view moves. A chart with thirty of them spent about 12 ms of
 a 45 ms scenario edit on setting, placing and painting labels. Here a label is a tuple; the layer
-maps each anchor point from data to pixels when it paints and draws plain text at screen size, so
-labels stay crisp and readable whatever the zoom, as TextItems do.
+lays each line out once (a ``QStaticText``: shaped when set, not on every paint), maps each anchor
+point from data to pixels when it paints and draws the text at screen size, so labels stay crisp
+and readable whatever the zoom, as TextItems do.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticText, QTransform
 
 from explorer.view_overlay import ViewOverlay
 
@@ -41,6 +42,7 @@ class LabelLayer(ViewOverlay):
         self.labels: list[Label] = []
         self._laid_out: list[tuple] = []
         self._metrics: dict[str, QFontMetricsF] = {}
+        self._lines: dict[tuple[str, str], QStaticText] = {}   # laid-out lines of the labels shown
 
     def set_labels(self, labels: list[Label]) -> None:
         """Replace every label; repaints only when something differs. Text is measured here, once."""
@@ -48,12 +50,17 @@ class LabelLayer(ViewOverlay):
             return
         self.labels = list(labels)
         self._laid_out = []
+        known, self._lines = self._lines, {}   # an edit changes some labels: keep the others' layouts
         for label in self.labels:
             fm = self._fm(label.font)
-            lines = label.text.split("\n")
-            widths = [fm.horizontalAdvance(line) for line in lines]
+            lines = []
+            for text in label.text.split("\n"):
+                key = (text, label.font.key())
+                line = self._lines[key] = self._lines.get(key) or known.get(key) or _static(text, label.font)
+                lines.append(line)
+            widths = [line.size().width() for line in lines]
             self._laid_out.append((label, lines, widths, max(widths) + 2 * PAD,
-                                   fm.height() * len(lines) + 2 * PAD, fm.height(), fm.ascent()))
+                                   fm.height() * len(lines) + 2 * PAD, fm.height()))
         self.update()
 
     def texts(self) -> list[str]:
@@ -68,7 +75,7 @@ class LabelLayer(ViewOverlay):
     def paint(self, painter, *_args) -> None:
         to_px = self.vb.childGroup.transform()
         pens: dict[str, QPen] = {}
-        for label, lines, widths, w, h, line_h, ascent in self._laid_out:
+        for label, lines, widths, w, h, line_h in self._laid_out:
             px, py = to_px.map(label.x, label.y)
             left, top = px - label.anchor[0] * w, py - label.anchor[1] * h
             if label.fill is not None and label.fill.style() != Qt.NoBrush:
@@ -80,7 +87,15 @@ class LabelLayer(ViewOverlay):
             painter.setFont(label.font)
             for i, (line, lw) in enumerate(zip(lines, widths)):
                 x = left + PAD + label.anchor[0] * (w - 2 * PAD - lw)  # lines align like the anchor
-                painter.drawText(QPointF(x, top + PAD + i * line_h + ascent), line)
+                painter.drawStaticText(QPointF(x, top + PAD + i * line_h), line)
+
+
+def _static(text: str, font: QFont) -> QStaticText:
+    """One line of plain text, laid out for ``font`` at screen scale."""
+    line = QStaticText(text)
+    line.setTextFormat(Qt.PlainText)
+    line.prepare(QTransform(), font)
+    return line
 
 
 def label_layer(plot) -> LabelLayer:

@@ -21,6 +21,7 @@ class LiveText(QWidget):
         super().__init__(parent)
         self._doc = QTextDocument(self)
         self._doc.setDocumentMargin(0)
+        self._doc.setDefaultFont(self.font())  # kept in step by changeEvent
         self._source = None
         self._lines = 0
         self._wanted = -1
@@ -37,7 +38,6 @@ class LiveText(QWidget):
         if text == self._source:
             return
         self._source = text
-        self._doc.setDefaultFont(self.font())
         if Qt.mightBeRichText(text):
             self._doc.setHtml(text)
         else:
@@ -64,7 +64,7 @@ class LiveText(QWidget):
         return True
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802
-        self._doc.setTextWidth(max(1, width))
+        self._set_width(max(1, width))
         return max(int(math.ceil(self._doc.size().height())), self.minimumHeight())
 
     def resizeEvent(self, event) -> None:  # noqa: N802
@@ -86,9 +86,13 @@ class LiveText(QWidget):
             self.updateGeometry()
         super().changeEvent(event)
 
+    def _set_width(self, width: int) -> None:
+        if self._doc.textWidth() != width:   # setting the same width still re-lays the text out
+            self._doc.setTextWidth(width)
+
     def paintEvent(self, _event) -> None:  # noqa: N802
         painter = QPainter(self)
-        self._doc.setTextWidth(self.width())
+        self._set_width(self.width())
         ctx = QAbstractTextDocumentLayout.PaintContext()
         ctx.palette.setColor(QPalette.Text, self.palette().color(QPalette.WindowText))
         self._doc.documentLayout().draw(painter, ctx)

@@ -108,6 +108,8 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
         # Tick text may widen an axis but never narrow it: an edit whose labels are a digit shorter
         # would otherwise re-lay out the plot (a second full repaint) and shift it sideways.
         ax.setStyle(tickFont=font, autoReduceTextSpace=False)
+        if not ax.labelUnits:   # no units to prefix: skip re-writing the axis title on every range change
+            ax.enableAutoSIPrefix(False)
         if name == "left" and left is not None:
             ax.setLabel(left, **css)
         elif name == "bottom" and bottom is not None:

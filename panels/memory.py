@@ -479,10 +479,10 @@ class MemoryPanel(Panel):
         for name, ticks in (("bottom", bottom), ("left", left)):
             if ticks is not None and self._changed(f"{view}-{name}", ticks):
                 plot.getAxis(name).setTicks([ticks])
-        if x_range is not None and self._changed(f"{view}-x", x_range):
-            plot.setXRange(*x_range, padding=0)
-        if y_range is not None and self._changed(f"{view}-y", y_range):
-            plot.setYRange(*y_range, padding=0)
+        x_range = x_range if x_range is not None and self._changed(f"{view}-x", x_range) else None
+        y_range = y_range if y_range is not None and self._changed(f"{view}-y", y_range) else None
+        if x_range or y_range:   # one call: each range change re-lays out the view and its axes
+            plot.setRange(xRange=x_range, yRange=y_range, padding=0)
 
     def show_frame(self, index: int) -> None:
         """Draw one sharding frame: each GPU keeps its own 1/N shard (solid) while the part it will

@@ -70,6 +70,11 @@ def plain_log_ticks(lo: float, hi: float, fmt=lambda v: f"{v:,.0f}" if v >= 1 el
     return [ticks, []]
 
 
+def _decades(lo: float, hi: float) -> tuple[float, float]:
+    """``lo`` and ``hi`` widened to whole powers of ten."""
+    return 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi))
+
+
 def _gpus(v: float) -> str:
     return f"{v / 1000:g}K" if v >= 10_000 else f"{v:,.0f}"
 
@@ -90,6 +95,7 @@ class ScalePanel(Panel):
         self._curve: dict = {}
         self._scale_key = None
         self._cluster_drawn = None  # the sweep the cluster curve shows now
+        self._goodput_ticks = None  # the goodput axis ticks shown now
         self._frame = 0
         self._window = (0.0, 1.0)
         self._refresh = QTimer(self)
@@ -276,7 +282,8 @@ class ScalePanel(Panel):
         d = self.ckpt_slider.value() * 60
         r = self.restart_slider.value() * 60
         young, daly = young_interval(d, m), daly_interval(d, m)
-        grid = np.geomspace(daly / 10, daly * 10, 160)
+        grid = np.geomspace(*_decades(daly / 10, daly * 10), 160)  # whole decades: the axes stay put on
+        #                                           small edits and the optimum visibly moves along them
         exact = expected_goodput(grid, d, m, r)
         if self._scale_key != (d, r):        # the cluster sweep depends only on δ and R
             self._scale_key, self._scale = (d, r), goodput_vs_cluster(CLUSTER_SIZES, gpu_mtbf, d, r)
@@ -373,16 +380,18 @@ class ScalePanel(Panel):
         gp = self.goodput_plot
         minutes = c["grid"] / 60
         self.exact_curve.setData(minutes, c["exact"] * 100)
-        gp.getAxis("bottom").setTicks(plain_log_ticks(minutes[0], minutes[-1]))
+        ticks = plain_log_ticks(minutes[0], minutes[-1])
+        if ticks != self._goodput_ticks:            # setTicks re-renders the axis even for the same ticks
+            self._goodput_ticks = ticks
+            gp.getAxis("bottom").setTicks(ticks)
         for key, name in (("young", "Young √(2δM)"), ("daly", "Daly")):
             line, label, _style = self.optimum_marks[key]
             x = np.log10(c[key] / 60)
             line.setPos(x)
             label.setText(f"{name}\n{c[key] / 60:.1f} min")
             label.setPos(x, c["best"] * 100 - 1)
-        gp.setXRange(np.log10(minutes[0]), np.log10(minutes[-1]), padding=0.02)
-        self._goodput_range()
-        gp.getViewBox().updateMatrix()   # move view-dependent items now, not in a second paint (pyqtgraph is lazy)
+        x_lo, x_hi = np.log10(minutes[0]), np.log10(minutes[-1])
+        self._goodput_range(x=(x_lo - 0.02 * (x_hi - x_lo), x_hi + 0.02 * (x_hi - x_lo)))  # one range change
         self.goodput_text.setText(
             f"Job MTBF {c['mtbf'] / 3600:,.1f} h (= per-GPU MTBF ÷ {s.n_gpus:,} GPUs), checkpoint δ "
             f"{c['delta'] / 60:.1f} min, restart R {c['restart'] / 60:.0f} min: best expected goodput "
@@ -401,12 +410,16 @@ class ScalePanel(Panel):
             f"{best_here:.1%}; at {pts[-1].n_gpus:,} GPUs: {pts[-1].interruptions_per_day:,.0f}/day, "
             f"{pts[-1].goodput:.1%}.")
 
-    def _goodput_range(self) -> None:
+    def _goodput_range(self, x: tuple[float, float] | None = None) -> None:
+        """The y range fits the curve and the simulated points; with ``x``, both axes change in one
+        step (each separate change re-lays out the view and its axes)."""
         c = self._curve
         lo = float(c["exact"].min())
         if "mc_mean" in c:
             lo = min(lo, float(c["mc_mean"].min()))
-        self.goodput_plot.setYRange(max(0, lo * 100 - 3), min(100, c["best"] * 100 + 2))
+        y_lo, y_hi = max(0, 5 * math.floor(lo * 20 - 0.6)), min(100, 5 * math.ceil(c["best"] * 20 + 0.4))  # 5 % steps
+        pad = self.goodput_plot.getViewBox().suggestPadding(1) * (y_hi - y_lo)
+        self.goodput_plot.setRange(xRange=x, yRange=(y_lo - pad, y_hi + pad), padding=0)
 
     def _draw_monte_carlo(self) -> None:
         c = self._curve
