@@ -16,6 +16,7 @@ from engines.hardware import GPUS
 from engines.models import PRESETS, ModelArch
 from engines.scenario import (KV_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
                               Scenario)
+from explorer.live_text import LiveText
 from explorer.widgets import ErrorLabel
 
 STRATEGY_LABELS = {"dp": "DP (no sharding)", "zero1": "ZeRO-1 (optimizer)", "zero2": "ZeRO-2 (+ gradients)",
@@ -111,7 +112,7 @@ class ScenarioEditor(QScrollArea):
         net.setKeyboardTracking(False)
         net.valueChanged.connect(lambda v: self._edit("internode_gbps", float(v)))
         add(f, "internode_gbps", "Network per GPU", net, "Inter-node bandwidth per GPU (400 Gb/s ≈ 50 GB/s)")
-        self.dp_label = QLabel()
+        self.dp_label = LiveText(min_lines=1)   # a QLabel's setText re-lays out (and repaints) the whole dock
         f.addRow(QLabel("Data parallel (DP)"), self.dp_label)
 
         f = group("Training")
@@ -188,5 +189,4 @@ class ScenarioEditor(QScrollArea):
             finally:
                 w.blockSignals(False)
         text = f"{s.dp}  (= GPUs / (TP × PP))"
-        if self.dp_label.text() != text:  # QLabel.setText re-lays out the window even for equal text
-            self.dp_label.setText(text)
+        self.dp_label.setText(text)

@@ -411,13 +411,14 @@ class ScalePanel(Panel):
             f"{pts[-1].goodput:.1%}.")
 
     def _goodput_range(self, x: tuple[float, float] | None = None) -> None:
-        """The y range fits the curve and the simulated points; with ``x``, both axes change in one
-        step (each separate change re-lays out the view and its axes)."""
+        """The y range holds the optimum, 15 points below it and the simulated points, in 5 % steps
+        (it stays put on small edits); with ``x``, both axes change in one step (each separate change
+        re-lays out the view and its axes)."""
         c = self._curve
-        lo = float(c["exact"].min())
+        lo = c["best"] - 0.15        # the optimum and its neighbourhood; the far tails may leave the plot
         if "mc_mean" in c:
             lo = min(lo, float(c["mc_mean"].min()))
-        y_lo, y_hi = max(0, 5 * math.floor(lo * 20 - 0.6)), min(100, 5 * math.ceil(c["best"] * 20 + 0.4))  # 5 % steps
+        y_lo, y_hi = max(0, 5 * math.floor(lo * 20)), min(100, 5 * math.ceil(c["best"] * 20 + 0.4))  # 5 % steps
         pad = self.goodput_plot.getViewBox().suggestPadding(1) * (y_hi - y_lo)
         self.goodput_plot.setRange(xRange=x, yRange=(y_lo - pad, y_hi + pad), padding=0)
 
