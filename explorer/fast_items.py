@@ -11,7 +11,7 @@ the answer until something it depends on changes: the data or style (pyqtgraph a
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush
 
 
@@ -39,23 +39,33 @@ class Bars(_RememberedBounds, pg.BarGraphItem):
 
     Bars with one pen and a brush per bar are painted as one ``drawRects`` call per run of equal
     brushes (a stacked chart passes one brush per category), not recorded into a QPicture after
-    every change and replayed rectangle by rectangle."""
+    every change and replayed rectangle by rectangle. ``hatches=[QBrush, …]`` (one per bar, with
+    one pen) lays a pattern over each bar's fill in the same item: a category reads by its pattern
+    as well as its colour, without a second item that repeats the geometry."""
 
-    _runs: list | None = None
+    _runs: tuple | None = None
 
     def setOpts(self, **opts) -> None:  # noqa: N802 (pyqtgraph name)
         self._runs = None
         super().setOpts(**opts)
 
     def paint(self, painter, *args) -> None:
-        if self._singleColor or self._pens is not None:
+        hatches = self.opts.get("hatches")
+        if self._pens is not None or (hatches is None and self._singleColor):
             super().paint(painter, *args)
             return
         if self._runs is None:
-            self._runs = _brush_runs(self._rectarray.instances(), self._brushes)
-        painter.setPen(self._sharedPen)
-        for brush, rects in self._runs:
+            rects = self._rectarray.instances()
+            fills = self._brushes or [self._sharedBrush] * len(rects)
+            self._runs = (rects, _brush_runs(rects, fills), _brush_runs(rects, hatches) if hatches else [])
+        rects, fill_runs, hatch_runs = self._runs
+        painter.setPen(Qt.NoPen if hatch_runs else self._sharedPen)
+        for brush, run in (*fill_runs, *hatch_runs):
             painter.setBrush(brush)
+            painter.drawRects(run)
+        if hatch_runs:   # outlines last, over the patterns
+            painter.setPen(self._sharedPen)
+            painter.setBrush(Qt.NoBrush)
             painter.drawRects(rects)
 
 

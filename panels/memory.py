@@ -416,9 +416,8 @@ class MemoryPanel(Panel):
                     y = b0 + below / 2 if below >= above else hi + above / 2
                 pool.text(f"{LETTER[cat]} {hh:,.2f}", (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
             base = base + h
-        for key in ("fill", "hatch"):
-            pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks[key],
-                     pen=self._pen(self.theme.fg, 1))
+        pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks["fill"],
+                 hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
         return float(base.max()) if len(xs) else 0.0
 
     def _memory_line(self, pool: _Pool, cap_gb: float, x_label: float) -> None:
@@ -532,10 +531,9 @@ class MemoryPanel(Panel):
                       self._font(0.72), self.theme.fg)
             base += total
         for group, edge in ((solid, self._pen(self.theme.fg, 1)), (fading, self._pen(self.theme.fg, 1, Qt.DotLine))):
-            for key in ("fill", "hatch"):
-                if group["x"]:
-                    pool.bar(x=group["x"], y0=group["y0"], height=group["height"], width=0.6, brushes=group[key],
-                             pen=edge)
+            if group["x"]:
+                pool.bar(x=group["x"], y0=group["y0"], height=group["height"], width=0.6, brushes=group["fill"],
+                         hatches=group["hatch"], pen=edge)
         self._memory_line(pool, cap, drawn + 2.2)
         pool.end()
         ticks = [(x, f"GPU {x}") for x in xs[:-1]] + [(xs[-1], f"GPU {n - 1}" if n > drawn else f"GPU {xs[-1]}")]
@@ -561,7 +559,8 @@ class MemoryPanel(Panel):
                 line, marks = self.sweep_curves[STRATEGIES.index(s)]
                 line.setData(x, y, pen=self._pen(color, 2.5 if s == strategy else 1.8, SWEEP_STYLES[row]))
                 m = np.unique(np.geomspace(1, len(x), 8).astype(int) - 1) if len(x) else []
-                marks.setData(x=x[m], y=y[m], symbol=SWEEP_SYMBOLS[row], brush=self._brush(color),
+                marks.setData(x=np.log10(x[m]), y=np.log10(y[m]), symbol=SWEEP_SYMBOLS[row],  # log axes: a bare
+                              brush=self._brush(color),  # scatter item is placed in log10 units itself
                               pen=self._pen(self.theme.fg, 1), size=9)
                 label = self.sweep_legend.getLabel(line)
                 if label is not None:
@@ -619,8 +618,8 @@ class MemoryPanel(Panel):
         ys = list(range(len(shown)))[::-1]
         vals = [c.total_bytes / 1e9 for c in comms]
         fill, hatch = self._category_brushes("buffers", 0.8)
-        for brush in (fill, hatch):
-            pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brush=brush, pen=self._pen(self.theme.fg, 1))
+        pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brushes=[fill] * len(ys), hatches=[hatch] * len(ys),
+                 pen=self._pen(self.theme.fg, 1))
         top = max(max(vals, default=0.0), 1e-9)
         metrics = QFontMetrics(self._font(0.72))
         width_px = max(p.getViewBox().width(), 200.0)

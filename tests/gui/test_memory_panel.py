@@ -79,6 +79,19 @@ def test_gpu_count_edit_moves_the_marker_without_redrawing_the_sweep(make_panel,
     assert line.xData is not drawn  # it does depend on the sequence length
 
 
+def test_sweep_markers_sit_on_their_curves_inside_the_log_log_view(make_panel):
+    import numpy as np
+
+    p = make_panel(MemoryPanel)
+    (x_lo, x_hi), (y_lo, y_hi) = p.sweep_plot.getViewBox().viewRange()
+    for line, marks in p.sweep_curves:
+        mx, my = marks.data["x"], marks.data["y"]
+        assert len(mx) >= 2
+        assert np.all((x_lo <= mx) & (mx <= x_hi)) and np.all((y_lo <= my) & (my <= y_hi))
+        lx, ly = line.getData()            # the curve as drawn (log10 units on log axes)
+        assert np.allclose(np.interp(mx, lx, ly), my)
+
+
 def test_bar_labels_carry_each_strategys_total_and_verdict(make_panel, ctx):
     p = make_panel(MemoryPanel)
     ctx.scenario.update(n_gpus=128, strategy="zero2")
