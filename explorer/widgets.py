@@ -107,7 +107,9 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
         ax.setTextPen(pen(theme.fg, 1))
         # Tick text may widen an axis but never narrow it: an edit whose labels are a digit shorter
         # would otherwise re-lay out the plot (a second full repaint) and shift it sideways.
-        ax.setStyle(tickFont=font, autoReduceTextSpace=False)
+        # Two tick levels, like the grid (explorer.tick_grid): pyqtgraph's third, finest level is
+        # tiny marks nobody reads at projector distance, yet it is most of an axis's Python work.
+        ax.setStyle(tickFont=font, autoReduceTextSpace=False, maxTickLevel=1, maxTextLevel=1)
         if not ax.labelUnits:   # no units to prefix: skip re-writing the axis title on every range change
             ax.enableAutoSIPrefix(False)
         if name == "left" and left is not None:
