@@ -74,6 +74,22 @@ def _settle(app, panel, ms: int = 250) -> None:
     app.processEvents()
 
 
+def _repaint_ms(app, counter: _PaintCounter, edit) -> float:
+    """Milliseconds from ``edit()`` to the end of the last event pass that painted anything: the
+    first pass, then as long as each further pass still paints (a re-layout the paint set off)."""
+    t0 = time.perf_counter()
+    edit()
+    app.processEvents()
+    end = time.perf_counter()
+    for _ in range(FOLLOW_PASSES):
+        painted = counter.window_paints
+        app.processEvents()
+        if counter.window_paints == painted:
+            break
+        end = time.perf_counter()
+    return (end - t0) * 1000
+
+
 def measure(n: int = 60, only: str | None = None) -> list[dict]:
     from explorer.app import make_app
     from explorer.context import AppContext
@@ -103,17 +119,7 @@ def measure(n: int = 60, only: str | None = None) -> list[dict]:
         for i in range(n + 5):
             _settle(app, panel)  # background results of the previous edit land outside the timed window
             before = counter.paints
-            t0 = time.perf_counter()
-            ctx.scenario.update(**{field: b if i % 2 == 0 else a})
-            app.processEvents()
-            end = time.perf_counter()
-            for _ in range(FOLLOW_PASSES):  # what the first paint set off (re-layouts) counts too
-                painted = counter.window_paints
-                app.processEvents()
-                if counter.window_paints == painted:
-                    break
-                end = time.perf_counter()
-            dt = (end - t0) * 1000
+            dt = _repaint_ms(app, counter, lambda: ctx.scenario.update(**{field: b if i % 2 == 0 else a}))
             if i >= 5 and counter.paints > before:  # warm-up; count only samples that repainted
                 times.append(dt)
         if not times:
@@ -122,8 +128,7 @@ def measure(n: int = 60, only: str | None = None) -> list[dict]:
             continue
         ctx.scenario.update(**{field: a})
         panel.tasks.cancel()
-        QApplication_instance = app
-        QApplication_instance.removeEventFilter(counter._filter)
+        app.removeEventFilter(counter._filter)
         rows.append({"panel": cls.key, "field": field, "p50_ms": statistics.median(times),
                      "p95_ms": pct(times, 0.95), "n": len(times)})
     win.close()
@@ -143,19 +148,17 @@ def bare_reference(n: int = 60) -> tuple[float, float]:
     w.show()
     curve = w.plot(np.arange(1000), np.zeros(1000))
     app.processEvents()
+    counter = _PaintCounter(w)
     rng = np.random.default_rng(0)
     times = []
     for i in range(n + 5):
         time.sleep(0.02)
         app.processEvents()
         y = rng.random(1000) * (1 + i % 2)
-        t0 = time.perf_counter()
-        curve.setData(np.arange(1000), y)
-        app.processEvents()
-        for _ in range(FOLLOW_PASSES):
-            app.processEvents()
+        dt = _repaint_ms(app, counter, lambda: curve.setData(np.arange(1000), y))
         if i >= 5:
-            times.append((time.perf_counter() - t0) * 1000)
+            times.append(dt)
+    app.removeEventFilter(counter._filter)
     w.close()
     return statistics.median(times), pct(times, 0.95)
 

@@ -52,10 +52,11 @@ class LabelLayer(ViewOverlay):
         self._laid_out = []
         known, self._lines = self._lines, {}   # an edit changes some labels: keep the others' layouts
         for label in self.labels:
-            fm = self._fm(label.font)
+            font_key = label.font.key()
+            fm = self._fm(label.font, font_key)
             lines = []
             for text in label.text.split("\n"):
-                key = (text, label.font.key())
+                key = (text, font_key)
                 line = self._lines[key] = self._lines.get(key) or known.get(key) or _static(text, label.font)
                 lines.append(line)
             widths = [line.size().width() for line in lines]
@@ -66,10 +67,10 @@ class LabelLayer(ViewOverlay):
     def texts(self) -> list[str]:
         return [label.text for label in self.labels]
 
-    def _fm(self, font: QFont) -> QFontMetricsF:
-        fm = self._metrics.get(font.key())
+    def _fm(self, font: QFont, key: str) -> QFontMetricsF:
+        fm = self._metrics.get(key)
         if fm is None:
-            fm = self._metrics[font.key()] = QFontMetricsF(font)
+            fm = self._metrics[key] = QFontMetricsF(font)
         return fm
 
     def paint(self, painter, *_args) -> None:
