@@ -25,6 +25,7 @@ class LiveText(QWidget):
         self._source = None
         self._lines = 0
         self._wanted = -1
+        self._floor = (0, 0)   # (width, height): at this width the readout never gets shorter
         policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
@@ -44,6 +45,7 @@ class LiveText(QWidget):
             self._doc.setPlainText(text)
         self.setAccessibleDescription(self._doc.toPlainText())
         old, self._wanted = self._wanted, self.heightForWidth(self.width())
+        self._floor = (self.width(), self._wanted)
         if self._wanted != old:              # the layout only needs to hear about a new height
             self.updateGeometry()
         self.update()
@@ -55,6 +57,7 @@ class LiveText(QWidget):
 
     def reset_height(self) -> None:
         """Re-measure after a theme or font change."""
+        self._floor = (0, 0)
         self.reserve_lines(self._lines)
         self._wanted = self.heightForWidth(self.width())
         self.updateGeometry()
@@ -64,11 +67,19 @@ class LiveText(QWidget):
         return True
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802
+        """The wrapped text's height, but never less than the tallest text shown at this width: a
+        readout whose text alternates between two and three lines would otherwise re-lay out the
+        whole panel (every chart resized and repainted) on every edit."""
         self._set_width(max(1, width))
-        return max(int(math.ceil(self._doc.size().height())), self.minimumHeight())
+        height = max(int(math.ceil(self._doc.size().height())), self.minimumHeight())
+        floor_width, floor_height = self._floor
+        return max(height, floor_height) if width == floor_width else height
 
     def resizeEvent(self, event) -> None:  # noqa: N802
+        if event.size().width() != event.oldSize().width():
+            self._floor = (0, 0)             # a new width: measure afresh
         self._wanted = self.heightForWidth(self.width())
+        self._floor = (self.width(), self._wanted)
         super().resizeEvent(event)
 
     def sizeHint(self) -> QSize:  # noqa: N802
@@ -82,6 +93,7 @@ class LiveText(QWidget):
     def changeEvent(self, event) -> None:  # noqa: N802
         if event.type() in (QEvent.FontChange, QEvent.StyleChange):
             self._doc.setDefaultFont(self.font())
+            self._floor = (0, 0)
             self.reserve_lines(self._lines)
             self.updateGeometry()
         super().changeEvent(event)
