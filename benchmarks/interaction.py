@@ -7,7 +7,10 @@ which paints again): the clock stops at the end of the last event pass that pain
 paint counter on the panel proves each sample really repainted it.
 Prints p50/p95 per panel; the target is p95 ≤ 16 ms. For scale, the same loop also times a bare
 pyqtgraph window of the same size whose one 1,000-point line gets new data (``--no-reference`` skips it).
-Usage: python benchmarks/interaction.py [--n 60] [--panel KEY]
+``--layout`` picks the window: ``default`` (scenario dock beside the panel), ``no-dock`` (the dock
+closed: the panel gets the whole width) or ``presenter`` (presenter mode: large text, the dock in a
+narrow column). A readout that re-lays out its panel on every edit shows up in one layout only.
+Usage: python benchmarks/interaction.py [--n 60] [--panel KEY] [--layout default|no-dock|presenter]
 """
 from __future__ import annotations
 
@@ -90,7 +93,22 @@ def _repaint_ms(app, counter: _PaintCounter, edit) -> float:
     return (end - t0) * 1000
 
 
-def measure(n: int = 60, only: str | None = None) -> list[dict]:
+LAYOUTS = ("default", "no-dock", "presenter")
+
+
+def _apply_layout(win, layout: str) -> None:
+    from PySide6.QtWidgets import QDockWidget
+
+    if layout == "no-dock":
+        for dock in win.findChildren(QDockWidget):
+            dock.hide()
+    elif layout == "presenter":
+        win.set_presenter(True, full_screen=False)   # offscreen has no screen to fill: keep 1600×1000
+    elif layout != "default":
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+
+
+def measure(n: int = 60, only: str | None = None, layout: str = "default") -> list[dict]:
     from explorer.app import make_app
     from explorer.context import AppContext
     from explorer.main_window import MainWindow
@@ -100,6 +118,8 @@ def measure(n: int = 60, only: str | None = None) -> list[dict]:
     win = MainWindow(ctx, remember_layout=False)
     win.resize(1600, 1000)
     win.show()
+    app.processEvents()
+    _apply_layout(win, layout)
     app.processEvents()
     rows = []
     for cls in win.panel_classes:
@@ -167,9 +187,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=60)
     ap.add_argument("--panel")
+    ap.add_argument("--layout", choices=LAYOUTS, default="default")
     ap.add_argument("--no-reference", action="store_true")
     args = ap.parse_args()
-    rows = measure(args.n, args.panel)
+    rows = measure(args.n, args.panel, args.layout)
+    print(f"layout: {args.layout}")
     print(f"{'panel':12} {'edited field':14} {'p50 ms':>8} {'p95 ms':>8}")
     for r in rows:
         if r["n"]:

@@ -132,7 +132,7 @@ class ScenarioEditor(QScrollArea):
         for name in ("serve_batch", "serve_context"):
             self._add_int(f, add, name)
         outer.addStretch(1)
-        model.changed.connect(lambda _diff: self.sync())
+        model.changed.connect(self.sync)
         self.sync()
 
     def _add_int(self, form, add, name: str) -> None:
@@ -171,9 +171,14 @@ class ScenarioEditor(QScrollArea):
         self.errors[name].show_error(err)
 
     # --- mirror the model --------------------------------------------------------------------
-    def sync(self) -> None:
+    def sync(self, changed: frozenset[str] | None = None) -> None:
+        """Show the model's values: all of them, or only the widgets of the ``changed`` fields (an
+        edit touches one or two of some thirty widgets; the architecture's widgets follow ``arch``)."""
         s: Scenario = self.model.value
         for name, w in self.widgets.items():
+            field = "arch" if name in ARCH_INT or name == "tied_embeddings" else name
+            if changed is not None and field not in changed:
+                continue
             w.blockSignals(True)
             try:
                 value = getattr(s.arch, name) if name in ARCH_INT or name == "tied_embeddings" else getattr(s, name)
