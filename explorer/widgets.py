@@ -1,7 +1,7 @@
 """Small reusable widgets so panels stay mostly binding code."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider, QSpinBox,
                                QTextBrowser, QWidget)
@@ -29,6 +29,7 @@ def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
 
     w = pg.PlotWidget()
     style_plot(w, theme, title, left, bottom)
+    w.installEventFilter(_TitleFitter(w))
     cache_static(w)
     eager_view_matrix(w)
     return w
@@ -92,6 +93,67 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+def fit_title(plot) -> None:
+    """Show the plot's title in full when it fits, else cut with an ellipsis (the full title stays
+    in the tooltip). The title shares the data's column of the plot's layout: one wider than that
+    column made the whole chart wider than its widget, cutting off the right axis at presenter
+    font sizes."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    pi = plot.getPlotItem()
+    full = getattr(pi, "_full_title", None)
+    if full is None:
+        return
+    title, color, size = full
+    if not title:
+        return
+    font = QFont()
+    font.setPointSizeF(size)
+    room = plot.width() - 12
+    for name in ("left", "right"):
+        axis = pi.getAxis(name)
+        if axis.isVisible():
+            room -= int(axis.width())
+    shown = QFontMetrics(font).elidedText(title, Qt.ElideRight, max(room, 40))
+    if shown != pi.titleLabel.text or getattr(pi, "_title_style", None) != (color, size):
+        pi._title_style = (color, size)
+        pi.setTitle(shown, color=color, size=f"{size:.0f}pt")
+        plot.setToolTip(title if shown != title else "")
+
+
+def set_title(plot, title: str) -> None:
+    """A new title in the plot's themed style, fitted to its width (live titles: a frame counter).
+    The plot must have been styled (``make_plot``/``style_plot``)."""
+    pi = plot.getPlotItem()
+    _old, color, size = pi._full_title
+    pi._full_title = (title, color, size)
+    fit_title(plot)
+
+
+class _TitleFitter(QObject):
+    """Re-fits a plot's title whenever the plot is resized."""
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Resize:
+            fit_title(obj)
+        return False
+
+
+def no_si_prefix(axis) -> None:
+    """Plain tick values on an axis without units.
+
+    Not ``AxisItem.enableAutoSIPrefix(False)``: pyqtgraph 0.14 still works out a prefix scale from the
+    axis's range of that moment and then never revisits it. A plot re-styled (a theme change) while
+    its range was below 1, before its data arrived, kept a ×1000 scale: a 0–10 s axis read 0–10000."""
+    axis.autoSIPrefix = False
+    if axis.autoSIPrefixScale != 1.0 or axis.labelUnitPrefix:
+        axis.autoSIPrefixScale = 1.0
+        axis.labelUnitPrefix = ""
+        axis._updateLabel()
+        axis.picture = None
+        axis.update()
+
+
 def style_plot(w, theme: Theme, title: str | None = None, left: str | None = None, bottom: str | None = None) -> None:
     """(Re)apply theme colours and font sizes to a PlotWidget; keeps existing labels if None."""
     from PySide6.QtGui import QFont
@@ -111,17 +173,17 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
         # tiny marks nobody reads at projector distance, yet it is most of an axis's Python work.
         ax.setStyle(tickFont=font, autoReduceTextSpace=False, maxTickLevel=1, maxTextLevel=1)
         if not ax.labelUnits:   # no units to prefix: skip re-writing the axis title on every range change
-            ax.enableAutoSIPrefix(False)
+            no_si_prefix(ax)
         if name == "left" and left is not None:
             ax.setLabel(left, **css)
         elif name == "bottom" and bottom is not None:
             ax.setLabel(bottom, **css)
         elif ax.labelText:
             ax.setLabel(ax.labelText, units=ax.labelUnits, **css)
-    if title is None and pi.titleLabel.isVisible():
-        title = pi.titleLabel.text           # re-styled for the new theme: colour and size follow it
-    if title:
-        pi.setTitle(title, color=theme.fg, size=f"{theme.point_size * 1.1:.0f}pt")
+    if title is None:       # re-styled for the new theme: colour and size follow it
+        title = getattr(pi, "_full_title", ("",))[0] or (pi.titleLabel.text if pi.titleLabel.isVisible() else "")
+    pi._full_title = (title, theme.fg, theme.point_size * 1.1)
+    fit_title(w)
     from explorer.tick_grid import install_grid
 
     install_grid(pi, theme.fg)
@@ -211,10 +273,21 @@ class LabeledSlider(QWidget):
         lay.addWidget(self.caption)
         lay.addWidget(self.slider, 1)
         lay.addWidget(self.spin)
+        self._fit_track()
         self.setValue(value)
         self.slider.valueChanged.connect(self._slider_moved)
         self.slider.sliderReleased.connect(lambda: self.valueCommitted.emit(self.value()))
         self.spin.valueChanged.connect(self._spin_changed)
+
+    TRACK_CHARS = 12  # a track shorter than this is a handle, not a slider
+
+    def _fit_track(self) -> None:
+        self.slider.setMinimumWidth(self.fontMetrics().averageCharWidth() * self.TRACK_CHARS)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.FontChange:   # presenter font sizes: a longer track to match
+            self._fit_track()
+        super().changeEvent(event)
 
     def value(self) -> float:
         return float(self.spin.value())

@@ -5,7 +5,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from explorer.fast_items import Bars
-from explorer.widgets import brush, pen
+from explorer.widgets import brush, no_si_prefix, pen
 
 HATCHES = (Qt.SolidPattern, Qt.BDiagPattern, Qt.Dense4Pattern, Qt.CrossPattern, Qt.FDiagPattern,
            Qt.Dense6Pattern, Qt.DiagCrossPattern)
@@ -43,7 +43,7 @@ def wrap(label: str, width: int = 13) -> str:
 def tidy(plot, theme, legend: bool = False):
     """No SI-prefix rescaling of axes (values are read as printed); optional readable legend."""
     for name in ("left", "bottom"):
-        plot.getAxis(name).enableAutoSIPrefix(False)
+        no_si_prefix(plot.getAxis(name))
     if legend:
         plot.addLegend(offset=(-10, 10), brush=brush(theme.bg, 0.85), labelTextColor=theme.fg,
                        pen=pen(theme.grid, 1))

@@ -79,3 +79,31 @@ def test_label_layer_draws_text_at_its_anchor_and_skips_equal_updates(qtbot):
     layer.set_labels(list(labels))                           # equal labels: nothing to repaint
     plot.clear()
     assert layer.parentItem() is vb and layer.texts() == ["MMMM"]
+
+
+def _tick_texts(axis) -> list[str]:
+    """The tick strings the axis would draw now (pyqtgraph's own draw specs)."""
+    img = QImage(10, 10, QImage.Format_ARGB32)
+    painter = QPainter(img)
+    try:
+        return [spec[2] for spec in axis.generateDrawSpecs(painter)[2]]
+    finally:
+        painter.end()
+
+
+def test_an_axis_restyled_while_its_range_is_below_one_keeps_plain_values(qtbot):
+    """A theme change that lands before a plot's data (range 0–0.5) must not freeze a milli- prefix
+    scale on an axis without units: its 0–10 s values later read 0–10000 (seen in presenter mode)."""
+    from explorer.widgets import style_plot
+
+    plot = make_plot(THEMES["light"], "t", "p90 TTFT (s)", "x")
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    plot.show()
+    plot.setRange(yRange=(0, 0.5), padding=0)
+    qtbot.wait(10)
+    style_plot(plot, THEMES["dark"])          # the theme changes while the range is still small
+    plot.setRange(yRange=(0, 10), padding=0)  # then the data arrives
+    qtbot.wait(10)
+    texts = _tick_texts(plot.getAxis("left"))
+    assert "10" in texts and "0" in texts and not any(t.endswith("000") for t in texts), texts
