@@ -125,13 +125,36 @@ def _screenshot(win, args, problems: list[str]) -> int:
     panel = win.current_panel()
     if args.frame is not None and win.ctx.timeline.spec is not None:
         win.ctx.timeline.set_position(args.frame)
-    for _ in range(3):
-        QApplication.processEvents()
-    if panel is not None and panel.tasks.running:
-        panel.tasks.wait(120_000)
+    if panel is not None:
+        _settle(panel)
     export_png(win, args.screenshot, scale=1.0)
     print(f"wrote {args.screenshot}")
     return 0
+
+
+def _settle(panel, quiet_s: float = 0.4, limit_s: float = 120.0) -> None:
+    """Let the panel finish what an edit or a theme change set off before it is captured: debounced
+    simulations start a moment later, and a finished task's result is drawn only once its signal
+    is delivered. Done when no task of the panel has run for ``quiet_s``."""
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.tasks import TaskRunner
+
+    runners = panel.findChildren(TaskRunner)
+    end = time.monotonic() + limit_s
+    quiet_since = time.monotonic()
+    while time.monotonic() < end:
+        QApplication.processEvents()
+        busy = [r for r in runners if r.running]
+        for runner in busy:
+            runner.wait(int(max(0.0, end - time.monotonic()) * 1000))
+        now = time.monotonic()
+        if busy:
+            quiet_since = now
+        elif now - quiet_since >= quiet_s:
+            break
+        time.sleep(0.01)
+    QApplication.processEvents()
 
 
 def _report_first_paint(win) -> None:

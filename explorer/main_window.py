@@ -16,6 +16,7 @@ from engines.models import PRESETS
 from explorer import exports
 from explorer.context import AppContext
 from explorer.files import FileProblem
+from explorer.flow_layout import FlowLayout
 from explorer.panel import Panel, PanelInfo, registered_panels
 from explorer.scenario_editor import ScenarioEditor
 from explorer.theme import qt_palette, stylesheet
@@ -60,6 +61,8 @@ def _least_height(item, width: int) -> int:
         need = sum(shown) + max(0, len(shown) - 1) * max(0, lay.spacing())
     elif isinstance(lay, QBoxLayout):
         need = max((_least_height(k, inner // max(1, len(kids))) for k in kids), default=0)
+    elif isinstance(lay, FlowLayout):                          # controls that wrap onto more lines
+        return max(item.minimumSize().height(), lay.heightForWidth(max(1, width)))
     else:
         return item.minimumSize().height()
     return max(item.minimumSize().height(), need + m.top() + m.bottom())

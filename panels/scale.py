@@ -18,6 +18,7 @@ from engines.mfu import TrainingThroughput, training_throughput
 from engines.reliability import (RunResult, daly_interval, expected_goodput, goodput_vs_cluster,
                                  interruptions_per_day, job_mtbf, llama3_interruptions, monte_carlo_goodput, simulate_run, young_interval)
 from explorer.fast_items import Bars, Scatter
+from explorer.flow_layout import FlowLayout
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
@@ -103,12 +104,12 @@ class ScalePanel(Panel):
         self._refresh.setInterval(DEBOUNCE_MS)
         self._refresh.timeout.connect(self._start_simulation)
 
-        controls = QGridLayout()
+        controls = FlowLayout()     # wraps at presenter font sizes instead of pushing the panel sideways
         self.mfu_slider = LabeledSlider("Assumed MFU", 5, 80, 40, 1, 0, "%")
         self.ckpt_slider = LabeledSlider("Checkpoint write δ", 0.1, 30, 1.0, 0.1, 1, "min")
         self.restart_slider = LabeledSlider("Restart R", 0, 60, 5, 1, 0, "min")
-        for col, w in enumerate((self.mfu_slider, self.ckpt_slider, self.restart_slider)):
-            controls.addWidget(w, 0, col)
+        for w in (self.mfu_slider, self.ckpt_slider, self.restart_slider):
+            controls.addWidget(w)
             w.valueCommitted.connect(lambda _v: self._recompute())
         self.gpus_spin = QSpinBox()
         self.gpus_spin.setRange(1, 1_000_000)
@@ -126,12 +127,8 @@ class ScalePanel(Panel):
         self.zoom_box.setToolTip("The run is long: follow the cursor with a window of this many checkpoint "
                                  "intervals, or show the whole run")
         self.zoom_box.currentIndexChanged.connect(lambda _i: self.show_frame(self._frame))
-        row2 = QHBoxLayout()
-        for w in (self.gpus_spin, self.llama_button, self.zoom_box):
-            row2.addWidget(w)
-        row2.addStretch(1)
-        row2.addWidget(self.tasks.widget())
-        controls.addLayout(row2, 1, 0, 1, 3)
+        for w in (self.gpus_spin, self.llama_button, self.zoom_box, self.tasks.widget()):
+            controls.addWidget(w)
         self.body.addLayout(controls)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
@@ -175,8 +172,6 @@ class ScalePanel(Panel):
             self.gauge_refs.append((line, label))
         self.gauge.setXRange(0, 100, padding=0.02)
         self.gauge.setYRange(-0.95, 0.95, padding=0)
-        self.gauge.setMinimumHeight(110)       # presenter font sizes must not squeeze the bar away
-        self.gauge.setMaximumHeight(170)
         lay.addWidget(self.gauge)
         self.formula = LiveText()
         lay.addWidget(self.formula)
@@ -488,6 +483,8 @@ class ScalePanel(Panel):
         super().apply_theme(theme)
         t = theme
         pin_size(self.tasks.widget(), 40)
+        self.gauge.setMinimumHeight(int(t.point_size * 11))   # the bar, a label line above and below it and
+        self.gauge.setMaximumHeight(int(t.point_size * 16))   # the axis, at any text size
         for plot in (self.goodput_plot, self.cluster_plot):   # fixed width: new tick text never re-lays the plot out
             plot.getAxis("left").setWidth(int(t.point_size * 4.5))
         self.gauge_bg.setOpts(brush=brush(t.grid, 0.35), pen=pen(t.fg, 1))

@@ -10,9 +10,10 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, Q
 from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, max_rate_under_target,
                              replica_memory, simulate_batching, size_deployment, step_cost)
 from explorer.fast_items import Bars
+from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled, TaskRunner
-from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
+from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen, set_title
 from explorer.live_text import LiveText, pin_size
 
 N_FRAMES = 200
@@ -47,13 +48,12 @@ class ServingPanel(Panel):
         self._refresh.timeout.connect(self._start_simulations)
         self._ranges: dict = {}
 
-        row = QHBoxLayout()
+        row = FlowLayout()          # wraps at presenter font sizes instead of pushing the panel sideways
         self.weight_combo, self.kv_combo = QComboBox(), QComboBox()
         for combo, name in ((self.weight_combo, "Weights"), (self.kv_combo, "KV cache")):
             combo.addItems(list(BITS))
             combo.setAccessibleName(f"{name} format")
-            row.addWidget(QLabel(name + ":"))
-            row.addWidget(combo)
+            row.addWidget(keep_together(QLabel(name + ":"), combo))
         self.weight_combo.currentTextChanged.connect(lambda t: self._update(weight_bits=BITS[t]))
         self.kv_combo.currentTextChanged.connect(lambda t: self._update(kv_bits=BITS[t]))
         self.batch_spin, self.context_spin = QSpinBox(), QSpinBox()
@@ -68,27 +68,23 @@ class ServingPanel(Panel):
             spin.setAccessibleName(field)
             spin.valueChanged.connect(lambda v, f=field: self._update(**{f: int(v)}))
             row.addWidget(spin)
-        self.body.addLayout(row)
-        row2 = QHBoxLayout()
         self.rate_slider = LabeledSlider("Arrivals", 0.1, 200, 4, 0.1, 1, "req/s")
         self.prompt_slider = LabeledSlider("Prompt", 16, 4096, 512, 16, 0, "tok")
         self.output_slider = LabeledSlider("Output", 4, 2048, 128, 4, 0, "tok")
         self.traffic_slider = LabeledSlider("Traffic to size for", 1, 5000, 100, 1, 0, "req/s")
         for w in (self.rate_slider, self.prompt_slider, self.output_slider, self.traffic_slider):
-            row2.addWidget(w, 1)
+            row.addWidget(w)
         self.rate_slider.valueCommitted.connect(lambda _v: self._schedule({"timeline"}))
         for w in (self.prompt_slider, self.output_slider):
             w.valueCommitted.connect(lambda _v: self._schedule({"timeline", "curves"}))
         self.traffic_slider.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
-        self.body.addLayout(row2)
-        row3 = QHBoxLayout()
         self.ttft_slider = LabeledSlider("Target p90 TTFT", 0.1, 20, 2.0, 0.1, 1, "s")
         self.tpot_slider = LabeledSlider("Target p90 TPOT", 5, 500, 100, 5, 0, "ms")
         for w in (self.ttft_slider, self.tpot_slider):
-            row3.addWidget(w, 1)
+            row.addWidget(w)
             w.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
-        row3.addWidget(self.tasks.widget())
-        self.body.addLayout(row3)
+        row.addWidget(self.tasks.widget())
+        self.body.addLayout(row)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
 
@@ -121,7 +117,6 @@ class ServingPanel(Panel):
             plot.setAccessibleName(f"{policy} batching timeline")
             plot.setToolTip("Static: a batch runs until its longest request ends. Continuous (Orca): a freed slot "
                             "is refilled at the next iteration. Hatched = prefill (prompt), solid = decoding.")
-            plot.setMinimumHeight(110)
             plot.setMouseEnabled(x=False, y=False)
             bars = {k: Bars(x0=[], y=[], width=[], height=0.8) for k in ("prefill", "decode")}
             for item in bars.values():
@@ -406,7 +401,7 @@ class ServingPanel(Panel):
                 plot.getViewBox().updateMatrix()
             waiting = int(((r.arrival <= now) & (r.start > now)).sum())
             done = int((r.finish <= now).sum())
-            plot.setTitle(f"{policy} batching: {done}/{r.arrival.size} done, {waiting} waiting")
+            set_title(plot, f"{policy} batching: {done}/{r.arrival.size} done, {waiting} waiting")
         self.batch_text.setText("Hatched = prefill, solid = decode. " + self._notes)
 
     # --- real measurement ---------------------------------------------------------------------
@@ -450,7 +445,8 @@ class ServingPanel(Panel):
         for line in self.gpu_lines:
             line.setPen(pen(t.fg, 1.5, Qt.DashLine))
         self.gpu_tag.setColor(t.fg)
-        for policy, (_plot, bars, cursor) in self.batch_plots.items():
+        for policy, (plot, bars, cursor) in self.batch_plots.items():
+            plot.setMinimumHeight(int(t.point_size * 11))   # title, slots and time axis readable at any text size
             bars["prefill"].setOpts(brush=pg.mkBrush(t.color(0), style=Qt.BDiagPattern), pen=pen(t.fg, 0.8))
             bars["decode"].setOpts(brush=brush(t.color(4) if policy == "continuous" else t.color(5), 0.85),
                                    pen=pen(t.fg, 0.8))

@@ -1,0 +1,51 @@
+"""Control rows wrap instead of pushing a panel sideways or squeezing sliders to their handles."""
+import pytest
+from PySide6.QtWidgets import QApplication, QPushButton, QWidget
+
+from explorer.flow_layout import FlowLayout
+from explorer.widgets import LabeledSlider
+
+
+def test_items_wrap_onto_lines_and_the_height_follows_the_width(qtbot):
+    host = QWidget()
+    qtbot.addWidget(host)
+    flow = FlowLayout(host, spacing=6)
+    buttons = [QPushButton(f"control number {i}") for i in range(6)]
+    for b in buttons:
+        flow.addWidget(b)
+    one_line = flow.sizeHint().width()
+    widest = max(b.sizeHint().width() for b in buttons)
+    assert flow.minimumSize().width() == widest                        # narrow panels: one item per line
+    assert flow.heightForWidth(one_line) < flow.heightForWidth(one_line // 2) < flow.heightForWidth(widest)
+    host.resize(one_line // 2, flow.heightForWidth(one_line // 2))
+    host.show()
+    QApplication.processEvents()
+    rows = sorted({b.geometry().top() for b in buttons})
+    assert len(rows) > 1
+    for b in buttons:
+        assert b.geometry().right() < host.width() and b.width() == b.sizeHint().width()  # none cut, none squeezed
+    buttons[0].hide()                                                 # hidden controls take no room
+    assert flow.heightForWidth(widest) < len(buttons) * buttons[1].sizeHint().height() + 5 * 6
+
+
+def test_a_labelled_slider_keeps_a_usable_track_at_any_text_size(qtbot):
+    slider = LabeledSlider("Arrivals", 0.1, 200, 4, 0.1, 1, "req/s")
+    qtbot.addWidget(slider)
+    small = slider.slider.minimumWidth()
+    assert small >= slider.fontMetrics().averageCharWidth() * 10
+    font = slider.font()
+    font.setPointSizeF(font.pointSizeF() * 1.6)
+    slider.setFont(font)
+    assert slider.slider.minimumWidth() > small
+
+
+@pytest.mark.parametrize("key", ["serving", "scale"])
+def test_presenter_mode_needs_no_sideways_scrolling(window, key):
+    """At 1600×1000 in presenter mode the control rows wrap: the panel fits its tab's width."""
+    window.resize(1600, 1000)
+    panel = window.show_panel(key)
+    window.set_presenter(True, full_screen=False)
+    QApplication.processEvents()
+    host = window._hosts[key]
+    assert panel.width() <= host.viewport().width() + 1
+    assert not host.horizontalScrollBar().isVisible()
