@@ -91,7 +91,6 @@ def measure_frames(max_frames: int) -> list[dict]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("EXPLORER_CONFIG_DIR", tempfile.mkdtemp(prefix="explorer-bench-"))
     sys.path.insert(0, str(ROOT))
-    from PySide6.QtWidgets import QApplication
 
     from explorer.app import make_app
     from explorer.context import AppContext

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engines.errors import ValidationError, require, require_int, require_number
+from engines.errors import ValidationError, require_int, require_number
 from engines.hardware import GPU, gpu as gpu_by_key
 from engines.models import ModelArch
 

@@ -6,7 +6,6 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 
 

@@ -5,7 +5,7 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialog, QFrame, QGridLayout, QLabel,
                                QMainWindow, QMessageBox, QScrollArea, QStyle, QTabWidget, QWidget)

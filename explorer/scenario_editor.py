@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from engines.errors import ValidationError
 from engines.hardware import GPUS
 from engines.models import PRESETS, ModelArch
-from engines.scenario import (KV_BITS, OPTIMIZERS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
+from engines.scenario import (KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
                               Scenario)
 from explorer.live_text import LiveText
 from explorer.widgets import ErrorLabel

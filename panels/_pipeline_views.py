@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import (QAbstractTextDocumentLayout, QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette,
-                           QPen, QTextDocument)
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QSizePolicy, QWidget
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 from explorer.theme import Theme
 from explorer.widgets import RowLegend, cache_static, pen

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QDate, QDateTime, QTime, Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, QFileDialog, QFormLayout,
-                               QFrame, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
-                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
+                               QFrame, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter,
+                               QTabWidget, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
 from engines.law import cra, pld, record

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
 from engines.parallel_layout import collective_counts, layout_from_scenario, tp_layer_steps
 from engines.pipeline import KINDS, bubble_formulas, check_layers, schedule, simulate
 from explorer.fast_items import Bars
+from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.live_text import LiveText
@@ -123,7 +124,7 @@ class PipelinePanel(Panel):
         page = QWidget()
         lay = QVBoxLayout(page)
         box = QGroupBox("Schedule and costs (p = scenario PP, m = scenario gradient-accumulation steps)")
-        grid = QGridLayout(box)
+        grid = QVBoxLayout(box)
         self.kind = [QComboBox(), QComboBox()]
         for combo, default, name in zip(self.kind, ("1f1b", "interleaved-1f1b"), ("left", "right")):
             for k in KINDS:
@@ -145,25 +146,21 @@ class PipelinePanel(Panel):
         for s in (self.t_f, self.t_b, self.w_share, self.t_comm):
             s.valueChanging.connect(self._preview)
             s.valueCommitted.connect(self._recompute)
-        grid.addWidget(QLabel("Left"), 0, 0)
-        grid.addWidget(self.kind[0], 0, 1)
-        grid.addWidget(QLabel("Right"), 0, 2)
-        grid.addWidget(self.kind[1], 0, 3)
-        for i, (lbl, w) in enumerate((("p ranks", self.p_spin), ("m micro-batches", self.m_spin),
-                                      ("v chunks", self.v_spin))):
-            grid.addWidget(QLabel(lbl), 0, 4 + 2 * i)
-            grid.addWidget(w, 0, 5 + 2 * i)
-        grid.addWidget(self.t_f, 1, 0, 1, 5)
-        grid.addWidget(self.t_b, 1, 5, 1, 5)
-        grid.addWidget(self.w_share, 2, 0, 1, 5)
-        grid.addWidget(self.t_comm, 2, 5, 1, 5)
+        controls = FlowLayout()     # wraps at presenter font sizes instead of pushing the panel sideways
+        controls.addWidget(keep_together(QLabel("Left"), self.kind[0]))
+        controls.addWidget(keep_together(QLabel("Right"), self.kind[1]))
+        for lbl, w in (("p ranks", self.p_spin), ("m micro-batches", self.m_spin), ("v chunks", self.v_spin)):
+            controls.addWidget(keep_together(QLabel(lbl), w))
+        for s in (self.t_f, self.t_b, self.w_share, self.t_comm):
+            controls.addWidget(s)
+        grid.addLayout(controls)
         self.cost_note = QLabel("Costs are per rank's whole stage; a chunk costs 1/v of it (ZB-V: v = 2). "
                                 "Blocks: F plain, B hatched ╱, I hatched ╲, W cross-hatched; idle time dotted grey.")
         self.cost_note.setObjectName("muted")
         self.cost_note.setWordWrap(True)
-        grid.addWidget(self.cost_note, 3, 0, 1, 10)
+        grid.addWidget(self.cost_note)
         self.sched_error = ErrorLabel()
-        grid.addWidget(self.sched_error, 4, 0, 1, 10)
+        grid.addWidget(self.sched_error)
         lay.addWidget(box)
         self.context_line = LiveText()
         self.context_line.setAccessibleName("Where this pipeline sits in the scenario")

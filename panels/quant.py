@@ -5,7 +5,6 @@ controls and draws. The shipped pack holds real SmolLM2-135M and all-MiniLM-L6-v
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict
 
 import numpy as np
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout,
 
 from engines.errors import ValidationError
 from explorer.fast_items import Bars
+from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import TaskRunner
 from explorer.widgets import ErrorLabel, LabeledSlider, make_plot, pen
@@ -55,13 +55,12 @@ class QuantPanel(Panel):
         self._kv_channel_max = None
         self.kv_tasks = TaskRunner(self)                    # its own slot: never cancels the analysis
 
-        top = QHBoxLayout()
+        top = FlowLayout()          # wraps at presenter font sizes instead of pushing the panel sideways
         self.layer_box = QComboBox()
         self.layer_box.setAccessibleName("Tensor to quantize")
         for key in layer_keys():
             self.layer_box.addItem(key, ("pack", key))
-        top.addWidget(QLabel("Tensor:"))
-        top.addWidget(self.layer_box, 2)
+        top.addWidget(keep_together(QLabel("Tensor:"), self.layer_box))
         self.open_button = QPushButton("Open tensor file…")
         self.open_button.setToolTip(".safetensors, .npy or a torch file (loaded with weights_only=True)")
         top.addWidget(self.open_button)
@@ -76,9 +75,8 @@ class QuantPanel(Panel):
         self.group_box.addItems(GROUPS)
         self.group_box.setCurrentText("128")
         self.group_box.setAccessibleName("Group size")
-        top.addWidget(QLabel("group:"))
-        top.addWidget(self.group_box)
-        top.addWidget(self.tasks.widget(), 2)
+        top.addWidget(keep_together(QLabel("group:"), self.group_box))
+        top.addWidget(self.tasks.widget())
         self.body.addLayout(top)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)

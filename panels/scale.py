@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QPushButton, QSpinBox,
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox,
                                QTextBrowser, QVBoxLayout)
 
 from engines.mfu import TrainingThroughput, training_throughput
@@ -355,7 +355,7 @@ class ScalePanel(Panel):
 
     # --- drawing (updates existing items only) -------------------------------------------------
     def _draw(self) -> None:
-        t, th, c = self.theme, self.throughput, self._curve
+        th, c = self.throughput, self._curve
         if th is None or not c:
             return
         pct = th.mfu * 100

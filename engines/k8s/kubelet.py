@@ -16,7 +16,7 @@ once their toleration (300 s, added by the DefaultTolerationSeconds admission pl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from engines.k8s import rules
 from engines.k8s.base import Controller, Context

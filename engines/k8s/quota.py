@@ -12,7 +12,7 @@ from engines.errors import ValidationError
 from engines.k8s import rules
 from engines.k8s.base import Controller, Context
 from engines.k8s.quantity import format_bytes, format_cpu, resource_amount
-from engines.k8s.store import ApiError, obj_key
+from engines.k8s.store import ApiError
 
 SUPPORTED = ("pods", "count/pods", "requests.cpu", "requests.memory", "cpu", "memory", "limits.cpu",
              "limits.memory", "requests.nvidia.com/gpu")

@@ -1,5 +1,4 @@
 """Checkpoint-interval formulas against Daly's published captions and the Llama 3 worked case."""
-import math
 
 import numpy as np
 import pytest

@@ -45,7 +45,10 @@ def test_presenter_mode_needs_no_sideways_scrolling(window, key):
     window.resize(1600, 1000)
     panel = window.show_panel(key)
     window.set_presenter(True, full_screen=False)
-    QApplication.processEvents()
-    host = window._hosts[key]
-    assert panel.width() <= host.viewport().width() + 1
-    assert not host.horizontalScrollBar().isVisible()
+    try:
+        QApplication.processEvents()
+        host = window._hosts[key]
+        assert panel.width() <= host.viewport().width() + 1
+        assert not host.horizontalScrollBar().isVisible()
+    finally:
+        window.set_presenter(False)      # the application font is global: later tests expect the default

@@ -1,5 +1,4 @@
 """The quantization panel driven through its real widgets (pack layers, slider, timeline, user files)."""
-import numpy as np
 import pytest
 import torch
 

@@ -1,5 +1,4 @@
 """Serving panel: format controls edit the scenario; the batching timeline and curves come from the engine."""
-import pytest
 
 from engines.serving import GIB, replica_memory
 from panels.serving import N_FRAMES, ServingPanel

@@ -11,7 +11,6 @@ import pytest
 from PySide6 import QtGui
 from PySide6.QtCore import Qt
 
-from engines.scenario import Scenario
 from explorer.files import FileProblem
 from explorer.timeline import TimelineSpec
 

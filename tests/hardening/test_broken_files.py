@@ -5,8 +5,6 @@ quant engine's user-file loader (engines.quant.tensors.read_user_file), which mu
 """
 from __future__ import annotations
 
-import json
-import os
 import pathlib
 import struct
 import time

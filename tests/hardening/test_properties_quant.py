@@ -3,7 +3,6 @@ element, codes stay in range, more bits never hurt, GPTQ/AWQ/KV stay finite, and
 settings are ValidationErrors naming the argument."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import os
-import time
 
 import pytest
 from PySide6.QtCore import QElapsedTimer
