@@ -66,10 +66,14 @@ class ScenarioEditor(QScrollArea):
         def group(title: str) -> QFormLayout:
             box = QGroupBox(title)
             form = QFormLayout(box)
+            form.setRowWrapPolicy(QFormLayout.WrapLongRows)   # a narrow dock: the field goes under its label
             outer.addWidget(box)
             return form
 
         def add(form: QFormLayout, name: str, label: str, widget: QWidget, tip: str = "") -> None:
+            if isinstance(widget, QComboBox):   # a long choice ("NVIDIA H100 SXM 80GB") is cut with "…"
+                widget.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # rather
+                widget.setMinimumContentsLength(8)          # than widening the dock past its width
             widget.setToolTip(tip or label)
             widget.setAccessibleName(label)
             err = ErrorLabel()
@@ -78,7 +82,10 @@ class ScenarioEditor(QScrollArea):
             v.setContentsMargins(0, 0, 0, 0)
             v.addWidget(widget)
             v.addWidget(err)
-            form.addRow(QLabel(label), col)
+            if label:
+                form.addRow(QLabel(label), col)
+            else:                                           # a check box carries its own text: full width
+                form.addRow(col)
             self.widgets[name], self.errors[name] = widget, err
 
         f = group("Model")
