@@ -52,3 +52,14 @@ def test_presenter_mode_needs_no_sideways_scrolling(window, key):
         assert not host.horizontalScrollBar().isVisible()
     finally:
         window.set_presenter(False)      # the application font is global: later tests expect the default
+
+
+def test_the_scenario_dock_fits_its_width(window):
+    """Long choices are cut and rows wrap, so the editor never scrolls sideways in its dock."""
+    window.resize(1600, 1000)
+    QApplication.processEvents()
+    editor = window.editor
+    assert editor.widget().minimumSizeHint().width() <= editor.viewport().width()
+    assert not editor.horizontalScrollBar().isVisible()
+    gpu = editor.widgets["gpu"]
+    assert gpu.currentText().startswith("NVIDIA") and gpu.width() >= gpu.fontMetrics().averageCharWidth() * 8
