@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox,
                                QTextBrowser, QVBoxLayout)
 
@@ -19,6 +20,7 @@ from engines.reliability import (RunResult, daly_interval, expected_goodput, goo
                                  interruptions_per_day, job_mtbf, llama3_interruptions, monte_carlo_goodput, simulate_run, young_interval)
 from explorer.fast_items import Bars, Scatter
 from explorer.flow_layout import FlowLayout
+from explorer.label_layer import Label, label_layer
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
@@ -97,6 +99,7 @@ class ScalePanel(Panel):
         self._scale_key = None
         self._cluster_drawn = None  # the sweep the cluster curve shows now
         self._goodput_ticks = None  # the goodput axis ticks shown now
+        self._label_font = QFont()  # the optimum labels (set to the theme's size in apply_theme)
         self._frame = 0
         self._window = (0.0, 1.0)
         self._refresh = QTimer(self)
@@ -188,14 +191,13 @@ class ScalePanel(Panel):
         self.mc_bars = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
         gp.addItem(self.mc_bars)
         self.mc_points = gp.plot([], [], pen=None, symbol="o", name="Monte Carlo (mean ± sd)")
-        self.optimum_marks = {}
-        for key, style, anchor in (("young", Qt.DashLine, (1, 0)), ("daly", Qt.DotLine, (0, 0))):
+        self.optimum_marks = {}     # the two optimum lines; their labels go to the plot's label layer
+        for key, style in (("young", Qt.DashLine), ("daly", Qt.DotLine)):
             line = pg.InfiniteLine(angle=90)
             line.setPen(pen("#000000", 2, style))
-            label = pg.TextItem("", anchor=anchor)
             gp.addItem(line)
-            gp.addItem(label)
-            self.optimum_marks[key] = (line, label, style)
+            self.optimum_marks[key] = (line, style)
+        self.optimum_labels = label_layer(gp)
         self.goodput_text = LiveText()
         lay = QVBoxLayout()
         lay.addWidget(gp, 1)
@@ -379,12 +381,14 @@ class ScalePanel(Panel):
         if ticks != self._goodput_ticks:            # setTicks re-renders the axis even for the same ticks
             self._goodput_ticks = ticks
             gp.getAxis("bottom").setTicks(ticks)
-        for key, name in (("young", "Young √(2δM)"), ("daly", "Daly")):
-            line, label, _style = self.optimum_marks[key]
+        labels = []
+        for key, name, anchor in (("young", "Young √(2δM)", (1, 0)), ("daly", "Daly", (0, 0))):
+            line, _style = self.optimum_marks[key]
             x = np.log10(c[key] / 60)
             line.setPos(x)
-            label.setText(f"{name}\n{c[key] / 60:.1f} min")
-            label.setPos(x, c["best"] * 100 - 1)
+            labels.append(Label(f"{name}\n{c[key] / 60:.1f} min", float(x), c["best"] * 100 - 1, anchor,
+                                self._label_font, self.theme.fg))
+        self.optimum_labels.set_labels(labels)
         x_lo, x_hi = np.log10(minutes[0]), np.log10(minutes[-1])
         self._goodput_range(x=(x_lo - 0.02 * (x_hi - x_lo), x_hi + 0.02 * (x_hi - x_lo)))  # one range change
         self.goodput_text.setText(
@@ -501,9 +505,12 @@ class ScalePanel(Panel):
         self.mc_points.setSymbolBrush(brush(t.color(0)))
         self.mc_points.setSymbolPen(pen(t.fg, 1))
         self.mc_bars.setData(pen=pen(t.fg, 1))
-        for line, label, style in self.optimum_marks.values():
+        for line, style in self.optimum_marks.values():
             line.setPen(pen(t.color(5), 2, style))
-            label.setColor(t.fg)
+        self._label_font = QFont()
+        self._label_font.setPointSizeF(t.point_size)
+        if self._curve:
+            self._draw()     # the optimum labels in the new colour and size
         self.cluster_curve.setPen(pen(t.color(5), 3))
         for item, colour in ((self.llama_point, t.color(0)), (self.here_point, t.color(2))):
             item.setSymbolBrush(brush(colour))
