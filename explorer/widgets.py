@@ -30,6 +30,7 @@ def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     w = pg.PlotWidget()
     style_plot(w, theme, title, left, bottom)
     w.installEventFilter(_TitleFitter(w))
+    w.getPlotItem().vb.sigResized.connect(lambda *_args: fit_title(w))   # axes widen after their first paint
     cache_static(w)
     eager_view_matrix(w)
     return w
@@ -93,9 +94,12 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+TITLE_MARGIN = 8   # pixels a plot title needs beyond its text on each side
+
+
 def fit_title(plot) -> None:
-    """Show the plot's title in full when it fits, else cut with an ellipsis (the full title stays
-    in the tooltip). The title shares the data's column of the plot's layout: one wider than that
+    """Show the plot's title in full when it fits, else cut with an ellipsis (the full title goes
+    to the tooltip unless the panel gave the plot one). The title shares the data's column of the plot's layout: one wider than that
     column made the whole chart wider than its widget, cutting off the right axis at presenter
     font sizes."""
     from PySide6.QtGui import QFont, QFontMetrics
@@ -107,18 +111,22 @@ def fit_title(plot) -> None:
     title, color, size = full
     if not title:
         return
+    points = f"{size:.0f}"                 # the size the title is drawn at (pyqtgraph takes whole points)
     font = QFont()
-    font.setPointSizeF(size)
-    room = plot.width() - 12
+    font.setPointSizeF(float(points))
+    room = plot.width() - 2 * TITLE_MARGIN   # the layout's and the text document's margins
     for name in ("left", "right"):
         axis = pi.getAxis(name)
         if axis.isVisible():
-            room -= int(axis.width())
+            room -= int(axis.width()) + 1
     shown = QFontMetrics(font).elidedText(title, Qt.ElideRight, max(room, 40))
     if shown != pi.titleLabel.text or getattr(pi, "_title_style", None) != (color, size):
         pi._title_style = (color, size)
-        pi.setTitle(shown, color=color, size=f"{size:.0f}pt")
-        plot.setToolTip(title if shown != title else "")
+        pi.setTitle(shown, color=color, size=f"{points}pt")
+        own_tip = getattr(pi, "_title_tip", "")
+        if plot.toolTip() in ("", own_tip):   # a tooltip the panel set stays
+            pi._title_tip = title if shown != title else ""
+            plot.setToolTip(pi._title_tip)
 
 
 def set_title(plot, title: str) -> None:

@@ -107,3 +107,24 @@ def test_an_axis_restyled_while_its_range_is_below_one_keeps_plain_values(qtbot)
     qtbot.wait(10)
     texts = _tick_texts(plot.getAxis("left"))
     assert "10" in texts and "0" in texts and not any(t.endswith("000") for t in texts), texts
+
+
+def test_a_long_title_is_cut_to_the_plot_width_and_a_panel_tooltip_stays(qtbot):
+    from explorer.widgets import set_title
+
+    plot = make_plot(THEMES["light"], "A title far too long to fit a plot this narrow, by design", "y", "x")
+    qtbot.addWidget(plot)
+    plot.resize(220, 200)
+    plot.show()
+    qtbot.wait(10)
+    pi = plot.getPlotItem()
+    assert pi.titleLabel.text.endswith("…") and plot.toolTip().startswith("A title far too long")
+    assert pi.minimumWidth() <= plot.width()                   # the chart fits its widget: no axis cut off
+    plot.resize(1200, 200)
+    qtbot.wait(10)
+    assert pi.titleLabel.text.startswith("A title far too long") and plot.toolTip() == ""
+    plot.setToolTip("what the chart shows")                    # a panel's own tooltip is left alone
+    set_title(plot, "Another title far too long to fit a plot this narrow, by design")
+    plot.resize(220, 200)
+    qtbot.wait(10)
+    assert pi.titleLabel.text.endswith("…") and plot.toolTip() == "what the chart shows"
