@@ -16,6 +16,7 @@ from engines.errors import ValidationError
 from engines.k8s import load_manifests
 from engines.k8s.quantity import format_bytes, format_cpu
 from engines.k8s.scenarios import GUIDES, Guide, ModelServerPlan, guide_keys, model_server_plan, run_guide, Timeline
+from explorer.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel
@@ -104,8 +105,8 @@ class K8sPanel(Panel):
         bar.addWidget(self.chooser, 1)
         bar.addWidget(self.tasks.widget())
         self.body.addLayout(bar)
-        self.caption = QLabel()
-        self.caption.setWordWrap(True)
+        self.caption = LiveText(min_lines=3)   # re-texted every frame: a QLabel re-laid out the whole panel
+        self.caption.setAccessibleName("What happens this second")
         self.body.addWidget(self.caption)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)

@@ -271,7 +271,7 @@ def _drop_and_delete(c: Cluster) -> None:
 
 GUIDES: dict[str, Guide] = {g.key: g for g in [
     Guide("self-heal", "Delete a pod: the ReplicaSet replaces it",
-          "Desired 4, observed 3 → create 1. The loop does not know *why* a pod is gone.",
+          "Desired 4, observed 3 → create 1. The loop does not know why a pod is gone.",
           lambda c: _base(c), [(12, "kubectl delete pod", lambda c: c.delete("Pod", _first_pod(c, app="web")))], 30),
     Guide("relabel", "Relabel a pod: orphaned, still running, replaced, dropped by the Service",
           "The selector no longer matches: the ReplicaSet releases the pod and makes a new one; "
