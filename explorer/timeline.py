@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget)
 
 
@@ -173,6 +173,19 @@ class PlayerWidget(QWidget):
         model.playing_changed.connect(lambda p: self.play_button.setText("⏸ Pause" if p else "▶ Play"))
         self._spec(model.spec)
 
+    def _pin_frame_label(self) -> None:
+        """Room for the longest "frame i/n" of this timeline, fixed: a label that may change size
+        re-lays out the dock and the main window (every panel) on each frame it is re-texted."""
+        n = self.model.n_frames
+        fm = self.frame_label.fontMetrics()
+        width = max(fm.horizontalAdvance(f"frame {n}/{n}"), fm.horizontalAdvance("no animation")) + 4
+        self.frame_label.setFixedSize(width, self.frame_label.sizeHint().height())
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.FontChange:
+            self._pin_frame_label()
+        super().changeEvent(event)
+
     def _spec(self, spec: TimelineSpec | None) -> None:
         enabled = spec is not None
         for w in (self.home_button, self.back_button, self.play_button, self.fwd_button, self.end_button,
@@ -185,6 +198,7 @@ class PlayerWidget(QWidget):
         for i, label in (spec.chapters if spec else []):
             self.chapters.addItem(label, i)
         self.chapters.setVisible(bool(spec and spec.chapters))
+        self._pin_frame_label()
         self._position(self.model.position)
 
     def _position(self, index: int) -> None:

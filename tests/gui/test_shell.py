@@ -314,3 +314,35 @@ def test_plot_labels_follow_the_presenter_text_size(window):
     assert all(t.textItem.font().pointSizeF() == pytest.approx(window.ctx.theme.point_size) for t in labels)
     assert all(label.font.pointSizeF() == pytest.approx(window.ctx.theme.point_size)
                for label in overview.labels.labels)
+
+
+def test_stepping_the_timeline_re_lays_out_nothing(window):
+    """The player's "frame i/n" label has a fixed size: re-texting a label that may resize posts a
+    layout request that climbs to the main window and re-lays out every dock on every frame."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    window.show_panel("memory")
+    QApplication.processEvents()
+    requests = []
+
+    class _Watch(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.LayoutRequest and obj.isWidgetType():
+                requests.append((type(obj).__name__, obj.objectName()))
+            return False
+
+    tl = window.ctx.timeline
+    frames = (1, 2, 3, 9, 10, 11, 40, 76)   # single- to double-digit frame numbers, every stage
+    for i in frames:                        # once through: captions take the height their longest text needs
+        tl.set_position(i)
+        QApplication.processEvents()
+    watch = _Watch()
+    QApplication.instance().installEventFilter(watch)
+    try:
+        for i in frames:
+            tl.set_position(i)
+            QApplication.processEvents()
+    finally:
+        QApplication.instance().removeEventFilter(watch)
+    assert requests == [], requests
