@@ -124,7 +124,7 @@ class PipelinePanel(Panel):
         page = QWidget()
         lay = QVBoxLayout(page)
         box = QGroupBox("Schedule and costs (p = scenario PP, m = scenario gradient-accumulation steps)")
-        grid = QVBoxLayout(box)
+        inside = QVBoxLayout(box)
         self.kind = [QComboBox(), QComboBox()]
         for combo, default, name in zip(self.kind, ("1f1b", "interleaved-1f1b"), ("left", "right")):
             for k in KINDS:
@@ -153,14 +153,14 @@ class PipelinePanel(Panel):
             controls.addWidget(keep_together(QLabel(lbl), w))
         for s in (self.t_f, self.t_b, self.w_share, self.t_comm):
             controls.addWidget(s)
-        grid.addLayout(controls)
+        inside.addLayout(controls)
         self.cost_note = QLabel("Costs are per rank's whole stage; a chunk costs 1/v of it (ZB-V: v = 2). "
                                 "Blocks: F plain, B hatched ╱, I hatched ╲, W cross-hatched; idle time dotted grey.")
         self.cost_note.setObjectName("muted")
         self.cost_note.setWordWrap(True)
-        grid.addWidget(self.cost_note)
+        inside.addWidget(self.cost_note)
         self.sched_error = ErrorLabel()
-        grid.addWidget(self.sched_error)
+        inside.addWidget(self.sched_error)
         lay.addWidget(box)
         self.context_line = LiveText()
         self.context_line.setAccessibleName("Where this pipeline sits in the scenario")
