@@ -10,7 +10,7 @@ widest item, not of the whole row.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QLayout, QLayoutItem, QSizePolicy, QStyle, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLayout, QLayoutItem, QSizePolicy, QStyle, QWidget
 
 
 class FlowLayout(QLayout):
@@ -115,8 +115,6 @@ class FlowLayout(QLayout):
 
 def keep_together(*widgets: QWidget) -> QWidget:
     """One flow item of several widgets (a caption and its control wrap as one)."""
-    from PySide6.QtWidgets import QHBoxLayout
-
     box = QWidget()
     row = QHBoxLayout(box)
     row.setContentsMargins(0, 0, 0, 0)

@@ -111,11 +111,14 @@ class LiveText(QWidget):
         painter.end()
 
 
-def pin_size(widget: QWidget, chars: int) -> QWidget:
-    """Give a widget whose text changes often (a task bar) a fixed size: its updates then stay local.
+def pin_size(widget: QWidget, chars: int = 0, longest: str = "") -> QWidget:
+    """Give a widget whose text changes often (a task bar, a frame counter) a fixed size: its updates
+    then stay local. Room for ``chars`` average characters or for the ``longest`` text it will show.
 
     A widget with equal minimum and maximum sizes does not pass layout requests to its parent.
     """
     hint = widget.sizeHint()
-    widget.setFixedSize(max(hint.width(), widget.fontMetrics().averageCharWidth() * chars), hint.height())
+    fm = widget.fontMetrics()
+    width = max(hint.width(), fm.averageCharWidth() * chars, fm.horizontalAdvance(longest) + 4 if longest else 0)
+    widget.setFixedSize(width, hint.height())
     return widget

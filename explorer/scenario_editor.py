@@ -188,7 +188,7 @@ class ScenarioEditor(QScrollArea):
                 continue
             w.blockSignals(True)
             try:
-                value = getattr(s.arch, name) if name in ARCH_INT or name == "tied_embeddings" else getattr(s, name)
+                value = getattr(s.arch, name) if field == "arch" else getattr(s, name)
                 if isinstance(w, QComboBox):
                     i = w.findData(value)
                     if i >= 0 and i != w.currentIndex():

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget)
 
+from explorer.live_text import pin_size
+
 
 @dataclass(frozen=True)
 class TimelineSpec:
@@ -177,9 +179,8 @@ class PlayerWidget(QWidget):
         """Room for the longest "frame i/n" of this timeline, fixed: a label that may change size
         re-lays out the dock and the main window (every panel) on each frame it is re-texted."""
         n = self.model.n_frames
-        fm = self.frame_label.fontMetrics()
-        width = max(fm.horizontalAdvance(f"frame {n}/{n}"), fm.horizontalAdvance("no animation")) + 4
-        self.frame_label.setFixedSize(width, self.frame_label.sizeHint().height())
+        longest = max(f"frame {n}/{n}", "no animation", key=self.frame_label.fontMetrics().horizontalAdvance)
+        pin_size(self.frame_label, longest=longest)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         if event.type() == QEvent.FontChange:
