@@ -211,7 +211,7 @@ class MemoryPanel(Panel):
         self.sweep_plot.setLogMode(x=True, y=True)
         self.sweep_plot.setMinimumHeight(210)
         self.sweep_curves: list[tuple[pg.PlotDataItem, Scatter]] = []  # (line, markers) per strategy
-        self.sweep_legend = RowLegend(colCount=3, frame=False)
+        self.sweep_legend = RowLegend(colCount=6, frame=False)
         for row, s in enumerate(STRATEGIES):
             line, marks = pg.PlotDataItem(), Scatter()
             self.sweep_plot.addItem(line)
@@ -223,14 +223,16 @@ class MemoryPanel(Panel):
         self.sweep_plot.getPlotItem().layout.addItem(self.sweep_legend, 5, 1)
         self.sweep_marker = pg.InfiniteLine(angle=90, movable=False)  # the scenario's GPU count
         self.sweep_plot.addItem(self.sweep_marker)
-        grid.addWidget(self.sweep_plot, 1, 0)
 
+        # The lower row is one full-width tab widget: the sweep gets the whole width (its legend one
+        # row) instead of a quarter of the panel, and a chart redraws only while its tab shows.
         self.lower_tabs = QTabWidget()
+        self.lower_tabs.addTab(self.sweep_plot, "Memory against GPU count")
         self.comm_plot = make_plot(th, "Data-parallel traffic per GPU per step", "", "GB sent per step")
         self.comm_plot.setAccessibleName("Communication bytes and time per step for every strategy")
         self.comm_plot.setMouseEnabled(x=False, y=False)
         self.lower_tabs.addTab(self.comm_plot, "Communication per step")
-        box = QWidget()
+        box = self.measure_box = QWidget()
         bl = QVBoxLayout(box)
         bl.setContentsMargins(4, 4, 4, 4)
         buttons = QHBoxLayout()
@@ -257,8 +259,8 @@ class MemoryPanel(Panel):
         self.measure_note.setWordWrap(True)
         bl.addWidget(self.measure_note)
         self.lower_tabs.addTab(box, "Measured vs analytic (real torch)")
-        self.lower_tabs.currentChanged.connect(lambda _i: self._redraw())  # the comm chart draws when shown
-        grid.addWidget(self.lower_tabs, 1, 1)
+        self.lower_tabs.currentChanged.connect(lambda _i: self._redraw())  # a chart draws when shown
+        grid.addWidget(self.lower_tabs, 1, 0, 1, 2)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
         grid.setRowStretch(0, 1)
@@ -318,13 +320,15 @@ class MemoryPanel(Panel):
         self.show_frame(self._default_frame() if self._frame == 0 else min(self._frame, len(self.frames) - 1))
 
     def _redraw(self) -> None:
-        """Each view redraws only when its inputs changed; the comm chart only while its tab shows."""
+        """Each view redraws only when its inputs changed; a chart in the lower tabs only while it shows."""
         if not self.breakdowns:
             return
         self._draw_verdict()
         self._draw_bars()
-        self._draw_sweep()
-        if self.lower_tabs.currentWidget() is self.comm_plot:
+        shown = self.lower_tabs.currentWidget()
+        if shown is self.sweep_plot:
+            self._draw_sweep()
+        elif shown is self.comm_plot:
             self._draw_comm()
 
     def _changed(self, view: str, signature) -> bool:
@@ -599,11 +603,11 @@ class MemoryPanel(Panel):
             self._draw_comm()
 
     def _fit_legend(self) -> None:
-        """As many legend columns as the chart's width holds (3 rows at most below the axis)."""
+        """As many legend columns as the chart's width holds (one row when the chart is wide, three at most)."""
         metrics = QFontMetrics(self._font(0.85))
         entry = max(metrics.horizontalAdvance(SHORT[s]) for s in STRATEGIES) + 45
         entry += metrics.horizontalAdvance(" ◀ yours") / 3  # one entry in a row carries the mark
-        cols = max(2, min(3, int(max(self.sweep_plot.width(), 300) // entry)))
+        cols = max(2, min(len(STRATEGIES), int(max(self.sweep_plot.width(), 300) // entry)))
         if cols != self.sweep_legend.columnCount:
             self.sweep_legend.setColumnCount(cols)
         self.sweep_legend.updateSize()
@@ -637,7 +641,7 @@ class MemoryPanel(Panel):
     # --- measured mode ------------------------------------------------------------------------
     def run_measurement(self) -> None:
         scenario, device = self.scenario, self.ctx.device
-        self.lower_tabs.setCurrentIndex(1)
+        self.lower_tabs.setCurrentWidget(self.measure_box)
 
         def work(progress, cancelled):
             from engines.memory_measure import MeasurementCancelled, measure_training_step
@@ -651,7 +655,7 @@ class MemoryPanel(Panel):
 
     def run_fsdp(self) -> None:
         arch = self.scenario.arch
-        self.lower_tabs.setCurrentIndex(1)
+        self.lower_tabs.setCurrentWidget(self.measure_box)
 
         def work(progress, cancelled):
             from engines.fsdp_probe import run_fsdp_probe
@@ -761,6 +765,8 @@ class MemoryPanel(Panel):
             self.show_frame(i)
         self.fp32_acc.setChecked(True)
         self.fp32_acc.setChecked(False)
+        for i in (*range(self.lower_tabs.count()), 0):   # each lower chart draws when its tab shows
+            self.lower_tabs.setCurrentIndex(i)
 
 
 PANEL = MemoryPanel

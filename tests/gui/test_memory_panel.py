@@ -115,3 +115,21 @@ def test_offload_target_moves_the_offloaded_bytes_to_nvme(make_panel, ctx):
     assert f"NVMe per GPU for offload: {b.nvme / 1e9:,.2f} GB" in p.verdict.text()
     ctx.scenario.update(offload_target="cpu")
     assert p.offload_to.currentData() == "cpu"                 # the combo follows the shared scenario
+
+
+def test_lower_charts_share_one_tab_row_and_catch_up_when_shown(make_panel, ctx):
+    """Sweep, traffic and measured share the full-width lower row; a hidden chart skips edits and
+    shows the current scenario as soon as its tab does."""
+    import numpy as np
+
+    p = make_panel(MemoryPanel)
+    assert [p.lower_tabs.widget(i) for i in range(3)] == [p.sweep_plot, p.comm_plot, p.measure_box]
+    assert p.lower_tabs.currentWidget() is p.sweep_plot
+    p.lower_tabs.setCurrentWidget(p.comm_plot)
+    ctx.scenario.update(n_gpus=256)
+    assert p.sweep_marker.value() != pytest.approx(np.log10(256))       # hidden: not redrawn
+    shown = p._pools["comm"].layer.texts()
+    expected = p.breakdowns[ctx.scenario.value.strategy].comm
+    assert any(f"{expected.total_bytes / 1e9:,.1f} GB" in t for t in shown)
+    p.lower_tabs.setCurrentWidget(p.sweep_plot)
+    assert p.sweep_marker.value() == pytest.approx(np.log10(256))

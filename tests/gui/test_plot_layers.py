@@ -1,5 +1,6 @@
 """Grid lines sit at the axes' own ticks, drawn by the view (the axes stay small cached strips)."""
 import numpy as np
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from explorer.theme import THEMES
@@ -48,6 +49,42 @@ def test_grid_follows_ticks_and_survives_clear(qtbot):
     style_plot(plot, dark)
     assert pi._tick_grid is grid and grid.pens[0].color().name() == QColor(dark.fg).name()
     assert np.isclose(grid.pens[0].color().alphaF(), 0.25, atol=0.01)
+
+
+def test_new_tick_text_at_the_same_places_does_not_repaint_the_plot_area(qtbot):
+    """A category axis whose last tick text changes ("GPU 63" → "GPU 127") re-renders only the
+    axis: the grid lines did not move, so the plot area (bars, labels) is not painted again."""
+    plot = make_plot(THEMES["light"], "t", "y", "x")
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    plot.show()
+    pi = plot.getPlotItem()
+    axis = pi.getAxis("bottom")
+    axis.setTicks([[(0, "GPU 0"), (1, "GPU 63")]])
+    plot.setRange(xRange=(-0.5, 1.5), yRange=(0, 1), padding=0)
+    qtbot.wait(30)
+    painted = []
+
+    class Exposed(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802
+            if event.type() == QEvent.Paint:
+                painted.append(event.region().boundingRect())
+            return False
+
+    watcher = Exposed()
+    plot.viewport().installEventFilter(watcher)
+    axis.setTicks([[(0, "GPU 0"), (1, "GPU 127")]])   # the axis's text room grows once: one re-layout
+    qtbot.wait(30)
+    painted.clear()
+    vb_height = pi.getViewBox().height()
+    axis.setTicks([[(0, "GPU 0"), (1, "GPU 12")]])
+    qtbot.wait(30)
+    assert painted and max(r.height() for r in painted) < vb_height / 3   # the axis strip only
+    assert axis._tickLevels[0][1][1] == "GPU 12"
+    painted.clear()
+    axis.setTicks([[(0, "GPU 0"), (0.5, "GPU 1"), (1, "GPU 127")]])   # a grid line more: the plot repaints
+    qtbot.wait(30)
+    assert max(r.height() for r in painted) >= vb_height
 
 
 def test_label_layer_draws_text_at_its_anchor_and_skips_equal_updates(qtbot):
