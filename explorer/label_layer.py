@@ -73,14 +73,21 @@ class LabelLayer(ViewOverlay):
             fm = self._metrics[key] = QFontMetricsF(font)
         return fm
 
-    def paint(self, painter, *_args) -> None:
+    def rects(self) -> list[QRectF]:
+        """Each label's box in this item's pixels, as painted (tests check that labels fit and keep apart)."""
         to_px = self.vb.childGroup.transform()
-        pens: dict[str, QPen] = {}
-        for label, lines, widths, w, h, line_h in self._laid_out:
+        out = []
+        for label, _lines, _widths, w, h, _line_h in self._laid_out:
             px, py = to_px.map(label.x, label.y)
-            left, top = px - label.anchor[0] * w, py - label.anchor[1] * h
+            out.append(QRectF(px - label.anchor[0] * w, py - label.anchor[1] * h, w, h))
+        return out
+
+    def paint(self, painter, *_args) -> None:
+        pens: dict[str, QPen] = {}
+        for (label, lines, widths, w, h, line_h), box in zip(self._laid_out, self.rects()):
+            left, top = box.left(), box.top()
             if label.fill is not None and label.fill.style() != Qt.NoBrush:
-                painter.fillRect(QRectF(left, top, w, h), label.fill)
+                painter.fillRect(box, label.fill)
             pen = pens.get(label.color)
             if pen is None:
                 pen = pens[label.color] = QPen(QColor(label.color))

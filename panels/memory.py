@@ -6,6 +6,7 @@ Binding code only: numbers come from ``engines.memory`` (analytic), ``engines.me
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -22,6 +23,7 @@ from engines.scenario import RECOMPUTE, STRATEGIES
 from explorer.fast_items import Bars, Scatter
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
+from explorer.label_layer import PAD as LABEL_PAD
 from explorer.label_layer import Label, label_layer
 from explorer.live_text import LiveText
 from explorer.widgets import ErrorLabel, RowLegend, cache_static, make_plot, pen
@@ -34,7 +36,8 @@ CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer":
 SHORT = {"dp": "DP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
          "fsdp-hybrid": "FSDP hybrid"}
 TICK = {**SHORT, "fsdp-hybrid": "hybrid"}  # bar ticks sit 65 px apart at 1600 px wide
-TICK_COMPACT = {**TICK, "zero1": "Z1", "zero2": "Z2", "zero3": "Z3"}  # presenter font sizes
+TICK_COMPACT = {**TICK, "zero1": "Z1", "zero2": "Z2", "zero3": "Z3"}  # narrower charts
+TICK_TINY = {**TICK_COMPACT, "fsdp-hybrid": "HSDP"}  # presenter fonts (HSDP: PyTorch's name for hybrid sharding)
 LETTER = {"params": "W", "grads": "G", "optimizer": "O", "activations": "A", "buffers": "B", "reserve": "R"}
 DRAWN_GPUS = 4
 SWEEP_POINTS = 160  # points drawn per sweep curve: log-spaced, plenty for a 1…1024 log axis
@@ -187,7 +190,8 @@ class MemoryPanel(Panel):
     def _build_views(self) -> None:
         th = self.theme
         key = "   ".join(f"<b>{LETTER[c]}</b> = {CATEGORY_LABELS[c]}" for c in mem.CATEGORIES)
-        self.key_label = QLabel(f"Blocks (letter, pattern and colour): {key}. GB = 10⁹ bytes.")
+        self.key_label = QLabel(f"Blocks (letter, pattern and colour): {key}. ▼ marks your strategy. "
+                                "GB = 10⁹ bytes.")
         self.key_label.setWordWrap(True)
         self.body.addWidget(self.key_label)
         self.frame_caption = LiveText(min_lines=2)
@@ -196,12 +200,10 @@ class MemoryPanel(Panel):
         self.bars_plot = make_plot(th, "Per-GPU memory by strategy", "GB per GPU", "")
         self.bars_plot.setAccessibleName("Stacked per-GPU memory for every strategy, with the GPU's memory")
         self.bars_plot.setMouseEnabled(x=False, y=False)
-        self.bars_plot.setMinimumHeight(220)
         grid.addWidget(self.bars_plot, 0, 0)
-        self.shard_plot = make_plot(th, "Sharding, DP → ZeRO-3 (play the timeline)", "GB per GPU", "")
+        self.shard_plot = make_plot(th, "Sharding, DP → ZeRO-3 (play the timeline)", "GB per GPU", "GPU")
         self.shard_plot.setAccessibleName("Sharding animation across a handful of GPUs")
         self.shard_plot.setMouseEnabled(x=False, y=False)
-        self.shard_plot.setMinimumHeight(200)
         shard_box = QVBoxLayout()
         shard_box.addWidget(self.frame_caption)
         shard_box.addWidget(self.shard_plot, 1)
@@ -209,7 +211,6 @@ class MemoryPanel(Panel):
         self.sweep_plot = make_plot(th, "Per-GPU memory against GPU count (log–log)", "GB per GPU", "GPUs")
         self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
         self.sweep_plot.setLogMode(x=True, y=True)
-        self.sweep_plot.setMinimumHeight(210)
         self.sweep_curves: list[tuple[pg.PlotDataItem, Scatter]] = []  # (line, markers) per strategy
         self.sweep_legend = RowLegend(colCount=6, frame=False)
         for row, s in enumerate(STRATEGIES):
@@ -389,13 +390,33 @@ class MemoryPanel(Panel):
         px = max(plot.getViewBox().height(), 120.0)
         return QFontMetrics(self._font(scale)).height() * 1.1 * y_span / px
 
+    def _top_with_labels(self, plot, tops: list[tuple[float, int]], scale: float) -> float:
+        """A y-range top that leaves ``lines`` text lines above each ``(value, lines)``. Labels keep
+        their size in pixels, so the share of the range they need grows as the chart gets shorter
+        (presenter fonts, a small window) and a fixed margin would cut them off."""
+        line_px = QFontMetrics(self._font(scale)).height()
+        view_px = max(plot.getViewBox().height(), 120.0)
+        return max(value / max(1 - (lines * line_px + 2 * LABEL_PAD) / view_px, 0.4) for value, lines in tops)
+
+    def _right_with_labels(self, plot, start: float, left: float, width_px: float) -> float:
+        """The x-range right end that leaves ``width_px`` pixels after data ``start`` when the range
+        begins at ``left``, in quarter steps so a label a few pixels longer does not move the axes."""
+        view_px = max(plot.getViewBox().width(), 120.0)
+        room = view_px - width_px
+        right = (start * view_px - left * width_px) / room if room > 0.25 * view_px else start + 4.0
+        return math.ceil(right * 4) / 4
+
     def _stack(self, pool: _Pool, xs: list[float], values: dict[str, list[float]], width: float,
-               label_min: float = float("inf"), avoid: tuple[float, float] = (0.0, 0.0)) -> float:
+               label_min: float = float("inf"), avoid: tuple[float, float] = (0.0, 0.0),
+               room_px: float = float("inf")) -> float:
         """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB.
 
         A block label whose centre falls in the band ``avoid`` (the memory line and its label) moves
-        to the middle of the larger part of its block outside the band, or is dropped."""
+        to the middle of the larger part of its block outside the band, or is dropped. A label wider
+        than ``room_px`` (the pixels between two stacks) would run into its neighbour's: it is
+        shortened ("W 16.06" → "W 16" → "W")."""
         base = np.zeros(len(xs))
+        metrics = QFontMetrics(self._font(0.7))
         lo, hi = avoid
         blocks = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}  # all blocks in two bar items
         backing = self._brush(self.theme.bg)
@@ -418,7 +439,10 @@ class MemoryPanel(Panel):
                     if max(below, above) < label_min / 2:
                         continue
                     y = b0 + below / 2 if below >= above else hi + above / 2
-                pool.text(f"{LETTER[cat]} {hh:,.2f}", (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
+                for text in (f"{LETTER[cat]} {hh:,.2f}", f"{LETTER[cat]} {hh:,.0f}", LETTER[cat]):
+                    if metrics.horizontalAdvance(text) + 2 * LABEL_PAD + 6 <= room_px:
+                        break
+                pool.text(text, (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
             base = base + h
         pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks["fill"],
                  hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
@@ -454,28 +478,38 @@ class MemoryPanel(Panel):
         p, pool = self.bars_plot, self._pools["bars"]
         pool.begin()
         xs = list(range(len(shown)))
-        y_top = max(max(self.breakdowns[s].total for s in shown) / 1e9, cap) * 1.22
+        left, right = -0.7, len(xs) + 0.8                   # room for the memory line's label on the right
+        room = p.getViewBox().width() / (right - left)       # pixels per stack
+        yours = self.scenario.strategy
+        mark = "yours ▼" if QFontMetrics(self._font(0.75)).horizontalAdvance("yours ▼") + 2 * LABEL_PAD + 6 <= room \
+            else "▼"                                          # the key above the charts says what ▼ means
+        tops = [(self.breakdowns[s].total / 1e9, 3 if s == yours else 2) for s in shown] + [(cap, 2)]
+        y_top = max(self._top_with_labels(p, tops, 0.75), max(v for v, _n in tops) * 1.1)
         line_h = self._text_height(p, y_top, 0.75)
         label_min = max(0.07 * y_top, self._text_height(p, y_top, 0.7))  # a block shorter than its label: no label
-        self._stack(pool, xs, values, 0.62, label_min=label_min, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h))
+        self._stack(pool, xs, values, 0.62, label_min=label_min, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h),
+                    room_px=room)
         pool.line(cap, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))  # labelled in the free right margin
-        pool.text(f"GPU memory\n{cap:,.0f} GB", (len(xs) + 0.75, cap), (1, 1), self._font(0.75), self.theme.fg)
+        pool.text(f"GPU memory\n{cap:,.0f} GB", (right - 0.05, cap), (1, 1), self._font(0.75), self.theme.fg)
         backing = self._brush(self.theme.bg)  # a total label may sit on the memory line: hide it there
         for x, s in zip(xs, shown):
             b = self.breakdowns[s]
-            yours = "yours ▼\n" if s == self.scenario.strategy else ""  # the y axis says GB
-            pool.text(f"{yours}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
+            above = f"{mark}\n" if s == yours else ""       # the y axis says GB
+            pool.text(f"{above}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
                       (0.5, 1), self._font(0.75), self.theme.fg, backing)
         pool.end()
-        names = TICK if self._ticks_fit(p, [TICK[s] for s in shown], len(xs) + 1.4) else TICK_COMPACT
+        names = next((names for names in (TICK, TICK_COMPACT) if self._ticks_fit(p, [names[s] for s in shown],
+                                                                                 right - left)), TICK_TINY)
         self._set_axes(p, "bars", bottom=[(x, names[s]) for x, s in zip(xs, shown)],
-                       x_range=(-0.6, len(xs) + 0.8), y_range=(0, y_top))
+                       x_range=(left, right), y_range=(0, y_top))
 
-    def _ticks_fit(self, plot, labels: list[str], span: float) -> bool:
-        """True when the widest category label fits the room one unit of the x axis gets in pixels."""
+    def _ticks_fit(self, plot, labels: list[str], span: float, gap: int = 10) -> bool:
+        """True when every two neighbouring labels, centred one x unit apart, keep ``gap`` pixels
+        between them (``span``: x units across the chart)."""
         metrics = QFontMetrics(plot.getAxis("bottom").style["tickFont"] or QFont())
         room = plot.getViewBox().width() / span
-        return max(metrics.horizontalAdvance(t) for t in labels) + 8 <= room
+        widths = [metrics.horizontalAdvance(t) for t in labels]
+        return all((a + b) / 2 + gap <= room for a, b in zip(widths, widths[1:]))
 
     def _set_axes(self, plot, view: str, bottom=None, left=None, x_range=None, y_range=None) -> None:
         """Ticks and ranges, touched only when they change (each change re-renders the cached axis)."""
@@ -504,11 +538,14 @@ class MemoryPanel(Panel):
         drawn = min(DRAWN_GPUS, n)
         xs = list(range(drawn))
         full_dp = self.frames[0].bytes
-        y_top = max(self.frames[0].total / 1e9, cap) * 1.12
+        y_top = max(self.frames[0].total / 1e9 * 1.12, self._top_with_labels(p, [(cap, 1)], 0.75))
         line_h = self._text_height(p, y_top, 0.72)
+        metrics = QFontMetrics(self._font(0.72))
+        label_px = 0.0
+        per_px = y_top / max(p.getViewBox().height(), 120.0)          # data units per pixel
         solid = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
         fading = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
-        base, next_label = 0.0, 0.0
+        base, next_label = 0.0, (metrics.height() / 2 + LABEL_PAD + 1) * per_px   # labels sit on the axis, not across it
         for cat in ("params", "grads", "optimizer", "activations"):
             total = frame.bytes[cat] / 1e9
             split = frame.split.get(cat, 0.0)
@@ -531,21 +568,23 @@ class MemoryPanel(Panel):
                 label_y = cap - 0.7 * line_h if label_y < cap and cap - 0.7 * line_h >= next_label \
                     else cap + 1.6 * line_h
             next_label = label_y + line_h
-            pool.text(f"{LETTER[cat]} {label}: {total:,.2f}", (drawn - 1 + 0.33, label_y), (0, 0.5),
-                      self._font(0.72), self.theme.fg)
+            text = f"{LETTER[cat]} {label}: {total:,.2f}"
+            label_px = max(label_px, metrics.horizontalAdvance(text) + 2 * LABEL_PAD)
+            pool.text(text, (drawn - 1 + 0.33, label_y), (0, 0.5), self._font(0.72), self.theme.fg)
             base += total
         for group, edge in ((solid, self._pen(self.theme.fg, 1)), (fading, self._pen(self.theme.fg, 1, Qt.DotLine))):
             if group["x"]:
                 pool.bar(x=group["x"], y0=group["y0"], height=group["height"], width=0.6, brushes=group["fill"],
                          hatches=group["hatch"], pen=edge)
-        self._memory_line(pool, cap, drawn + 2.2)
+        right = max(drawn + 2.3, self._right_with_labels(p, drawn - 1 + 0.33, -0.5, label_px + 4))  # labels end inside
+        self._memory_line(pool, cap, right - 0.1)
         pool.end()
-        ticks = [(x, f"GPU {x}") for x in xs[:-1]] + [(xs[-1], f"GPU {n - 1}" if n > drawn else f"GPU {xs[-1]}")]
+        ticks = [(x, str(r)) for x, r in zip(xs, xs[:-1] + [n - 1])]   # GPUs 0, 1, 2 and the last one
         title = f"{frame.stage_label} — {frame.total / 1e9:,.2f} GB per GPU × {n} GPUs (data-parallel)"
         if n > drawn:
             title += f"; {drawn} drawn"
         self.frame_caption.setText(f"<b>{title}</b>")
-        self._set_axes(p, "shard", bottom=ticks, x_range=(-0.5, drawn + 2.3), y_range=(0, y_top))
+        self._set_axes(p, "shard", bottom=ticks, x_range=(-0.5, right), y_range=(0, y_top))
 
     def _draw_sweep(self) -> None:
         """Per-GPU memory over 1…1024 GPUs: the curves redraw only when the sweep changes (not on a
@@ -754,6 +793,8 @@ class MemoryPanel(Panel):
         self.sweep_marker.setPen(self._pen(theme.muted, 1.5, Qt.DotLine))
         self.sweep_legend.setLabelTextColor(theme.fg)
         self.sweep_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.15 + 10  # + the label margins
+        for plot, lines in ((self.bars_plot, 20), (self.shard_plot, 18), (self.sweep_plot, 20)):
+            plot.setMinimumHeight(int(theme.point_size * lines))   # title, axis (and legend) leave the data room
         self._fit_legend()
         if self.breakdowns:
             self._redraw()

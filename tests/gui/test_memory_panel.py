@@ -133,3 +133,25 @@ def test_lower_charts_share_one_tab_row_and_catch_up_when_shown(make_panel, ctx)
     assert any(f"{expected.total_bytes / 1e9:,.1f} GB" in t for t in shown)
     p.lower_tabs.setCurrentWidget(p.sweep_plot)
     assert p.sweep_marker.value() == pytest.approx(np.log10(256))
+
+
+@pytest.mark.parametrize("font_scale", [1.0, 1.8])
+def test_chart_labels_stay_inside_their_charts_and_apart_at_presenter_sizes(make_panel, ctx, qtbot, font_scale):
+    """Labels keep their size in pixels: at presenter fonts the range makes room for them (totals
+    above the bars, shard labels right of the GPUs) and block labels shorten rather than run into
+    the next stack's."""
+    ctx.set_theme(font_scale=font_scale)
+    try:
+        p = make_panel(MemoryPanel, size=(1100, 1500))
+        ctx.scenario.update(n_gpus=128)
+        qtbot.wait(50)
+        for name in ("bars", "shard"):
+            layer = p._pools[name].layer
+            view = layer.vb.rect().adjusted(-1, -1, 1, 1)
+            boxes = layer.rects()
+            assert boxes and all(view.contains(box) for box in boxes), (name, layer.texts())
+        boxes = p._pools["bars"].layer.rects()
+        for i, a in enumerate(boxes):            # block, total and memory-line labels never overlap
+            assert not any(a.intersects(b) for b in boxes[i + 1:]), p._pools["bars"].layer.texts()[i]
+    finally:
+        ctx.set_theme(font_scale=1.0)
