@@ -78,8 +78,10 @@ class LiveText(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802
         if event.size().width() != event.oldSize().width():
             self._floor = (0, 0)             # a new width: measure afresh
-        self._wanted = self.heightForWidth(self.width())
+        old, self._wanted = self._wanted, self.heightForWidth(self.width())
         self._floor = (self.width(), self._wanted)
+        if self._wanted != old:              # the minimum the layout holds for it is for the old width
+            self.updateGeometry()
         super().resizeEvent(event)
 
     def sizeHint(self) -> QSize:  # noqa: N802

@@ -27,13 +27,37 @@ def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     """A pyqtgraph PlotWidget styled for the theme, with large axis text for projection."""
     import pyqtgraph as pg
 
-    w = pg.PlotWidget()
+    w = _plot_class()()
     style_plot(w, theme, title, left, bottom)
     w.installEventFilter(_TitleFitter(w))
     w.getPlotItem().vb.sigResized.connect(lambda *_args: fit_title(w))   # axes widen after their first paint
     cache_static(w)
     eager_view_matrix(w)
     return w
+
+
+_PLOT_CLASS = None
+
+
+def _plot_class():
+    """``pg.PlotWidget`` whose preferred height is its minimum: its layout's stretch gives it the
+    rest. A QGridLayout with wrapped text in any cell treats every row's *preferred* height as its
+    minimum; a chart's large default preference (a few hundred pixels) then claims room the window
+    does not have, and Qt squeezes every row below its true minimum, cutting text off."""
+    global _PLOT_CLASS
+    if _PLOT_CLASS is None:
+        import pyqtgraph as pg
+        from PySide6.QtCore import QSize
+
+        class Plot(pg.PlotWidget):
+            def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+                return QSize(super().sizeHint().width(), max(self.minimumHeight(), MIN_PLOT_HEIGHT))
+
+        _PLOT_CLASS = Plot
+    return _PLOT_CLASS
+
+
+MIN_PLOT_HEIGHT = 120   # a chart with no minimum of its own still prefers this much
 
 
 def eager_view_matrix(plot) -> None:

@@ -382,7 +382,9 @@ class ScalePanel(Panel):
             self._goodput_ticks = ticks
             gp.getAxis("bottom").setTicks(ticks)
         labels = []
-        for key, name, anchor in (("young", "Young √(2δM)", (1, 0)), ("daly", "Daly", (0, 0))):
+        left = "young" if c["young"] <= c["daly"] else "daly"   # the left line's label goes left of it: never overlap
+        for key, name in (("young", "Young √(2δM)"), ("daly", "Daly")):
+            anchor = (1, 0) if key == left else (0, 0)
             line, _style = self.optimum_marks[key]
             x = np.log10(c[key] / 60)
             line.setPos(x)

@@ -63,3 +63,29 @@ def test_the_scenario_dock_fits_its_width(window):
     assert not editor.horizontalScrollBar().isVisible()
     gpu = editor.widgets["gpu"]
     assert gpu.currentText().startswith("NVIDIA") and gpu.width() >= gpu.fontMetrics().averageCharWidth() * 8
+
+
+@pytest.mark.parametrize("presenter", [False, True])
+def test_no_wrapped_text_is_cut_off(window, qtbot, presenter):
+    """Every word-wrapped readout gets the height its text needs at its width, in the default layout
+    and at presenter fonts (a chart's large preferred height once made Qt squeeze a grid's rows)."""
+    from PySide6.QtWidgets import QLabel
+
+    from explorer.live_text import LiveText
+
+    window.resize(1600, 1000)
+    if presenter:
+        window.set_presenter(True, full_screen=False)
+    try:
+        for cls in window.panel_classes:
+            panel = window.show_panel(cls.key)
+            qtbot.wait(400)                  # debounced background results land and lay out
+            panel.tasks.wait(60_000)
+            qtbot.wait(100)
+            texts = panel.findChildren(LiveText) + [w for w in panel.findChildren(QLabel) if w.wordWrap()]
+            for text in texts:
+                if text.isVisible():
+                    assert text.height() + 1 >= text.heightForWidth(text.width()), (cls.key, text.text()[:40])
+    finally:
+        if presenter:
+            window.set_presenter(False)      # the application font is global: later tests expect the default

@@ -64,3 +64,14 @@ def test_bad_gpu_count_is_shown_inline(make_panel, ctx):
     ctx.scenario.try_update(tp=8)
     p.gpus_spin.setValue(12)           # not a multiple of TP 8
     assert p.error.isVisible() and "n_gpus" in p.error.text()
+
+
+def test_optimum_labels_never_overlap(make_panel, ctx):
+    """Young's and Daly's intervals are nearly equal when checkpoints are cheap: each label sits on
+    the outer side of its own line, so the two never cover each other."""
+    p = make_panel(ScalePanel)
+    for delta in (0.1, 1.0, 30.0):             # Young below Daly, nearly equal, and the other way round
+        p.ckpt_slider.setValue(delta)
+        p.ckpt_slider.valueCommitted.emit(delta)
+        young, daly = p.optimum_labels.rects()
+        assert not young.intersects(daly), delta
