@@ -763,6 +763,8 @@ class QuantPanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
+        for plot in self.findChildren(pg.PlotWidget):    # title, axes and some data readable at any text
+            plot.setMinimumHeight(int(theme.point_size * 14))   # size: the tab scrolls rather than shrink them
         if self._gptq is not None:                 # re-made in the new colours by the next draw
             for item in self._gptq:
                 self.gptq_plot.removeItem(item)
