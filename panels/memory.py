@@ -412,14 +412,13 @@ class MemoryPanel(Panel):
         """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB.
 
         A block label whose centre falls in the band ``avoid`` (the memory line and its label) moves
-        to the middle of the larger part of its block outside the band, or is dropped. A label wider
-        than ``room_px`` (the pixels between two stacks) would run into its neighbour's: it is
-        shortened ("W 16.06" → "W 16" → "W")."""
+        to the middle of the larger part of its block outside the band, or is dropped. Labels wider
+        than ``room_px`` (the pixels between two stacks) would run into their neighbours': all of
+        the chart's labels are shortened alike ("W 16.06" → "W 16" → "W")."""
         base = np.zeros(len(xs))
-        metrics = QFontMetrics(self._font(0.7))
         lo, hi = avoid
         blocks = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}  # all blocks in two bar items
-        backing = self._brush(self.theme.bg)
+        placed = []                                                          # (letter, value, x, y)
         for cat in mem.CATEGORIES:
             if cat not in values:
                 continue
@@ -439,11 +438,16 @@ class MemoryPanel(Panel):
                     if max(below, above) < label_min / 2:
                         continue
                     y = b0 + below / 2 if below >= above else hi + above / 2
-                for text in (f"{LETTER[cat]} {hh:,.2f}", f"{LETTER[cat]} {hh:,.0f}", LETTER[cat]):
-                    if metrics.horizontalAdvance(text) + 2 * LABEL_PAD + 6 <= room_px:
-                        break
-                pool.text(text, (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
+                placed.append((LETTER[cat], float(hh), x, y))
             base = base + h
+        if placed:   # one format for the whole chart: the longest that fits between two stacks
+            metrics = QFontMetrics(self._font(0.7))
+            widest = max(placed, key=lambda p: p[1])
+            fmt = next((f for f in ("{} {:,.2f}", "{} {:,.0f}")
+                        if metrics.horizontalAdvance(f.format("W", widest[1])) + 2 * LABEL_PAD + 6 <= room_px), "{}")
+            backing = self._brush(self.theme.bg)
+            for letter, value, x, y in placed:
+                pool.text(fmt.format(letter, value), (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
         pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks["fill"],
                  hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
         return float(base.max()) if len(xs) else 0.0
