@@ -43,7 +43,7 @@ def _least_height(item, width: int) -> int:
             return 0
         if w.hasHeightForWidth() and w.layout() is None:       # text that wraps
             return max(w.minimumHeight(), w.heightForWidth(max(1, width)))
-        if w.layout() is not None:                             # a group box: its frame and title, then its layout
+        if w.layout() is not None:                             # a group box, a labelled slider: frame, title, layout
             wm = w.contentsMargins()
             inside = _least_height(w.layout(), max(1, width - wm.left() - wm.right()))
             return max(item.minimumSize().height(), inside + wm.top() + wm.bottom())

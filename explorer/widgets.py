@@ -25,8 +25,6 @@ def pen(color: str, width: float = 2.0, style=Qt.SolidLine):
 
 def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     """A pyqtgraph PlotWidget styled for the theme, with large axis text for projection."""
-    import pyqtgraph as pg
-
     w = _plot_class()()
     style_plot(w, theme, title, left, bottom)
     w.installEventFilter(_TitleFitter(w))
@@ -36,6 +34,7 @@ def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     return w
 
 
+MIN_PLOT_HEIGHT = 120   # a chart with no minimum of its own still prefers this much
 _PLOT_CLASS = None
 
 
@@ -55,9 +54,6 @@ def _plot_class():
 
         _PLOT_CLASS = Plot
     return _PLOT_CLASS
-
-
-MIN_PLOT_HEIGHT = 120   # a chart with no minimum of its own still prefers this much
 
 
 def eager_view_matrix(plot) -> None:
