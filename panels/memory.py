@@ -502,16 +502,15 @@ class MemoryPanel(Panel):
             pool.text(f"{above}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
                       (0.5, 1), self._font(0.75), self.theme.fg, backing)
         pool.end()
-        names = next((names for names in (TICK, TICK_COMPACT) if self._ticks_fit(p, [names[s] for s in shown],
-                                                                                 right - left)), TICK_TINY)
+        names = next((names for names in (TICK, TICK_COMPACT) if self._ticks_fit(p, [names[s] for s in shown], room)),
+                     TICK_TINY)
         self._set_axes(p, "bars", bottom=[(x, names[s]) for x, s in zip(xs, shown)],
                        x_range=(left, right), y_range=(0, y_top))
 
-    def _ticks_fit(self, plot, labels: list[str], span: float, gap: int = 10) -> bool:
-        """True when every two neighbouring labels, centred one x unit apart, keep ``gap`` pixels
-        between them (``span``: x units across the chart)."""
+    def _ticks_fit(self, plot, labels: list[str], room: float, gap: int = 10) -> bool:
+        """True when every two neighbouring tick labels, ``room`` pixels apart centre to centre,
+        keep ``gap`` pixels between them."""
         metrics = QFontMetrics(plot.getAxis("bottom").style["tickFont"] or QFont())
-        room = plot.getViewBox().width() / span
         widths = [metrics.horizontalAdvance(t) for t in labels]
         return all((a + b) / 2 + gap <= room for a, b in zip(widths, widths[1:]))
 
