@@ -75,7 +75,9 @@ class _Pool:
 
     def bar(self, **opts):
         item = self._next("bar", lambda: Bars(**opts))  # a plot always uses the same keys
-        item.setOpts(**opts)
+        if getattr(item, "_pool_opts", None) != opts:   # the same bars again: no repaint
+            item._pool_opts = opts
+            item.setOpts(**opts)
         return item
 
     def text(self, text: str, pos: tuple[float, float], anchor: tuple[float, float], font: QFont, color: str,
@@ -84,9 +86,11 @@ class _Pool:
 
     def line(self, pos: float, angle: int, line_pen):
         item = self._next("line", lambda: pg.InfiniteLine(angle=angle, movable=False))
-        item.setAngle(angle)
-        item.setPen(line_pen)
-        item.setPos(pos)
+        if getattr(item, "_pool_opts", None) != (pos, angle, line_pen):   # unchanged: no repaint
+            item._pool_opts = (pos, angle, line_pen)
+            item.setAngle(angle)
+            item.setPen(line_pen)
+            item.setPos(pos)
         return item
 
     def end(self) -> None:
