@@ -26,6 +26,9 @@ def pen(color: str, width: float = 2.0, style=Qt.SolidLine):
 def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     """A pyqtgraph PlotWidget styled for the theme, with large axis text for projection."""
     w = _plot_class()()
+    pi = w.getPlotItem()
+    pi.layout.removeItem(pi.titleLabel)   # the title spans the whole chart, not the data's column:
+    pi.layout.addItem(pi.titleLabel, 0, 0, 1, 3)   # an axis that widens then neither cuts it nor is pushed out
     style_plot(w, theme, title, left, bottom)
     w.installEventFilter(_TitleFitter(w))
     w.getPlotItem().vb.sigResized.connect(lambda *_args: fit_title(w))   # axes widen after their first paint
@@ -64,6 +67,31 @@ def eager_view_matrix(plot) -> None:
     cost two full paints of the plot, the second one identical to the first."""
     vb = plot.getPlotItem().getViewBox() if hasattr(plot, "getPlotItem") else plot.getViewBox()
     vb.sigRangeChanged.connect(lambda *_args: vb.updateMatrix())
+
+
+def log_axes(plot, x: bool = False, y: bool = False) -> None:
+    """Log scale on ``x`` and/or ``y``, with text on the decades only (``style_plot`` keeps it so):
+    pyqtgraph labels every 2…9 × 10^k of an axis spanning a decade or two, and the labels pile up."""
+    plot.setLogMode(x=x, y=y)
+    for name, on in (("bottom", x), ("left", y)):
+        if on:
+            axis = plot.getAxis(name)
+            axis.logTickValues = _decade_ticks
+            axis.setStyle(maxTextLevel=0)
+
+
+def _decade_ticks(low: float, high: float, _size: float, _std_ticks) -> list[tuple]:
+    """Tick levels of a log axis (values in log10): the decades, with 2× and 5× when fewer than two
+    decades show; then the other multiples, unlabelled."""
+    import math
+
+    first, last = math.floor(low), math.ceil(high)
+    decades = [float(v) for v in range(first, last + 1) if low <= v <= high]
+    multiples = {m: [v + math.log10(m) for v in range(first, last) if low < v + math.log10(m) < high]
+                 for m in range(2, 10)}
+    major = decades + (multiples[2] + multiples[5] if len(decades) < 2 else [])
+    minor = [t for m, ts in multiples.items() for t in ts if t not in major]
+    return [(1.0, sorted(major)), (None, sorted(minor))]
 
 
 def cache_static(plot) -> None:
@@ -119,9 +147,9 @@ TITLE_MARGIN = 8   # pixels a plot title needs beyond its text on each side
 
 def fit_title(plot) -> None:
     """Show the plot's title in full when it fits, else cut with an ellipsis (the full title goes
-    to the tooltip unless the panel gave the plot one). The title shares the data's column of the plot's layout: one wider than that
-    column made the whole chart wider than its widget, cutting off the right axis at presenter
-    font sizes."""
+    to the tooltip unless the panel gave the plot one). A title wider than the chart made the whole
+    chart wider than its widget, cutting off the right axis at presenter font sizes. ``make_plot``
+    charts' titles span every column of the layout; others share the data's column."""
     from PySide6.QtGui import QFont, QFontMetrics
 
     pi = plot.getPlotItem()
@@ -135,10 +163,15 @@ def fit_title(plot) -> None:
     font = QFont()
     font.setPointSizeF(float(points))
     room = plot.width() - 2 * TITLE_MARGIN   # the layout's and the text document's margins
-    for name in ("left", "right"):
-        axis = pi.getAxis(name)
-        if axis.isVisible():
-            room -= int(axis.width()) + 1
+    if pi.layout.itemAt(0, 0) is not pi.titleLabel:   # in the data's column only
+        for name in ("left", "right"):
+            axis = pi.getAxis(name)
+            if axis.isVisible():
+                room -= int(axis.width()) + 1
+    for col in range(3, pi.layout.columnCount()):     # beyond the right axis: a colour bar, say
+        item = pi.layout.itemAt(2, col)
+        room -= max(pi.layout.columnMinimumWidth(col),
+                    item.effectiveSizeHint(Qt.MinimumSize).width() if item is not None else 0)
     shown = QFontMetrics(font).elidedText(title, Qt.ElideRight, max(room, 40))
     if shown != pi.titleLabel.text or getattr(pi, "_title_style", None) != (color, size):
         pi._title_style = (color, size)
@@ -182,32 +215,35 @@ def no_si_prefix(axis) -> None:
         axis.update()
 
 
-def style_plot(w, theme: Theme, title: str | None = None, left: str | None = None, bottom: str | None = None) -> None:
-    """(Re)apply theme colours and font sizes to a PlotWidget; keeps existing labels if None."""
+def style_axis(ax, theme: Theme, label: str | None = None) -> None:
+    """Theme colours and text sizes for one axis (a plot's or a colour bar's); keeps its title if ``label`` is None."""
     from PySide6.QtGui import QFont
 
-    w.setBackground(theme.bg)
-    pi = w.getPlotItem()
     font = QFont()
     font.setPointSizeF(theme.point_size * 0.95)
     css = {"color": theme.fg, "font-size": f"{theme.point_size:.0f}pt"}
+    ax.setPen(pen(theme.fg, 1))
+    ax.setTextPen(pen(theme.fg, 1))
+    # Tick text may widen an axis but never narrow it: an edit whose labels are a digit shorter
+    # would otherwise re-lay out the plot (a second full repaint) and shift it sideways.
+    # Two tick levels, like the grid (explorer.tick_grid): pyqtgraph's third, finest level is
+    # tiny marks nobody reads at projector distance, yet it is most of an axis's Python work.
+    # A log axis's second level is every 2…9 × 10^k: labelled, they pile up on a short axis.
+    ax.setStyle(tickFont=font, autoReduceTextSpace=False, maxTickLevel=1, maxTextLevel=0 if ax.logMode else 1)
+    if not ax.labelUnits:   # no units to prefix: skip re-writing the axis title on every range change
+        no_si_prefix(ax)
+    if label is not None:
+        ax.setLabel(label, **css)
+    elif ax.labelText:
+        ax.setLabel(ax.labelText, units=ax.labelUnits, **css)
+
+
+def style_plot(w, theme: Theme, title: str | None = None, left: str | None = None, bottom: str | None = None) -> None:
+    """(Re)apply theme colours and font sizes to a PlotWidget; keeps existing labels if None."""
+    w.setBackground(theme.bg)
+    pi = w.getPlotItem()
     for name in ("left", "bottom", "right", "top"):
-        ax = pi.getAxis(name)
-        ax.setPen(pen(theme.fg, 1))
-        ax.setTextPen(pen(theme.fg, 1))
-        # Tick text may widen an axis but never narrow it: an edit whose labels are a digit shorter
-        # would otherwise re-lay out the plot (a second full repaint) and shift it sideways.
-        # Two tick levels, like the grid (explorer.tick_grid): pyqtgraph's third, finest level is
-        # tiny marks nobody reads at projector distance, yet it is most of an axis's Python work.
-        ax.setStyle(tickFont=font, autoReduceTextSpace=False, maxTickLevel=1, maxTextLevel=1)
-        if not ax.labelUnits:   # no units to prefix: skip re-writing the axis title on every range change
-            no_si_prefix(ax)
-        if name == "left" and left is not None:
-            ax.setLabel(left, **css)
-        elif name == "bottom" and bottom is not None:
-            ax.setLabel(bottom, **css)
-        elif ax.labelText:
-            ax.setLabel(ax.labelText, units=ax.labelUnits, **css)
+        style_axis(pi.getAxis(name), theme, left if name == "left" else bottom if name == "bottom" else None)
     if title is None:       # re-styled for the new theme: colour and size follow it
         title = getattr(pi, "_full_title", ("",))[0] or (pi.titleLabel.text if pi.titleLabel.isVisible() else "")
     pi._full_title = (title, theme.fg, theme.point_size * 1.1)

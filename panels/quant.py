@@ -10,6 +10,7 @@ from dataclasses import asdict
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
                                QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QWidget)
 
@@ -18,7 +19,7 @@ from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import TaskRunner
-from explorer.widgets import ErrorLabel, LabeledSlider, make_plot, pen
+from explorer.widgets import ErrorLabel, LabeledSlider, log_axes, make_plot, pen, style_axis
 from explorer.live_text import LiveText
 from panels._quant_views import bar_chart, step_hist, tidy
 
@@ -155,7 +156,7 @@ class QuantPanel(Panel):
         g.addWidget(self.heat_text, 2, 0)
         self.collapse_plot = make_plot(self.theme, "One outlier destroys a tensor: per-tensor int8 codes of the"
                                        " ordinary channels", "count (log)", "int8 code")
-        self.collapse_plot.setLogMode(y=True)
+        log_axes(self.collapse_plot, y=True)
         tidy(self.collapse_plot, self.theme, legend=True)
         g.addWidget(self.collapse_plot, 1, 1)
         self.collapse_text = QLabel()
@@ -171,11 +172,11 @@ class QuantPanel(Panel):
         self.alpha_slider = LabeledSlider("SmoothQuant α", 0.0, 1.0, 0.5, 0.05, 2)
         g.addWidget(self.alpha_slider, 0, 0, 1, 2)
         self.fix_plot = make_plot(self.theme, "Held-out relative output error, W8A8 per-tensor unless named",
-                                  "relative error", "")
+                                  "", "relative error")
         g.addWidget(self.fix_plot, 1, 0)
         self.dist_plot = make_plot(self.theme, "Per-channel max|x| the int8 scale must cover", "max|x| (log)",
                                    "input channel")
-        self.dist_plot.setLogMode(y=True)
+        log_axes(self.dist_plot, y=True)
         tidy(self.dist_plot, self.theme, legend=True)
         g.addWidget(self.dist_plot, 1, 1)
         self.sq_plot = make_plot(self.theme, "SmoothQuant: error against α (migration strength)", "relative error", "α")
@@ -195,10 +196,10 @@ class QuantPanel(Panel):
         g.addWidget(self.gptq_plot, 0, 0)
         self.awq_plot = make_plot(self.theme, "AWQ: output MSE against α (s = mean|x|^α)", "MSE", "α")
         g.addWidget(self.awq_plot, 0, 1)
-        self.wonly_plot = make_plot(self.theme, "Weight-only error on held-out tokens", "relative error", "")
+        self.wonly_plot = make_plot(self.theme, "Weight-only error on held-out tokens", "", "relative error")
         g.addWidget(self.wonly_plot, 1, 0)
         self.hist_plot = make_plot(self.theme, "Weight histogram before and after", "count (log)", "weight value")
-        self.hist_plot.setLogMode(y=True)
+        log_axes(self.hist_plot, y=True)
         tidy(self.hist_plot, self.theme, legend=True)
         g.addWidget(self.hist_plot, 1, 1)
         self.gptq_text = LiveText()
@@ -210,7 +211,7 @@ class QuantPanel(Panel):
         self.group_plot = make_plot(self.theme, "Group size: bits per weight against error (RTN)", "relative error",
                                     "bits per weight")
         g.addWidget(self.group_plot, 0, 0)
-        self.scheme_plot = make_plot(self.theme, "W4A16 / W8A8 / W4A4 on this layer", "relative error", "")
+        self.scheme_plot = make_plot(self.theme, "W4A16 / W8A8 / W4A4 on this layer", "", "relative error")
         g.addWidget(self.scheme_plot, 0, 1)
         self.serving_title = LiveText()          # word-wrapped: a long scenario line must not widen the panel
         g.addWidget(self.serving_title, 1, 0, 1, 2)
@@ -238,7 +239,7 @@ class QuantPanel(Panel):
         row.addWidget(self.kv_bits)
         row.addStretch(1)
         g.addLayout(row, 0, 0, 1, 2)
-        self.kv_plot = make_plot(self.theme, "Relative error of K and V by scale layout", "relative error", "")
+        self.kv_plot = make_plot(self.theme, "Relative error of K and V by scale layout", "", "relative error")
         g.addWidget(self.kv_plot, 1, 0)
         self.kv_chan_plot = make_plot(self.theme, "Keys: max|k| per channel (fixed outlier channels)", "max|k|",
                                       "channel (3 heads × 64)")
@@ -542,7 +543,7 @@ class QuantPanel(Panel):
     def _draw_fixes(self) -> None:
         a = self.analysis
         if a is None or not a.w8a8:
-            self.fix_plot.clear()
+            bar_chart(self.fix_plot, self.theme, [], [])
             self.sq_plot.clear()
             self.dist_plot.clear()
             self.fix_text.setText("The three fixes need activations: pick a pack layer.")
@@ -559,7 +560,8 @@ class QuantPanel(Panel):
         self.sq_plot.plot(xs, ys, pen=pen(th.color(2), 3), symbol="o", symbolBrush=th.color(2))
         self.sq_plot.addItem(pg.InfiniteLine(pos=a.w8a8["naive per-tensor W8A8"], angle=0,
                                              pen=pen(th.color(5), 2, Qt.DashLine), label="naive per-tensor",
-                                             labelOpts={"color": th.fg, "position": 0.15}))
+                                             labelOpts={"color": th.fg, "position": 0.45,          # above the line, where
+                                                        "anchors": [(0.5, 1), (0.5, 1)]}))  # the curve dips
         self.alpha_marker = pg.InfiniteLine(pos=alpha, angle=90, pen=pen(th.fg, 2, Qt.DotLine))
         self.sq_plot.addItem(self.alpha_marker)
         best = min(a.sq_curve, key=lambda t: t[1])
@@ -628,11 +630,15 @@ class QuantPanel(Panel):
             t = pg.TextItem(f"g{r['group']}", color=th.fg, anchor=(0, 1))
             t.setPos(r["bpw"], r["error"])
             gp.addItem(t)
+        if sweep:   # room above and to the right of the points for their labels
+            xs, ys = [r["bpw"] for r in sweep], [r["error"] for r in sweep]
+            x_span, y_span = max(xs) - min(xs) or 1.0, max(ys) - min(ys) or max(ys) or 1.0
+            gp.setRange(xRange=(min(xs), max(xs) + 0.18 * x_span), yRange=(min(ys), max(ys) + 0.15 * y_span))
         if a.schemes:
             bar_chart(self.scheme_plot, th, [r["scheme"] for r in a.schemes],
                       [r["relative_error"] for r in a.schemes], "{:.3f}")
         else:
-            self.scheme_plot.clear()
+            bar_chart(self.scheme_plot, th, [], [])
         if a.gptq_trace:
             self._draw_gptq(len(a.gptq_trace) - 1)
         else:
@@ -763,6 +769,10 @@ class QuantPanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
+        for side in ("left", "right", "top", "bottom"):   # the colour bar: its title (left), its scale
+            style_axis(self.heat_bar.getAxis(side), theme)  # (right) and its frame in the theme's colours
+        scale = self.heat_bar.getAxis("right")              # room for the scale's text at any text size
+        scale.setWidth(int(QFontMetrics(scale.style["tickFont"]).horizontalAdvance("0.00") + 12))
         for plot in self.findChildren(pg.PlotWidget):    # title, axes and some data readable at any text
             plot.setMinimumHeight(int(theme.point_size * 14))   # size: the tab scrolls rather than shrink them
         if self._gptq is not None:                 # re-made in the new colours by the next draw

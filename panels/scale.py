@@ -23,7 +23,7 @@ from explorer.flow_layout import FlowLayout
 from explorer.label_layer import Label, label_layer
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
-from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen
+from explorer.widgets import ErrorLabel, LabeledSlider, brush, log_axes, make_plot, pen
 from explorer.live_text import LiveText, pin_size
 
 KINDS = ("compute", "checkpoint", "lost", "restart")
@@ -184,7 +184,7 @@ class ScalePanel(Panel):
         gp = self.goodput_plot = make_plot(self.theme, "Goodput against checkpoint interval", "goodput (%)",
                                            "compute time between checkpoints (min)")
         gp.setAccessibleName("Goodput against checkpoint interval")
-        gp.setLogMode(x=True, y=False)
+        log_axes(gp, x=True)
         gp.setMouseEnabled(x=False, y=False)
         self.goodput_legend = gp.addLegend(offset=(-10, -10))
         self.exact_curve = gp.plot([], [], name="Daly's expected goodput")

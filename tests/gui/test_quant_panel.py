@@ -63,3 +63,42 @@ def test_user_files(panel, tmp_path):
     (tmp_path / "bad.npy").write_bytes(b"not an npy file")
     panel.load_user_file(str(tmp_path / "bad.npy"), "array")
     assert panel.error.isVisible() and "file" in panel.error.text()
+
+
+@pytest.mark.parametrize("font_scale", [1.0, 1.8])
+def test_bar_chart_names_and_values_are_whole_and_apart(make_panel, ctx, qtbot, font_scale):
+    """Each bar's name sits whole on the left axis (a long one wraps, and its row is tall enough
+    for its lines) and each value label ends inside its chart, at projector text sizes too: the
+    names under vertical bars ran into each other."""
+    from PySide6.QtGui import QFontMetricsF
+    from PySide6.QtWidgets import QTabWidget
+
+    ctx.set_theme(font_scale=font_scale)
+    try:
+        p = make_panel(QuantPanel, size=(1000, 900))
+        p.layer_box.setCurrentText("minilm.l2.query")
+        assert p.tasks.wait(240_000) and p.kv_tasks.wait(60_000)
+        tabs = p.findChildren(QTabWidget)[0]
+        charts = {p.fix_plot, p.wonly_plot, p.scheme_plot, p.kv_plot}
+        checked = set()
+        for i in range(tabs.count()):
+            tabs.setCurrentIndex(i)
+            qtbot.wait(300)
+            for plot in (c for c in charts if c.isVisible()):
+                pi = plot.getPlotItem()
+                axis = pi.getAxis("left")
+                names = [text for _pos, text in axis._tickLevels[0]]
+                metrics = QFontMetricsF(axis.style["tickFont"])
+                widest = max(metrics.horizontalAdvance(line) for name in names for line in name.split("\n"))
+                assert axis.width() >= widest + axis.style["tickTextOffset"][0], names
+                lines = max(name.count("\n") + 1 for name in names)
+                assert pi.getViewBox().height() / len(names) >= lines * metrics.height(), names
+                layer = pi._label_layer
+                view = layer.vb.rect().adjusted(-1, -1, 1, 1)
+                assert len(layer.rects()) == len(names)
+                assert all(view.contains(box) for box in layer.rects()), [(t, b.left(), b.right(), b.top(), b.bottom(), view.width(), view.height()) for t, b in zip(layer.texts(), layer.rects())]
+                assert plot.width() >= pi.width() - 1          # the chart is not wider than its widget
+                checked.add(plot)
+        assert checked == charts
+    finally:
+        ctx.set_theme(font_scale=1.0)
