@@ -7,6 +7,12 @@ deleted in the thread it lives in, and breaking that rule crashes or deadlocks t
 The remedy pyqtgraph documents (``pyqtgraph.util.garbage_collector``) is applied here: automatic
 collection is switched off and a timer on the GUI thread collects, generation by generation, with the
 interpreter's own thresholds.
+
+A full collection walks every tracked object: with a panel built, some 74,000 (widgets, plot items,
+modules), 80 ms on the GUI thread here — five dropped frames in a slider drag, about once a minute
+of editing. ``freeze_long_lived`` moves what is alive once a panel is built into the permanent
+generation, so later collections walk only what was made since. (Anything frozen that later becomes
+cyclic garbage is never freed: a panel's start-up items that it replaces; a few kilobytes.)
 """
 from __future__ import annotations
 
@@ -49,3 +55,9 @@ def install_main_thread_gc() -> None:
         return
     app.setProperty(_PROPERTY, True)
     app._explorer_gc_collector = _MainThreadCollector(app)  # keep the Python wrapper alive
+
+
+def freeze_long_lived() -> None:
+    """Collect, then exempt every surviving object from later collections (see the module's note)."""
+    gc.collect()
+    gc.freeze()

@@ -5,7 +5,7 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialog, QFrame, QGridLayout, QLabel,
                                QMainWindow, QMessageBox, QScrollArea, QStyle, QTabWidget, QWidget)
@@ -17,6 +17,7 @@ from explorer import exports
 from explorer.context import AppContext
 from explorer.files import FileProblem
 from explorer.flow_layout import FlowLayout
+from explorer.gc_guard import freeze_long_lived
 from explorer.panel import Panel, PanelInfo, registered_panels
 from explorer.scenario_editor import ScenarioEditor
 from explorer.theme import qt_palette, stylesheet
@@ -28,6 +29,7 @@ log = logging.getLogger("explorer")
 PRESENTER_SCALE = 1.6
 PRESENTER_SIDE = 0.27      # share of the screen's width the side column keeps in presenter mode
 EDITOR_MIN_WIDTH = 280    # the editor scrolls sideways below this
+FREEZE_AFTER_MS = 1000    # a newly built panel has painted and its first results are in by then
 
 
 def _least_height(item, width: int) -> int:
@@ -278,6 +280,7 @@ class MainWindow(QMainWindow):
             panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
             panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
             panel.bind()
+            QTimer.singleShot(FREEZE_AFTER_MS, freeze_long_lived)   # its items live as long as the app
         return self._instances[key]
 
     def panel(self, key: str) -> Panel:

@@ -2,6 +2,7 @@
 but without PySide6 (the GPU box). Qt fixtures (ctx, make_panel, window) live in tests/gui/conftest.py."""
 from __future__ import annotations
 
+import gc
 import os
 
 import pytest
@@ -24,3 +25,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("gpu"):
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _thaw_frozen_objects():
+    """The app freezes long-lived objects (explorer.gc_guard); a test's window is not long-lived:
+    give what it froze back to the collector, so tests do not pile up each other's objects."""
+    yield
+    if gc.get_freeze_count():
+        gc.unfreeze()
