@@ -576,7 +576,8 @@ class MemoryPanel(Panel):
                     else cap + 1.6 * line_h
             next_label = label_y + line_h
             text = f"{LETTER[cat]} {label}: {total:,.2f}"
-            label_px = max(label_px, metrics.horizontalAdvance(text) + 2 * LABEL_PAD)
+            widest = text.replace(f"1/{n}", "1/8888") if sharding else text   # the room does not change
+            label_px = max(label_px, metrics.horizontalAdvance(widest) + 2 * LABEL_PAD)  # with a GPU count
             pool.text(text, (drawn - 1 + 0.33, label_y), (0, 0.5), self._font(0.72), self.theme.fg)
             base += total
         for group, edge in ((solid, self._pen(self.theme.fg, 1)), (fading, self._pen(self.theme.fg, 1, Qt.DotLine))):
