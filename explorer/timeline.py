@@ -183,8 +183,8 @@ class PlayerWidget(QWidget):
         pin_size(self.frame_label, longest=longest)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.FontChange:
-            self._pin_frame_label()
+        if event.type() == QEvent.FontChange:   # the label gets the new font after its parent:
+            QTimer.singleShot(0, self._pin_frame_label)   # measure it once it has
         super().changeEvent(event)
 
     def _spec(self, spec: TimelineSpec | None) -> None:

@@ -182,7 +182,7 @@ class ScalePanel(Panel):
 
     def _build_goodput(self) -> QVBoxLayout:
         gp = self.goodput_plot = make_plot(self.theme, "Goodput against checkpoint interval", "goodput (%)",
-                                           "compute time between checkpoints (min)")
+                                           "checkpoint interval, compute (min)")
         gp.setAccessibleName("Goodput against checkpoint interval")
         log_axes(gp, x=True)
         gp.setMouseEnabled(x=False, y=False)

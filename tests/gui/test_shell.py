@@ -346,3 +346,25 @@ def test_stepping_the_timeline_re_lays_out_nothing(window):
     finally:
         QApplication.instance().removeEventFilter(watch)
     assert requests == [], requests
+
+
+def test_frame_counter_has_room_for_its_text_at_presenter_size(qtbot, ctx):
+    """The counter's fixed size is measured again when the text grows; a panel chosen before the
+    window shows (``explorer --panel … --presenter``) left it measured in the old font, cut off."""
+    from explorer.main_window import MainWindow
+
+    win = MainWindow(ctx, remember_layout=False)
+    qtbot.addWidget(win)
+    win.show_panel("pipeline")
+    win.resize(1600, 1000)
+    win.show()
+    label = win.player.frame_label
+    try:
+        win.set_presenter(True, full_screen=False)
+        qtbot.waitUntil(lambda: label.width() >= label.fontMetrics().horizontalAdvance(label.text()), timeout=2000)
+        assert label.font().pointSizeF() == pytest.approx(ctx.theme.point_size)
+    finally:
+        win.set_presenter(False)
+        for p in win.panels:
+            p.tasks.cancel()
+            p.tasks.wait(30_000)
