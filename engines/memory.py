@@ -178,9 +178,13 @@ def layer_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: 
     return (replicated / (t if sequence_parallel else 1)) + split / t + core / t
 
 
-def embedding_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int) -> float:
-    """First-stage extra: the embedding-dropout mask, sbh at 1 B (Korthikanti §4.3; GPT only)."""
-    return float(seq_len) * micro_batch * arch.hidden if has_dropout(arch) else 0.0
+def embedding_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: int = 1,
+                               sequence_parallel: bool = False) -> float:
+    """First-stage extra: the embedding-dropout mask, sbh at 1 B per micro-batch, on a 1/t slice of
+    the sequence with sequence parallelism (Korthikanti §4.3: sbhp/t for p in flight; GPT only)."""
+    if not has_dropout(arch):
+        return 0.0
+    return float(seq_len) * micro_batch * arch.hidden / (tp if sequence_parallel else 1)
 
 
 def output_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: int = 1,
@@ -254,13 +258,19 @@ def shard_group(strategy: str, dp, gpus_per_node: int, tp: int, pp: int):
     dp = np.asarray(dp)
     if strategy != "fsdp-hybrid":
         return dp
-    per_node = max(1, gpus_per_node // (tp * pp))
-    return np.minimum(dp, per_node)
+    return np.minimum(dp, _dp_ranks_per_node(gpus_per_node, tp, pp))
+
+
+def _dp_ranks_per_node(gpus_per_node: int, tp: int, pp: int) -> int:
+    """DP ranks of one group inside a node. Megatron orders ranks TP fastest, then DP, then PP
+    (``parallel_layout.rank_grid``): a node holds gpus_per_node/tp consecutive DP ranks of one
+    pipeline stage; ``pp`` does not change that (it only sets how many such groups there are)."""
+    return max(1, gpus_per_node // tp)
 
 
 def hybrid_valid(dp, gpus_per_node: int, tp: int, pp: int):
     """Hybrid sharding needs the DP group to be one partial node or whole nodes' worth of shards."""
-    per_node = max(1, gpus_per_node // (tp * pp))
+    per_node = _dp_ranks_per_node(gpus_per_node, tp, pp)
     dp = np.asarray(dp)
     return (dp <= per_node) | (dp % per_node == 0)
 
@@ -319,7 +329,7 @@ def stage_activations(scenario: Scenario) -> np.ndarray:
     layers = np.array(stage_layers(arch.layers, pp), dtype=float)
     flights = np.maximum(1, np.minimum(pp - np.arange(pp), scenario.grad_accum))
     acts = per_layer * layers * flights
-    acts[0] += embedding_activation_bytes(arch, s, b) * flights[0]
+    acts[0] += embedding_activation_bytes(arch, s, b, t, sp) * flights[0]
     acts[-1] += output_activation_bytes(arch, s, b, t, sp, e)
     return acts
 
@@ -478,7 +488,7 @@ def breakdown(scenario: Scenario, strategy: str | None = None, options: Options 
     options = options or Options()
     require_number(options.reserve_fraction, "reserve_fraction", 0, 1)
     if strategy == "fsdp-hybrid" and not hybrid_valid(scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp):
-        per_node = max(1, scenario.gpus_per_node // (scenario.tp * scenario.pp))
+        per_node = _dp_ranks_per_node(scenario.gpus_per_node, scenario.tp, scenario.pp)
         raise ValidationError("n_gpus", f"hybrid sharding needs DP ≤ {per_node} or a multiple of it (whole nodes); "
                                         f"DP is {scenario.dp}", f"DP a multiple of {per_node}")
     stages = _stage_memory(scenario, strategy, options)

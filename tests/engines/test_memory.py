@@ -279,3 +279,32 @@ def test_per_stage_total_is_sum_of_categories():
         parts = st.params + st.grads + st.optimizer + st.activations + st.buffers + st.reserve
         assert st.total == pytest.approx(parts)
         assert st.reserve == pytest.approx(mem.DEFAULT_RESERVE_FRACTION * (parts - st.reserve))
+
+
+def test_hybrid_shard_group_counts_dp_ranks_per_node_with_pipeline_stages():
+    """Megatron's rank order (TP, then DP, then PP): a node of 8 with TP 2 holds 4 DP ranks of one
+    pipeline stage whatever PP is, so hybrid sharding shards over those 4 (it used to divide by PP
+    as well and shard over 1, i.e. not at all)."""
+    sc = Scenario(n_gpus=64, gpus_per_node=8, tp=2, pp=4, strategy="fsdp-hybrid")   # DP 8
+    b = mem.breakdown(sc)
+    assert b.shard == 4
+    from engines.parallel_layout import rank_grid
+
+    layout_node_dp = {r.dp_rank for r in rank_grid(64, 2, 4, 8).ranks if r.node == 0}
+    assert len(layout_node_dp) == b.shard
+    full = mem.breakdown(sc, "fsdp")                                  # FSDP shards over all DP 8
+    assert b.params == pytest.approx(full.params * 8 / 4)
+
+
+def test_embedding_dropout_mask_is_split_by_sequence_parallelism():
+    """Korthikanti §4.3: the first stage's extra is sbhp/t with sequence parallelism (sbhp without)."""
+    arch = PRESETS["gpt3-175b"]
+    s, b, h = 2048, 1, 12288
+    assert mem.embedding_activation_bytes(arch, s, b) == s * b * h
+    assert mem.embedding_activation_bytes(arch, s, b, tp=8, sequence_parallel=True) == s * b * h / 8
+    assert mem.embedding_activation_bytes(arch, s, b, tp=8, sequence_parallel=False) == s * b * h
+    sc = Scenario(model="gpt3-175b", arch=arch, n_gpus=64, tp=8, pp=8, seq_len=2048, micro_batch=1,
+                  grad_accum=64, sequence_parallel=True, recompute="selective")
+    per_layer = mem.layer_activation_bytes(arch, s, b, 8, True, "selective")
+    first = mem.stage_activations(sc)[0]
+    assert first == pytest.approx(per_layer * 12 * 8 + s * b * h / 8 * 8)    # 12 layers × 8 in flight
