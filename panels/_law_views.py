@@ -150,7 +150,7 @@ class DeadlineTimeline(pg.PlotWidget):
             color, style, width = styles[kind]
             x = _ts(moment)
             self.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pen(color, width, style)))
-            label = pg.TextItem(f"{text}\n{moment:%d %b %Y %H:%M}" if isinstance(moment, datetime)
+            label = pg.TextItem(f"{text}\n{moment.astimezone():%d %b %Y %H:%M}" if isinstance(moment, datetime)
                                 else f"{text}\n{moment:%d %b %Y}", color=th.fg, anchor=(0, 0.5))
             label.setFont(font)
             label.setPos(x, 1.0 - (i % 4) * 0.55)

@@ -36,7 +36,14 @@ def _label(text: str = "", wrap: bool = True, name: str = "") -> QLabel:
 
 
 def _py_dt(w: QDateTimeEdit) -> datetime:
-    return w.dateTime().toPython().replace(tzinfo=None)
+    """The edit's local time, aware of this machine's zone: 24 hours across a summer-time change
+    are then 24 real hours (the engine adds hours in UTC)."""
+    return w.dateTime().toPython().replace(tzinfo=None).astimezone()
+
+
+def _local(moment: datetime) -> str:
+    """A deadline as this machine's clock shows it (its offset may differ from the start's)."""
+    return f"{moment.astimezone():{FMT}}"
 
 
 def _py_d(w: QDateEdit) -> date:
@@ -351,9 +358,9 @@ class LawPanel(Panel):
             self.cra_error.show_error(None)
             final_need = "a fix time" if args["event"] == "vulnerability" else "the notification time"
             lines = [f"<b>Art 14 applies at awareness: {'YES' if d['applies'] else 'NO — applies from 11 Sep 2026 (Art 71(2))'}</b>",
-                     f"Early warning due: {d['early_warning']:{FMT}} (24 h)",
-                     f"Notification due: {d['notification']:{FMT}} (72 h)",
-                     "Final report due: " + (f"{d['final_report']:{FMT}}" if d["final_report"] else f"— needs {final_need}")]
+                     f"Early warning due: {_local(d['early_warning'])} (24 h)",
+                     f"Notification due: {_local(d['notification'])} (72 h)",
+                     "Final report due: " + (_local(d["final_report"]) if d["final_report"] else f"— needs {final_need}")]
             self.cra_result.setText("<br>".join(lines))
             marks = [(args["aware"], "aware", "event"), (d["early_warning"], "24 h early warning", "deadline"),
                      (d["notification"], "72 h notification", "deadline")]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import calendar
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from typing import Mapping
 
 from engines.errors import ValidationError, require_choice
@@ -256,6 +256,14 @@ def _moment(value: object, name: str) -> datetime:
     return value
 
 
+def _after_hours(moment: datetime, hours: int) -> datetime:
+    """``hours`` of elapsed time after ``moment``: aware datetimes add in UTC (Python adds wall-clock
+    time within one zone, which is an hour off across a summer-time change); naive ones as given."""
+    if moment.tzinfo is None:
+        return moment + timedelta(hours=hours)
+    return (moment.astimezone(timezone.utc) + timedelta(hours=hours)).astimezone(moment.tzinfo)
+
+
 def reporting_deadlines(event: str, aware: datetime, fix_available: datetime | None = None,
                         notified: datetime | None = None) -> dict:
     """Art 14 CRA deadlines for an actively exploited vulnerability (14(2)) or a severe incident (14(4)).
@@ -269,8 +277,10 @@ def reporting_deadlines(event: str, aware: datetime, fix_available: datetime | N
       market before 11 December 2027 (Art 69(3)). Dates are computed either way so the clock can show
       what would be owed.
 
-    Times are plain arithmetic on the given moments (time zone as given); the end-of-day and
-    working-day rules of Reg. 1182/71 can only make a deadline later, never earlier.
+    Hours are elapsed hours (Reg. 1182/71 Art 3(2)(a)): counted in UTC, so 24 hours across a
+    summer-time change are 24 real hours, shown in the time zone given. Days and months are
+    calendar periods on the local date. The end-of-day and working-day rules of Reg. 1182/71 can
+    only make a deadline later, never earlier.
     """
     require_choice(event, "event", EVENTS)
     aware = _moment(aware, "aware")
@@ -286,7 +296,7 @@ def reporting_deadlines(event: str, aware: datetime, fix_available: datetime | N
         final = add_months(notified, 1) if notified is not None else None
     return {
         "applies": aware.date() >= ART14_APPLIES_FROM,
-        "early_warning": aware + timedelta(hours=24),
-        "notification": aware + timedelta(hours=72),
+        "early_warning": _after_hours(aware, 24),
+        "notification": _after_hours(aware, 72),
         "final_report": final,
     }

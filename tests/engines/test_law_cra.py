@@ -201,3 +201,21 @@ def test_milestones_are_the_dated_timeline():
     dates = [m[0] for m in cra.MILESTONES]
     assert date(2026, 6, 11) in dates and date(2026, 9, 11) in dates and date(2027, 12, 11) in dates
     assert dates == sorted(dates)
+
+
+def test_hours_are_elapsed_hours_across_a_summer_time_change():
+    """Reg. 1182/71 Art 3(2)(a): a period in hours is elapsed time. Brussels leaves summer time at
+    03:00 on 25 Oct 2026: 24 hours after noon on the 24th is 11:00 on the 25th, local time."""
+    from zoneinfo import ZoneInfo
+
+    brussels = ZoneInfo("Europe/Brussels")
+    aware = datetime(2026, 10, 24, 12, 0, tzinfo=brussels)
+    d = cra.reporting_deadlines("vulnerability", aware)
+    utc = ZoneInfo("UTC")                 # (Python subtracts same-zone datetimes as wall-clock times)
+    assert d["early_warning"].astimezone(utc) - aware.astimezone(utc) == timedelta(hours=24)
+    assert d["early_warning"].replace(tzinfo=None) == datetime(2026, 10, 25, 11, 0)
+    assert d["notification"].replace(tzinfo=None) == datetime(2026, 10, 27, 11, 0)
+    assert d["early_warning"].utcoffset() == timedelta(hours=1)         # shown in the zone given
+    spring = datetime(2027, 3, 27, 12, 0, tzinfo=brussels)              # summer time starts 28 Mar
+    assert cra.reporting_deadlines("incident", spring)["early_warning"].replace(tzinfo=None) == \
+        datetime(2027, 3, 28, 13, 0)

@@ -74,8 +74,9 @@ def test_art14_clock_updates_as_you_type(make_panel):
     p.fix_check.setChecked(True)
     p.fix_edit.setDateTime(QDateTime(QDate(2026, 10, 9), QTime(8, 0)))
     d = p.clocks["cra"]
-    assert d["applies"] and d["early_warning"] == datetime(2026, 10, 3, 17, 30)
-    assert d["final_report"] == datetime(2026, 10, 23, 8, 0)
+    local = {k: v.astimezone().replace(tzinfo=None) for k, v in d.items() if isinstance(v, datetime)}
+    assert d["applies"] and local["early_warning"] == datetime(2026, 10, 3, 17, 30)   # this machine's clock
+    assert local["final_report"] == datetime(2026, 10, 23, 8, 0)
     assert "23 Oct 2026 08:00" in p.cra_result.text()
     p.aware_edit.setDateTime(QDateTime(QDate(2026, 9, 1), QTime(9, 0)))
     assert p.clocks["cra"]["applies"] is False and "NO" in p.cra_result.text()
