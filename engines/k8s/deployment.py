@@ -388,12 +388,12 @@ class DeploymentController(Controller):
         return status
 
     def complete(self, d: dict, status: dict) -> bool:
-        """DeploymentComplete (the arithmetic in the reference): updated == replicas == total,
-        available ≥ replicas − maxUnavailable, observedGeneration ≥ generation."""
+        """DeploymentComplete (pkg/controller/deployment/util/deployment_util.go): updated == total ==
+        available == replicas, observedGeneration ≥ generation: every desired pod available, not
+        just replicas − maxUnavailable of them."""
         replicas = int(d["spec"].get("replicas", 1))
-        _, unavailable = fenceposts(d)
         return (status.get("updatedReplicas") == replicas and status.get("replicas") == replicas
-                and status.get("availableReplicas", 0) >= replicas - unavailable
+                and status.get("availableReplicas", 0) == replicas
                 and status.get("observedGeneration", 0) >= d["metadata"].get("generation", 1))
 
     @staticmethod

@@ -39,7 +39,7 @@ def parse_quantity(value: object, field: str = "quantity") -> Fraction:
         number = Fraction(digits)
         if suffix in _BINARY:
             number *= _BINARY[suffix]
-        elif suffix[:1] in ("e", "E"):
+        elif len(suffix) > 1:           # e3, E-2: a decimal exponent ("E" alone is exa, 10^18)
             number *= Fraction(10) ** int(suffix[1:])
         else:
             number *= _DECIMAL[suffix]

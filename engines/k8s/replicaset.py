@@ -315,12 +315,24 @@ class ReplicaSetController(Controller):
         return created, None, batches
 
     def _related_pods(self, rs: dict) -> list[dict]:
-        """Pods of every ReplicaSet with the same controlling owner (getPodsRankedByRelatedPodsOnSameNode)."""
+        """replica_set.go getIndirectlyRelatedPods, the pods rule 5 of the deletion ranking counts per
+        node: those matching the selector of any ReplicaSet with the same controlling owner (its
+        Deployment), each once. A ReplicaSet without a controller has none (upstream logs "has no
+        controller" and returns nil), so every candidate ranks 0 there and later rules decide."""
         owner = controller_ref(rs)
-        siblings = self.rs.by_index("owner", owner["uid"]) if owner else [rs]
+        if not owner:
+            return []
+        seen: set[str] = set()
         out = []
-        for sibling in siblings:
-            out.extend(self.pods.by_index("owner", sibling["metadata"]["uid"]))
+        for sibling in self.rs.by_index("owner", owner["uid"]):
+            namespace = sibling["metadata"].get("namespace", "default")
+            selector = sibling["spec"].get("selector")
+            for pod in self.pods.select(rules.match_labels_of(selector)):
+                uid = pod["metadata"]["uid"]
+                if (uid not in seen and pod["metadata"].get("namespace", "default") == namespace
+                        and rules.selector_matches(selector, pod["metadata"].get("labels"))):
+                    seen.add(uid)
+                    out.append(pod)
         return out
 
     def update_status(self, rs: dict, pods: list[dict], error: ApiError | None) -> None:

@@ -93,15 +93,16 @@ def pod_requests(pod: Mapping, non_zero: bool = False) -> dict[str, int]:
 
     Source: pkg/api/v1/resource/helpers.go PodRequests (used by noderesources/fit.go). With
     ``non_zero`` a container without a cpu/memory request counts 100m / 200Mi
-    (pkg/scheduler/util GetNonzeroRequests), which the scoring plugins use.
+    (pkg/scheduler/util GetNonzeroRequests), which the scoring plugins use; one set explicitly
+    to zero stays zero ("override if un-set, but not if explicitly set to zero").
     """
     spec = _spec(pod)
     total: dict[str, int] = {}
     for c in spec.get("containers") or []:
         req, _ = container_resources(c)
         if non_zero:
-            req = {**req, "cpu": req.get("cpu") or DEFAULT_MILLI_CPU_REQUEST,
-                   "memory": req.get("memory") or DEFAULT_MEMORY_REQUEST}
+            req = {**req, "cpu": req.get("cpu", DEFAULT_MILLI_CPU_REQUEST),
+                   "memory": req.get("memory", DEFAULT_MEMORY_REQUEST)}
         for k, v in req.items():
             total[k] = total.get(k, 0) + v
     for c in spec.get("initContainers") or []:

@@ -422,3 +422,58 @@ spec: {selector: {app: web}, ports: [{port: 80}]}
     raw = __import__("yaml").safe_load(text.split("---")[0])
     warn.apply(raw)
     assert any("affinity" in w for w in warn.warnings)
+
+
+def test_deployment_complete_needs_every_desired_pod_available():
+    """DeploymentComplete (deployment_util.go): updated == total == available == replicas. With 3 of
+    4 available a rollout is still in progress, although maxUnavailable (25 % → 1) would allow it."""
+    c = Cluster()
+    d = {"metadata": {"name": "web", "generation": 1},
+         "spec": {"replicas": 4, "strategy": {"type": "RollingUpdate"}}}
+    status = {"updatedReplicas": 4, "replicas": 4, "availableReplicas": 3, "observedGeneration": 1}
+    assert not c.deployments.complete(d, status)
+    assert c.deployments.complete(d, {**status, "availableReplicas": 4})
+    assert not c.deployments.complete(d, {**status, "availableReplicas": 4, "observedGeneration": 0})
+
+
+@pytest.mark.parametrize("text, value", [("1E", 10**18), ("2E", 2 * 10**18), ("1E3", 1000), ("1e3", 1000),
+                                         ("1Ei", 2**60), ("500m", 0.5), ("1.5Gi", 1.5 * 2**30), (".5", 0.5)])
+def test_quantity_suffixes_and_exponents(text, value):
+    """quantity.go: "E" alone is the exa suffix; "E3"/"e3" are exponents."""
+    from engines.k8s.quantity import parse_quantity
+
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["1e", "E", "1EE", "1Ki2", "-1"])
+def test_quantity_rejects_malformed_text_with_a_clear_error(text):
+    from engines.k8s.quantity import parse_quantity
+
+    with pytest.raises(ValidationError):
+        parse_quantity(text)
+
+
+def test_scoring_defaults_fill_unset_requests_but_keep_explicit_zeros():
+    """GetNonzeroRequestForResource: 100m / 200Mi only where no request is set."""
+    unset = {"spec": {"containers": [{"name": "a"}]}}
+    zero = {"spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "0", "memory": "0"}}}]}}
+    assert rules.pod_requests(unset, non_zero=True) == {"cpu": 100, "memory": 200 * 2**20}
+    assert rules.pod_requests(zero, non_zero=True) == {"cpu": 0, "memory": 0}
+    assert rules.pod_requests(zero) == {"cpu": 0, "memory": 0}
+
+
+def test_related_pods_for_the_deletion_ranking():
+    """getIndirectlyRelatedPods: a Deployment's ReplicaSet counts the pods its owner's ReplicaSets
+    select; a bare ReplicaSet (no controller) counts none, so rule 5 never decides for it."""
+    c = cluster_with()
+    c.apply(deployment(replicas=3))
+    c.apply({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "bare"},
+             "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "bare"}},
+                      "template": {"metadata": {"labels": {"app": "bare"}},
+                                   "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+    c.run(10)
+    owned = next(rs for rs in c.list("ReplicaSet") if rs["metadata"].get("ownerReferences"))
+    related = c.replicasets._related_pods(owned)
+    assert sorted(p["metadata"]["name"] for p in related) == \
+        sorted(p["metadata"]["name"] for p in running(c, app="web"))
+    assert c.replicasets._related_pods(c.get("ReplicaSet", "bare")) == []
