@@ -70,11 +70,11 @@ def schedule(kind: str, stages: int, microbatches: int, chunks: int = 1) -> list
     require(v == 1, "chunks", f"{kind} runs one model chunk per rank, got {v}", "1")
     if kind == "gpipe":
         return [[Action(r, "F", i) for i in range(m)] + [Action(r, "B", i) for i in range(m)] for r in range(p)]
+    if kind == "1f1b":   # m < p runs too: every forward is warm-up (Megatron: min(p − r − 1, m))
+        return [_one_f_one_b_rank(r, p, m) for r in range(p)]
     require(m >= p, "stages",
             f"{kind} needs at least as many micro-batches as stages (p ≤ m); p={p}, m={m}",
             f"1…{m} for m={m}, or raise microbatches to ≥ {p}")
-    if kind == "1f1b":
-        return [_one_f_one_b_rank(r, p, m) for r in range(p)]
     return [_zb_h1_rank(r, p, m) for r in range(p)]
 
 
@@ -421,10 +421,12 @@ def bubble_formulas(kind: str, p: int, m: int, v: int = 1, t_f: float = 1.0, t_b
                               "Qi et al. ICLR'24, arXiv 2401.10241 §6")]
     if kind == "zb-h1":
         tf, ti, tw = costs["F"], costs["I"], costs["W"]
-        zb_time = max(0.0, (p - 1) * (tf + ti - tw))  # the formula assumes T_W ≤ T_F + T_B
+        # The paper assumes T_W ≤ T_B; a heavier W cannot hide the last rank's wait for its first
+        # forward, (p−1)·T_F, so that is the floor (the simulation shows it).
+        zb_time = (p - 1) * (tf + max(0.0, ti - tw))
         busy = m * (tf + ti + tw)
         out = [
-            BubbleFormula("ZB-H1 bubble time", "(p−1)(T_F+T_B−T_W)", zb_time, "time",
+            BubbleFormula("ZB-H1 bubble time", "(p−1)(T_F+T_B−T_W), at least (p−1)·T_F", zb_time, "time",
                           "Qi et al. ICLR'24, arXiv 2401.10241"),
             BubbleFormula("ZB-H1: bubble / ideal", "(p−1)(T_F+T_B−T_W) / m(T_F+T_B+T_W)", zb_time / busy, "ideal",
                           "Qi et al. ICLR'24, arXiv 2401.10241"),

@@ -169,6 +169,28 @@ def test_zb_h1_bubble_matches_the_paper(p, m):
     assert max(zb.peak_in_flight) == max(ref.peak_in_flight) == p  # same peak memory as 1F1B
 
 
+@pytest.mark.parametrize("p,m", [(4, 1), (4, 2), (4, 3), (8, 5)])
+def test_1f1b_with_fewer_micro_batches_than_stages(p, m):
+    """Megatron runs m < p (warm-up = min(p − r − 1, m)): every forward is warm-up, the makespan is
+    GPipe's (m + p − 1)(T_F + T_B), the bubble (p−1)/(m+p−1) of it, and rank r holds min(p − r, m)."""
+    sim = simulate(schedule("1f1b", p, m), t_f=1.0, t_b=2.0)
+    assert sim.makespan == pytest.approx((m + p - 1) * 3)
+    assert sim.peak_in_flight == [min(p - r, m) for r in range(p)]
+    f = {x.denominator: x.value for x in bubble_formulas("1f1b", p, m)}
+    assert f["total"] == pytest.approx((sim.makespan - m * 3) / sim.makespan)
+
+
+@pytest.mark.parametrize("t_b,t_w", [(2.0, 1.0), (1.5, 1.0), (2.0, 1.5), (3.0, 1.0)])
+def test_zb_h1_bubble_formula_has_the_last_ranks_start_as_its_floor(t_b, t_w):
+    """(p−1)(T_F+T_B−T_W) with T_B the input-gradient part assumes T_W ≤ T_B; with a heavier W the
+    last rank still waits (p−1)·T_F for its first forward. Formula and simulation agree either way."""
+    p, m, t_f = 4, 8, 1.0
+    sim = simulate(schedule("zb-h1", p, m), t_f=t_f, t_b=t_b, t_i=t_b - t_w, t_w=t_w)
+    f = {x.denominator: x.value for x in bubble_formulas("zb-h1", p, m, 1, t_f=t_f, t_b=t_b, t_w=t_w)}
+    assert f["time"] == pytest.approx(sim.makespan - m * (t_f + t_b))
+    assert f["time"] >= (p - 1) * t_f
+
+
 def test_in_flight_step_function():
     sim = simulate(schedule("1f1b", 2, 2))
     assert sim.in_flight_at(0, 0.5) == 1 and sim.in_flight_at(0, 1.5) == 2
@@ -189,7 +211,6 @@ def test_formulas_label_both_denominators():
 @pytest.mark.parametrize("args,field", [
     (("interleaved-1f1b", 4, 6, 2), "microbatches"),   # m not a multiple of p
     (("interleaved-1f1b", 4, 8, 1), "chunks"),
-    (("1f1b", 4, 3), "stages"),                         # more stages than micro-batches
     (("zb-h1", 4, 2), "stages"),
     (("gpipe", 4, 8, 2), "chunks"),
     (("zb-v", 4, 8, 1), "chunks"),
