@@ -38,14 +38,16 @@ def model_flops_per_token(arch: ModelArch, seq_len: int, attention: bool = True)
 def hardware_flops_per_token(arch: ModelArch, seq_len: int, recompute: str = "none") -> float:
     """FLOPs the hardware executes per token, recomputation included (for HFU).
 
-    ``full``: one extra forward pass, 2N + 4·LHQT more; ``selective``: attention scores and
-    softmax·V redone, 4·LHQT more (Korthikanti et al. 2022).
+    ``full``: the transformer blocks' forward again, 2·(block parameters) + 4·LHQT more: the
+    embedding lookup and the output layer are not recomputed, which gives Narayanan et al.'s
+    96·BSLh²(1 + S/6h + V/16Lh) (SC'21, arXiv 2104.04473, Eq. 3) for a GPT block. ``selective``:
+    attention scores and softmax·V redone, 4·LHQT more (Korthikanti et al. 2022).
     """
     require_choice(recompute, "recompute", ("none", "selective", "full"))
     base = model_flops_per_token(arch, seq_len)
     attn_fwd = 4.0 * arch.layers * arch.heads * arch.head_dim * seq_len
     if recompute == "full":
-        return base + 2.0 * arch.param_count() + attn_fwd
+        return base + 2.0 * arch.layers * arch.layer_params() + attn_fwd
     if recompute == "selective":
         return base + attn_fwd
     return base

@@ -32,7 +32,16 @@ def test_recompute_raises_hardware_flops():
     a = PRESETS["llama3-8b"]
     none, sel, full = (hardware_flops_per_token(a, 4096, r) for r in ("none", "selective", "full"))
     assert none == model_flops_per_token(a, 4096) < sel < full
-    assert full - none == pytest.approx(2 * a.param_count() + 4 * 32 * 32 * 128 * 4096)
+    assert full - none == pytest.approx(2 * 32 * a.layer_params() + 4 * 32 * 32 * 128 * 4096)
+
+
+def test_full_recompute_hardware_flops_are_narayanans_eq_3():
+    """96·BSLh²(1 + S/6h + V/16Lh) per sequence for GPT-3 with full recomputation: the blocks run
+    forward twice, the output layer once (bias and norm parameters make the match approximate)."""
+    a = PRESETS["gpt3-175b"]
+    L, h, V, S = a.layers, a.hidden, a.vocab, 2048
+    eq3 = 96 * S * L * h**2 * (1 + S / (6 * h) + V / (16 * L * h)) / S
+    assert hardware_flops_per_token(a, S, "full") == pytest.approx(eq3, rel=0.002)
 
 
 def test_training_throughput_for_scenario():
