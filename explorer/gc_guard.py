@@ -12,7 +12,7 @@ A full collection walks every tracked object: with a panel built, some 74,000 (w
 modules), 80 ms on the GUI thread here — five dropped frames in a slider drag, about once a minute
 of editing. ``freeze_long_lived`` moves what is alive once a panel is built into the permanent
 generation, so later collections walk only what was made since. (Anything frozen that later becomes
-cyclic garbage is never freed: a panel's start-up items that it replaces; a few kilobytes.)
+cyclic garbage is never freed: at most the items a panel drew at start-up and replaced since, once.)
 """
 from __future__ import annotations
 
