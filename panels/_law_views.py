@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import date, datetime, time
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 
 from engines.law.trees import Tree, layout
 from explorer.theme import Theme
 from explorer.widgets import brush, pen
+
+
+NODE_PX = 26    # the largest node symbol, in pixels
 
 
 class TreeGraph(pg.PlotWidget):
@@ -25,6 +28,7 @@ class TreeGraph(pg.PlotWidget):
         self.hideAxis("bottom")
         self.setMouseEnabled(x=False, y=False)
         self.setAccessibleName("Decision tree graph")
+        self.getViewBox().sigResized.connect(lambda *_a: self._place_edge_words())
 
     def draw(self, tree: Tree, path: list[str]) -> None:
         th = self.theme
@@ -47,19 +51,22 @@ class TreeGraph(pg.PlotWidget):
         small = QFont(font)
         small.setPointSizeF(font.pointSizeF() * 0.85)
         small.setItalic(True)
+        self._edge_words: list[tuple[pg.TextItem, tuple[float, float], tuple[float, float]]] = []
         for nid, node in tree.nodes.items():      # yes/no splits: the answer written on its edge
+            words: dict[str, list[str]] = {}      # target → its words (both answers may lead there)
             for a in node.answers:
                 word = _yes_no(a.label)
                 if word and a.next in pos:
-                    (x0, y0), (x1, y1) = pos[nid], pos[a.next]
-                    item = pg.TextItem(word, color=th.fg, anchor=(0.5, 0.5), fill=backing)
-                    item.setFont(small)
-                    # away from the question label that sits above each node: late on a rising edge
-                    # (it leaves through its own node's label), early on a falling one
-                    f = 0.65 if y1 > y0 else (0.35 if y1 < y0 else 0.5)
-                    item.setPos(x0 + f * (x1 - x0), y0 + f * (y1 - y0))
-                    self.addItem(item)
+                    words.setdefault(a.next, []).append(word)
+            for target, said in words.items():
+                word = " / ".join(said)
+                item = pg.TextItem(word, color=th.fg, anchor=(0.5, 0.5), fill=backing)
+                item.setFont(small)
+                item._split = len(words) == 2     # one of two branches: the other word tells it apart
+                self._edge_words.append((item, pos[nid], pos[target]))
+                self.addItem(item)
         self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
+        self._node_labels: list[pg.TextItem] = []
         metrics = QFontMetrics(font)
         for nid, node in tree.nodes.items():
             x, y = pos[nid]
@@ -77,6 +84,7 @@ class TreeGraph(pg.PlotWidget):
             self.addItem(item)
             w = metrics.horizontalAdvance(text) + 24
             self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
+            self._node_labels.append(item)
         if path:
             x, y = pos[path[-1]]
             self.addItem(pg.ScatterPlotItem([x], [y], symbol="star", size=30, brush=brush(th.palette[5]),
@@ -103,6 +111,49 @@ class TreeGraph(pg.PlotWidget):
             lo = min([lo0 - 0.6] + [x - left * per_px for x, left, _right in self._label_px])
             hi = max([hi0 + 0.6] + [x + right * per_px for x, _left, right in self._label_px])
         self.setXRange(lo, hi, padding=0)
+        self._place_edge_words()
+
+    def _place_edge_words(self) -> None:
+        """Each Yes/No at the first point along its edge (middle first, then either way) where its box clears the node labels, the node symbols and the words
+        already placed: in a narrow chart the layers are close and a word at a fixed fraction ran
+        into the next question's label. Of a two-way split that has no clear spot for one word, the
+        other word alone tells the branches apart."""
+        if not getattr(self, "_edge_words", None):
+            return
+        vb = self.getViewBox()
+        vb.updateMatrix()                 # boxes in scene pixels, with the range just set
+
+        def box_at(item: pg.TextItem, x: float, y: float) -> QRectF:
+            r = item.textItem.boundingRect()             # text size in pixels (TextItems do not scale)
+            p = vb.mapViewToScene(QPointF(x, y))
+            ax, ay = item.anchor.x(), item.anchor.y()
+            return QRectF(p.x() - ax * r.width(), p.y() - ay * r.height(), r.width(), r.height())
+
+        taken = [box_at(item, item.pos().x(), item.pos().y()) for item in self._node_labels]
+        for item in self._node_labels:
+            p = vb.mapViewToScene(item.pos())
+            taken.append(QRectF(p.x() - NODE_PX / 2, p.y() - NODE_PX / 2, NODE_PX, NODE_PX))
+        clean: dict[tuple[float, float], bool] = {}     # source node → one of its words placed cleanly
+        crowded = []
+        for item, (x0, y0), (x1, y1) in self._edge_words:
+            best = None
+            for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78):   # on its own edge only: beside it, a word
+                box = box_at(item, x0 + f * (x1 - x0), y0 + f * (y1 - y0))   # reads as the neighbour's
+                clash = sum(box.intersected(t).width() * box.intersected(t).height() for t in taken)
+                if best is None or clash < best[0]:
+                    best = (clash, f, box)
+                if clash == 0:
+                    break
+            clash, f, box = best
+            item.setPos(x0 + f * (x1 - x0), y0 + f * (y1 - y0))
+            item.setVisible(True)
+            taken.append(box)
+            clean[(x0, y0)] = clean.get((x0, y0), False) or clash == 0
+            if clash:
+                crowded.append((item, (x0, y0)))
+        for item, source in crowded:
+            if item._split and clean[source]:
+                item.setVisible(False)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)

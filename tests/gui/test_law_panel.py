@@ -122,7 +122,13 @@ def test_graph_writes_yes_no_on_the_edges_and_every_label_in_view(make_panel):
     texts = [i.toPlainText() for i in p.graph.getPlotItem().items if isinstance(i, pg.TextItem)]
     yes_no = sum(1 for n in tree.nodes.values() for a in n.answers
                  if a.label.split(":")[0].split("(")[0].split(",")[0].strip() in ("Yes", "No"))
-    assert yes_no > 0 and texts.count("Yes") + texts.count("No") == yes_no
+    words = [w for t in texts for w in t.split(" / ")]        # two answers to one target share a label
+    assert yes_no > 0 and words.count("Yes") + words.count("No") == yes_no
+    shown = [i for i in p.graph.getPlotItem().items if isinstance(i, pg.TextItem) and i.isVisible()]
+    for i, a in enumerate(shown):                              # nothing written over anything else
+        for b in shown[i + 1:]:
+            if a.toPlainText() in ("Yes", "No", "Yes / No") and b.toPlainText() in ("Yes", "No", "Yes / No"):
+                assert not a.sceneBoundingRect().intersects(b.sceneBoundingRect()), (a.toPlainText(), b.toPlainText())
     for node in tree.nodes.values():
         assert any(t.startswith(node.label) for t in texts), node.label
     # the view's x range leaves room for the widest outcome label
