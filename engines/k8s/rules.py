@@ -351,7 +351,8 @@ def eviction_sort_key(pod: Mapping, usage_bytes: int | None) -> tuple:
 
 # --- scheduler scoring -----------------------------------------------------------------------
 def least_allocated_score(requested: Mapping[str, int], allocatable: Mapping[str, int]) -> int:
-    """noderesources/least_allocated.go: mean over cpu, memory of (alloc − req)·100/alloc."""
+    """noderesources/least_allocated.go: mean over cpu, memory of (alloc − req)·100/alloc (a
+    resource the node has none of is left out)."""
     return node_scores(requested.get("cpu", 0), requested.get("memory", 0),
                        allocatable.get("cpu", 0), allocatable.get("memory", 0))[0]
 
@@ -363,14 +364,29 @@ def balanced_allocation_score(requested: Mapping[str, int], allocatable: Mapping
                        allocatable.get("cpu", 0), allocatable.get("memory", 0))[1]
 
 
-def node_scores(cpu: int, memory: int, cpu_cap: int, memory_cap: int) -> tuple[int, int]:
+def node_scores(cpu: int, memory: int, cpu_cap: int, memory_cap: int, real_cpu: int | None = None,
+                real_memory: int | None = None, balanced: bool = True) -> tuple[int, int]:
     """(LeastAllocated, BalancedAllocation) for requested cpu/memory against allocatable: the two
-    scores above on plain numbers, because the scheduler evaluates them for every node and pod."""
-    least = ((0 if cpu_cap == 0 or cpu > cpu_cap else (cpu_cap - cpu) * MAX_NODE_SCORE // cpu_cap)
-             + (0 if memory_cap == 0 or memory > memory_cap else (memory_cap - memory) * MAX_NODE_SCORE // memory_cap)) // 2
-    f_cpu = min(cpu / cpu_cap, 1.0) if cpu_cap else 1.0
-    f_mem = min(memory / memory_cap, 1.0) if memory_cap else 1.0
-    return least, int((1 - abs(f_cpu - f_mem) / 2) * MAX_NODE_SCORE)
+    scores above on plain numbers, because the scheduler evaluates them for every node and pod.
+
+    As in noderesources/resource_allocation.go: LeastAllocated takes the non-zero requests
+    (``cpu``, ``memory``: 100m / 200Mi for an unset request), BalancedAllocation the requests as
+    written (``real_*``, default the same; ``useRequested``); a resource of which the node has no
+    allocatable is left out of both. ``balanced=False`` is a BestEffort pod, for which
+    BalancedAllocation's PreScore returns Skip (kubernetes#129138): it scores 0 on every node."""
+    parts = [(r, c) for r, c in ((cpu, cpu_cap), (memory, memory_cap)) if c]
+    least = sum(0 if r > c else (c - r) * MAX_NODE_SCORE // c for r, c in parts) // len(parts) if parts else 0
+    if not balanced:
+        return least, 0
+    real = ((cpu if real_cpu is None else real_cpu, cpu_cap), (memory if real_memory is None else real_memory, memory_cap))
+    fractions = [min(r / c, 1.0) for r, c in real if c]
+    std = abs(fractions[0] - fractions[1]) / 2 if len(fractions) == 2 else 0.0
+    return least, int((1 - std) * MAX_NODE_SCORE)
+
+
+def is_best_effort_request(requests: Mapping[str, int]) -> bool:
+    """BalancedAllocation's isBestEffortPod: the pod requests no cpu and no memory."""
+    return not requests.get("cpu", 0) and not requests.get("memory", 0)
 
 
 def parse_allocatable(status: Mapping, field: str = "status.allocatable") -> dict[str, int]:

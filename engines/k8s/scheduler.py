@@ -4,7 +4,8 @@ Filter (noderesources/fit.go fitsRequest): the pod's *requests* (limits are igno
 allocatable − Σ requests of the pods already on the node, for every requested resource (cpu,
 memory, ephemeral-storage, extended resources such as nvidia.com/gpu) and the pod count; nodes
 that are unschedulable or carry an untolerated NoSchedule/NoExecute taint are skipped. Score:
-LeastAllocated + BalancedAllocation (weight 1 each) on non-zero requests (100m / 200Mi defaults).
+LeastAllocated (weight 1) on non-zero requests (100m / 200Mi for an unset one) + BalancedAllocation
+(weight 1) on the requests as written, skipped for a pod that requests nothing (``rules.node_scores``).
 Ties are broken at random (seeded), as selectHost does. A pod that fits nowhere stays Pending
 with PodScheduled=False/Unschedulable and a FailedScheduling event, and is retried with back-off
 (1 s doubling to 10 s) or at once when a node or a pod's removal changes the picture.
@@ -78,10 +79,19 @@ class NodeTable:
         idx = np.flatnonzero(ok)
         if not idx.size:
             return [], 0
+        cap_cpu, cap_memory = self.alloc_cpu[idx], self.alloc_memory[idx]
         cpu, memory = self.nz_cpu[idx] + nz.get("cpu", 0), self.nz_memory[idx] + nz.get("memory", 0)
-        least = (_least(cpu, self.alloc_cpu[idx]) + _least(memory, self.alloc_memory[idx])) // 2
-        std = np.abs(_fraction(cpu, self.alloc_cpu[idx]) - _fraction(memory, self.alloc_memory[idx])) / 2
-        balanced = ((1 - std) * rules.MAX_NODE_SCORE).astype(np.int64)
+        has_cpu, has_memory = cap_cpu > 0, cap_memory > 0      # a resource the node lacks is left out
+        l_cpu, l_memory = _least(cpu, cap_cpu), _least(memory, cap_memory)
+        least = np.where(has_cpu & has_memory, (l_cpu + l_memory) // 2,
+                         np.where(has_cpu, l_cpu, np.where(has_memory, l_memory, 0)))
+        if rules.is_best_effort_request(req):
+            balanced = np.zeros(idx.size, np.int64)
+        else:
+            real_cpu, real_memory = self.used_cpu[idx] + req.get("cpu", 0), self.used_memory[idx] + req.get("memory", 0)
+            std = np.where(has_cpu & has_memory,
+                           np.abs(_fraction(real_cpu, cap_cpu) - _fraction(real_memory, cap_memory)) / 2, 0.0)
+            balanced = ((1 - std) * rules.MAX_NODE_SCORE).astype(np.int64)
         score = least + balanced
         running_best = np.concatenate(([-1], np.maximum.accumulate(score)[:-1]))
         keep = score >= running_best
@@ -97,7 +107,7 @@ def _least(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
 
 
 def _fraction(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
-    """BalancedAllocation's requested/allocatable, capped at 1 (1 when allocatable is 0)."""
+    """BalancedAllocation's requested/allocatable, capped at 1 (unused where allocatable is 0)."""
     return np.where(capacity > 0, np.minimum(requested / np.maximum(capacity, 1), 1.0), 1.0)
 
 
@@ -253,10 +263,13 @@ class Scheduler(Controller):
             if self.filter_node(pod, req, node, wanted):
                 continue
             name, alloc, _, _ = self.node_info(node)
-            used_nz = self.nonzero.get(name, _EMPTY)
+            used_nz, used = self.nonzero.get(name, _EMPTY), self.requested.get(name, _EMPTY)
             out.append((node, *rules.node_scores(used_nz.get("cpu", 0) + nz.get("cpu", 0),
                                                  used_nz.get("memory", 0) + nz.get("memory", 0),
-                                                 alloc.get("cpu", 0), alloc.get("memory", 0))))
+                                                 alloc.get("cpu", 0), alloc.get("memory", 0),
+                                                 used.get("cpu", 0) + req.get("cpu", 0),
+                                                 used.get("memory", 0) + req.get("memory", 0),
+                                                 balanced=not rules.is_best_effort_request(req))))
         return out
 
     def node_table(self) -> NodeTable | None:
@@ -319,7 +332,8 @@ class Scheduler(Controller):
                                self.name)
         self.decide(f"Pod {name}", f"{feasible}/{n_nodes} nodes fit "
                     f"(cpu {format_cpu(req.get('cpu', 0))}, memory {format_bytes(req.get('memory', 0))})",
-                    "a node", f"best score {best_score} = LeastAllocated {best_parts[0]} + Balanced {best_parts[1]}",
+                    "a node", f"best score {best_score} = LeastAllocated {best_parts[0]} + "
+                    + ("Balanced skipped (requests nothing)" if rules.is_best_effort_request(req) else f"Balanced {best_parts[1]}"),
                     f"bind to {node_name}")
 
     def _unschedulable(self, pod: dict, key: str, histogram: dict[str, int], n_nodes: int) -> None:

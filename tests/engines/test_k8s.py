@@ -477,3 +477,42 @@ def test_related_pods_for_the_deletion_ranking():
     assert sorted(p["metadata"]["name"] for p in related) == \
         sorted(p["metadata"]["name"] for p in running(c, app="web"))
     assert c.replicasets._related_pods(c.get("ReplicaSet", "bare")) == []
+
+
+def test_scores_follow_current_upstream_inputs():
+    """resource_allocation.go: LeastAllocated on non-zero requests, BalancedAllocation on the
+    requests as written; a resource the node has none of is left out of both; a pod that requests
+    nothing skips BalancedAllocation (kubernetes#129138)."""
+    # 1 CPU of 4 requested, memory unset: LeastAllocated counts 200Mi, BalancedAllocation 0
+    least, balanced = rules.node_scores(1000, 200 * MI, 4000, 8 * GI, real_cpu=1000, real_memory=0)
+    assert least == (75 + (8 * GI - 200 * MI) * 100 // (8 * GI)) // 2
+    assert balanced == int((1 - abs(0.25 - 0) / 2) * 100)
+    # a node without allocatable memory: scored on cpu alone
+    assert rules.node_scores(1000, 200 * MI, 4000, 0) == (75, 100)
+    assert rules.node_scores(100, 200 * MI, 4000, 8 * GI, balanced=False)[1] == 0
+    assert rules.is_best_effort_request({}) and not rules.is_best_effort_request({"cpu": 1})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorised_and_per_node_scores_agree(seed):
+    """NodeTable scores every node at once; the per-node loop is the reference."""
+    import random
+
+    rnd = random.Random(seed)
+    c = Cluster(seed=seed)
+    for i in range(6):
+        c.apply(node(f"n{i}", cpu=str(rnd.choice([2, 4, 8])), memory=rnd.choice(["4Gi", "8Gi", "16Gi"])))
+    for i in range(8):
+        requests = rnd.choice([{}, {"cpu": "250m"}, {"cpu": "500m", "memory": "1Gi"}, {"memory": "512Mi"}])
+        c.apply({"kind": "Pod", "metadata": {"name": f"p{i}"},
+                 "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": requests}}]}})
+    c.run(5)
+    sched = c.scheduler
+    for requests in ({}, {"cpu": "300m"}, {"cpu": "1", "memory": "2Gi"}):
+        probe = {"kind": "Pod", "metadata": {"name": "probe", "namespace": "default", "uid": f"probe-{seed}"},
+                 "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": requests}}]}}
+        req, nz = rules.pod_requests(probe), rules.pod_requests(probe, non_zero=True)
+        wanted = sorted((r, v) for r, v in req.items() if v > 0)
+        table, _n = sched.node_table().candidates(sched, probe, req, wanted, nz)
+        loop = {n["metadata"]["name"]: (a, b) for n, a, b in sched._candidates_loop(probe, req, wanted, nz)}
+        assert table and all(loop[n["metadata"]["name"]] == (a, b) for n, a, b in table)
