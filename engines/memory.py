@@ -254,23 +254,24 @@ def precision_of(scenario: Scenario, fp32_grad_accum: bool = False) -> Precision
 
 def shard_group(strategy: str, dp, gpus_per_node: int, tp: int, pp: int):
     """How many GPUs share one model-state shard set: the whole DP group, or, for hybrid sharding,
-    the DP ranks inside one node (FSDP paper §3.2.2: shard within a node, replicate across)."""
+    the DP ranks inside one node (FSDP paper §3.2.2: shard within a node, replicate across).
+    ``pp`` is taken for the callers' convenience and does not change the answer."""
     dp = np.asarray(dp)
     if strategy != "fsdp-hybrid":
         return dp
-    return np.minimum(dp, _dp_ranks_per_node(gpus_per_node, tp, pp))
+    return np.minimum(dp, _dp_ranks_per_node(gpus_per_node, tp))
 
 
-def _dp_ranks_per_node(gpus_per_node: int, tp: int, pp: int) -> int:
+def _dp_ranks_per_node(gpus_per_node: int, tp: int) -> int:
     """DP ranks of one group inside a node. Megatron orders ranks TP fastest, then DP, then PP
     (``parallel_layout.rank_grid``): a node holds gpus_per_node/tp consecutive DP ranks of one
-    pipeline stage; ``pp`` does not change that (it only sets how many such groups there are)."""
+    pipeline stage; PP does not change that (it only sets how many such groups there are)."""
     return max(1, gpus_per_node // tp)
 
 
 def hybrid_valid(dp, gpus_per_node: int, tp: int, pp: int):
     """Hybrid sharding needs the DP group to be one partial node or whole nodes' worth of shards."""
-    per_node = _dp_ranks_per_node(gpus_per_node, tp, pp)
+    per_node = _dp_ranks_per_node(gpus_per_node, tp)
     dp = np.asarray(dp)
     return (dp <= per_node) | (dp % per_node == 0)
 
@@ -488,7 +489,7 @@ def breakdown(scenario: Scenario, strategy: str | None = None, options: Options 
     options = options or Options()
     require_number(options.reserve_fraction, "reserve_fraction", 0, 1)
     if strategy == "fsdp-hybrid" and not hybrid_valid(scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp):
-        per_node = _dp_ranks_per_node(scenario.gpus_per_node, scenario.tp, scenario.pp)
+        per_node = _dp_ranks_per_node(scenario.gpus_per_node, scenario.tp)
         raise ValidationError("n_gpus", f"hybrid sharding needs DP ≤ {per_node} or a multiple of it (whole nodes); "
                                         f"DP is {scenario.dp}", f"DP a multiple of {per_node}")
     stages = _stage_memory(scenario, strategy, options)
