@@ -12,7 +12,7 @@ from explorer.fast_items import Bars
 from explorer.label_layer import Label, label_layer
 from explorer.live_text import LiveText
 from explorer.panel import Panel
-from explorer.widgets import brush, make_plot, pen
+from explorer.widgets import brush, log_axes, make_plot, pen
 
 
 class _Card(QFrame):
@@ -84,7 +84,11 @@ class OverviewPanel(Panel):
         for i, card in enumerate(self.cards.values()):
             grid.addWidget(card, i // 3, i % 3)
         self.body.addLayout(grid)
-        self.plot = make_plot(ctx.theme, "Where the bytes of training state sit (16 B/param)", "GB", "")
+        # Log scale: the lesson is state against ONE GPU (128 GB against 80 GB for Llama 3 8B), which
+        # a linear axis squashed to slivers beside the whole cluster's memory (5,120 GB on 64 GPUs).
+        self.plot = make_plot(ctx.theme, "Where the bytes of training state sit (16 B/param; log scale)",
+                              "GB (log scale)", "")
+        log_axes(self.plot, y=True)   # bars are drawn in log10 units: pyqtgraph maps only curves
         self.plot.setAccessibleName("Training state compared with GPU memory")
         self.bars = Bars(x=[0, 1, 2], height=[0, 0, 0], width=0.6)
         self.plot.addItem(self.bars)
@@ -113,15 +117,19 @@ class OverviewPanel(Panel):
         o, t = self.summary, self.theme
         if o is None:
             return
-        heights = np.array([o.training_state_bytes, o.gpu_memory_bytes, o.cluster_memory_bytes]) / 1e9
-        self.bars.setOpts(height=heights, brushes=[brush(t.color(5)), brush(t.color(4)), brush(t.color(2))],
-                          pens=[pen(t.fg, 1)] * 3)
+        gb = np.array([o.training_state_bytes, o.gpu_memory_bytes, o.cluster_memory_bytes]) / 1e9
+        tops = np.log10(np.maximum(gb, 1e-9))
+        base = float(np.floor(tops.min()))              # bars rise from the decade below the smallest
+        self.bars.setOpts(y0=[base] * 3, height=tops - base,
+                          brushes=[brush(t.color(5)), brush(t.color(4)), brush(t.color(2))], pens=[pen(t.fg, 1)] * 3)
         font = QFont()
         font.setPointSizeF(t.point_size)
-        self.labels.set_labels([Label(f"{h:,.1f} GB", float(x), float(h), (0.5, 1.0), font, t.fg)
-                                for x, h in enumerate(heights)])
-        # one call: two calls would announce an x-range change too, re-rendering the fixed x axis
-        self.plot.setRange(xRange=(-0.6, 2.6), yRange=(0, heights.max() * 1.15))
+        self.labels.set_labels([Label(f"{v:,.1f} GB", float(x), float(h), (0.5, 1.0), font, t.fg)
+                                for x, (v, h) in enumerate(zip(gb, tops))])
+        # one call: two calls would announce an x-range change too, re-rendering the fixed x axis;
+        # the top is a whole or half decade with room for the labels (fewer re-renders while editing)
+        top = np.ceil((tops.max() + 0.25) * 2) / 2
+        self.plot.setRange(xRange=(-0.6, 2.6), yRange=(base, top), padding=0)
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)

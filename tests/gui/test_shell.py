@@ -368,3 +368,18 @@ def test_frame_counter_has_room_for_its_text_at_presenter_size(qtbot, ctx):
         for p in win.panels:
             p.tasks.cancel()
             p.tasks.wait(30_000)
+
+
+def test_overview_chart_is_log_scaled_so_state_and_one_gpu_stay_comparable(window):
+    """Bars are drawn in log10 units from the decade below the smallest value; labels carry GB."""
+    import numpy as np
+
+    ov = window.show_panel("overview")
+    o = ov.summary
+    gb = np.array([o.training_state_bytes, o.gpu_memory_bytes, o.cluster_memory_bytes]) / 1e9
+    tops = [label.y for label in ov.labels.labels]
+    assert tops == pytest.approx(np.log10(gb).tolist())
+    assert [label.text for label in ov.labels.labels] == [f"{v:,.1f} GB" for v in gb]
+    lo, hi = ov.plot.getViewBox().viewRange()[1]
+    assert lo <= np.log10(gb.min()) and hi > np.log10(gb.max())
+    assert ov.plot.getAxis("left").logMode
