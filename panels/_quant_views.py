@@ -65,6 +65,10 @@ def _fit_bar_chart(plot) -> None:
     if not plot.isVisible():
         return
     labels, values, fmt, font, color = pi._bar_chart
+    fitted = (pi._bar_chart, plot.width(), plot.height(), pi.getViewBox().width())
+    if getattr(pi, "_bar_chart_fitted", None) == fitted:   # shown again, same size: nothing to redo
+        return
+    pi._bar_chart_fitted = fitted
     axis = pi.getAxis("left")
     metrics = QFontMetricsF(axis.style["tickFont"] or QFont())
     names = [_wrap_px(s, metrics, max(plot.width() * NAME_SHARE, 80.0)) for s in labels]
