@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # --presenter switches after the window is built, so leaving presenter mode returns to these
     ctx = AppContext(scenario, device="cpu", theme=args.theme, font_scale=args.font_scale)
-    win = MainWindow(ctx, remember_layout=not headless)
+    win = MainWindow(ctx, remember_layout=not headless, freeze_objects=not headless)
     sink.error.connect(win.show_error)
     if args.list_panels:
         for c in win.panel_infos:

@@ -11,7 +11,10 @@ interpreter's own thresholds.
 A full collection walks every tracked object: with a panel built, some 74,000 (widgets, plot items,
 modules), 80 ms on the GUI thread here — five dropped frames in a slider drag, about once a minute
 of editing. ``freeze_long_lived`` moves what is alive once a panel is built into the permanent
-generation, so later collections walk only what was made since. (Anything frozen that later becomes
+generation, so later collections walk only what was made since. Only the app's own window does
+this (``MainWindow(freeze_objects=True)``, set by the command line): a window that is closed while
+the process goes on, as in tests, would leave its frozen objects for a later collection to meet
+half-destroyed. (Anything frozen that later becomes
 cyclic garbage is never freed: at most the items a panel drew at start-up and replaced since, once.)
 """
 from __future__ import annotations

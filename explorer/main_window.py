@@ -135,9 +135,10 @@ def settings() -> QSettings:
 
 class MainWindow(QMainWindow):
     def __init__(self, ctx: AppContext, panel_classes: list[type[Panel]] | None = None,
-                 remember_layout: bool = True) -> None:
+                 remember_layout: bool = True, freeze_objects: bool = False) -> None:
         super().__init__()
         self.ctx = ctx
+        self.freeze_objects = freeze_objects   # the app's own window: see gc_guard.freeze_long_lived
         self.remember_layout = remember_layout
         self.setWindowTitle("AI Systems Explorer")
         self.setObjectName("MainWindow")
@@ -280,7 +281,8 @@ class MainWindow(QMainWindow):
             panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
             panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
             panel.bind()
-            QTimer.singleShot(FREEZE_AFTER_MS, freeze_long_lived)   # its items live as long as the app
+            if self.freeze_objects:   # its items live as long as the app (not so a test's window)
+                QTimer.singleShot(FREEZE_AFTER_MS, self, freeze_long_lived)   # cancelled with the window
         return self._instances[key]
 
     def panel(self, key: str) -> Panel:
