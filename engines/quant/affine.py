@@ -85,14 +85,16 @@ def affine_params(x_min, x_max, bits: int, symmetric: bool = False):
         qmax = 2 ** (bits - 1) - 1
         absmax = torch.maximum(x_min.abs(), x_max.abs())
         scale = absmax / qmax
-        # an all-zero range (or one so small the scale underflows to 0) gets scale 1: codes 0, exact zeros
-        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        # an all-zero range, or one so small the scale is subnormal (float precision runs out: a step
+        # of 1.4e-45 cannot be halved), gets scale 1: codes 0, the weights read as the zeros they are
+        scale = torch.where(scale >= torch.finfo(scale.dtype).tiny, scale, torch.ones_like(scale))
         return scale, torch.zeros_like(scale)
     maxq = 2 ** bits - 1
     x_min = torch.clamp(x_min, max=0)
     x_max = torch.clamp(x_max, min=0)
-    # GPTQ: an all-zero range becomes [−1, 1]; so does a subnormal one whose scale would underflow to 0
-    empty = (x_max - x_min) / maxq <= 0
+    # GPTQ: an all-zero range becomes [−1, 1]; so does one whose scale would be subnormal (zero or
+    # too coarse to halve: weights of 1e-45 then read as the zeros they are)
+    empty = (x_max - x_min) / maxq < torch.finfo(x_max.dtype).tiny
     x_min = torch.where(empty, -torch.ones_like(x_min), x_min)
     x_max = torch.where(empty, torch.ones_like(x_max), x_max)
     scale = (x_max - x_min) / maxq

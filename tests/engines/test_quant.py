@@ -250,3 +250,15 @@ def test_subnormal_range_does_not_underflow_the_scale():
         res = rtn(w, 4, symmetric=symmetric)
         assert bool(torch.isfinite(res.dequant).all())
         assert float((res.dequant - w).abs().max()) <= 1e-44
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_subnormal_weights_quantize_to_exact_zeros(symmetric):
+    """A range whose scale would be subnormal (5.6e-45 / 3 rounds to the smallest float, too coarse
+    to halve) is treated like an all-zero range: the weights come back as zeros, within half a step."""
+    from engines.quant import rtn
+
+    w = torch.tensor([[5.6052e-45, 5.6052e-45, -2.8e-45]])
+    res = rtn(w, 2, None, symmetric)
+    assert torch.equal(res.dequant, torch.zeros_like(w))
+    assert float(res.scale.min()) >= torch.finfo(torch.float32).tiny
