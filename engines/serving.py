@@ -69,15 +69,6 @@ def kv_bytes_per_token(arch: ModelArch, kv_bits: int = 16) -> float:
     return 2 * arch.layers * arch.kv_heads * arch.head_dim * _kv_bits(kv_bits) / 8
 
 
-def kv_replication(arch: ModelArch, tp: int) -> float:
-    """How many copies of each KV head ``tp`` tensor-parallel GPUs store. Each GPU keeps
-    max(1, n_kv // tp) KV heads (vLLM's ``num_kv_heads`` per worker): up to n_kv GPUs split the
-    heads, beyond that every GPU still needs one head, so each is stored tp / n_kv times (Llama 3
-    405B, 8 KV heads, on TP 16: the cache takes twice the bytes per token)."""
-    tp = require_int(tp, "tp", 1)
-    return tp * max(1, arch.kv_heads // tp) / arch.kv_heads
-
-
 def weight_bytes(arch: ModelArch, weight_bits: int = 16) -> int:
     """Bytes of all weights at ``weight_bits`` (every matrix quantized, embeddings included)."""
     return int(math.ceil(arch.param_count() * _weight_bits(weight_bits) / 8))
@@ -132,10 +123,9 @@ class ReplicaMemory:
 def replica_memory(scenario, gpu_key: str | None = None) -> ReplicaMemory:
     """Memory of one replica serving ``serve_batch`` sequences of ``serve_context`` tokens.
 
-    total = weights(weight_bits) + KV(kv_bits, batch × context) × replication(n) + activations +
-    n × runtime overhead; ``gpus_needed`` is the smallest tensor-parallel degree n dividing the head
-    count with (weights + KV × replication + activations)/n + overhead ≤ 0.9 × GPU memory (see
-    :func:`kv_replication`: past the KV-head count, TP stores KV heads more than once).
+    total = weights(weight_bits) + KV(kv_bits, batch × context) + activations + n × runtime
+    overhead; ``gpus_needed`` is the smallest tensor-parallel degree dividing the head count with
+    (weights + KV + activations)/n + overhead ≤ 0.9 × GPU memory.
     """
     arch = scenario.arch
     card = gpu_by_key(gpu_key or scenario.gpu)
@@ -145,17 +135,12 @@ def replica_memory(scenario, gpu_key: str | None = None) -> ReplicaMemory:
     act = activation_bytes(arch, scenario.serve_batch, min(scenario.serve_context, PREFILL_CHUNK_TOKENS))
     usable = card.memory_bytes * GPU_MEMORY_UTILIZATION
     room = usable - RUNTIME_OVERHEAD_PER_GPU
-    gpus_min = max(1, math.ceil((w + kv + act) / room))
-
-    def payload(t: int) -> float:
-        return w + kv * kv_replication(arch, t) + act
-
-    gpus = next((t for t in valid_tp_degrees(arch, limit=1_000_000) if t >= gpus_min and payload(t) <= t * room),
-                gpus_min)
-    kv = int(math.ceil(kv * kv_replication(arch, gpus)))
+    payload = w + kv + act
+    gpus_min = max(1, math.ceil(payload / room))
+    gpus = next((t for t in valid_tp_degrees(arch, limit=1_000_000) if t >= gpus_min), gpus_min)
     overhead = gpus * RUNTIME_OVERHEAD_PER_GPU
     return ReplicaMemory(weights_bytes=w, kv_bytes=kv, activation_bytes=act, overhead_bytes=overhead,
-                         total_bytes=w + kv + act + overhead, gpus_needed=gpus, gpus_min=gpus_min, gpu=card.key,
+                         total_bytes=payload + overhead, gpus_needed=gpus, gpus_min=gpus_min, gpu=card.key,
                          gpu_memory_bytes=card.memory_bytes, usable_per_gpu_bytes=usable,
                          weight_bits=scenario.weight_bits, kv_bits=scenario.kv_bits,
                          batch=scenario.serve_batch, context=scenario.serve_context)
@@ -180,7 +165,7 @@ def capacity(scenario, n_gpus: int | None = None) -> Capacity:
     usable = n * (card.memory_bytes * GPU_MEMORY_UTILIZATION - RUNTIME_OVERHEAD_PER_GPU)
     act = activation_bytes(arch, scenario.serve_batch, min(scenario.serve_context, PREFILL_CHUNK_TOKENS))
     room = max(0.0, usable - weight_bytes(arch, scenario.weight_bits) - act)
-    per_token = kv_bytes_per_token(arch, scenario.kv_bits) * kv_replication(arch, n)
+    per_token = kv_bytes_per_token(arch, scenario.kv_bits)
     tokens = int(room // per_token)
     return Capacity(n_gpus=n, kv_room_bytes=room, max_tokens=tokens,
                     max_batch_at_context=tokens // scenario.serve_context,
@@ -242,7 +227,7 @@ def step_cost(scenario, n_gpus: int | None = None, gpu_key: str | None = None,
     n = require_int(n_gpus, "n_gpus", 1) if n_gpus is not None else replica_memory(scenario, card.key).gpus_needed
     require_number(step_overhead_s, "step_overhead_s", 0, 10)
     return StepCost(weight_bytes=weight_bytes(arch, scenario.weight_bits),
-                    kv_bytes_per_token=kv_bytes_per_token(arch, scenario.kv_bits) * kv_replication(arch, n),
+                    kv_bytes_per_token=kv_bytes_per_token(arch, scenario.kv_bits),
                     flops_per_token=2.0 * arch.param_count(),
                     attn_flops_per_pair=4.0 * arch.layers * arch.heads * arch.head_dim,
                     peak_flops=card.peak_flops(compute_format(card, scenario.weight_bits)),
@@ -594,6 +579,6 @@ def _with_rate(workload: Workload, rate: float) -> Workload:
 
 
 __all__ = ["POLICIES", "DISTRIBUTIONS", "Workload", "SimResult", "simulate_batching", "LatencyTarget", "saturation_rate",
-           "max_rate_under_target", "Sizing", "size_deployment", "kv_cache_bytes", "kv_bytes_per_token", "kv_replication", "weight_bytes", "activation_bytes", "ReplicaMemory",
+           "max_rate_under_target", "Sizing", "size_deployment", "kv_cache_bytes", "kv_bytes_per_token", "weight_bytes", "activation_bytes", "ReplicaMemory",
            "replica_memory", "Capacity", "capacity", "StepCost", "step_cost", "FormatSpeed", "format_speeds",
            "compute_format", "valid_tp_degrees", "GIB"]

@@ -7,8 +7,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
-from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, kv_replication,
-                             max_rate_under_target, replica_memory, simulate_batching, size_deployment, step_cost)
+from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, max_rate_under_target,
+                             replica_memory, simulate_batching, size_deployment, step_cost)
 from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
@@ -341,14 +341,11 @@ class ServingPanel(Panel):
         self.mem_plot.getViewBox().updateMatrix()
         s = self.ctx.scenario.value
         cap = capacity(s, m.gpus_needed)
-        copies = kv_replication(s.arch, m.gpus_needed)
-        replicated = (f" TP {m.gpus_needed} is more than the {s.arch.kv_heads} KV heads: every GPU keeps one, so each "
-                      f"is stored {copies:g}× (vLLM)." if copies > 1 else "")
         self.mem_text.setText(
             f"{s.arch.label}: weights {m.weight_bits}-bit + KV {m.kv_bits}-bit for {m.batch} × {m.context:,} tokens "
             f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {m.gpu} (TP divides {s.arch.heads} heads). "
             f"KV room: {cap.max_tokens:,} tokens = {cap.max_batch_at_context} sequences at this context, "
-            f"or {cap.max_context_at_batch:,} tokens each at this batch.{replicated}")
+            f"or {cap.max_context_at_batch:,} tokens each at this batch.")
 
     def _draw_curves(self) -> None:
         c = self.curves

@@ -97,21 +97,3 @@ def test_quantized_formats_decode_faster():
     assert rows[(4, 4)].decode_tokens_per_s > rows[(8, 8)].decode_tokens_per_s > rows[(16, 16)].decode_tokens_per_s
     assert rows[(16, 16)].bound == "memory"
     assert math.isfinite(rows[(4, 16)].prefill_seconds)
-
-
-def test_kv_heads_are_replicated_past_the_kv_head_count():
-    """vLLM keeps max(1, n_kv // tp) KV heads per GPU: Llama 3 405B (8 KV heads) on TP 16 stores
-    each head twice, so the cache costs twice the bytes per token and holds half the tokens."""
-    from engines import serving as sv
-
-    arch = PRESETS["llama3-405b"]
-    assert [sv.kv_replication(arch, t) for t in (1, 2, 8, 16, 32)] == [1, 1, 1, 2, 4]
-    sc = scenario("llama3-405b", gpu="h100-sxm", serve_batch=8, serve_context=8192)
-    m = sv.replica_memory(sc)
-    assert m.gpus_needed == 16
-    plain = sv.kv_cache_bytes(arch.layers, arch.kv_heads, arch.head_dim, 8192, 8, 2)
-    assert m.kv_bytes == pytest.approx(2 * plain, rel=1e-9)
-    cap = sv.capacity(sc, 16)
-    assert cap.max_tokens == int(cap.kv_room_bytes // (2 * sv.kv_bytes_per_token(arch, 16)))
-    cost = sv.step_cost(sc, 16)
-    assert cost.kv_bytes_per_token == pytest.approx(2 * sv.kv_bytes_per_token(arch, 16))
