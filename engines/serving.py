@@ -125,7 +125,10 @@ def replica_memory(scenario, gpu_key: str | None = None) -> ReplicaMemory:
 
     total = weights(weight_bits) + KV(kv_bits, batch × context) + activations + n × runtime
     overhead; ``gpus_needed`` is the smallest tensor-parallel degree dividing the head count with
-    (weights + KV + activations)/n + overhead ≤ 0.9 × GPU memory.
+    (weights + KV + activations)/n + overhead ≤ 0.9 × GPU memory. The KV cache is split over all n
+    GPUs: past the KV-head count pure TP would keep max(1, n_kv/n) heads per GPU and store each more
+    than once (vLLM), so a replica that large is assumed to add pipeline stages instead (TP n_kv ×
+    PP n/n_kv), which splits the cache without copies.
     """
     arch = scenario.arch
     card = gpu_by_key(gpu_key or scenario.gpu)
