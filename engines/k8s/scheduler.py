@@ -259,6 +259,7 @@ class Scheduler(Controller):
         """(node, LeastAllocated, BalancedAllocation) of every feasible node in name order, one
         node at a time (used when numbers are too large for NodeTable's exact arrays)."""
         out = []
+        balanced = not rules.is_best_effort_request(req)   # once per pod, not per node
         for node in sorted(self.nodes.values(), key=lambda n: n["metadata"]["name"]):
             if self.filter_node(pod, req, node, wanted):
                 continue
@@ -269,7 +270,7 @@ class Scheduler(Controller):
                                                  alloc.get("cpu", 0), alloc.get("memory", 0),
                                                  used.get("cpu", 0) + req.get("cpu", 0),
                                                  used.get("memory", 0) + req.get("memory", 0),
-                                                 balanced=not rules.is_best_effort_request(req))))
+                                                 balanced=balanced)))
         return out
 
     def node_table(self) -> NodeTable | None:
