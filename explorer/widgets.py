@@ -85,8 +85,6 @@ def log_axes(plot, x: bool = False, y: bool = False) -> None:
 def _decade_ticks(low: float, high: float, _size: float, _std_ticks) -> list[tuple]:
     """Tick levels of a log axis (values in log10): the decades, with 2× and 5× when fewer than two
     decades show; then the other multiples, unlabelled."""
-    import math
-
     first, last = math.floor(low), math.ceil(high)
     decades = [float(v) for v in range(first, last + 1) if low <= v <= high]
     multiples = {m: [v + math.log10(m) for v in range(first, last) if low < v + math.log10(m) < high]
