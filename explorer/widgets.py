@@ -27,7 +27,7 @@ def pen(color: str, width: float = 2.0, style=Qt.SolidLine):
 
 def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     """A pyqtgraph PlotWidget styled for the theme, with large axis text for projection."""
-    w = _plot_class()()
+    w = _plot_class()(axisItems={"bottom": bottom_axis()})
     pi = w.getPlotItem()
     pi.layout.removeItem(pi.titleLabel)   # the title spans the whole chart, not the data's column:
     pi.layout.addItem(pi.titleLabel, 0, 0, 1, 3)   # an axis that widens then neither cuts it nor is pushed out
@@ -37,6 +37,29 @@ def make_plot(theme: Theme, title: str = "", left: str = "", bottom: str = ""):
     cache_static(w)
     eager_view_matrix(w)
     return w
+
+
+_AXIS_CLASS = None
+
+
+def bottom_axis():
+    """A bottom ``AxisItem`` tall enough for its tick text's descenders. pyqtgraph sizes it for 80%
+    of the measured text height and lets the glyphs run past; a cached axis (``cache_static``)
+    clips them there, so "hybrid" read "hvbrid" and "GPUs" lost the foot of its p."""
+    global _AXIS_CLASS
+    if _AXIS_CLASS is None:
+        import pyqtgraph as pg
+
+        class BottomAxis(pg.AxisItem):
+            def _updateHeight(self) -> None:  # noqa: N802 (pyqtgraph name)
+                super()._updateHeight()
+                if self.fixedHeight is None and self.style["showValues"] and self.isVisible():
+                    h = self.maximumHeight() + self.textHeight / 4   # the 20% of a line not counted
+                    self.setMaximumHeight(h)
+                    self.setMinimumHeight(h)
+
+        _AXIS_CLASS = BottomAxis
+    return _AXIS_CLASS("bottom")
 
 
 MIN_PLOT_HEIGHT = 120   # a chart with no minimum of its own still prefers this much
@@ -192,11 +215,13 @@ def set_title(plot, title: str) -> None:
 
 
 class _TitleFitter(QObject):
-    """Re-fits a plot's title whenever the plot is resized."""
+    """Re-fits a plot's title (and a legend below it) whenever the plot is resized."""
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
         if event.type() == QEvent.Resize:
             fit_title(obj)
+            if hasattr(getattr(obj.getPlotItem(), "legend", None), "most"):
+                fit_legend_columns(obj)
         return False
 
 
@@ -248,9 +273,57 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
         title = getattr(pi, "_full_title", ("",))[0] or (pi.titleLabel.text if pi.titleLabel.isVisible() else "")
     pi._full_title = (title, theme.fg, theme.point_size * 1.1)
     fit_title(w)
+    if getattr(pi, "legend", None) is not None:
+        style_legend(pi.legend, theme)
+        if hasattr(pi.legend, "most"):
+            fit_legend_columns(w)
     from explorer.tick_grid import install_grid
 
     install_grid(pi, theme.fg)
+
+
+LEGEND_SCALE = 0.85   # legend text relative to the theme's point size
+
+
+def style_legend(legend, theme: Theme) -> None:
+    """Legend text in the theme's colour at a size that follows the theme: pyqtgraph's fixed 9 pt
+    is unreadable at projector distance. New entries take the size too (it is the legend's option)."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    legend.setLabelTextSize(f"{theme.point_size * LEGEND_SCALE:.1f}pt")
+    legend.setLabelTextColor(theme.fg)
+    for _sample, label in legend.items:
+        label.setText(label.text)          # re-render with the new size and colour
+    if hasattr(legend, "fit_columns"):     # a legend below the plot: rows as tall as the new text
+        legend.text_font = QFont()
+        legend.text_font.setPointSizeF(theme.point_size * LEGEND_SCALE)
+        legend.row_height = QFontMetrics(legend.text_font).height() * 1.15 + 10   # + the label margins
+    else:                                  # floating over the data: a backing keeps grid lines off the text
+        legend.setBrush(brush(theme.bg, 0.85))
+    legend.updateSize()
+
+
+def legend_below(plot, most: int = 4):
+    """A legend in the plot's own layout, under the x axis, in as many columns as the width holds:
+    at presenter text sizes a legend floating over the data hides the curves. Items given a
+    ``name`` join it as with ``addLegend``; ``style_plot`` sizes its text with the theme."""
+    pi = plot.getPlotItem()
+    legend = __getattr__("RowLegend")(colCount=most, frame=False)   # the module's one, built on first use
+    legend.most = most
+    pi.layout.addItem(legend, 5, 1)
+    pi.legend = legend
+    return legend
+
+
+def fit_legend_columns(plot) -> None:
+    """Columns of a ``legend_below`` legend for the plot's width less its axes (``make_plot``'s
+    resize filter calls this): a row wider than the data column pushes the right axis out of view."""
+    from PySide6.QtGui import QFont
+
+    pi = plot.getPlotItem()
+    axes = sum(pi.getAxis(name).width() for name in ("left", "right") if pi.getAxis(name).isVisible())
+    legend = pi.legend
+    legend.fit_columns(max(plot.width() - axes - 20, 150), getattr(legend, "text_font", None) or QFont(), legend.most)
 
 
 class WrapButton(QPushButton):

@@ -63,6 +63,7 @@ class TreeGraph(pg.PlotWidget):
                 item = pg.TextItem(word, color=th.fg, anchor=(0.5, 0.5), fill=backing)
                 item.setFont(small)
                 item._split = len(words) == 2     # one of two branches: the other word tells it apart
+                item._either = len(said) > 1      # "Yes / No": taken whatever the answer
                 self._edge_words.append((item, pos[nid], pos[target]))
                 self.addItem(item)
         self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
@@ -117,7 +118,8 @@ class TreeGraph(pg.PlotWidget):
         """Each Yes/No at the first point along its edge (middle first, then either way) where its box clears the node labels, the node symbols and the words
         already placed: in a narrow chart the layers are close and a word at a fixed fraction ran
         into the next question's label. Of a two-way split that has no clear spot for one word, the
-        other word alone tells the branches apart."""
+        other word alone tells the branches apart; a crowded "Yes / No" (either answer leads there)
+        is left out, since the edge needs no word to be read."""
         if not getattr(self, "_edge_words", None):
             return
         vb = self.getViewBox()
@@ -152,7 +154,7 @@ class TreeGraph(pg.PlotWidget):
             if clash:
                 crowded.append((item, (x0, y0)))
         for item, source in crowded:
-            if item._split and clean[source]:
+            if (item._split and clean[source]) or item._either:   # an edge taken either way needs no word
                 item.setVisible(False)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)

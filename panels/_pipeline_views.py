@@ -12,7 +12,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
 from explorer.theme import Theme
-from explorer.widgets import RowLegend, cache_static, pen
+from explorer.widgets import RowLegend, bottom_axis, cache_static, pen, style_axis
 
 
 OP_NAMES = {"F": "F forward", "B": "B backward", "I": "I input-grad", "W": "W weight-grad"}
@@ -137,8 +137,8 @@ class GanttView(pg.GraphicsLayoutWidget):
         super().__init__()
         self.theme = theme
         self.setMinimumHeight(320)
-        self.gantt = self.addPlot(row=0, col=0)
-        self.flight = self.addPlot(row=1, col=0)
+        self.gantt = self.addPlot(row=0, col=0, axisItems={"bottom": bottom_axis()})
+        self.flight = self.addPlot(row=1, col=0, axisItems={"bottom": bottom_axis()})
         self.ci.layout.setRowStretchFactor(0, 2)
         self.ci.layout.setRowStretchFactor(1, 1)
         self.flight.setXLink(self.gantt)
@@ -170,16 +170,9 @@ class GanttView(pg.GraphicsLayoutWidget):
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
         self.setBackground(theme.bg)
-        font = QFont()
-        font.setPointSizeF(theme.point_size * 0.9)
-        for plot, left in ((self.gantt, "rank"), (self.flight, "in flight")):
-            for name in ("left", "bottom"):
-                ax = plot.getAxis(name)
-                ax.setPen(pen(theme.fg, 1))
-                ax.setTextPen(pen(theme.fg, 1))
-                ax.setStyle(tickFont=font)
-            plot.setLabel("left", left, color=theme.fg, size=f"{theme.point_size:.0f}pt")
-        self.flight.setLabel("bottom", "time", color=theme.fg, size=f"{theme.point_size:.0f}pt")
+        for plot, left, bottom in ((self.gantt, "rank", None), (self.flight, "in flight", "time")):
+            style_axis(plot.getAxis("left"), theme, left)
+            style_axis(plot.getAxis("bottom"), theme, bottom)
         self.gantt.setTitle(self.title, color=theme.fg, size=f"{theme.point_size * 1.05:.0f}pt")
         for c in (self.cursor, self.cursor2):
             c.setPen(pg.mkPen(theme.error, width=3))

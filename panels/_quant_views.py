@@ -7,7 +7,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer.fast_items import Bars
 from explorer.label_layer import PAD, Label, label_layer
-from explorer.widgets import brush, no_si_prefix, pen
+from explorer.widgets import brush, no_si_prefix, pen, style_legend
 
 HATCHES = (Qt.SolidPattern, Qt.BDiagPattern, Qt.Dense4Pattern, Qt.CrossPattern, Qt.FDiagPattern,
            Qt.Dense6Pattern, Qt.DiagCrossPattern)
@@ -124,8 +124,7 @@ def tidy(plot, theme, legend: bool = False):
     for name in ("left", "bottom"):
         no_si_prefix(plot.getAxis(name))
     if legend:
-        plot.addLegend(offset=(-10, 10), brush=brush(theme.bg, 0.85), labelTextColor=theme.fg,
-                       pen=pen(theme.grid, 1))
+        style_legend(plot.addLegend(offset=(-10, 10), pen=pen(theme.grid, 1)), theme)
     return plot
 
 

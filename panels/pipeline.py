@@ -574,8 +574,6 @@ class PipelinePanel(Panel):
         self.memory_totals.end()
         self.memory_cap.setPos(cap)
         self.memory_cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
-        for _, label in self.memory_legend.items:  # setLabelTextColor alone keeps the old rendering
-            label.setText(label.text, color=th.fg, size=f"{th.point_size * 0.85:.1f}pt")
         self.memory_plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(stages)]])
         self.memory_plot.setXRange(-0.6, max(len(stages), 1) - 0.4, padding=0)
         # room above the tallest thing (bars or the memory line and its label) for the legend

@@ -23,7 +23,7 @@ from explorer.flow_layout import FlowLayout
 from explorer.label_layer import Label, label_layer
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
-from explorer.widgets import ErrorLabel, LabeledSlider, brush, log_axes, make_plot, pen
+from explorer.widgets import ErrorLabel, LabeledSlider, brush, legend_below, log_axes, make_plot, pen
 from explorer.live_text import LiveText, pin_size
 
 KINDS = ("compute", "checkpoint", "lost", "restart")
@@ -186,7 +186,7 @@ class ScalePanel(Panel):
         gp.setAccessibleName("Goodput against checkpoint interval")
         log_axes(gp, x=True)
         gp.setMouseEnabled(x=False, y=False)
-        self.goodput_legend = gp.addLegend(offset=(-10, -10))
+        self.goodput_legend = legend_below(gp)
         self.exact_curve = gp.plot([], [], name="Daly's expected goodput")
         self.mc_bars = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
         gp.addItem(self.mc_bars)
@@ -235,7 +235,7 @@ class ScalePanel(Panel):
         cp.setAccessibleName("Cluster size against interruptions per day")
         cp.setLogMode(x=True, y=False)
         cp.setMouseEnabled(x=False, y=False)
-        self.cluster_legend = cp.addLegend(offset=(10, 10))
+        self.cluster_legend = cp.addLegend(offset=(10, 10))   # over the flat start of the curve
         self.cluster_curve = cp.plot([], [], name="interruptions/day = N × 86,400 / M_GPU")
         self.llama_point = cp.plot([self.data.gpus], [self.data.unexpected / self.data.days], pen=None, symbol="s",
                                    symbolSize=12, name="Llama 3: 419 in 54 days on 16,384")
@@ -498,11 +498,6 @@ class ScalePanel(Panel):
         for line, label in self.gauge_refs:
             line.setPen(pen(t.fg, 1.5, Qt.DashLine))
             label.setColor(t.fg)
-        for legend in (self.goodput_legend, self.cluster_legend):
-            legend.setLabelTextColor(t.fg)
-            legend.setBrush(brush(t.bg, 0.8))
-            for _sample, label in legend.items:
-                label.setText(label.text, color=t.fg)
         self.exact_curve.setPen(pen(t.color(4), 3))
         self.mc_points.setSymbolBrush(brush(t.color(0)))
         self.mc_points.setSymbolPen(pen(t.fg, 1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
@@ -13,7 +14,7 @@ from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled, TaskRunner
-from explorer.widgets import ErrorLabel, LabeledSlider, brush, make_plot, pen, set_title
+from explorer.widgets import ErrorLabel, LabeledSlider, brush, legend_below, make_plot, pen, set_title
 from explorer.live_text import LiveText, pin_size
 
 N_FRAMES = 200
@@ -132,7 +133,7 @@ class ServingPanel(Panel):
 
         self.load_plot = make_plot(ctx.theme, "Latency and throughput against load", "p90 TTFT (s)", "arrivals (req/s)")
         self.load_plot.setAccessibleName("Latency and throughput against load")
-        self.load_legend = self.load_plot.addLegend(offset=(10, 10))
+        self.load_legend = legend_below(self.load_plot)
         self.tput_view = pg.ViewBox()
         pi = self.load_plot.getPlotItem()
         pi.showAxis("right")
@@ -461,10 +462,9 @@ class ServingPanel(Panel):
             tput.setSymbolBrush(brush(colour, 0.5))
         self.target_line.setPen(pen(t.fg, 1.5, Qt.DashDotLine))
         self.target_line.label.setColor(t.fg)
-        self.load_legend.setLabelTextColor(t.fg)
-        self.load_legend.setBrush(brush(t.bg, 0.85))
-        for _sample, label in self.load_legend.items:
-            label.setText(label.text, color=t.fg)
+        label_font = QFont()
+        label_font.setPointSizeF(t.point_size * 0.85)
+        self.target_line.label.setFont(label_font)   # pyqtgraph's default size does not follow the theme
 
     def result(self) -> object:
         return {"replica_memory": self.memory, "sizing": self.sizing,

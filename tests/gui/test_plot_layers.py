@@ -110,7 +110,7 @@ def test_label_layer_draws_text_at_its_anchor_and_skips_equal_updates(qtbot):
     dark = [QColor(img.pixel(centre.x() + dx, centre.y() + dy)).lightness() < 128
             for dx in range(-20, 21, 2) for dy in range(-6, 7, 2)]
     assert sum(dark) >= 5                                   # glyph strokes around the anchor point
-    far = plot.mapFromScene(vb.mapToScene(*vb.childGroup.transform().map(1.0, 9.0)))
+    far = plot.mapFromScene(vb.mapToScene(*vb.childGroup.transform().map(1.5, 8.5)))   # off the grid lines
     assert QColor(img.pixel(far.x(), far.y())).lightness() > 200
     layer.update = lambda *a: (_ for _ in ()).throw(AssertionError("repainted"))  # noqa: E731
     layer.set_labels(list(labels))                           # equal labels: nothing to repaint
@@ -165,3 +165,52 @@ def test_a_long_title_is_cut_to_the_plot_width_and_a_panel_tooltip_stays(qtbot):
     plot.resize(220, 200)
     qtbot.wait(10)
     assert pi.titleLabel.text.endswith("…") and plot.toolTip() == "what the chart shows"
+
+
+def test_bottom_tick_text_keeps_its_descenders_in_a_cached_axis(qtbot):
+    """pyqtgraph sizes a bottom axis for 80% of its tick text; cached (cache_static), the rest was cut:
+    "hybrid" read "hvbrid". The axis now has room for the whole line below the tick offset."""
+    from PySide6.QtGui import QFontMetricsF
+
+    for scale in (1.0, 1.8):
+        theme = THEMES["light"].scaled(scale)
+        plot = make_plot(theme, "t", "y", "")
+        qtbot.addWidget(plot)
+        plot.resize(500, 300)
+        plot.show()
+        axis = plot.getAxis("bottom")
+        axis.setTicks([[(0, "hybrid"), (1, "gyp")]])
+        plot.setXRange(-0.5, 1.5, padding=0)
+        _render(plot)                 # the axis measures its text when it first paints
+        qtbot.wait(20)
+        line = QFontMetricsF(axis.style["tickFont"]).height()
+        assert axis.height() >= line + axis.style["tickTextOffset"][1] - 0.5, (scale, axis.height(), line)
+
+
+def test_legends_follow_the_theme_and_a_legend_below_fits_the_plot_width(qtbot):
+    """Legend text scales with the theme (pyqtgraph's fixed 9 pt is unreadable when projected), and a
+    legend under the axes takes only as many columns as the plot's width holds."""
+    from explorer.widgets import LEGEND_SCALE, legend_below, style_plot
+
+    big = THEMES["light"].scaled(1.8)
+    plot = make_plot(THEMES["light"], "t", "y", "x")
+    qtbot.addWidget(plot)
+    legend = legend_below(plot)
+    for i in range(4):
+        plot.plot([0, 1], [i, i + 1], name=f"a fairly long legend entry number {i}")
+    plot.resize(420, 400)
+    plot.show()
+    style_plot(plot, big)
+    qtbot.wait(20)
+    size = f"{big.point_size * LEGEND_SCALE:.1f}pt"
+    assert len(legend.items) == 4 and all(label.opts["size"] == size for _s, label in legend.items)
+    assert legend.columnCount == 1                       # two long entries side by side would not fit
+    plot.resize(1800, 400)
+    qtbot.wait(20)
+    assert legend.columnCount > 1                        # a wide plot puts them side by side again
+    floating = make_plot(THEMES["light"], "t", "y", "x")
+    qtbot.addWidget(floating)
+    floating.addLegend()
+    floating.plot([0, 1], [0, 1], name="curve")
+    style_plot(floating, big)
+    assert [label.opts["size"] for _s, label in floating.getPlotItem().legend.items] == [size]
