@@ -15,11 +15,13 @@ from explorer.live_text import pin_size
 
 @dataclass(frozen=True)
 class TimelineSpec:
-    """What an animated panel offers the player: frame count, named chapters, natural speed."""
+    """What an animated panel offers the player: frame count, named chapters, natural speed, and
+    the frame shown when the panel opens (``start``): a still that teaches, not an empty chart."""
 
     n_frames: int
     chapters: list[tuple[int, str]] = field(default_factory=list)
     fps: float = 10.0
+    start: int = 0
 
 
 class TimelineModel(QObject):
@@ -51,7 +53,8 @@ class TimelineModel(QObject):
     def set_spec(self, spec: TimelineSpec | None, keep_position: bool = False) -> None:
         self.stop()
         self.spec = spec if spec and spec.n_frames > 0 else None
-        pos = min(self.position, self.n_frames - 1) if keep_position else 0
+        start = self.spec.start if self.spec else 0
+        pos = min(self.position if keep_position else start, self.n_frames - 1)
         self.position = max(0, pos)
         self.spec_changed.emit(self.spec)
         self.position_changed.emit(self.position)

@@ -762,7 +762,8 @@ class MemoryPanel(Panel):
     def timeline(self) -> TimelineSpec | None:
         if not self.frames:
             return None
-        return TimelineSpec(len(self.frames), list(self.chapters), fps=12.0)
+        return TimelineSpec(len(self.frames), list(self.chapters), fps=12.0,
+                            start=self._default_frame())   # opens on the scenario's own ZeRO stage
 
     def result(self) -> object:
         b = self.breakdowns.get(self.scenario.strategy)

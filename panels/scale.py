@@ -439,7 +439,7 @@ class ScalePanel(Panel):
         if self.run is not None:
             for f in self.run.failures[:12]:
                 chapters.append((int(f.time / self.run.wall_seconds * (N_FRAMES - 1)), f"failure: {f.cause}"))
-        return TimelineSpec(n_frames=N_FRAMES, chapters=chapters, fps=12.0)
+        return TimelineSpec(n_frames=N_FRAMES, chapters=chapters, fps=12.0, start=N_FRAMES - 1)  # the whole run
 
     def _view_window(self, now: float) -> tuple[float, float]:
         """The x-range shown: the whole run, or ``n`` checkpoint intervals with the cursor at 80%."""

@@ -377,7 +377,8 @@ class ServingPanel(Panel):
     def timeline(self) -> TimelineSpec | None:
         if self.memory is None:
             return None
-        return TimelineSpec(n_frames=N_FRAMES, chapters=[(0, "arrivals begin"), (N_FRAMES // 2, "halfway")], fps=15.0)
+        return TimelineSpec(n_frames=N_FRAMES, chapters=[(0, "arrivals begin"), (N_FRAMES // 2, "halfway")], fps=15.0,
+                            start=N_FRAMES - 1)   # opens on the finished run; Play starts it from the beginning
 
     def show_frame(self, index: int) -> None:
         """Per frame: boolean masks over 48 requests and setOpts on the existing bars."""

@@ -128,6 +128,25 @@ def test_timeline_keys_and_chapters(window, qtbot):
     assert not tl.playing
 
 
+def test_a_panel_opens_on_its_start_frame_and_play_from_there_restarts(window, qtbot):
+    """The memory panel opens on the end of the scenario's own ZeRO stage (not DP's frame 0, which
+    contradicted the verdict above it); Play from the last frame starts the animation over."""
+    tl = window.ctx.timeline
+    window.ctx.scenario.update(strategy="zero2")
+    mem = window.show_panel("memory")
+    stage_end = mem.chapters[3][0] - 1                   # chapters: DP, ZeRO-1, ZeRO-2, ZeRO-3
+    assert tl.position == stage_end and mem._frame == stage_end
+    assert "ZeRO-2" in mem.frames[stage_end].stage_label
+    window.show_panel("serving")
+    assert tl.position == tl.n_frames - 1                # the finished run, not an empty chart
+    tl.set_spec(TimelineSpec(10, start=9))
+    tl.play()
+    assert tl.position == 0 and tl.playing
+    tl.stop()
+    tl.set_spec(TimelineSpec(5, start=99))               # a start past the end shows the last frame
+    assert tl.position == 4
+
+
 def test_theme_and_font_scale(window):
     window.ctx.set_theme("dark", 1.6)
     assert window.ctx.theme.name == "dark" and window.ctx.theme.font_scale == pytest.approx(1.6)
