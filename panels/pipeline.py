@@ -296,7 +296,9 @@ class PipelinePanel(Panel):
         self.context_line.setText(
             f"This pipeline of p = {sc.pp} rank(s) is one of DP = {sc.dp} data-parallel replicas running at once; "
             f"each rank is TP = {sc.tp} GPU(s) ({sc.n_gpus} GPUs = DP × TP × PP). A step pushes m = {sc.grad_accum} "
-            f"micro-batches of {sc.micro_batch} × {sc.seq_len:,} tokens through it.")
+            f"micro-batches of {sc.micro_batch} × {sc.seq_len:,} tokens through it."
+            + (" <b>PP = 1: one stage, so no pipeline and no bubble.</b> Raise p ranks (and m) to see one, "
+               "e.g. p = 4, m = 8." if sc.pp == 1 else ""))
         if self._changed("schedules", (sc.pp, sc.grad_accum, sc.arch.layers)):
             self._recompute()
         if self._changed("tp", (sc.tp, sc.sequence_parallel, sc.arch, sc.seq_len, sc.micro_batch, sc.precision)):

@@ -120,3 +120,11 @@ def test_hidden_tabs_draw_when_shown(panel, ctx):
     assert panel.tp_view.t == 4 and panel.tp_view.steps == panel.tp_steps and "tp" not in panel._stale
     panel.tabs.setCurrentIndex(TABS.index("layout"))
     assert panel.layout_view.layout3d is panel.layout3d and panel.layout3d.summary()["tp"]["size"] == 4
+
+
+def test_a_scenario_without_pipeline_parallelism_says_how_to_see_a_bubble(panel, ctx):
+    assert "no bubble" not in panel.context_line.text()          # p = 4: the Gantt shows one
+    ctx.scenario.update(pp=1)
+    assert "PP = 1" in panel.context_line.text() and "p = 4, m = 8" in panel.context_line.text()
+    panel.p_spin.setValue(4)                                       # the panel's own control edits the scenario
+    assert ctx.scenario.value.pp == 4 and "no bubble" not in panel.context_line.text()
