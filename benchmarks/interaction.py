@@ -115,7 +115,7 @@ def measure(n: int = 60, only: str | None = None, layout: str = "default") -> li
 
     app = make_app()
     ctx = AppContext(device="cpu")
-    win = MainWindow(ctx, remember_layout=False)
+    win = MainWindow(ctx, remember_layout=False, freeze_objects=True)   # as the command line opens it
     win.resize(1600, 1000)
     win.show()
     app.processEvents()

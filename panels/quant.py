@@ -193,6 +193,7 @@ class QuantPanel(Panel):
         self.gptq_plot = make_plot(self.theme, "GPTQ, column by column: error left after feedback vs RTN",
                                    "‖column error‖", "processed column")
         tidy(self.gptq_plot, self.theme, legend=True)
+        self.gptq_plot.getViewBox().sigResized.connect(lambda *_a: self._fit_gptq_range())
         g.addWidget(self.gptq_plot, 0, 0)
         self.awq_plot = make_plot(self.theme, "AWQ: output MSE against α (s = mean|x|^α)", "MSE", "α")
         g.addWidget(self.awq_plot, 0, 1)
@@ -660,24 +661,36 @@ class QuantPanel(Panel):
                                  name="error pushed onto later columns"))
             p.addItem(self._gptq[0])
             p.addItem(self._gptq[1])
+            self._gptq[2].setZValue(5)                      # the pushed-error line over the bars, not hidden
         rtn, gptq, pushed = self._gptq
         xs = np.arange(len(trace))
         n = len(a.gptq_trace)
         rtn.setOpts(x=xs - 0.2, height=[t["rtn_error"] for t in trace])
         gptq.setOpts(x=xs + 0.2, height=[t["quant_error"] for t in trace])
         pushed.setData(xs, [t["pushed"] for t in trace])
-        if self._gptq_range != (id(a), n):
-            self._gptq_range = (id(a), n)
-            p.setXRange(-1, n, padding=0)
-            ymax = max(max(t["rtn_error"], t["quant_error"], t["pushed"]) for t in a.gptq_trace)
-            p.setYRange(0, ymax * 1.1, padding=0)
-            p.getViewBox().updateMatrix()
+        self._fit_gptq_range()
         t = trace[-1]
         self.gptq_text.setText(
             f"Column {k + 1}/{n} (input channel {t['column']}): GPTQ quantizes the column, then spreads its error "
             f"(‖Δ‖ = {t['pushed']:.3g}) onto the columns not yet quantized through the inverse Hessian of the "
             f"calibration inputs, so they absorb it. Left bars (RTN) vs right bars (GPTQ): the column's own error "
             f"‖w − q‖; GPTQ's per-column error may even be larger, yet the layer output error is lower.")
+
+    def _fit_gptq_range(self) -> None:
+        """The whole trace's range, with room above the bars for the legend (the bars fill the width,
+        and the legend keeps its size in pixels: a short chart needs more of its range for it)."""
+        a, p = self.analysis, self.gptq_plot
+        if a is None or not a.gptq_trace or self._gptq is None:
+            return
+        n = len(a.gptq_trace)
+        legend_px = p.getPlotItem().legend.boundingRect().height() + 16
+        view_px = max(p.getViewBox().height(), 120.0)
+        if self._gptq_range != (id(a), n, legend_px, view_px):
+            self._gptq_range = (id(a), n, legend_px, view_px)
+            p.setXRange(-1, n, padding=0)
+            ymax = max(max(t["rtn_error"], t["quant_error"], t["pushed"]) for t in a.gptq_trace)
+            p.setYRange(0, ymax * 1.05 / max(1 - legend_px / view_px, 0.4), padding=0)
+            p.getViewBox().updateMatrix()
 
     def _draw_kv(self) -> None:
         """The K/V comparison (real torch, 20–40 ms) runs on its own worker when block or bits change;
