@@ -52,11 +52,14 @@ def bottom_axis():
 
         class BottomAxis(pg.AxisItem):
             def _updateHeight(self) -> None:  # noqa: N802 (pyqtgraph name)
-                super()._updateHeight()
-                if self.fixedHeight is None and self.style["showValues"] and self.isVisible():
-                    h = self.maximumHeight() + self.textHeight / 4   # the 20% of a line not counted
-                    self.setMaximumHeight(h)
-                    self.setMinimumHeight(h)
+                # pyqtgraph calls this after every re-render of the axis: the height must be set once,
+                # to its final value (an unchanged height then re-lays out nothing)
+                measured = self.textHeight
+                self.textHeight = measured * 1.25    # the whole line: pyqtgraph measured 80% of it
+                try:
+                    super()._updateHeight()
+                finally:
+                    self.textHeight = measured
 
         _AXIS_CLASS = BottomAxis
     return _AXIS_CLASS("bottom")
@@ -129,6 +132,9 @@ def cache_static(plot) -> None:
 
 
 def _row_legend_class():
+    """The ``RowLegend`` class, built once (on first use)."""
+    if "RowLegend" in globals():
+        return globals()["RowLegend"]
     import pyqtgraph as pg
     from PySide6.QtGui import QFont, QFontMetrics
 
@@ -153,15 +159,14 @@ def _row_legend_class():
                 self.setColumnCount(cols)
             self.updateSize()
 
+    globals()["RowLegend"] = RowLegend
     return RowLegend
 
 
 def __getattr__(name: str):
     # RowLegend subclasses a pyqtgraph class; build it on first use so importing this module stays cheap.
     if name == "RowLegend":
-        cls = _row_legend_class()
-        globals()["RowLegend"] = cls
-        return cls
+        return _row_legend_class()
     raise AttributeError(name)
 
 
@@ -308,7 +313,7 @@ def legend_below(plot, most: int = 4):
     at presenter text sizes a legend floating over the data hides the curves. Items given a
     ``name`` join it as with ``addLegend``; ``style_plot`` sizes its text with the theme."""
     pi = plot.getPlotItem()
-    legend = __getattr__("RowLegend")(colCount=most, frame=False)   # the module's one, built on first use
+    legend = _row_legend_class()(colCount=most, frame=False)
     legend.most = most
     pi.layout.addItem(legend, 5, 1)
     pi.legend = legend

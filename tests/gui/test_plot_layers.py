@@ -185,6 +185,12 @@ def test_bottom_tick_text_keeps_its_descenders_in_a_cached_axis(qtbot):
         qtbot.wait(20)
         line = QFontMetricsF(axis.style["tickFont"]).height()
         assert axis.height() >= line + axis.style["tickTextOffset"][1] - 0.5, (scale, axis.height(), line)
+        heights = []                                   # pyqtgraph re-sizes the axis after every re-render:
+        set_max = axis.setMaximumHeight                # never through a different height (a re-layout)
+        axis.setMaximumHeight = lambda h: (heights.append(h), set_max(h))
+        axis.setTicks([[(0, "gyp"), (1, "hybrid")]])
+        _render(plot)
+        assert heights and set(heights) == {axis.height()}, heights
 
 
 def test_legends_follow_the_theme_and_a_legend_below_fits_the_plot_width(qtbot):
