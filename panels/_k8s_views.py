@@ -15,7 +15,8 @@ STATE_STYLE = {  # badge → (palette index, brush pattern)
     "Terminating": (7, Qt.BDiagPattern), "Evicted": (5, Qt.DiagCrossPattern), "CrashLoopBackOff": (5, Qt.CrossPattern),
 }
 QOS_BADGE = {"Guaranteed": "G", "Burstable": "Bu", "BestEffort": "BE"}
-LEGEND = "solid line: ownerReferences (owns) · dashed: Service label selector (selects) · hatched dot: not Ready"
+LEGEND = ("solid line: ownerReferences (owns) · dashed: Service label selector (selects) · hatched dot: not Ready. "
+          "Pod tiles: phase · ✓ Ready / ✗ not Ready · QoS class G = Guaranteed, Bu = Burstable, BE = BestEffort")
 
 
 def _style(badge: str, ready: bool) -> tuple[int, Qt.BrushStyle]:
