@@ -7,7 +7,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from explorer.fast_items import Bars
 from explorer.label_layer import PAD, Label, label_layer
-from explorer.widgets import brush, no_si_prefix, pen, style_legend
+from explorer.widgets import brush, legend_below, no_si_prefix, pen, style_legend
 
 HATCHES = (Qt.SolidPattern, Qt.BDiagPattern, Qt.Dense4Pattern, Qt.CrossPattern, Qt.FDiagPattern,
            Qt.Dense6Pattern, Qt.DiagCrossPattern)
@@ -119,12 +119,17 @@ def _wrap_px(text: str, metrics: QFontMetricsF, room: float) -> str:
     return "\n".join(lines)
 
 
-def tidy(plot, theme, legend: bool = False):
-    """No SI-prefix rescaling of axes (values are read as printed); optional readable legend."""
+def tidy(plot, theme, legend: str | None = None):
+    """No SI-prefix rescaling of axes (values are read as printed); optional readable legend,
+    ``"below"`` the chart (curves that fill the view) or ``"over"`` it (top right)."""
     for name in ("left", "bottom"):
         no_si_prefix(plot.getAxis(name))
-    if legend:
+    if legend == "below":
+        style_legend(legend_below(plot, most=3), theme)
+    elif legend == "over":
         style_legend(plot.addLegend(offset=(-10, 10), pen=pen(theme.grid, 1)), theme)
+    elif legend is not None:
+        raise ValueError(f"legend must be 'below', 'over' or None, not {legend!r}")
     return plot
 
 

@@ -157,7 +157,7 @@ class QuantPanel(Panel):
         self.collapse_plot = make_plot(self.theme, "One outlier destroys a tensor: per-tensor int8 codes of the"
                                        " ordinary channels", "count (log)", "int8 code")
         log_axes(self.collapse_plot, y=True)
-        tidy(self.collapse_plot, self.theme, legend=True)
+        tidy(self.collapse_plot, self.theme, legend="below")
         g.addWidget(self.collapse_plot, 1, 1)
         self.collapse_text = QLabel()
         self.collapse_text.setWordWrap(True)
@@ -177,7 +177,7 @@ class QuantPanel(Panel):
         self.dist_plot = make_plot(self.theme, "Per-channel max|x| the int8 scale must cover", "max|x| (log)",
                                    "input channel")
         log_axes(self.dist_plot, y=True)
-        tidy(self.dist_plot, self.theme, legend=True)
+        tidy(self.dist_plot, self.theme, legend="below")
         g.addWidget(self.dist_plot, 1, 1)
         self.sq_plot = make_plot(self.theme, "SmoothQuant: error against α (migration strength)", "relative error", "α")
         g.addWidget(self.sq_plot, 2, 0)
@@ -192,7 +192,7 @@ class QuantPanel(Panel):
         g = self._grid_tab("GPTQ && AWQ")
         self.gptq_plot = make_plot(self.theme, "GPTQ, column by column: error left after feedback vs RTN",
                                    "‖column error‖", "processed column")
-        tidy(self.gptq_plot, self.theme, legend=True)
+        tidy(self.gptq_plot, self.theme, legend="over")   # room kept above the bars
         self.gptq_plot.getViewBox().sigResized.connect(lambda *_a: self._fit_gptq_range())
         g.addWidget(self.gptq_plot, 0, 0)
         self.awq_plot = make_plot(self.theme, "AWQ: output MSE against α (s = mean|x|^α)", "MSE", "α")
@@ -201,7 +201,7 @@ class QuantPanel(Panel):
         g.addWidget(self.wonly_plot, 1, 0)
         self.hist_plot = make_plot(self.theme, "Weight histogram before and after", "count (log)", "weight value")
         log_axes(self.hist_plot, y=True)
-        tidy(self.hist_plot, self.theme, legend=True)
+        tidy(self.hist_plot, self.theme, legend="below")
         g.addWidget(self.hist_plot, 1, 1)
         self.gptq_text = LiveText()
         self.gptq_text.reserve_lines(3)
