@@ -8,6 +8,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
+from engines.hardware import gpu as gpu_spec
 from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, max_rate_under_target,
                              replica_memory, simulate_batching, size_deployment, step_cost)
 from explorer.fast_items import Bars
@@ -344,7 +345,7 @@ class ServingPanel(Panel):
         cap = capacity(s, m.gpus_needed)
         self.mem_text.setText(
             f"{s.arch.label}: weights {m.weight_bits}-bit + KV {m.kv_bits}-bit for {m.batch} × {m.context:,} tokens "
-            f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {m.gpu} (TP divides {s.arch.heads} heads). "
+            f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {gpu_spec(m.gpu).label} (TP divides {s.arch.heads} heads). "
             f"KV room: {cap.max_tokens:,} tokens = {cap.max_batch_at_context} sequences at this context, "
             f"or {cap.max_context_at_batch:,} tokens each at this batch.")
 

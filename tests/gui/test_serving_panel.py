@@ -14,6 +14,8 @@ def test_format_controls_drive_replica_memory(make_panel, ctx):
     p.kv_combo.setCurrentText("8-bit (fp8/int8)")
     assert p.memory.kv_bytes == 40 * GIB
     assert "GiB" in p.mem_text.text()
+    from engines.hardware import gpu
+    assert f"× {gpu(ctx.scenario.value.gpu).label} (" in p.mem_text.text()   # the GPU's name, not its key
 
 
 def test_batching_timeline_and_curves(make_panel, ctx):
