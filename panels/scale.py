@@ -384,7 +384,7 @@ class ScalePanel(Panel):
         labels = []
         left = "young" if c["young"] <= c["daly"] else "daly"   # the left line's label goes left of it: never overlap
         for key, name in (("young", "Young √(2δM)"), ("daly", "Daly")):
-            anchor = (1, 0) if key == left else (0, 0)
+            anchor = (1.08, 0) if key == left else (-0.08, 0)   # a gap each side of the lines between them
             line, _style = self.optimum_marks[key]
             x = np.log10(c[key] / 60)
             line.setPos(x)
