@@ -491,7 +491,10 @@ class PipelinePanel(Panel):
         self.tp_counts.setText(f"Per layer, per micro-batch ({sc.arch.label}, t = {sc.tp}"
                                f"{', SP on' if sc.sequence_parallel else ''}): " + "; ".join(parts) +
                                f". Ring traffic per GPU per layer: {total:,.1f} MB "
-                               "(TP and TP+SP move the same bytes).")
+                               "(TP and TP+SP move the same bytes)."
+                               + (" <b>t = 1: one GPU holds every matrix whole, so the all-reduces have nothing to "
+                                  "sum.</b> Raise t (2 to 8, within a node) to see the column-then-row split."
+                                  if sc.tp == 1 else ""))
         self._tp_caption(0)
         if self._visible("tp"):
             self._draw_tp()

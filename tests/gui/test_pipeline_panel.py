@@ -122,8 +122,11 @@ def test_hidden_tabs_draw_when_shown(panel, ctx):
     assert panel.layout_view.layout3d is panel.layout3d and panel.layout3d.summary()["tp"]["size"] == 4
 
 
-def test_a_scenario_without_pipeline_parallelism_says_how_to_see_a_bubble(panel, ctx):
+def test_a_scenario_without_pipeline_or_tensor_parallelism_says_how_to_see_them(panel, ctx):
     assert "no bubble" not in panel.context_line.text()          # p = 4: the Gantt shows one
+    assert "nothing to sum" not in panel.tp_counts.text()        # t = 8: the split is drawn
+    ctx.scenario.update(tp=1)
+    assert "t = 1" in panel.tp_counts.text() and "nothing to sum" in panel.tp_counts.text()
     ctx.scenario.update(pp=1)
     assert "PP = 1" in panel.context_line.text() and "p = 4, m = 8" in panel.context_line.text()
     panel.p_spin.setValue(4)                                       # the panel's own control edits the scenario
