@@ -513,8 +513,9 @@ class LayoutView(pg.PlotWidget):
             line.show()
         xs = [self._pos(r)[0] for r in range(0, limit)]
         ys = [self._pos(r)[1] for r in range(0, limit)]
-        self.setXRange(min(xs) - 0.8, max(xs) + 0.8, padding=0)
-        self.setYRange(min(ys) - 1.4, max(ys) + 0.8, padding=0)
+        # one call: with the aspect locked, pyqtgraph then widens whichever range the widget's shape
+        # needs; two calls keep the last one and crop the other (nodes were cut off at both sides)
+        self.setRange(xRange=(min(xs) - 0.8, max(xs) + 0.8), yRange=(min(ys) - 1.4, max(ys) + 0.8), padding=0)
 
 
 def _span(values: list[int]) -> str:

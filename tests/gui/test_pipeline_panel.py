@@ -131,3 +131,23 @@ def test_a_scenario_without_pipeline_or_tensor_parallelism_says_how_to_see_them(
     assert "PP = 1" in panel.context_line.text() and "p = 4, m = 8" in panel.context_line.text()
     panel.p_spin.setValue(4)                                       # the panel's own control edits the scenario
     assert ctx.scenario.value.pp == 4 and "no bubble" not in panel.context_line.text()
+
+
+def test_the_3d_layout_shows_every_node_whatever_the_view_shape(make_panel, ctx):
+    """With the aspect locked, setting x and y in two calls kept the last one and cropped the other:
+    nodes were cut off at both sides. Every drawn GPU square must lie inside the view."""
+    from explorer.theme import THEMES
+    from panels._pipeline_views import LayoutView
+
+    ctx.scenario.update(n_gpus=64, tp=1, pp=1)
+    p = make_panel(PipelinePanel)
+    for w, h in ((700, 500), (400, 700), (900, 300)):
+        view = LayoutView(THEMES["light"])
+        view.resize(w, h)
+        view.show()
+        view.set_layout(p.layout3d)                     # drawn at its final size: no resize refits it
+        (x0, x1), (y0, y1) = view.getViewBox().viewRange()
+        for rank in range(64):
+            x, y = view._pos(rank)
+            assert x0 <= x - 0.42 and x + 0.42 <= x1 and y0 <= y - 0.42 and y + 0.42 <= y1, (w, h, rank)
+        view.close()
