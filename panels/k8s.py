@@ -134,6 +134,10 @@ class K8sPanel(Panel):
         run_yaml.clicked.connect(self.run_yaml)
         self.yaml_report = QLabel()
         self.yaml_report.setWordWrap(True)
+        yaml_note = QLabel("Your own manifests, run in a fresh cluster (three 4-CPU / 8Gi nodes unless they "
+                           "define Nodes), not the guided scenario: edit the example, then apply.")
+        yaml_note.setWordWrap(True)
+        yl.addWidget(yaml_note)
         yl.addWidget(self.yaml)
         yl.addWidget(run_yaml)
         yl.addWidget(self.yaml_report)
