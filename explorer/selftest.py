@@ -1,4 +1,5 @@
-"""``explorer --selftest``: open every panel offscreen, drive its controls and timeline, export once.
+"""``explorer --selftest``: open every panel offscreen, drive its controls, show each of its inner tabs,
+walk its timeline, export once.
 
 Exits non-zero on any error, including exceptions that reached the exception hook and background
 tasks that failed. Used by CI against both the venv and the frozen bundle.
@@ -11,7 +12,7 @@ import time
 import traceback
 from pathlib import Path
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTabWidget
 
 
 def run_selftest(win, sink, font_problems: list[str], requested_device: str = "auto") -> int:
@@ -37,6 +38,12 @@ def run_selftest(win, sink, font_problems: list[str], requested_device: str = "a
             panel = win.show_panel(cls.key)
             QApplication.processEvents()
             panel.selftest()
+            for tabs in panel.findChildren(QTabWidget):   # every inner tab paints once: an error in a
+                shown = tabs.currentIndex()               # paint() there (a date axis asked too early)
+                for i in range(tabs.count()):             # crashed the app when a user opened that tab
+                    tabs.setCurrentIndex(i)
+                    QApplication.processEvents()
+                tabs.setCurrentIndex(shown)
             if panel.tasks.running:
                 panel.tasks.wait(300_000)
             if panel.tasks.last_error:

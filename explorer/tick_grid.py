@@ -7,12 +7,15 @@ small, cached text strips, and the lines are a handful of cosmetic strokes insid
 """
 from __future__ import annotations
 
+import logging
+
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPen
 
 from explorer.view_overlay import ViewOverlay
 
+log = logging.getLogger(__name__)
 LEVEL_ALPHA = (0.25, 0.12)  # major and minor lines; finer levels are not drawn
 
 
@@ -43,7 +46,12 @@ class TickGrid(ViewOverlay):
         self.update()
 
     def paint(self, painter, *_args) -> None:
-        for line_pen, lines in self._grid_lines():
+        try:
+            grid = self._grid_lines()
+        except Exception:   # noqa: BLE001 — raising out of a paint() corrupts Qt's painter: it crashed
+            log.exception("grid lines skipped")  # the app (a date axis asked too early); no grid is better
+            return
+        for line_pen, lines in grid:
             painter.setPen(line_pen)
             painter.drawLines(lines)
 
@@ -83,6 +91,10 @@ def _tick_levels(axis: pg.AxisItem, length_px: float) -> list[list[float]]:
     if axis._tickLevels is not None:
         levels = [[v for v, _label in level] for level in axis._tickLevels]
     else:
+        if isinstance(axis, pg.DateAxisItem) and not hasattr(axis, "fontMetrics"):
+            # a date axis measures its labels with metrics it takes on its first paint; the grid
+            # paints first (it is under the data) and asked before them: give it its own font's
+            axis.fontMetrics = QFontMetrics(axis.style["tickFont"] or QFont())
         lo, hi = axis.range
         levels = [list(values) for _spacing, values in axis.tickValues(lo, hi, length_px)]
     axis._grid_ticks = (key, levels)

@@ -135,3 +135,29 @@ def test_graph_writes_yes_no_on_the_edges_and_every_label_in_view(make_panel):
     lo, hi = p.graph.getViewBox().viewRange()[0]
     xs = [x for x, _l, _r in p.graph._label_px]
     assert lo < min(xs) and hi > max(xs)
+
+
+def test_the_deadline_clocks_paint_with_their_date_axes_and_grid(make_panel):
+    """Opening the clocks tab crashed the app: the grid (painted under the data, so before the axis)
+    asked the date axis for ticks before the axis had painted and set up its font metrics; the
+    exception inside ``paint()`` left Qt's painter corrupt and the process segfaulted."""
+    p = make_panel(LawPanel)
+    p.tabs.setCurrentIndex(1)
+    for plot in (p.cra_plot, p.pld_plot):
+        image = plot.grab()                                   # paints the chart, grid first
+        assert not image.isNull()
+        grid = plot.getPlotItem()._tick_grid
+        assert grid._lines is not None and grid._lines[1]     # the date ticks' grid lines were drawn
+
+
+def test_a_grid_under_a_date_axis_that_never_painted_still_finds_its_lines(qtbot):
+    import pyqtgraph as pg
+
+    from explorer.tick_grid import install_grid
+
+    plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    plot.setXRange(1.79e9, 1.80e9, padding=0)
+    grid = install_grid(plot.getPlotItem(), "#000000")
+    assert grid._grid_lines()                                 # no AttributeError: 'fontMetrics'
