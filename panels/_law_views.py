@@ -191,6 +191,7 @@ class DeadlineTimeline(pg.PlotWidget):
         """``marks``: (moment, text, kind) with kind "event", "deadline" or "rule"."""
         th = self.theme
         self.clear()
+        self._label_px: list[tuple[float, float]] = []   # (x, pixels its label needs right of the line)
         self.setTitle(self.title, color=th.fg, size=f"{th.point_size:.0f}pt")
         if not marks:
             return
@@ -199,16 +200,36 @@ class DeadlineTimeline(pg.PlotWidget):
         styles = {"event": (th.palette[4], Qt.SolidLine, 2), "deadline": (th.palette[5], Qt.DashLine, 3),
                   "rule": (th.muted, Qt.DotLine, 2)}
         ordered = sorted(marks, key=lambda m: _ts(m[0]))
+        metrics = QFontMetrics(font)
         for i, (moment, text, kind) in enumerate(ordered):
             color, style, width = styles[kind]
             x = _ts(moment)
             self.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pen(color, width, style)))
-            label = pg.TextItem(f"{text}\n{moment.astimezone():%d %b %Y %H:%M}" if isinstance(moment, datetime)
-                                else f"{text}\n{moment:%d %b %Y}", color=th.fg, anchor=(0, 0.5))
+            words = (f"{text}\n{moment.astimezone():%d %b %Y %H:%M}" if isinstance(moment, datetime)
+                     else f"{text}\n{moment:%d %b %Y}")
+            label = pg.TextItem(words, color=th.fg, anchor=(0, 0.5), fill=brush(th.bg, 0.85))
+            label.setZValue(10)                  # over every line: a later line no longer strikes it through
             label.setFont(font)
             label.setPos(x, 1.0 - (i % 4) * 0.55)
             self.addItem(label)
-        lo, hi = _ts(ordered[0][0]), _ts(ordered[-1][0])
-        span = max(hi - lo, 86400.0)
-        self.setXRange(lo - 0.05 * span, hi + 0.3 * span, padding=0)
+            self._label_px.append((x, max(metrics.horizontalAdvance(line) for line in words.split("\n")) + 12))
+        self._fit_x()
         self.setYRange(-1.0, 1.5, padding=0)
+
+    def _fit_x(self) -> None:
+        """Room right of each line for its label, in pixels at the chart's width: the last deadline's
+        date was cut off ("final repor", "23 Oct 20")."""
+        marks = getattr(self, "_label_px", None)
+        if not marks:
+            return
+        lo, hi = marks[0][0], marks[-1][0]
+        span = max(hi - lo, 86400.0)
+        left = lo - 0.05 * span
+        view_px = max(self.getViewBox().width(), 200.0)
+        right = max([hi + 0.1 * span] + [left + (x - left) * view_px / max(view_px - px, 0.3 * view_px)
+                                          for x, px in marks])
+        self.setXRange(left, right, padding=0)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit_x()

@@ -161,3 +161,32 @@ def test_a_grid_under_a_date_axis_that_never_painted_still_finds_its_lines(qtbot
     plot.setXRange(1.79e9, 1.80e9, padding=0)
     grid = install_grid(plot.getPlotItem(), "#000000")
     assert grid._grid_lines()                                 # no AttributeError: 'fontMetrics'
+
+
+def test_every_deadline_label_ends_inside_its_chart(qtbot):
+    """The last deadline's label ran past the chart's right edge ("final repor", "23 Oct 20"): the
+    range leaves room for each label in pixels, at any width."""
+    from datetime import timezone
+
+    import pyqtgraph as pg
+
+    from explorer.theme import THEMES
+    from panels._law_views import DeadlineTimeline
+
+    utc = timezone.utc
+    marks = [(datetime(2026, 10, 2, 17, 30, tzinfo=utc), "aware", "event"),
+             (datetime(2026, 10, 3, 17, 30, tzinfo=utc), "24 h early warning", "deadline"),
+             (datetime(2026, 10, 9, 17, 30, tzinfo=utc), "fix available", "event"),
+             (datetime(2026, 10, 23, 17, 30, tzinfo=utc), "final report", "deadline")]
+    for width in (320, 600):
+        plot = DeadlineTimeline(THEMES["light"], "Art 14 deadlines")
+        qtbot.addWidget(plot)
+        plot.resize(width, 260)
+        plot.show()
+        plot.draw(marks)
+        plot.grab()
+        view = plot.getViewBox().sceneBoundingRect()
+        labels = [i for i in plot.getPlotItem().items if isinstance(i, pg.TextItem)]
+        assert len(labels) == 4
+        for label in labels:
+            assert label.sceneBoundingRect().right() <= view.right() + 1, (width, label.textItem.toPlainText())
