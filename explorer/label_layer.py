@@ -98,6 +98,14 @@ class LabelLayer(ViewOverlay):
                 painter.drawStaticText(QPointF(x, top + PAD + i * line_h), line)
 
 
+def right_end_for_label(x: float, left: float, label_px: float, view_px: float, least_px: float) -> float:
+    """The right end of an x range starting at ``left`` that leaves ``label_px`` pixels after data ``x``
+    in a view ``view_px`` wide: ``right = left + (x − left) · view_px / (view_px − label_px)``. A label
+    keeps its size in pixels, so a narrower chart gives it a larger share of the range; at least
+    ``least_px`` pixels stay for the data."""
+    return left + (x - left) * view_px / max(view_px - label_px, least_px)
+
+
 def _static(text: str, font: QFont) -> QStaticText:
     """One line of plain text, laid out for ``font`` at screen scale."""
     line = QStaticText(text)

@@ -225,8 +225,7 @@ class _TitleFitter(QObject):
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
         if event.type() == QEvent.Resize:
             fit_title(obj)
-            if hasattr(getattr(obj.getPlotItem(), "legend", None), "most"):
-                fit_legend_columns(obj)
+            fit_legend_columns(obj)
         return False
 
 
@@ -280,8 +279,7 @@ def style_plot(w, theme: Theme, title: str | None = None, left: str | None = Non
     fit_title(w)
     if getattr(pi, "legend", None) is not None:
         style_legend(pi.legend, theme)
-        if hasattr(pi.legend, "most"):
-            fit_legend_columns(w)
+        fit_legend_columns(w)
     from explorer.tick_grid import install_grid
 
     install_grid(pi, theme.fg)
@@ -321,13 +319,15 @@ def legend_below(plot, most: int = 4):
 
 
 def fit_legend_columns(plot) -> None:
-    """Columns of a ``legend_below`` legend for the plot's width less its axes (``make_plot``'s
-    resize filter calls this): a row wider than the data column pushes the right axis out of view."""
+    """Columns of a ``legend_below`` legend (other plots: nothing to do) for the plot's width less its
+    axes: a row wider than the data column pushes the right axis out of view."""
     from PySide6.QtGui import QFont
 
     pi = plot.getPlotItem()
+    legend = getattr(pi, "legend", None)
+    if not hasattr(legend, "most"):
+        return
     axes = sum(pi.getAxis(name).width() for name in ("left", "right") if pi.getAxis(name).isVisible())
-    legend = pi.legend
     legend.fit_columns(max(plot.width() - axes - 20, 150), getattr(legend, "text_font", None) or QFont(), legend.most)
 
 
