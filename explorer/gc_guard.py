@@ -14,8 +14,8 @@ of editing. ``freeze_long_lived`` moves what is alive once a panel is built into
 generation, so later collections walk only what was made since. Only the app's own window does
 this (``MainWindow(freeze_objects=True)``, set by the command line): a window that is closed while
 the process goes on, as in tests, would leave its frozen objects for a later collection to meet
-half-destroyed. (Anything frozen that later becomes
-cyclic garbage is never freed: at most the items a panel drew at start-up and replaced since, once.)
+half-destroyed. (Anything frozen that later becomes cyclic garbage is never freed: at most the
+items a panel drew at start-up and replaced since, once.)
 """
 from __future__ import annotations
 

@@ -98,12 +98,12 @@ class LabelLayer(ViewOverlay):
                 painter.drawStaticText(QPointF(x, top + PAD + i * line_h), line)
 
 
-def right_end_for_label(x: float, left: float, label_px: float, view_px: float, least_px: float) -> float:
-    """The right end of an x range starting at ``left`` that leaves ``label_px`` pixels after data ``x``
-    in a view ``view_px`` wide: ``right = left + (x − left) · view_px / (view_px − label_px)``. A label
-    keeps its size in pixels, so a narrower chart gives it a larger share of the range; at least
-    ``least_px`` pixels stay for the data."""
-    return left + (x - left) * view_px / max(view_px - label_px, least_px)
+def range_end_for_label(x: float, start: float, label_px: float, view_px: float, least_px: float) -> float:
+    """The far end of a range (x to the right, y to the top) starting at ``start`` that leaves
+    ``label_px`` pixels beyond data ``x`` in a view ``view_px`` long:
+    ``end = start + (x − start) · view_px / (view_px − label_px)``. A label keeps its size in pixels,
+    so a smaller chart gives it a larger share of the range; at least ``least_px`` stay for the data."""
+    return start + (x - start) * view_px / max(view_px - label_px, least_px)
 
 
 def _static(text: str, font: QFont) -> QStaticText:

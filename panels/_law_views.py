@@ -9,7 +9,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 
 from engines.law.trees import Tree, layout
-from explorer.label_layer import right_end_for_label
+from explorer.label_layer import range_end_for_label
 from explorer.theme import Theme
 from explorer.widgets import brush, pen
 
@@ -227,7 +227,7 @@ class DeadlineTimeline(pg.PlotWidget):
         span = max(hi - lo, 86400.0)
         left = lo - 0.05 * span
         view_px = max(self.getViewBox().width(), 200.0)
-        right = max([hi + 0.1 * span] + [right_end_for_label(x, left, px, view_px, 0.3 * view_px) for x, px in marks])
+        right = max([hi + 0.1 * span] + [range_end_for_label(x, left, px, view_px, 0.3 * view_px) for x, px in marks])
         self.setXRange(left, right, padding=0)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)

@@ -24,7 +24,7 @@ from explorer.fast_items import Bars, Scatter
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.label_layer import PAD as LABEL_PAD
-from explorer.label_layer import Label, label_layer, right_end_for_label
+from explorer.label_layer import Label, label_layer, range_end_for_label
 from explorer.live_text import LiveText
 from explorer.widgets import ErrorLabel, RowLegend, cache_static, make_plot, pen
 
@@ -400,13 +400,14 @@ class MemoryPanel(Panel):
         (presenter fonts, a small window) and a fixed margin would cut them off."""
         line_px = QFontMetrics(self._font(scale)).height()
         view_px = max(plot.getViewBox().height(), 120.0)
-        return max(value / max(1 - (lines * line_px + 2 * LABEL_PAD) / view_px, 0.4) for value, lines in tops)
+        return max(range_end_for_label(value, 0.0, lines * line_px + 2 * LABEL_PAD, view_px, 0.4 * view_px)
+                   for value, lines in tops)
 
     def _right_with_labels(self, plot, start: float, left: float, width_px: float) -> float:
         """The x-range right end that leaves ``width_px`` pixels after data ``start`` when the range
         begins at ``left``, in quarter steps so a label a few pixels longer does not move the axes."""
         view_px = max(plot.getViewBox().width(), 120.0)
-        right = right_end_for_label(start, left, width_px, view_px, 0.25 * view_px) \
+        right = range_end_for_label(start, left, width_px, view_px, 0.25 * view_px) \
             if view_px - width_px > 0.25 * view_px else start + 4.0
         return math.ceil(right * 4) / 4
 
@@ -679,7 +680,7 @@ class MemoryPanel(Panel):
             where = "NVLink" if c.inter_bytes == 0 else ("network" if c.intra_bytes == 0 else "NVLink + network")
             text = f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}"
             pool.text(text, (v + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
-            x_max = max(x_max, right_end_for_label(v, 0.0, metrics.horizontalAdvance(text) + 16, width_px,
+            x_max = max(x_max, range_end_for_label(v, 0.0, metrics.horizontalAdvance(text) + 16, width_px,
                                                    0.2 * width_px))   # the label must end inside the plot
         pool.end()
         self._set_axes(p, "comm", left=[(y, SHORT[s]) for y, s in zip(ys, shown)],

@@ -20,6 +20,7 @@ from engines.pipeline import KINDS, bubble_formulas, check_layers, schedule, sim
 from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
+from explorer.label_layer import range_end_for_label
 from explorer.tasks import Cancelled
 from explorer.live_text import LiveText
 from explorer.widgets import ErrorLabel, LabeledSlider, cache_static, make_plot
@@ -582,9 +583,10 @@ class PipelinePanel(Panel):
         self.memory_plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(stages)]])
         self.memory_plot.setXRange(-0.6, max(len(stages), 1) - 0.4, padding=0)
         # room above the tallest thing (bars or the memory line and its label) for the legend
-        free = (self.memory_legend.height() + 2.5 * QFontMetrics(font).height()) / max(
-            self.memory_plot.getViewBox().height(), 150.0)
-        self.memory_plot.setYRange(0, max(max(base, default=0), cap) / (1 - min(free, 0.6)), padding=0)
+        view_px = max(self.memory_plot.getViewBox().height(), 150.0)
+        legend_px = self.memory_legend.height() + 2.5 * QFontMetrics(font).height()
+        top = range_end_for_label(max(max(base, default=0), cap), 0.0, legend_px, view_px, 0.4 * view_px)
+        self.memory_plot.setYRange(0, top, padding=0)
 
     # --- timeline / export -------------------------------------------------------------------
     def _tab(self) -> str:

@@ -18,6 +18,7 @@ from engines.errors import ValidationError
 from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
+from explorer.label_layer import range_end_for_label
 from explorer.tasks import TaskRunner
 from explorer.widgets import ErrorLabel, LabeledSlider, log_axes, make_plot, pen, style_axis
 from explorer.live_text import LiveText
@@ -689,7 +690,7 @@ class QuantPanel(Panel):
             self._gptq_range = (id(a), n, legend_px, view_px)
             p.setXRange(-1, n, padding=0)
             ymax = max(max(t["rtn_error"], t["quant_error"], t["pushed"]) for t in a.gptq_trace)
-            p.setYRange(0, ymax * 1.05 / max(1 - legend_px / view_px, 0.4), padding=0)
+            p.setYRange(0, range_end_for_label(ymax * 1.05, 0.0, legend_px, view_px, 0.4 * view_px), padding=0)
             p.getViewBox().updateMatrix()
 
     def _draw_kv(self) -> None:
