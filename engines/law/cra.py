@@ -137,9 +137,9 @@ def validate_facts(facts: Mapping[str, object]) -> dict[str, object]:
     """Merge ``facts`` over the defaults; unknown keys or values raise ValidationError."""
     if not isinstance(facts, Mapping):
         raise ValidationError("facts", f"expected a dict, got {type(facts).__name__}", ", ".join(sorted(FACT_KEYS)))
-    unknown = sorted(set(facts) - FACT_KEYS)
+    unknown = sorted(set(facts) - FACT_KEYS, key=str)
     if unknown:
-        raise ValidationError(unknown[0], "is not a CRA fact", ", ".join(sorted(FACT_KEYS)))
+        raise ValidationError(str(unknown[0]), "is not a CRA fact", ", ".join(sorted(FACT_KEYS)))
     merged = {**FACT_DEFAULTS, **facts}
     for key in _BOOL_KEYS:
         if not isinstance(merged[key], bool):
@@ -250,9 +250,14 @@ def add_months(moment: datetime, months: int) -> datetime:
     return moment.replace(year=year, month=month, day=day)
 
 
+LAST_YEAR = 9000  # deadlines run up to a month past the input: datetime ends at year 9999
+
+
 def _moment(value: object, name: str) -> datetime:
     if not isinstance(value, datetime):
         raise ValidationError(name, f"expected a datetime, got {type(value).__name__}", "datetime.datetime")
+    if value.year > LAST_YEAR:
+        raise ValidationError(name, f"year {value.year} is out of range", f"a datetime up to year {LAST_YEAR}")
     return value
 
 

@@ -54,11 +54,16 @@ LIABLE_DEFAULTS: dict[str, bool] = {
 }
 
 
+LAST_YEAR = 9000  # expiry runs 25 years past the input: dates end at year 9999
+
+
 def _as_date(value: object, name: str) -> date:
     if isinstance(value, datetime):
-        return value.date()
+        value = value.date()
     if not isinstance(value, date):
         raise ValidationError(name, f"expected a date, got {type(value).__name__}", "datetime.date")
+    if value.year > LAST_YEAR:
+        raise ValidationError(name, f"year {value.year} is out of range", f"a date up to year {LAST_YEAR}")
     return value
 
 
@@ -102,9 +107,9 @@ def limitation(placed_on_market: date, knowledge: date, latent_personal_injury: 
 def _liable_facts(facts: Mapping[str, object]) -> dict[str, bool]:
     if not isinstance(facts, Mapping):
         raise ValidationError("facts", f"expected a dict, got {type(facts).__name__}", ", ".join(LIABLE_DEFAULTS))
-    unknown = sorted(set(facts) - set(LIABLE_DEFAULTS))
+    unknown = sorted(set(facts) - set(LIABLE_DEFAULTS), key=str)
     if unknown:
-        raise ValidationError(unknown[0], "is not a liability fact", ", ".join(LIABLE_DEFAULTS))
+        raise ValidationError(str(unknown[0]), "is not a liability fact", ", ".join(LIABLE_DEFAULTS))
     merged = {**LIABLE_DEFAULTS, **facts}
     for key, value in merged.items():
         if not isinstance(value, bool):
@@ -121,8 +126,9 @@ def liable(facts: dict) -> set[str]:
       manufacturer's control; its maker is then liable too (8(1)(b)).
     - ``component_manufacturer_in_eu`` (False): that component maker is established in the Union.
     - ``importer``, ``authorised_representative``, ``fulfilment_service_provider`` (False): such an
-      operator exists in the Union. They answer only for a manufacturer outside the Union; the
-      fulfilment service provider only where there is neither importer nor representative (8(1)(c)).
+      operator exists in the Union. They answer only for a manufacturer of the product or of the
+      defective component established outside the Union; the fulfilment service provider only where
+      there is neither importer nor representative (8(1)(c)).
     - ``substantial_modifier`` (False): someone substantially modified the product outside the
       manufacturer's control and made it available; it is a manufacturer (8(2)).
     - ``modifier_in_eu`` (True): that modifier is established in the Union.
@@ -141,7 +147,9 @@ def liable(facts: dict) -> set[str]:
     if f["defective_component"]:
         who.add("component-manufacturer")
         eu_operator = eu_operator or f["component_manufacturer_in_eu"]
-    if not f["manufacturer_in_eu"]:
+    # 8(1)(c): "a manufacturer of the defective product or component" established outside the Union
+    outside = not f["manufacturer_in_eu"] or (f["defective_component"] and not f["component_manufacturer_in_eu"])
+    if outside:
         if f["importer"]:
             who.add("importer")
         if f["authorised_representative"]:

@@ -219,3 +219,12 @@ def test_hours_are_elapsed_hours_across_a_summer_time_change():
     spring = datetime(2027, 3, 27, 12, 0, tzinfo=brussels)              # summer time starts 28 Mar
     assert cra.reporting_deadlines("incident", spring)["early_warning"].replace(tzinfo=None) == \
         datetime(2027, 3, 28, 13, 0)
+
+
+def test_mixed_type_unknown_keys_and_far_dates_raise_the_validation_error():
+    with pytest.raises(ValidationError):
+        cra.assess({1: True, "x": 2})
+    with pytest.raises(ValidationError, match="aware"):
+        cra.reporting_deadlines("vulnerability", datetime(9999, 12, 31))
+    with pytest.raises(ValidationError, match="notified"):
+        cra.reporting_deadlines("incident", datetime(2027, 1, 1), notified=datetime(9999, 12, 15))

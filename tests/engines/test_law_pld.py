@@ -134,3 +134,19 @@ def test_damage_bad_input():
     with pytest.raises(ValidationError) as err:
         pld.compensable("reputation")
     assert err.value.field == "damage"
+
+
+def test_a_component_made_outside_the_eu_brings_in_its_importer_art_8_1_c():
+    """8(1)(c) covers "a manufacturer of the defective product or component" outside the Union."""
+    f = {"defective_component": True, "component_manufacturer_in_eu": False, "importer": True}
+    assert pld.liable(f) == {"manufacturer", "component-manufacturer", "importer"}
+    assert pld.liable({**f, "component_manufacturer_in_eu": True}) == {"manufacturer", "component-manufacturer"}
+    assert pld.liable({**f, "importer": False, "fulfilment_service_provider": True}) == \
+        {"manufacturer", "component-manufacturer", "fulfilment-service-provider"}
+
+
+def test_mixed_type_unknown_keys_and_far_dates_raise_the_validation_error():
+    with pytest.raises(ValidationError):
+        pld.liable({1: True, "x": True})
+    with pytest.raises(ValidationError, match="placed_on_market"):
+        pld.limitation(date(9990, 1, 1), date(9998, 1, 1), True)

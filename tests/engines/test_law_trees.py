@@ -116,6 +116,7 @@ def test_every_liability_path_gives_engine_facts():
     assert frozenset({"manufacturer", "distributor"}) in results
     assert frozenset({"manufacturer", "fulfilment-service-provider"}) in results
     assert frozenset({"manufacturer", "online-platform"}) in results
+    assert frozenset({"manufacturer", "component-manufacturer", "importer"}) in results   # 8(1)(c): a non-EU component
 
 
 @pytest.mark.parametrize("name", list(load_examples()))
