@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from engines.errors import ValidationError, require, require_choice, require_int, require_number
+from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
 from engines.hardware import gpu as gpu_spec
 from engines.models import ModelArch
 from engines.scenario import STRATEGIES, Scenario
@@ -107,6 +107,7 @@ def activation_bytes_per_layer(seq_len: int, micro_batch: int, hidden: int, head
     require(h % a == 0, "heads", f"{a} heads do not divide hidden {h}", "a divisor of hidden")
     require(a % t == 0, "tp", f"TP {t} does not divide {a} heads", "a divisor of the head count")
     require_choice(recompute, "recompute", RECOMPUTE_MODES)
+    require_bool(sequence_parallel, "sequence_parallel")
     sbh = float(s) * b * h
     if recompute == "full":
         return 2 * sbh
@@ -174,7 +175,7 @@ def layer_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: 
     replicated = e * 8 * sb * h + (2 * sb * h if drop else 0.0)
     mlp = (4 if arch.mlp == "gelu" else 8) * sb * f
     split = e * (2 * sb * h + 4 * sb * h_kv + 2 * sb * h + mlp)
-    core = 0.0 if recompute == "selective" else (e * 2 + (3 if drop else 0)) * a * s * s * b
+    core = 0.0 if recompute == "selective" else (e * 2 + (e * 2 + 1 if drop else 0)) * a * s * s * b
     return (replicated / (t if sequence_parallel else 1)) + split / t + core / t
 
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Mapping
 
 from engines.assets import load_json_asset
-from engines.errors import ValidationError, require, require_choice, require_int
+from engines.errors import ValidationError, require, require_bool, require_choice, require_int
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class ModelArch:
                 "a divisor of heads")
         require_choice(self.mlp, "mlp", ("swiglu", "gelu"))
         require_choice(self.norm, "norm", ("rmsnorm", "layernorm"))
+        require_bool(self.tied_embeddings, "tied_embeddings")
+        require_bool(self.bias, "bias")
         if self.params_override is not None:
             require_int(self.params_override, "params_override", 1)
 

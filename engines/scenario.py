@@ -9,7 +9,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
-from engines.errors import ValidationError, require, require_choice, require_int, require_number
+from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
 from engines.hardware import GPUS
 from engines.models import PRESETS, ModelArch
 
@@ -72,9 +72,8 @@ class Scenario:
                 "a divisor of the head count")
         require(self.pp <= self.arch.layers, "pp", f"PP {self.pp} exceeds {self.arch.layers} layers",
                 f"1…{self.arch.layers}")
-        for flag in ("sequence_parallel", "offload_optimizer", "offload_params"):  # JSON "false" is truthy
-            require(isinstance(getattr(self, flag), bool), flag, f"expected true or false, got {getattr(self, flag)!r}",
-                    "true, false")
+        for flag in ("sequence_parallel", "offload_optimizer", "offload_params"):
+            require_bool(getattr(self, flag), flag)
         require_choice(self.strategy, "strategy", STRATEGIES)
         require_choice(self.offload_target, "offload_target", OFFLOAD_TARGETS)
         require_int(self.micro_batch, "micro_batch", 1, 65_536)

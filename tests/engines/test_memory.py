@@ -85,6 +85,30 @@ def test_generalised_layer_formula_reduces_to_korthikanti_for_gpt3():
             mem.activation_bytes_per_layer(2048, 1, 12288, 96, tp, sp, rc))
 
 
+def test_fp32_activations_double_every_full_precision_term_of_gpt3():
+    """At 4-byte elements the softmax output and the dropout output double; the 1-byte masks do not.
+    Korthikanti's none-case sbh(34 + 5as/h) becomes sbh(66 + 9as/h) (masks: 2sbh and as²b)."""
+    s, b, h, a = 2048, 1, 12288, 96
+    got = mem.layer_activation_bytes(PRESETS["gpt3-175b"], s, b, 1, False, "none", element_bytes=4)
+    assert got == pytest.approx(s * b * h * (66 + 9 * a * s / h))
+
+
+def test_flags_and_huge_numbers_are_validated():
+    with pytest.raises(ValidationError) as e:
+        mem.activation_bytes_per_layer(2048, 1, 12288, 96, tp=8, sequence_parallel="false")
+    assert e.value.field == "sequence_parallel"
+    with pytest.raises(ValidationError) as e:
+        mem.model_state_bytes(10**400, 1, 0)
+    assert e.value.field == "params"
+    with pytest.raises(ValidationError) as e:
+        mem.model_state_bytes(1e9, 10**400, 3)
+    assert e.value.field == "n_gpus"
+    arch = PRESETS["smollm2-135m"].to_dict()
+    with pytest.raises(ValidationError) as e:
+        type(PRESETS["smollm2-135m"]).from_dict({**arch, "tied_embeddings": "false"})   # JSON "false" is truthy
+    assert e.value.field == "tied_embeddings"
+
+
 def test_llama_layer_terms_hand_worked():
     # Llama 3 8B, s=b=1 per token: replicated 8h, Q 2h, K+V 4·1024, proj 2h, SwiGLU 8f; core 2as
     arch = PRESETS["llama3-8b"]
