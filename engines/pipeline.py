@@ -147,7 +147,9 @@ def _zb_v_rank(r: int, p: int, m: int) -> list[Action]:
 
 def _interleaved_rank(r: int, p: int, m: int, v: int) -> list[Action]:
     """Megatron's interleaved order: the k-th forward is chunk (k // p) mod v, micro-batch
-    (k // (p·v))·p + k mod p; backwards walk the chunks in reverse."""
+    (k // (p·v))·p + k mod p; backwards walk the chunks in reverse. Warm-up is capped at m·v as in
+    torch's ``ScheduleInterleaved1F1B``: at m = p Megatron instead runs every forward first (its
+    ``num_warmup_microbatches = total_num_microbatches``); both orders are valid, with the same bubble."""
     total = m * v
     warm = min((v - 1) * p + 2 * (p - 1 - r), total)
 
@@ -186,15 +188,20 @@ def check_orders(ranks: list[list[Action]]) -> tuple[int, int]:
             "a list of per-rank action lists")
     seen: dict[tuple[int, int, str], int] = {}
     for acts in ranks:
+        if not isinstance(acts, (list, tuple)):
+            raise ValidationError("ranks", f"a rank's orders must be a list, got {acts!r}", "a list of Actions")
         for a in acts:  # plain ifs: building messages eagerly would dominate the run time
             if not isinstance(a, Action):
                 raise ValidationError("ranks", f"{a!r} is not an Action", "engines.pipeline.Action")
+            if type(a.stage) is not int or type(a.microbatch) is not int or a.stage < 0 or a.microbatch < 0:
+                raise ValidationError("ranks", f"{a!r}: stage and micro-batch must be integers ≥ 0", "integers ≥ 0")
             if a.op not in OPS:
                 raise ValidationError("ranks", f"unknown op {a.op!r} in {a}", ", ".join(OPS))
             key = (a.stage, a.microbatch, a.op)
             if key in seen:
                 raise ValidationError("ranks", f"{a} appears twice", "each action once")
             seen[key] = 1
+    require(bool(seen), "ranks", "no actions to run", "at least one F and its backward")
     stage_to_rank(ranks)
     n_stages = 1 + max(s for s, _, _ in seen)
     n_mb = 1 + max(mb for _, mb, _ in seen)

@@ -229,3 +229,11 @@ def test_bad_costs_raise_validation_error():
     for kwargs in ({"t_f": 0}, {"t_b": -1}, {"t_comm": -0.1}, {"t_i": 3.0}, {"t_f": float("nan")}):
         with pytest.raises(ValidationError):
             simulate(ranks, **kwargs)
+
+
+@pytest.mark.parametrize("ranks", [[[]], [[], []], [None], [[Action("0", "F", 0), Action("0", "B", 0)]],
+                                   [[Action(-1, "F", 0), Action(-1, "B", 0)]], [[Action(0, "F", True)]]])
+def test_malformed_orders_raise_validation_error_naming_ranks(ranks):
+    with pytest.raises(ValidationError) as err:
+        simulate(ranks)
+    assert err.value.field == "ranks"
