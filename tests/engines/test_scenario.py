@@ -94,3 +94,13 @@ def test_files_from_before_the_offload_target_field_load_with_cpu():
     assert Scenario.from_json_dict(doc).offload_target == "cpu"
     doc["scenario"]["offload_target"] = "nvme"
     assert Scenario.from_json_dict(doc).offload_target == "nvme"
+
+
+def test_llama3_405b_preset_has_table_4s_batch():
+    """Dubey et al. 2024, Table 4 (16,384 GPUs): DP 128, batch 16 per DP group, 16M tokens per step."""
+    from engines.mfu import training_throughput
+
+    s = apply_preset(Scenario(), "llama3-405b-16k")
+    assert (s.tp, s.pp, s.dp, s.seq_len) == (8, 16, 128, 8192)
+    assert s.micro_batch * s.grad_accum == 16
+    assert training_throughput(s, 0.41).global_batch_tokens == 128 * 16 * 8192   # 16.8M ≈ the paper's "16M"
