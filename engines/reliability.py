@@ -29,16 +29,22 @@ DAY = 86_400.0
 def young_interval(checkpoint_seconds: float, mtbf_seconds: float) -> float:
     """Young's first-order optimum compute time between checkpoints: √(2δM) seconds."""
     d, m = _check(checkpoint_seconds, mtbf_seconds)
-    return math.sqrt(2.0 * d * m)
+    t = math.sqrt(2.0) * math.sqrt(d) * math.sqrt(m)      # not √(2δM): 2δM over/underflows at extremes
+    require(math.isfinite(t), "mtbf_seconds", "too large to compute with", "checkpoint_seconds × mtbf_seconds < 1e616")
+    return t
 
 
 def daly_interval(checkpoint_seconds: float, mtbf_seconds: float) -> float:
-    """Daly's higher-order optimum: √(2δM)·[1 + ⅓√(δ/2M) + (δ/2M)/9] − δ for δ < 2M, else M."""
+    """Daly's higher-order optimum: √(2δM)·[1 + ⅓√(δ/2M) + (δ/2M)/9] − δ for δ < 2M, else M.
+
+    With s = √(δ/2M), √(2δM) = 2M·s and δ = 2M·s², so the expression is 2M·s·(1 − s/3)²: computed
+    that way it has no cancellation, stays in (0, 8M/9] and never overflows.
+    """
     d, m = _check(checkpoint_seconds, mtbf_seconds)
     if d >= 2.0 * m:
         return m
-    x = d / (2.0 * m)
-    return math.sqrt(2.0 * d * m) * (1.0 + math.sqrt(x) / 3.0 + x / 9.0) - d
+    s = math.sqrt(d) / (math.sqrt(2.0) * math.sqrt(m))
+    return m * (2.0 * s * (1.0 - s / 3.0) ** 2)
 
 
 def young_waste(interval_seconds: float, checkpoint_seconds: float, mtbf_seconds: float) -> float:
@@ -57,8 +63,7 @@ def expected_goodput(interval_seconds, checkpoint_seconds: float, mtbf_seconds: 
     """
     d, m = _check(checkpoint_seconds, mtbf_seconds)
     r = require_number(restart_seconds, "restart_seconds", 0)
-    tau = np.asarray(interval_seconds, dtype=float)
-    require(bool(np.all(tau > 0)), "interval_seconds", "must be positive", "> 0")
+    tau = _each(interval_seconds, "interval_seconds", require_number, 0, lo_open=True).astype(float)
     with np.errstate(over="ignore"):  # restarts ≫ MTBF: the segment cost overflows to inf → goodput 0
         segment = m * np.exp(r / m) * np.expm1((tau + d) / m)
     out = tau / segment
@@ -74,8 +79,9 @@ def job_mtbf(n_gpus: int, gpu_mtbf_seconds: float) -> float:
 
 def interruptions_per_day(n_gpus, gpu_mtbf_seconds: float):
     """Expected interruptions per day: N × 86,400 / M_gpu (``n_gpus`` may be an array)."""
+    n = _each(n_gpus, "n_gpus", require_int, 1)
     m = require_number(gpu_mtbf_seconds, "gpu_mtbf_seconds", 0, lo_open=True)
-    return np.asarray(n_gpus, dtype=float) * DAY / m
+    return n.astype(float) * DAY / m
 
 
 def checkpoint_seconds(params: int, write_gbps: float, bytes_per_param: float = 14.0) -> float:
@@ -226,7 +232,8 @@ def simulate_run(work_seconds: float, interval_seconds: float, checkpoint_second
     tau = require_number(interval_seconds, "interval_seconds", 0, lo_open=True)
     d, m = _check(checkpoint_seconds, mtbf_seconds)
     r = require_number(restart_seconds, "restart_seconds", 0)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(require_int(seed, "seed", 0))
+    max_failures = require_int(max_failures, "max_failures", 1)
     names = [c.cause for c in causes.causes] if causes else ["failure"]
     probs = causes.probabilities() if causes else np.array([1.0])
     spans: list[Span] = []
@@ -279,10 +286,10 @@ def monte_carlo_goodput(intervals, work_seconds: float, checkpoint_seconds: floa
     d, m = _check(checkpoint_seconds, mtbf_seconds)
     r = require_number(restart_seconds, "restart_seconds", 0)
     runs = require_int(runs, "runs", 1, 100_000)
-    rng = np.random.default_rng(seed)
+    taus = _each(intervals, "interval_seconds", require_number, 0, lo_open=True).astype(float)
+    rng = np.random.default_rng(require_int(seed, "seed", 0))
     means, stds = [], []
-    for tau in np.atleast_1d(np.asarray(intervals, dtype=float)):
-        require(tau > 0, "interval_seconds", "must be positive", "> 0")
+    for tau in np.atleast_1d(taus).ravel():
         n_full = int(work // tau)
         rest = work - n_full * tau
         groups = [(n_full, tau + d)] + ([(1, rest + d)] if rest > 1e-9 else [])
@@ -335,12 +342,19 @@ def goodput_vs_cluster(sizes, gpu_mtbf_seconds: float, checkpoint_seconds: float
                        restart_seconds: float) -> list[ScalePoint]:
     """Interruptions/day and best achievable goodput as the cluster grows (checkpoint cost fixed)."""
     out = []
-    for n in sizes:
-        m = job_mtbf(int(n), gpu_mtbf_seconds)
+    for n in np.atleast_1d(_each(sizes, "sizes", require_int, 1)).ravel():
+        n = int(n)
+        m = job_mtbf(n, gpu_mtbf_seconds)
         t = daly_interval(checkpoint_seconds, m)
-        out.append(ScalePoint(n_gpus=int(n), job_mtbf_seconds=m, interruptions_per_day=DAY / m, daly_seconds=t,
+        out.append(ScalePoint(n_gpus=n, job_mtbf_seconds=m, interruptions_per_day=DAY / m, daly_seconds=t,
                               goodput=expected_goodput(t, checkpoint_seconds, m, restart_seconds)))
     return out
+
+
+def _each(values, field: str, check, *args, **kwargs) -> np.ndarray:
+    """Apply ``check`` (require_int or require_number) to a scalar or to every element of a sequence or array."""
+    items = np.asarray(values, dtype=object)         # keeps str, None, bool … as they are, for the check to reject
+    return np.array([check(v, field, *args, **kwargs) for v in items.flat]).reshape(items.shape)
 
 
 def _check(checkpoint_seconds: float, mtbf_seconds: float) -> tuple[float, float]:

@@ -203,10 +203,14 @@ class StepCost:
 
     def decode_step(self, batch: int, context: float) -> float:
         """One decode iteration: ``batch`` new tokens, each attending ``context`` cached tokens."""
+        batch = require_int(batch, "batch", 1)
+        context = require_number(context, "context", 0)
         return self.seconds(batch, batch * context, batch * context)
 
     def prefill(self, prompt_tokens: int, sequences: int = 1) -> float:
         """Prefill of ``sequences`` prompts of ``prompt_tokens`` (causal: p(p+1)/2 pairs each)."""
+        prompt_tokens = require_int(prompt_tokens, "prompt_tokens", 1)
+        sequences = require_int(sequences, "sequences", 1)
         pairs = sequences * prompt_tokens * (prompt_tokens + 1) / 2
         return self.seconds(sequences * prompt_tokens, pairs, sequences * prompt_tokens)
 
@@ -511,6 +515,7 @@ class LatencyTarget:
 
 def saturation_rate(cost: StepCost, workload: Workload, max_batch: int) -> float:
     """Requests/s a full continuous batch can sustain (roofline): batch / (output × step time)."""
+    max_batch = require_int(max_batch, "max_batch", 1, 100_000)
     ctx = workload.prompt_mean + workload.output_mean / 2
     return max_batch / (workload.output_mean * float(_step_times(cost, max_batch, np.array([ctx]))[0])
                         + workload.prompt_mean * cost.flops_per_token / (cost.n_gpus * cost.peak_flops))
@@ -519,6 +524,7 @@ def saturation_rate(cost: StepCost, workload: Workload, max_batch: int) -> float
 def max_rate_under_target(cost: StepCost, workload: Workload, policy: str, max_batch: int, target: LatencyTarget,
                           kv_capacity_tokens: int | None = None, iterations: int = 12) -> tuple[float, SimResult | None]:
     """Highest Poisson rate (req/s) whose simulation meets ``target``, by bisection; (0, None) if none does."""
+    iterations = require_int(iterations, "iterations", 0, 100)
     hi = 3.0 * saturation_rate(cost, workload, max_batch)
     lo, best = 0.0, None
 

@@ -60,3 +60,11 @@ def test_bad_input():
     assert exc.value.field == "n_chips"
     with pytest.raises(ValidationError):
         training_throughput(Scenario(), 1.5)
+
+
+def test_numpy_bool_is_not_a_peak():
+    import numpy as np
+
+    with pytest.raises(ValidationError) as exc:
+        mfu(1, 1, 1, np.True_)
+    assert exc.value.field == "peak_flops_per_chip"

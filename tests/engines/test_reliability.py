@@ -96,3 +96,73 @@ def test_simulated_run_accounts_for_every_second():
 def test_checkpoint_write_time():
     # 405.85B params × 14 B at 1 TB/s aggregate = 5.68 s
     assert checkpoint_seconds(405_853_388_800, 1000) == pytest.approx(5.682, abs=0.001)
+
+
+@pytest.mark.parametrize("bad", [-1, 0, float("nan"), None, True, "x", 1 + 2j, 1.5, [8, -1]])
+def test_interruptions_per_day_rejects_bad_gpu_counts(bad):
+    with pytest.raises(ValidationError) as exc:
+        interruptions_per_day(bad, 1e6)
+    assert exc.value.field == "n_gpus"
+    assert interruptions_per_day(np.array([8, 16]), 1e6) == pytest.approx([0.6912, 1.3824])
+
+
+@pytest.mark.parametrize("bad", [float("inf"), "5", True, np.True_, 1 + 2j, __import__("decimal").Decimal("sNaN"),
+                                 [100.0, float("inf")], 0])
+def test_expected_goodput_rejects_bad_intervals(bad):
+    with pytest.raises(ValidationError) as exc:
+        expected_goodput(bad, 60, 11136)
+    assert exc.value.field == "interval_seconds"
+
+
+@pytest.mark.parametrize("bad", [float("inf"), "500", None])
+def test_monte_carlo_rejects_bad_intervals(bad):
+    with pytest.raises(ValidationError) as exc:
+        monte_carlo_goodput([bad], 86400, 60, 300, 11136, runs=5)
+    assert exc.value.field == "interval_seconds"
+
+
+@pytest.mark.parametrize("bad", [-1, "x", 1.5, True])
+def test_seed_is_validated(bad):
+    with pytest.raises(ValidationError) as exc:
+        monte_carlo_goodput([500], 86400, 60, 300, 11136, runs=5, seed=bad)
+    assert exc.value.field == "seed"
+    with pytest.raises(ValidationError) as exc:
+        simulate_run(86400, 500, 60, 300, 11136, seed=bad)
+    assert exc.value.field == "seed"
+
+
+def test_simulate_run_names_max_failures():
+    with pytest.raises(ValidationError) as exc:
+        simulate_run(86400, 500, 60, 300, 11136, max_failures=-1)
+    assert exc.value.field == "max_failures"
+
+
+@pytest.mark.parametrize("bad", [1.5, True, float("nan"), "x", float("inf"), None, 0, 2**60])
+def test_goodput_vs_cluster_validates_sizes(bad):
+    with pytest.raises(ValidationError) as exc:
+        goodput_vs_cluster([8, bad], 1e8, 60, 300)
+    assert exc.value.field == "sizes"
+    assert [p.n_gpus for p in goodput_vs_cluster(np.array([8, 16]), 1e8, 60, 300)] == [8, 16]
+
+
+def test_numpy_bool_is_not_a_number():
+    with pytest.raises(ValidationError) as exc:
+        young_interval(np.True_, 100)
+    assert exc.value.field == "checkpoint_seconds"
+
+
+@pytest.mark.parametrize("d,m", [(1e200, 1e200), (1e-200, 1e-200), (1e-300, 1e300), (5e-324, 5e-324), (1.999999, 1.0)])
+def test_intervals_stay_finite_and_positive_at_extremes(d, m):
+    y, dl = young_interval(d, m), daly_interval(d, m)
+    assert 0 < y < float("inf") and 0 < dl <= m
+    assert y == pytest.approx(2**0.5 * d**0.5 * m**0.5, rel=1e-12)
+
+
+def test_daly_is_the_published_expression_in_stable_form():
+    # 2M·s·(1 − s/3)² with s = √(δ/2M) is √(2δM)·[1 + s/3 + s²/9] − δ, rearranged
+    for d, m in [(60.0, 11136.0), (300.0, 21600.0), (1.0, 1.9), (7.0, 1e8)]:
+        x = d / (2 * m)
+        assert daly_interval(d, m) == pytest.approx((2 * d * m) ** 0.5 * (1 + x**0.5 / 3 + x / 9) - d, rel=1e-12)
+    with pytest.raises(ValidationError) as exc:
+        young_interval(1.7e308, 1.7e308)     # √(2δM) is past the float range
+    assert exc.value.field == "mtbf_seconds"

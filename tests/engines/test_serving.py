@@ -97,3 +97,29 @@ def test_quantized_formats_decode_faster():
     assert rows[(4, 4)].decode_tokens_per_s > rows[(8, 8)].decode_tokens_per_s > rows[(16, 16)].decode_tokens_per_s
     assert rows[(16, 16)].bound == "memory"
     assert math.isfinite(rows[(4, 16)].prefill_seconds)
+
+
+def test_kv_cache_rejects_numpy_bool_bytes():
+    import numpy as np
+
+    with pytest.raises(ValidationError) as exc:
+        kv_cache_bytes(80, 8, 128, 8192, 32, bytes_per_element=np.True_)
+    assert exc.value.field == "bytes_per_element"
+
+
+@pytest.mark.parametrize("args,field", [((-1, 0), "batch"), ((float("nan"), 0), "batch"), ((0, 10), "batch"),
+                                        ((1, -1), "context"), ((1, float("nan")), "context"), ((1, "5"), "context")])
+def test_decode_step_validates_input(args, field):
+    cost = step_cost(scenario("llama3-8b"), n_gpus=1)
+    with pytest.raises(ValidationError) as exc:
+        cost.decode_step(*args)
+    assert exc.value.field == field
+
+
+@pytest.mark.parametrize("args,field", [((-5,), "prompt_tokens"), ((0,), "prompt_tokens"), ((2.5,), "prompt_tokens"),
+                                        ((10, 0), "sequences"), ((10, True), "sequences")])
+def test_prefill_validates_input(args, field):
+    cost = step_cost(scenario("llama3-8b"), n_gpus=1)
+    with pytest.raises(ValidationError) as exc:
+        cost.prefill(*args)
+    assert exc.value.field == field

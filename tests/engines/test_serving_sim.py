@@ -87,3 +87,20 @@ def test_bad_workload_names_field():
     with pytest.raises(ValidationError) as exc:
         Workload(rate_per_s=1, distribution="zipf")
     assert exc.value.field == "distribution"
+
+
+@pytest.mark.parametrize("bad", [-3, 0, 1.5, True])
+def test_saturation_rate_validates_max_batch(cost, bad):
+    from engines.serving import saturation_rate
+
+    with pytest.raises(ValidationError) as exc:
+        saturation_rate(cost, Workload(rate_per_s=1.0), bad)
+    assert exc.value.field == "max_batch"
+
+
+@pytest.mark.parametrize("bad", ["x", -1, 2.0, None])
+def test_max_rate_validates_iterations(cost, bad):
+    with pytest.raises(ValidationError) as exc:
+        max_rate_under_target(cost, Workload(rate_per_s=1.0, n_requests=20), "continuous", 4, LatencyTarget(),
+                              iterations=bad)
+    assert exc.value.field == "iterations"
