@@ -39,6 +39,9 @@ class QuantResult:
     extra: dict = field(default_factory=dict)
 
 
+MAX_MAGNITUDE = 1e15  # ranges (max − min), x·wᵀ and the GPTQ Hessian stay inside float32 below this
+
+
 def check_matrix(t, name: str, ndim: int = 2):
     """A finite floating torch tensor of rank ``ndim`` (numpy arrays are converted)."""
     import numpy as np
@@ -49,9 +52,12 @@ def check_matrix(t, name: str, ndim: int = 2):
     require(isinstance(t, torch.Tensor), name, f"expected a torch tensor, got {type(t).__name__}", "torch.Tensor")
     require(t.ndim == ndim, name, f"expected {ndim}-D, got shape {tuple(t.shape)}", f"{ndim}-D tensor")
     require(t.numel() > 0, name, "is empty", "a non-empty tensor")
+    require(not t.is_complex(), name, "is complex", "a real tensor")
     if not t.is_floating_point():
         t = t.float()
     require(bool(torch.isfinite(t).all()), name, "contains NaN or infinity", "finite values")
+    require(float(t.abs().max()) <= MAX_MAGNITUDE, name, "has values too large to quantize in float32",
+            f"|values| ≤ {MAX_MAGNITUDE:g}")
     return t
 
 

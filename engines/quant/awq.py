@@ -8,13 +8,13 @@ MLSys'24, arXiv 2306.00978; follows mit-han-lab/llm-awq (commit d6e797a4)
     W′ = Q(W · diag s) · diag(s)⁻¹ (1/s is folded into the previous op); loss = mean (xWᵀ − xW′ᵀ)²;
     keep the α with the lowest loss;
   * clipping: per output row and group, shrink max|w| by (1 − i/20), i < 10, scored by the
-    group-output MSE on up to 512 sampled tokens.
+    group-output MSE on every (n // 512)-th calibration token (all of them below 1,024).
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from engines.errors import require_int
+from engines.errors import require, require_int
 from engines.quant.affine import (QuantResult, affine_params, bits_per_value, check_bits, check_group,
                                   check_layer)
 
@@ -46,8 +46,7 @@ def _clip(w, x, bits, group_size, progress=None):
     rows, cols = w.shape
     g = group_size or cols
     ng = cols // g
-    if x.shape[0] > MAX_CLIP_TOKENS:
-        x = x[torch.linspace(0, x.shape[0] - 1, MAX_CLIP_TOKENS).long()]
+    x = x[::max(1, x.shape[0] // MAX_CLIP_TOKENS)]   # llm-awq: every (n // 512)-th token, all below 1024
     xg = x.reshape(-1, ng, g)                                    # (t, ng, g)
     wg = w.reshape(rows, ng, g)
     org_max = wg.abs().amax(dim=2, keepdim=True)                 # (rows, ng, 1)
@@ -90,13 +89,14 @@ def awq(w, x, bits: int, group_size: int | None = 128, n_grid: int = 20, clip: b
         alpha = k / n_grid
         s = awq_scales(x_mean, alpha)
         w_eff = _group_quant(W * s, bits, group_size) / s
-        loss = float((X @ w_eff.T - ref).pow(2).mean())
+        loss = float((X @ w_eff.T - ref).double().pow(2).mean())   # float64: large outputs square past fp32
         alphas.append(alpha)
         losses.append(loss)
         if loss < best[0]:
             best = (loss, alpha, s)
         if progress is not None:
             progress((0.7 if clip else 1.0) * (k + 1) / n_grid, f"AWQ α grid {k + 1}/{n_grid}")
+    require(best[2] is not None, "x", "the output error is not finite at any α", "activations of moderate size")
     _, alpha, s = best
     scaled = W * s
     if clip:

@@ -4,7 +4,8 @@ Frantar, Ashkboos, Hoefler, Alistarh, "GPTQ: Accurate Post-Training Quantization
 Pre-trained Transformers", ICLR'23, arXiv 2210.17323; follows ``gptq.py`` ``fasterquant`` of
 IST-DASLab/gptq (commit 2d65066e) step for step:
   * objective min ‖W Xᵀ − Ŵ Xᵀ‖² per layer, Hessian H = (2/n) Σ x xᵀ over calibration tokens;
-  * dead inputs (H_ii = 0) get H_ii = 1 and W[:, i] = 0; act-order permutes columns by diag(H) ↓;
+  * without groups, (scale, zero) per row come from W as given, before dead inputs (H_ii = 0)
+    get H_ii = 1 and W[:, i] = 0; act-order permutes columns by diag(H) ↓;
   * dampening: H += damp · mean(diag H) · I; U = upper Cholesky factor of H⁻¹;
   * for each column i (in blocks of ``block_size``): q_i = Q(w_i); err = (w_i − q_i) / U_ii;
     W[:, i:] −= err · U[i, i:] inside the block, then one lazy update of the later columns;
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from engines.errors import require_int, require_number
+from engines.errors import ValidationError, require_int, require_number
 from engines.quant.affine import (QuantResult, affine_params, bits_per_value, check_bits, check_group,
                                   check_layer)
 
@@ -38,6 +39,7 @@ def _prepare(w, x, bits, group_size, damp, act_order):
     check_group(group_size, w.shape[1])
     require_number(damp, "damp", 0, 1)
     W = w.to(torch.float32).clone()
+    row_params = _params(W, bits)   # upstream finds per-row parameters before zeroing dead columns
     H = hessian(x.to(W.device))
     dead = torch.diag(H) == 0
     H[dead, dead] = 1
@@ -48,8 +50,13 @@ def _prepare(w, x, bits, group_size, damp, act_order):
         W, H = W[:, perm], H[perm][:, perm]
     idx = torch.arange(H.shape[0], device=H.device)
     H[idx, idx] += damp * torch.mean(torch.diag(H))
-    U = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(H)), upper=True)
-    return w, W, U, perm
+    try:
+        U = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(H)), upper=True)
+    except torch.linalg.LinAlgError:   # upstream crashes here; fewer tokens than inputs with damp 0
+        raise ValidationError("damp", f"the dampened Hessian is not positive definite at damp {damp:g} "
+                              f"({x.shape[0]} calibration tokens for {x.shape[1]} inputs)",
+                              "a larger damp (0.01 is GPTQ's default), or more calibration tokens") from None
+    return w, W, U, perm, row_params
 
 
 def _params(cols, bits):
@@ -84,13 +91,11 @@ def gptq(w, x, bits: int, group_size: int | None = None, damp: float = 0.01, blo
     """
     import torch
 
-    w, W, U, perm = _prepare(w, x, bits, group_size, damp, act_order)
+    w, W, U, perm, (scale, zero) = _prepare(w, x, bits, group_size, damp, act_order)
     block_size = require_int(block_size, "block_size", 1)
     rows, cols = W.shape
     Q = torch.zeros_like(W)
     trace = []
-    if group_size is None:
-        scale, zero = _params(W, bits)
     for i1 in range(0, cols, block_size):
         i2 = min(i1 + block_size, cols)
         W1 = W[:, i1:i2].clone()
@@ -133,11 +138,9 @@ def gptq_reference(w, x, bits: int, group_size: int | None = None, damp: float =
     """
     import torch
 
-    w, W, U, perm = _prepare(w, x, bits, group_size, damp, act_order)
+    w, W, U, perm, (scale, zero) = _prepare(w, x, bits, group_size, damp, act_order)
     rows, cols = W.shape
     Q = torch.zeros_like(W)
-    if group_size is None:
-        scale, zero = _params(W, bits)
     for i in range(cols):
         if group_size is not None and i % group_size == 0:
             scale, zero = _params(W[:, i:i + group_size], bits)

@@ -262,3 +262,44 @@ def test_subnormal_weights_quantize_to_exact_zeros(symmetric):
     res = rtn(w, 2, None, symmetric)
     assert torch.equal(res.dequant, torch.zeros_like(w))
     assert float(res.scale.min()) >= torch.finfo(torch.float32).tiny
+
+
+def test_gptq_without_groups_takes_row_ranges_before_zeroing_dead_inputs():
+    """Upstream fasterquant calls find_params(W) before W[:, dead] = 0: a dead column's large
+    weights still set their row's range."""
+    torch.manual_seed(0)
+    w, x = torch.randn(16, 64), torch.randn(256, 64)
+    x[:, 3] = 0
+    w[:5, 3] = 50.0
+    res = gptq(w, x, 4)
+    scale = (w.amax(dim=1).clamp(min=0) - w.amin(dim=1).clamp(max=0)) / 15   # GPTQ's zero-including range
+    live = torch.ones(64, dtype=torch.bool)
+    live[3] = False
+    steps = (res.dequant[:5][:, live] / scale[:5, None])
+    assert torch.allclose(steps, steps.round(), atol=1e-3)   # rows 0-4 sit on the grid of the 50-wide range
+
+
+def test_degenerate_calibration_and_huge_values_name_the_field():
+    torch.manual_seed(0)
+    w, x = torch.randn(32, 512), torch.randn(16, 512)          # fewer tokens than inputs: H singular
+    with pytest.raises(ValidationError) as e:
+        gptq(w, x, 4, damp=0)
+    assert e.value.field == "damp"
+    with pytest.raises(ValidationError) as e:
+        awq(w, x * 1e18, 4, 128)
+    assert e.value.field == "x"
+    with pytest.raises(ValidationError) as e:
+        rtn(torch.tensor([[3e38, -3e38, 1.0, 0.0]]), 4)
+    assert e.value.field == "w"
+    with pytest.raises(ValidationError) as e:
+        rtn(torch.randn(4, 8, dtype=torch.complex64), 4)
+    assert e.value.field == "w"
+
+
+def test_awq_clip_samples_tokens_as_llm_awq():
+    """llm-awq auto_clip keeps every (n // 512)-th token: all 1,000 of 1,000; 512 of 2,048 (0, 4, 8…)."""
+    from engines.quant.awq import _clip
+
+    torch.manual_seed(0)
+    w, x = torch.randn(8, 128), torch.randn(2048, 128)
+    assert torch.equal(_clip(w, x, 4, 128), _clip(w, x[::4], 4, 128))
