@@ -437,9 +437,11 @@ class LayoutView(pg.PlotWidget):
         self.blocks.setZValue(-1)
         self.addItem(self.blocks)
         self.texts = Texts(self)
-        self.group_lines = {kind: pg.PlotDataItem() for kind in ("tp", "dp", "pp")}
-        for line in self.group_lines.values():
+        self.group_lines = {kind: (pg.PlotCurveItem(connect="finite"), pg.ScatterPlotItem())
+                            for kind in ("tp", "dp", "pp")}                 # (path, member dots)
+        for line, dots in self.group_lines.values():
             self.addItem(line)
+            self.addItem(dots)
         self.setAspectLocked(True)
 
     def set_layout(self, layout3d) -> None:
@@ -499,23 +501,53 @@ class LayoutView(pg.PlotWidget):
         self.blocks.font = bold
         self.blocks.set_rects(rects, labels)
         styles = {"tp": Qt.SolidLine, "dp": Qt.DashLine, "pp": Qt.DotLine}
-        for kind, line in self.group_lines.items():
+        xs = [self._pos(r)[0] for r in range(0, limit)]
+        ys = [self._pos(r)[1] for r in range(0, limit)]
+        for kind, (line, dots) in self.group_lines.items():
             grp = next((gr for gr in lay.groups if gr.kind == kind and max(gr.members) < limit), None)
             if grp is None or len(grp.members) < 2:
                 line.hide()
+                dots.hide()
                 continue
             pts = [self._pos(m) for m in grp.members]
             dx, dy = {"tp": (0.0, 0.5), "dp": (0.0, -0.5), "pp": (-0.5, 0.0)}[kind]  # in the gaps: numbers stay legible
             colour = th.error if kind == "tp" else th.fg
-            line.setData([p[0] + dx for p in pts], [p[1] + dy for p in pts],
-                         pen=pg.mkPen(colour, width=4 if kind == "tp" else 3, style=styles[kind]),
-                         symbol="o", symbolSize=9, symbolBrush=colour)
+            px, py = group_path(pts, dx, dy, min(xs) - SPINE[kind])
+            line.setData(px, py, pen=pg.mkPen(colour, width=4 if kind == "tp" else 3, style=styles[kind]))
+            dots.setData([x + dx for x, _ in pts], [y + dy for _, y in pts], size=9, brush=colour, pen=pg.mkPen(colour))
             line.show()
-        xs = [self._pos(r)[0] for r in range(0, limit)]
-        ys = [self._pos(r)[1] for r in range(0, limit)]
+            dots.show()
         # one call: with the aspect locked, pyqtgraph then widens whichever range the widget's shape
         # needs; two calls keep the last one and crop the other (nodes were cut off at both sides)
-        self.setRange(xRange=(min(xs) - 0.8, max(xs) + 0.8), yRange=(min(ys) - 1.4, max(ys) + 0.8), padding=0)
+        self.setRange(xRange=(min(xs) - max(SPINE.values()) - 0.3, max(xs) + 0.8),
+                      yRange=(min(ys) - 1.4, max(ys) + 0.8), padding=0)
+
+
+SPINE = {"tp": 0.85, "dp": 1.0, "pp": 1.15}   # a group's spine: this far left of the first GPU column
+
+
+def group_path(points: list[tuple[float, float]], dx: float, dy: float, spine_x: float) -> tuple[list, list]:
+    """A group's connecting path: a line along each row of members (offset by dx, dy into the gaps
+    between squares), and for a group that spans rows a vertical spine at ``spine_x``, left of the
+    node boxes, with a stub into each row. Diagonals from one row's end to the next row's start
+    crossed the node labels (a 64-GPU DP group zigzagged through every node). NaN separates
+    segments (``connect="finite"``)."""
+    nan = float("nan")
+    rows: dict[float, list[float]] = {}
+    for x, y in points:
+        rows.setdefault(round(y + dy, 6), []).append(x + dx)
+    xs: list[float] = []
+    ys: list[float] = []
+    for y, row in sorted(rows.items()):
+        xs += sorted(row) + [nan]
+        ys += [y] * len(row) + [nan]
+    if len(rows) > 1:
+        for y, row in sorted(rows.items()):
+            xs += [spine_x, min(row), nan]
+            ys += [y, y, nan]
+        xs += [spine_x, spine_x, nan]
+        ys += [min(rows), max(rows), nan]
+    return xs, ys
 
 
 def _span(values: list[int]) -> str:

@@ -151,3 +151,24 @@ def test_the_3d_layout_shows_every_node_whatever_the_view_shape(make_panel, ctx)
             x, y = view._pos(rank)
             assert x0 <= x - 0.42 and x + 0.42 <= x1 and y0 <= y - 0.42 and y + 0.42 <= y1, (w, h, rank)
         view.close()
+
+
+def test_a_group_spanning_nodes_joins_rows_by_a_spine_not_diagonals(make_panel, ctx):
+    """A 64-GPU DP group used to zigzag from each row's end to the next row's start, through the node
+    labels. Every segment of the path is now horizontal (a row, a stub) or the vertical spine."""
+    import math
+
+    from panels._pipeline_views import SPINE, group_path
+
+    ctx.scenario.update(n_gpus=64, tp=1, pp=1)
+    p = make_panel(PipelinePanel)
+    view = p.layout_view
+    view.set_layout(p.layout3d)
+    dp = next(g for g in p.layout3d.groups if g.kind == "dp")
+    pts = [view._pos(m) for m in dp.members]
+    xs, ys = group_path(pts, 0.0, -0.5, -SPINE["dp"])
+    segments = [((xs[i], ys[i]), (xs[i + 1], ys[i + 1])) for i in range(len(xs) - 1)
+                if not (math.isnan(xs[i]) or math.isnan(xs[i + 1]))]
+    assert segments and all(a[1] == b[1] or a[0] == b[0] == -SPINE["dp"] for a, b in segments)
+    rows = {y for _, y in pts}
+    assert sum(1 for a, b in segments if a[0] == b[0]) == 1 and len(rows) == 4   # one spine joins 4 rows
