@@ -65,7 +65,10 @@ class Cluster:
             raise ValidationError("tick", f"{tick!r} is out of range", "0 < tick ≤ 10 seconds")
         self.seed, self.reconcile, self.tick = seed, reconcile, float(tick)
         self.clock = Clock()
-        rng = random.Random(seed)
+        try:
+            rng = random.Random(seed)
+        except TypeError:
+            raise ValidationError("seed", f"{seed!r} is not a seed", "an integer") from None
         self.store = Store(self.clock, rng)
         self.recorder = Recorder(self.clock)
         self.ctx = Context(clock=self.clock, store=self.store, recorder=self.recorder, rng=rng,
@@ -100,9 +103,6 @@ class Cluster:
         if obj["kind"] == "Pod":
             default_tolerations(obj)
             obj.setdefault("status", {})["phase"] = obj.get("status", {}).get("phase", "Pending")
-            priority = obj["spec"].get("priority")
-            if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
-                raise ApiError("Invalid", "spec.priority", "must be an integer")
 
     def _node_added(self, node: dict) -> None:
         name = node["metadata"]["name"]
@@ -156,6 +156,7 @@ class Cluster:
 
     def _replace(self, existing: dict, obj: dict) -> dict:
         kind = obj["kind"]
+        manifests.validate_update(existing, obj)
         new = clone(existing)
         new["metadata"]["labels"] = obj["metadata"].get("labels", {})
         new["metadata"]["annotations"] = obj["metadata"].get("annotations", {})
@@ -203,8 +204,8 @@ class Cluster:
     def list(self, kind: str, selector: dict | None = None, namespace: str | None = None) -> list[dict]:
         """Objects of ``kind`` sorted by name; ``selector`` is a label map or a LabelSelector."""
         kind = normalize_kind(kind)
-        if selector is not None and not isinstance(selector, dict):
-            raise ValidationError("selector", "must be a mapping of labels", "{'app': 'web'}")
+        if selector is not None:
+            manifests.check_selector(selector, "selector", plain_ok=True)
         out = []
         for obj in self.store.list(kind):
             if namespace is not None and obj["metadata"].get("namespace") != namespace:
@@ -236,11 +237,14 @@ class Cluster:
             raise ValidationError(f"patch.{sorted(extra)[0]}", "cannot be patched", "metadata, spec")
         if "status" in patch and obj["kind"] != "Node":
             raise ValidationError("patch.status", "status is written by controllers", "metadata, spec")
+        if not isinstance(patch.get("metadata") or {}, dict):
+            raise ValidationError("patch.metadata", "must be a mapping", "{'labels': {'app': 'web'}}")
         for k in ("name", "namespace", "uid"):
             if k in (patch.get("metadata") or {}):
                 raise ValidationError(f"patch.metadata.{k}", "is immutable")
         merged = merge_patch(obj, patch)
         merged["status"] = obj.get("status", {}) if obj["kind"] != "Node" else merged.get("status", {})
+        manifests.validate_update(obj, merged)
         checked = manifests.validate({k: v for k, v in merged.items() if not (k == "status" and obj["kind"] != "Node")})
         if obj["kind"] == "Pod":
             self._check_pod_update(obj, checked.obj["spec"])

@@ -1,13 +1,14 @@
 """Per-node kubelets and the node lifecycle controller: where requests meet real usage.
 
 Kubelet (pkg/kubelet): starts a bound pod's containers after the image's start-up time, marks it
-Ready (after the readiness probe's initialDelaySeconds), restarts exited containers with back-off
-10 s, 20 s, 40 s … capped at 300 s (CrashLoopBackOff), OOM-kills a container whose working set
-passes its memory limit (reason OOMKilled, exit 137: a container restart, not an eviction),
-throttles CPU above the limit (CFS quota: never killed), and every 10 s checks memory.available
-against the 100Mi hard threshold, evicting one pod at a time by rankMemoryPressure
-(pkg/kubelet/eviction). If the node runs out of memory before that, the kernel OOM killer picks
-the process with the highest oom_score (usage share + oom_score_adj).
+Ready (after the readiness probe's initialDelaySeconds), restarts an exited container at once the
+first time, then after 10 s, 20 s, 40 s … capped at 300 s (CrashLoopBackOff; kuberuntime_manager.go
+doBackOff finds no back-off entry before the first restart, then backOff.Next starts one at 10 s),
+OOM-kills a container whose working set passes its memory limit (reason OOMKilled, exit 137: a
+container restart, not an eviction), throttles CPU above the limit (CFS quota: never killed), and
+every 10 s checks memory.available against the 100Mi hard threshold, evicting one pod at a time
+by rankMemoryPressure (pkg/kubelet/eviction). If the node runs out of memory before that, the
+kernel OOM killer picks the process with the highest oom_score (usage share + oom_score_adj).
 
 Node lifecycle controller (pkg/controller/nodelifecycle): a node whose kubelet has not renewed its
 heartbeat for 40 s (--node-monitor-grace-period) becomes Ready=Unknown and is tainted
@@ -55,7 +56,8 @@ class ContainerRuntime:
     exit_code: int = 0
     exit_reason: str = "Error"
     restart_count: int = 0
-    backoff: float = 0.0
+    backoff: float = 0.0                 # the back-off entry: the wait before the *next* restart (0: none yet)
+    delay: float = 0.0                   # the back-off being waited out now (0: restarting at once)
     last_state: dict | None = None
     memory: int = 0
     cpu: int = 0
@@ -291,11 +293,15 @@ class Kubelet:
                                    f"Container {c.name} exceeded its memory limit ({format_bytes(c.memory_limit or 0)}) "
                                    f"using {format_bytes(c.memory)}: killed by the kernel (exit 137)", f"kubelet/{self.node}")
         if self._may_start(rt, c):
+            # doBackOff: wait out the current entry (none before the first restart), then
+            # backOff.Next: 10 s initially, doubling to the 300 s cap
+            c.delay = c.backoff
+            c.start_at = self.now + c.delay
             c.backoff = BACKOFF_INITIAL if c.backoff == 0 else min(c.backoff * 2, BACKOFF_MAX)
-            c.start_at = self.now + c.backoff
-            self.ctx.recorder.emit(pod, "Warning", "BackOff",
-                                   f"Back-off restarting failed container {c.name} in pod {pod['metadata']['name']}",
-                                   f"kubelet/{self.node}")
+            if c.delay:
+                self.ctx.recorder.emit(pod, "Warning", "BackOff",
+                                       f"Back-off restarting failed container {c.name} in pod {pod['metadata']['name']}",
+                                       f"kubelet/{self.node}")
         elif all(x.state == "terminated" for x in rt.containers):
             rt.finished = "Succeeded" if all(x.exit_code == 0 for x in rt.containers) else "Failed"
 
@@ -326,11 +332,13 @@ class Kubelet:
         for c in rt.containers:
             if c.state == "running":
                 state = {"running": {"startedAt": c.started_at}}
-            elif c.state == "terminated" and not self._may_start(rt, c):
+            elif c.state == "terminated" and (not self._may_start(rt, c) or not c.delay):
+                # not restarted, or restarting at once: no back-off reason cached, the exited state
+                # stays (convertToAPIContainerStatuses)
                 state = c.last_state or {"terminated": {"reason": c.reason, "exitCode": c.exit_code}}
             elif c.state == "terminated":
                 state = {"waiting": {"reason": "CrashLoopBackOff",
-                                     "message": f"back-off {c.backoff:g}s restarting failed container={c.name} "
+                                     "message": f"back-off {c.delay:g}s restarting failed container={c.name} "
                                                 f"pod={pod['metadata']['name']}"}}
             else:
                 state = {"waiting": {"reason": c.reason or "ContainerCreating"}}

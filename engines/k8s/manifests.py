@@ -2,17 +2,22 @@
 
 Anything outside the modelled subset is *reported* (path and why) and dropped, never silently
 ignored; malformed input raises ``ValidationError`` naming the field, like the API server's
-validation (pkg/apis/*/validation) for the rules reproduced here: names, selectors matching the
-template, replicas ≥ 0, containers with name and image, requests ≤ limits, valid
-maxSurge/maxUnavailable (not both 0, maxUnavailable ≤ 100%).
+validation (pkg/apis/core/validation, pkg/apis/apps/validation, apimachinery's
+ValidateObjectMeta / ValidateLabelSelector) for every field the simulator reads: names
+(RFC 1123), labels and annotations (strings), label selectors, selectors matching the template,
+non-negative integers, containers with a name and an image, requests ≤ limits, tolerations,
+taints, Service ports, the pod-deletion-cost annotation, valid maxSurge/maxUnavailable (not both
+0, maxUnavailable ≤ 100%). Nothing the controllers read later can then fail inside ``run()``.
+``validate_update`` adds the update-only rules (an immutable ``spec.selector``).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import yaml
 
-from engines.errors import ValidationError
+from engines.errors import ValidationError, require_bool, require_int, require_number
 from engines.k8s import rules
 from engines.k8s.quota import validate_hard
 from engines.k8s.store import API_VERSIONS, clone
@@ -23,8 +28,8 @@ _PROBE = {"initialDelaySeconds": ANY, "periodSeconds": ANY, "timeoutSeconds": AN
 _CONTAINER = {"name": ANY, "image": ANY, "imagePullPolicy": ANY, "command": ANY, "args": ANY, "env": ANY, "ports": ANY,
               "resources": {"requests": ANY, "limits": ANY}, "readinessProbe": _PROBE}
 _POD_SPEC = {"containers": [_CONTAINER], "initContainers": [_CONTAINER], "restartPolicy": ANY,
-             "terminationGracePeriodSeconds": ANY, "tolerations": ANY, "priority": ANY, "nodeName": ANY,
-             "overhead": ANY, "nodeSelector": None}
+             "terminationGracePeriodSeconds": ANY, "tolerations": ANY, "priority": ANY, "priorityClassName": ANY,
+             "nodeName": ANY, "overhead": ANY, "nodeSelector": None}
 _META = {"name": ANY, "generateName": ANY, "namespace": ANY, "labels": ANY, "annotations": ANY}
 _TEMPLATE = {"metadata": {"labels": ANY, "annotations": ANY}, "spec": _POD_SPEC}
 _SELECTOR = {"matchLabels": ANY, "matchExpressions": ANY}
@@ -76,46 +81,256 @@ def _walk(value: object, schema: object, path: str, out: list[str]) -> object:
     return clone(value)
 
 
-def _int(value: object, field_: str, lo: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise ValidationError(field_, f"{value!r} is not an integer ≥ {lo}", f"integer ≥ {lo}")
+INT32_MAX = rules.INT32_MAX
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_NAMES = {   # apimachinery util/validation IsDNS1123Subdomain, IsDNS1123Label, IsDNS1035Label
+    "subdomain": (re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"), 253,
+                  "lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, "
+                  "≤ 253 characters (RFC 1123 subdomain, e.g. 'web-1')"),
+    "label": (re.compile(_DNS_LABEL), 63, "lowercase letters, digits and '-', starting and ending with a letter "
+                                          "or digit, ≤ 63 characters (RFC 1123 label, e.g. 'web')"),
+    "dns1035": (re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?"), 63, "lowercase letters, digits and '-', starting with a "
+                "letter, ending with a letter or digit, ≤ 63 characters (RFC 1035 label, e.g. 'web')"),
+}
+_QNAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_QNAME_ALLOWED = "[prefix/]name: name ≤ 63 of letters, digits, '-', '_', '.' (alphanumeric at both ends)"
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_VALUE_ALLOWED = "a string of ≤ 63 letters, digits, '-', '_' or '.', alphanumeric at both ends (or empty)"
+_IANA_SVC_NAME = re.compile(r"(?=.*[a-z])(?!.*--)[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?")
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_PROBE_INTS = ("initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold", "failureThreshold")
+
+
+def _name(value: object, field_: str, kind: str = "subdomain") -> str:
+    """A DNS name (``kind``: subdomain, label or dns1035) as apimachinery's IsDNS1123Subdomain etc."""
+    pattern, limit, allowed = _NAMES[kind]
+    if not isinstance(value, str) or len(value) > limit or not pattern.fullmatch(value):
+        raise ValidationError(field_, f"{value!r} is not a valid name", allowed)
     return value
 
 
+def _qualified_name(key: object, field_: str) -> None:
+    """util/validation IsQualifiedName: an optional DNS-subdomain prefix and '/', then the name."""
+    prefix, sep, name = key.rpartition("/") if isinstance(key, str) else ("", "", None)
+    if not (isinstance(name, str) and len(name) <= 63 and _QNAME.fullmatch(name)
+            and (not sep or (len(prefix) <= 253 and _NAMES["subdomain"][0].fullmatch(prefix)))):
+        raise ValidationError(field_, f"{key!r} is not a valid key", _QNAME_ALLOWED)
+
+
+def _label_value(value: object, field_: str) -> None:
+    """util/validation IsValidLabelValue."""
+    if not isinstance(value, str) or len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+        raise ValidationError(field_, f"{value!r} is not a valid label value", _LABEL_VALUE_ALLOWED)
+
+
+def _labels(value: object, field_: str) -> None:
+    """metav1validation.ValidateLabels: qualified-name keys, label-value strings."""
+    if not isinstance(value, dict):
+        raise ValidationError(field_, "must be a mapping of strings", "{app: web}")
+    for k, v in value.items():
+        _qualified_name(k, field_)
+        _label_value(v, f"{field_}.{k}")
+
+
+def _annotations(value: object, field_: str, pod: bool) -> None:
+    """apimachinery ValidateAnnotations (string values); for pods and pod templates also
+    ValidatePodSpecificAnnotations: pod-deletion-cost must be a 32-bit integer."""
+    if not isinstance(value, dict):
+        raise ValidationError(field_, "must be a mapping of strings", "{team: search}")
+    for k, v in value.items():
+        _qualified_name(k, field_)
+        if not isinstance(v, str):
+            raise ValidationError(f"{field_}.{k}", f"{v!r} is not a string", "a string (quote numbers: '100')")
+    if pod:
+        rules.deletion_cost(value, field_)
+
+
+def check_selector(selector: object, field_: str, plain_ok: bool = False) -> None:
+    """metav1validation.ValidateLabelSelector: matchLabels are labels; each matchExpression has a
+    key, an operator In/NotIn/Exists/DoesNotExist and string values (required for In/NotIn, empty
+    for Exists/DoesNotExist). ``plain_ok``: a plain label map (a Service's selector) is allowed."""
+    if not isinstance(selector, dict):
+        raise ValidationError(field_, "must be a mapping", "{matchLabels: {app: web}}")
+    if plain_ok and "matchLabels" not in selector and "matchExpressions" not in selector:
+        _labels(selector, field_)
+        return
+    if selector.get("matchLabels") is not None:
+        _labels(selector["matchLabels"], f"{field_}.matchLabels")
+    expressions = selector.get("matchExpressions")
+    if expressions is not None and not isinstance(expressions, list):
+        raise ValidationError(f"{field_}.matchExpressions", "must be a list", "[{key: app, operator: In, values: [web]}]")
+    for i, e in enumerate(expressions or []):
+        f = f"{field_}.matchExpressions[{i}]"
+        if not isinstance(e, dict):
+            raise ValidationError(f, "must be a mapping", "{key: app, operator: In, values: [web]}")
+        _qualified_name(e.get("key"), f"{f}.key")
+        op, values = e.get("operator"), e.get("values")
+        if op not in _OPERATORS:
+            raise ValidationError(f"{f}.operator", f"{op!r} is not a valid selector operator", ", ".join(_OPERATORS))
+        if values is not None and not isinstance(values, list):
+            raise ValidationError(f"{f}.values", "must be a list of strings", "[web, api]")
+        if op in ("In", "NotIn") and not values:
+            raise ValidationError(f"{f}.values", "must be specified when `operator` is 'In' or 'NotIn'", "[web, …]")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise ValidationError(f"{f}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        for k, v in enumerate(values or []):
+            _label_value(v, f"{f}.values[{k}]")
+
+
+def _tolerations(value: object, field_: str) -> None:
+    """core/validation ValidateTolerations."""
+    if not isinstance(value, list):
+        raise ValidationError(field_, "must be a list", "[{key: k, operator: Equal, value: v, effect: NoSchedule}]")
+    for i, t in enumerate(value):
+        f = f"{field_}[{i}]"
+        if not isinstance(t, dict):
+            raise ValidationError(f, "must be a mapping", "{key: k, operator: Equal, value: v, effect: NoSchedule}")
+        key, op, effect = t.get("key"), t.get("operator") or "Equal", t.get("effect") or ""
+        if key not in (None, ""):
+            _qualified_name(key, f"{f}.key")
+        if op not in ("Equal", "Exists"):
+            raise ValidationError(f"{f}.operator", f"{op!r} is not supported", "Equal, Exists")
+        if key in (None, "") and op != "Exists":
+            raise ValidationError(f"{f}.operator", "must be Exists when `key` is empty, which means "
+                                  '"match all values and all keys"', "Exists")
+        if op == "Exists" and t.get("value") not in (None, ""):
+            raise ValidationError(f"{f}.value", "must be empty when `operator` is 'Exists'")
+        if t.get("value") is not None:
+            _label_value(t["value"], f"{f}.value")
+        if effect and effect not in _EFFECTS:
+            raise ValidationError(f"{f}.effect", f"{effect!r} is not supported", ", ".join(_EFFECTS))
+        if t.get("tolerationSeconds") is not None:
+            if effect != "NoExecute":
+                raise ValidationError(f"{f}.effect", "must be 'NoExecute' when `tolerationSeconds` is set", "NoExecute")
+            require_int(t["tolerationSeconds"], f"{f}.tolerationSeconds", -2**53)
+
+
+def _taints(value: object, field_: str) -> None:
+    """core/validation validateNodeTaints: key and effect required, unique by (key, effect);
+    ``timeAdded`` (set by controllers) is simulated seconds."""
+    if not isinstance(value, list):
+        raise ValidationError(field_, "must be a list", "[{key: dedicated, value: gpu, effect: NoSchedule}]")
+    seen = set()
+    for i, t in enumerate(value):
+        f = f"{field_}[{i}]"
+        if not isinstance(t, dict):
+            raise ValidationError(f, "must be a mapping", "{key: dedicated, value: gpu, effect: NoSchedule}")
+        _qualified_name(t.get("key"), f"{f}.key")
+        if t.get("value") is not None:
+            _label_value(t["value"], f"{f}.value")
+        if t.get("effect") not in _EFFECTS:
+            raise ValidationError(f"{f}.effect", f"{t.get('effect')!r} is not supported", ", ".join(_EFFECTS))
+        if t.get("timeAdded") is not None:
+            require_number(t["timeAdded"], f"{f}.timeAdded", 0)
+        if (t["key"], t["effect"]) in seen:
+            raise ValidationError(f, "taints must be unique by key and effect pair")
+        seen.add((t["key"], t["effect"]))
+
+
+def _port(value: object, field_: str, name_ok: bool) -> None:
+    """IsValidPortNum (1…65535), or with ``name_ok`` an IANA service name (targetPort: http)."""
+    if name_ok and isinstance(value, str):
+        if not _IANA_SVC_NAME.fullmatch(value):
+            raise ValidationError(field_, f"{value!r} is not a port name", "≤ 15 lowercase letters, digits, '-'")
+        return
+    require_int(value, field_, 1, 65535)
+
+
+def _service_ports(value: object, field_: str) -> None:
+    """core/validation validateServicePort: port 1…65535, targetPort a port or a name, protocol
+    TCP/UDP/SCTP, names DNS labels, required and unique when there are several ports."""
+    if not isinstance(value, list):
+        raise ValidationError(field_, "must be a list", "[{port: 80, targetPort: 8080}]")
+    names = set()
+    for i, p in enumerate(value):
+        f = f"{field_}[{i}]"
+        if not isinstance(p, dict):
+            raise ValidationError(f, "must be a mapping", "{port: 80, targetPort: 8080}")
+        _port(p.get("port"), f"{f}.port", False)
+        if p.get("targetPort") is not None:
+            _port(p["targetPort"], f"{f}.targetPort", True)
+        if p.get("protocol", "TCP") not in ("TCP", "UDP", "SCTP"):
+            raise ValidationError(f"{f}.protocol", f"{p['protocol']!r} is not supported", "TCP, UDP, SCTP")
+        if p.get("name") is not None or len(value) > 1:
+            _name(p.get("name"), f"{f}.name", "label")
+            if p["name"] in names:
+                raise ValidationError(f"{f}.name", f"duplicate port name {p['name']!r}")
+            names.add(p["name"])
+
+
+def _check_container(c: dict, f: str, names: set) -> None:
+    """core/validation validateContainers: a DNS-1123 label name unique in the pod, an image,
+    requests ≤ limits, readiness-probe integers ≥ 0 (ValidateNonnegativeField)."""
+    _name(c.get("name"), f"{f}.name", "label")
+    if c["name"] in names:
+        raise ValidationError(f"{f}.name", f"duplicate container name {c['name']!r}")
+    names.add(c["name"])
+    image = c.get("image")
+    if not isinstance(image, str) or not image or image != image.strip():
+        raise ValidationError(f"{f}.image", f"{image!r} is not an image name",
+                              "a non-empty string without surrounding spaces, e.g. 'nginx:1.27'")
+    req, lim = rules.container_resources(c, f)
+    for r, v in req.items():
+        if r in lim and v > lim[r]:
+            raise ValidationError(f"{f}.resources.requests.{r}", f"must be less than or equal to {r} limit",
+                                  f"≤ the limit {c['resources']['limits'][r]}")
+    probe = c.get("readinessProbe") or {}
+    for k in _PROBE_INTS:
+        if k in probe:
+            require_int(probe[k], f"{f}.readinessProbe.{k}", 0, INT32_MAX)
+
+
 def _check_pod_spec(spec: dict, where: str) -> None:
+    """core/validation ValidatePodSpec, for the fields the simulator reads."""
     containers = spec.get("containers")
     if not isinstance(containers, list) or not containers:
         raise ValidationError(f"{where}.containers", "at least one container is required")
-    names = set()
-    for i, c in enumerate(containers + (spec.get("initContainers") or [])):
-        f = f"{where}.containers[{i}]"
-        if not isinstance(c, dict) or not c.get("name") or not c.get("image"):
-            raise ValidationError(f, "every container needs a name and an image")
-        if c["name"] in names:
-            raise ValidationError(f"{f}.name", f"duplicate container name {c['name']!r}")
-        names.add(c["name"])
-        req, lim = rules.container_resources(c)
-        for r, v in req.items():
-            if r in lim and v > lim[r]:
-                raise ValidationError(f"{f}.resources.requests.{r}", f"must be less than or equal to {r} limit",
-                                      f"≤ the limit {((c.get('resources') or {}).get('limits') or {})[r]}")
+    names: set = set()
+    for group in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(group) or []):
+            _check_container(c, f"{where}.{group}[{i}]", names)
     if spec.get("restartPolicy", "Always") not in ("Always", "OnFailure", "Never"):
         raise ValidationError(f"{where}.restartPolicy", f"{spec['restartPolicy']!r} is not supported",
                               "Always, OnFailure, Never")
+    if "terminationGracePeriodSeconds" in spec:
+        require_int(spec["terminationGracePeriodSeconds"], f"{where}.terminationGracePeriodSeconds", 0)
+    if "priority" in spec:
+        require_int(spec["priority"], f"{where}.priority", -INT32_MAX - 1, INT32_MAX)
+    if "priorityClassName" in spec:
+        cls = _name(spec["priorityClassName"], f"{where}.priorityClassName")
+        value = rules.SYSTEM_PRIORITY_CLASSES.get(cls)
+        if value is not None and spec.get("priority", value) != value:   # admission plugin "Priority"
+            raise ValidationError(f"{where}.priority", f"the integer value of priority ({spec['priority']}) must not "
+                                  f"be provided in pod spec; {cls} computes {value}", f"omit it, or {value}")
+    if spec.get("nodeName") not in (None, ""):
+        _name(spec["nodeName"], f"{where}.nodeName")
+    if "tolerations" in spec:
+        _tolerations(spec["tolerations"], f"{where}.tolerations")
+    rules.resource_list(spec.get("overhead"), f"{where}.overhead")
 
 
 def _check_workload(obj: dict) -> None:
+    """apps/validation ValidateDeploymentSpec / ValidateReplicaSetSpec."""
     spec = obj["spec"]
     kind = obj["kind"]
-    if "replicas" in spec:
-        _int(spec["replicas"], "spec.replicas")
+    for k in ("replicas", "minReadySeconds", "revisionHistoryLimit"):   # ValidateNonnegativeField
+        if k in spec:
+            require_int(spec[k], f"spec.{k}", 0, INT32_MAX)
+    if "paused" in spec:
+        require_bool(spec["paused"], "spec.paused")
     selector = spec.get("selector")
     if not isinstance(selector, dict) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
         raise ValidationError("spec.selector", "required (apps/v1), and must not be empty", "matchLabels: {app: web}")
+    check_selector(selector, "spec.selector")
     template = spec.get("template")
     if not isinstance(template, dict):
         raise ValidationError("spec.template", "required")
-    labels = (template.get("metadata") or {}).get("labels") or {}
+    meta = template.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    _labels(labels, "spec.template.metadata.labels")
+    if "annotations" in meta:
+        _annotations(meta["annotations"], "spec.template.metadata.annotations", pod=True)
     if not rules.selector_matches(selector, labels):
         raise ValidationError("spec.template.metadata.labels", "`selector` does not match template `labels`",
                               f"labels that satisfy {selector}")
@@ -139,9 +354,43 @@ def _check_workload(obj: dict) -> None:
             raise ValidationError("spec.strategy.rollingUpdate.maxUnavailable", "may not be 0 when `maxSurge` is 0",
                                   "> 0 (or maxSurge > 0)")
         if spec.get("progressDeadlineSeconds") is not None:
-            deadline = _int(spec["progressDeadlineSeconds"], "spec.progressDeadlineSeconds", 1)
-            if deadline <= int(spec.get("minReadySeconds", 0)):
+            deadline = require_int(spec["progressDeadlineSeconds"], "spec.progressDeadlineSeconds", 1, INT32_MAX)
+            if deadline <= spec.get("minReadySeconds", 0):
                 raise ValidationError("spec.progressDeadlineSeconds", "must be greater than minReadySeconds")
+
+
+def _check_metadata(meta: dict, kind: str) -> None:
+    """apimachinery ValidateObjectMeta: the name (a DNS-1035 label for a Service, else an RFC 1123
+    subdomain; a generateName prefix likewise), a DNS-label namespace, labels, annotations."""
+    style = "dns1035" if kind == "Service" else "subdomain"
+    if meta.get("name"):
+        _name(meta["name"], "metadata.name", style)
+    elif "generateName" in meta:   # maskTrailingDash: "web-" is checked as "weba"
+        prefix = meta["generateName"]
+        masked = prefix[:-1] + "a" if isinstance(prefix, str) and prefix.endswith("-") else prefix
+        if not isinstance(masked, str) or not _NAMES[style][0].fullmatch(masked) or len(masked) > _NAMES[style][1]:
+            raise ValidationError("metadata.generateName", f"{prefix!r} is not a valid name prefix", _NAMES[style][2])
+    if "namespace" in meta:
+        _name(meta["namespace"], "metadata.namespace", "label")
+    if "labels" in meta:
+        _labels(meta["labels"], "metadata.labels")
+    if "annotations" in meta:
+        _annotations(meta["annotations"], "metadata.annotations", pod=kind == "Pod")
+
+
+def _selector_of(obj: dict) -> object:
+    """spec.selector with empty parts dropped (equality.Semantic treats nil and empty alike)."""
+    sel = (obj.get("spec") or {}).get("selector")
+    return {k: v for k, v in sel.items() if v not in (None, {}, [])} if isinstance(sel, dict) else sel
+
+
+def validate_update(old: dict, new: dict) -> None:
+    """Update-only rules: apps/v1 ValidateDeploymentUpdate / ValidateReplicaSetUpdate keep
+    ``spec.selector`` immutable ("field is immutable"). ``new`` may be unchecked input."""
+    if old["kind"] in ("Deployment", "ReplicaSet") and isinstance(new.get("spec"), dict):
+        if _selector_of(old) != _selector_of(new):
+            raise ValidationError("spec.selector", "field is immutable",
+                                  f"the selector it was created with: {old['spec'].get('selector')}")
 
 
 def validate(manifest: dict) -> Manifest:
@@ -149,7 +398,7 @@ def validate(manifest: dict) -> Manifest:
     if not isinstance(manifest, dict):
         raise ValidationError("manifest", "must be a mapping", "a Kubernetes object with apiVersion, kind, metadata")
     kind = manifest.get("kind")
-    if kind not in SCHEMA:
+    if not isinstance(kind, str) or kind not in SCHEMA:
         raise ValidationError("kind", f"{kind!r} is not supported by the simulator", ", ".join(SCHEMA))
     api = manifest.get("apiVersion", API_VERSIONS[kind])
     if api != API_VERSIONS[kind]:
@@ -166,9 +415,7 @@ def validate(manifest: dict) -> Manifest:
             out.append(f"metadata.{k} (set by the server: ignored)")
         else:
             out.append(f"metadata.{k} (not simulated: dropped)")
-    for k in ("labels", "annotations"):
-        if k in clean_meta and not isinstance(clean_meta[k], dict):
-            raise ValidationError(f"metadata.{k}", "must be a mapping of strings")
+    _check_metadata(clean_meta, kind)
     obj = {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": clean_meta}
     schema = SCHEMA[kind]
     for k, v in manifest.items():
@@ -186,9 +433,16 @@ def validate(manifest: dict) -> Manifest:
     elif kind in ("ReplicaSet", "Deployment"):
         _check_workload(obj)
     elif kind == "Service":
-        sel = obj["spec"].get("selector")
-        if sel is not None and not isinstance(sel, dict):
-            raise ValidationError("spec.selector", "must be a map of labels")
+        spec = obj["spec"]
+        if spec.get("selector") is not None:
+            _labels(spec["selector"], "spec.selector")
+        if spec.get("ports") is not None:
+            _service_ports(spec["ports"], "spec.ports")
+        if spec.get("type", "ClusterIP") not in ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName"):
+            raise ValidationError("spec.type", f"{spec['type']!r} is not supported",
+                                  "ClusterIP, NodePort, LoadBalancer, ExternalName")
+        if "publishNotReadyAddresses" in spec:
+            require_bool(spec["publishNotReadyAddresses"], "spec.publishNotReadyAddresses")
     elif kind == "ResourceQuota":
         validate_hard(obj["spec"].get("hard") or {})
     elif kind == "Node":
@@ -197,6 +451,12 @@ def validate(manifest: dict) -> Manifest:
             raise ValidationError("status.allocatable", "a Node needs allocatable cpu and memory",
                                   "{cpu: '4', memory: 16Gi, pods: '110'}")
         rules.parse_allocatable(obj["status"])
+        rules.resource_list(obj["status"].get("capacity"), "status.capacity")
+        spec = obj["spec"]
+        if "taints" in spec:
+            _taints(spec["taints"], "spec.taints")
+        if "unschedulable" in spec:
+            require_bool(spec["unschedulable"], "spec.unschedulable")
     return Manifest(obj=obj, unsupported=out)
 
 

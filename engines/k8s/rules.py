@@ -6,6 +6,7 @@ these so that the panel, the tests and a live cluster view all share one rule en
 from __future__ import annotations
 
 import math
+import re
 from functools import cmp_to_key
 from typing import Iterable, Mapping
 
@@ -19,6 +20,11 @@ DEFAULT_MILLI_CPU_REQUEST = 100      # pkg/scheduler/util GetNonzeroRequests: De
 DEFAULT_MEMORY_REQUEST = 200 * 2**20  # DefaultMemoryRequest, 200 MiB
 MAX_NODE_SCORE = 100                 # framework.MaxNodeScore
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+INT32_MAX = 2**31 - 1                # IntOrString.IntVal, pod-deletion-cost and most API integers are int32
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000,      # pkg/apis/scheduling SystemPriorityClasses
+                           "system-cluster-critical": 2000000000}
+_PERCENT = re.compile(r"[0-9]+%")    # apimachinery validation IsValidPercent: ASCII digits only
+_DELETION_COST = re.compile(r"-[0-9]+|0|[1-9][0-9]*")   # validFirstDigit + strconv.ParseInt (no "+", no "007")
 QOS_RESOURCES = ("cpu", "memory")    # qos.go supportedQoSComputeResources
 
 
@@ -68,21 +74,38 @@ def _spec(pod: Mapping) -> Mapping:
     spec = pod.get("spec", pod)
     if not isinstance(spec, Mapping) or not isinstance(spec.get("containers"), list):
         raise ValidationError("pod.spec.containers", "missing or not a list", "a list of containers")
+    if not isinstance(spec.get("initContainers") or [], list):
+        raise ValidationError("pod.spec.initContainers", "not a list", "a list of containers")
     return spec
 
 
-def container_resources(container: Mapping) -> tuple[dict[str, int], dict[str, int]]:
+def resource_list(value: object, field: str) -> dict[str, int]:
+    """A ResourceList (``{cpu: 500m, memory: 1Gi}``) in canonical units; None is empty."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValidationError(field, "must be a mapping of resource names to quantities", "{cpu: 500m, memory: 1Gi}")
+    for k in value:
+        if not isinstance(k, str) or not k:
+            raise ValidationError(field, f"{k!r} is not a resource name", "cpu, memory, nvidia.com/gpu, …")
+    return {k: resource_amount(k, v, f"{field}.{k}") for k, v in value.items()}
+
+
+def container_resources(container: Mapping, where: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
     """(requests, limits) in canonical units, with the API server's default requests = limits.
 
     Defaulting: pkg/apis/core/v1/defaults.go SetDefaults_Pod copies each limit into a missing
-    request, which is why "limits only" yields a Guaranteed pod.
+    request, which is why "limits only" yields a Guaranteed pod. ``where`` prefixes error fields
+    (default ``containers[<name>]``).
     """
+    if not isinstance(container, Mapping):
+        raise ValidationError(where or "container", f"{container!r} is not a container", "a mapping with name, image")
+    where = where or f"containers[{container.get('name', '?')}]"
     res = container.get("resources") or {}
-    name = container.get("name", "?")
-    limits = {k: resource_amount(k, v, f"containers[{name}].resources.limits.{k}")
-              for k, v in (res.get("limits") or {}).items()}
-    requests = {k: resource_amount(k, v, f"containers[{name}].resources.requests.{k}")
-                for k, v in (res.get("requests") or {}).items()}
+    if not isinstance(res, Mapping):
+        raise ValidationError(f"{where}.resources", "must be a mapping", "{requests: {…}, limits: {…}}")
+    limits = resource_list(res.get("limits"), f"{where}.resources.limits")
+    requests = resource_list(res.get("requests"), f"{where}.resources.requests")
     for key, value in limits.items():
         requests.setdefault(key, value)
     return requests, limits
@@ -109,8 +132,8 @@ def pod_requests(pod: Mapping, non_zero: bool = False) -> dict[str, int]:
         req, _ = container_resources(c)
         for k, v in req.items():
             total[k] = max(total.get(k, 0), v)
-    for k, v in (spec.get("overhead") or {}).items():
-        total[k] = total.get(k, 0) + resource_amount(k, v, f"spec.overhead.{k}")
+    for k, v in resource_list(spec.get("overhead"), "spec.overhead").items():
+        total[k] = total.get(k, 0) + v
     return total
 
 
@@ -135,8 +158,9 @@ def qos_class(pod: dict) -> str:
     requests: dict[str, int] = {}
     limits: dict[str, int] = {}
     guaranteed = True
-    for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
-        req, lim = container_resources(c)
+    for where, c in [*((f"pod.spec.containers[{i}]", c) for i, c in enumerate(spec["containers"])),
+                     *((f"pod.spec.initContainers[{i}]", c) for i, c in enumerate(spec.get("initContainers") or []))]:
+        req, lim = container_resources(c, where)
         for k in QOS_RESOURCES:
             if req.get(k, 0) > 0:
                 requests[k] = requests.get(k, 0) + req[k]
@@ -157,29 +181,42 @@ def qos_class(pod: dict) -> str:
     return "Burstable"
 
 
-def oom_score_adj(pod: dict, node_memory_bytes: int, container: str | None = None) -> int:
-    """The ``oom_score_adj`` the kubelet gives a container (pkg/kubelet/qos/policy.go).
+def is_node_critical(pod: Mapping) -> bool:
+    """pkg/kubelet/types/pod_update.go IsNodeCriticalPod: priorityClassName system-node-critical
+    (which the Priority admission plugin resolves to the critical priority 2000001000).
+    system-cluster-critical pods are critical but not *node*-critical: they keep their QoS score."""
+    return (pod.get("spec") or {}).get("priorityClassName") == "system-node-critical"
 
-    Guaranteed −997, BestEffort 1000, Burstable ``1000 − 1000·memRequest/capacity`` (integer
-    division) clamped below at ``1000 + guaranteedOOMScoreAdj`` (= 3) and 1000 mapped to 999. The
-    docs' table writes the floor as 2, left from the older −998 constant. ``memRequest`` is the
-    named container's request, or the whole pod's when ``container`` is None (one-container pods:
-    the same).
+
+def oom_score_adj(pod: dict, node_memory_bytes: int, container: str | None = None) -> int:
+    """The ``oom_score_adj`` the kubelet gives a container (pkg/kubelet/qos/policy.go
+    GetContainerOOMScoreAdjust).
+
+    Node-critical pods −997 (``is_node_critical``), then by QoS: Guaranteed −997, BestEffort 1000,
+    Burstable ``1000 − 1000·memRequest/capacity`` (integer division) clamped below at
+    ``1000 + guaranteedOOMScoreAdj`` (= 3) and 1000 mapped to 999. The docs' table writes the floor
+    as 2, left from the older −998 constant. Upstream scores each container by *its own* memory
+    request; ``container`` names one, and without it the pod's main (first app) container is
+    scored; pod overhead and init containers never count.
     """
     capacity = require_int(node_memory_bytes, "node_memory_bytes", 1)
+    spec = _spec(pod)
+    if container is None:
+        if not spec["containers"]:
+            raise ValidationError("pod.spec.containers", "the pod has no container to score", "at least one container")
+        main = spec["containers"][0]
+    else:
+        match = [c for c in spec["containers"] if isinstance(c, Mapping) and c.get("name") == container]
+        if not match:
+            raise ValidationError("container", f"no container named {container!r}",
+                                  ", ".join(str(c.get("name", "?")) for c in spec["containers"] if isinstance(c, Mapping)))
+        main = match[0]
     cls = qos_class(pod)
-    if cls == "Guaranteed":
+    if is_node_critical(pod) or cls == "Guaranteed":
         return GUARANTEED_OOM_SCORE_ADJ
     if cls == "BestEffort":
         return BESTEFFORT_OOM_SCORE_ADJ
-    if container is None:
-        request = pod_requests(pod).get("memory", 0)
-    else:
-        match = [c for c in _spec(pod)["containers"] if c.get("name") == container]
-        if not match:
-            raise ValidationError("container", f"no container named {container!r}",
-                                  ", ".join(c.get("name", "?") for c in _spec(pod)["containers"]))
-        request = container_resources(match[0])[0].get("memory", 0)
+    request = container_resources(main)[0].get("memory", 0)
     adj = 1000 - (1000 * request) // capacity
     if adj < 1000 + GUARANTEED_OOM_SCORE_ADJ:
         return 1000 + GUARANTEED_OOM_SCORE_ADJ
@@ -190,14 +227,17 @@ def oom_score_adj(pod: dict, node_memory_bytes: int, container: str | None = Non
 
 # --- rolling-update fenceposts ---------------------------------------------------------------
 def scaled_int_or_percent(value: object, total: int, round_up: bool, field: str) -> int:
-    """apimachinery intstr.GetScaledValueFromIntOrPercent: "25%" of total, ceil or floor."""
+    """apimachinery intstr.GetScaledValueFromIntOrPercent: "25%" of total, ceil or floor. Percentages
+    are ASCII ``[0-9]+%`` only, as the API validation (IsValidPercent) admits: not "５%" or "+5%"."""
     if isinstance(value, bool):
         raise ValidationError(field, f"{value!r} is not an int or percentage", "an integer ≥ 0 or 'N%'")
     if isinstance(value, int):
         if value < 0:
             raise ValidationError(field, f"{value} is negative", "an integer ≥ 0 or 'N%'")
+        if value > INT32_MAX:
+            raise ValidationError(field, f"{value} is too large (an int32)", f"an integer 0…{INT32_MAX} or 'N%'")
         return value
-    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+    if isinstance(value, str) and _PERCENT.fullmatch(value):
         percent = int(value[:-1])
         return -(-percent * total // 100) if round_up else percent * total // 100
     raise ValidationError(field, f"{value!r} is not an int or percentage", "an integer ≥ 0 or 'N%' (e.g. '25%')")
@@ -272,6 +312,19 @@ def _log_rank(t: float | None, now: float) -> int:
     return int(math.log2(age_ns)) if age_ns > 0 else -1
 
 
+def deletion_cost(annotations: Mapping | None, field: str = "metadata.annotations") -> int:
+    """The pod-deletion-cost annotation as an int32 (0 when absent): pkg/api/pod
+    GetDeletionCostFromPodAnnotations, checked at admission by ValidatePodSpecificAnnotations."""
+    value = (annotations or {}).get(POD_DELETION_COST)
+    if value is None:
+        return 0
+    if (not isinstance(value, str) or len(value) > 11 or not _DELETION_COST.fullmatch(value)
+            or not -INT32_MAX - 1 <= int(value) <= INT32_MAX):
+        raise ValidationError(f"{field}.{POD_DELETION_COST}", f"{value!r} is not a 32-bit integer",
+                              f"a decimal integer string {-INT32_MAX - 1}…{INT32_MAX}, e.g. '-100'")
+    return int(value)
+
+
 def _deletion_facts(pod: Mapping, rank: int, now: float) -> tuple:
     """What ActivePodsWithRanks.Less reads of one pod, extracted once so a sort of thousands of
     pods does not re-walk every pod's conditions for each comparison."""
@@ -279,7 +332,7 @@ def _deletion_facts(pod: Mapping, rank: int, now: float) -> tuple:
     ready_at = ready_since(pod)
     created = meta.get("creationTimestamp")
     return (spec.get("nodeName") or "", _PHASE_ORDINAL.get((pod.get("status") or {}).get("phase"), 0),
-            is_pod_ready(pod), int((meta.get("annotations") or {}).get(POD_DELETION_COST, 0)), rank,
+            is_pod_ready(pod), deletion_cost(meta.get("annotations")), rank,
             meta.get("uid", ""), ready_at, _log_rank(ready_at, now), max_restarts(pod), created, _log_rank(created, now))
 
 
@@ -337,12 +390,21 @@ def pods_to_delete(pods: list[Mapping], related: Iterable[Mapping], diff: int, n
 
 
 # --- kubelet eviction ranking ----------------------------------------------------------------
+def pod_priority(pod: Mapping) -> int:
+    """spec.priority, else the value the Priority admission plugin gives a system priorityClassName
+    (plugin/pkg/admission/priority), else 0."""
+    spec = pod.get("spec") or {}
+    if spec.get("priority") is not None:
+        return spec["priority"]
+    return SYSTEM_PRIORITY_CLASSES.get(spec.get("priorityClassName"), 0)
+
+
 def eviction_sort_key(pod: Mapping, usage_bytes: int | None) -> tuple:
     """pkg/kubelet/eviction/helpers.go rankMemoryPressure = orderedBy(exceedMemoryRequests,
     priority, memory): pods without stats first, then usage > request, then lower priority,
     then larger usage − request. QoS is not a comparator."""
     request = pod_requests(pod).get("memory", 0)
-    priority = (pod.get("spec") or {}).get("priority", 0) or 0
+    priority = pod_priority(pod)
     if usage_bytes is None:
         return (0, 0, priority, 0)
     exceeds = usage_bytes > request
