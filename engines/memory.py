@@ -156,7 +156,8 @@ def layer_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: 
     Replicated across TP ranks unless SP: two norm inputs 4sbh, QKV and first-MLP GEMM inputs
     4sbh, two dropout masks 2sbh (1 B each, GPT only). Split by TP: Q 2sbh, K and V 4sb·h_kv
     (h_kv = kv_heads·head_dim, GQA), projection input 2sbh, MLP 4sbf (GeLU: its input and
-    output) or 8sbf (SwiGLU: gate, up, SiLU(gate), product). Attention core, split by TP and
+    output) or 8sbf (SwiGLU: gate, up, SiLU(gate), product); K and V split up to t = kv_heads, a
+    whole KV head per GPU beyond. Attention core, split by TP and
     dropped by selective recompute: softmax output 2as²b, plus dropout mask as²b and output
     2as²b (GPT only). For GPT with f = 4h and h_kv = h this is exactly
     :func:`activation_bytes_per_layer`. Llama-style terms assume eager attention (no dropout);
@@ -171,12 +172,13 @@ def layer_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: 
     if recompute == "full":
         return 2 * e * sb * h
     drop = has_dropout(arch)
-    h_kv = arch.kv_heads * arch.head_dim
     replicated = e * 8 * sb * h + (2 * sb * h if drop else 0.0)
     mlp = (4 if arch.mlp == "gelu" else 8) * sb * f
-    split = e * (2 * sb * h + 4 * sb * h_kv + 2 * sb * h + mlp)
+    split = e * (2 * sb * h + 2 * sb * h + mlp)
+    # K and V: past t = kv_heads each GPU keeps one whole KV head (replicated, as in serving)
+    kv = e * 4 * sb * arch.head_dim * max(arch.kv_heads / t, 1.0)
     core = 0.0 if recompute == "selective" else (e * 2 + (e * 2 + 1 if drop else 0)) * a * s * s * b
-    return (replicated / (t if sequence_parallel else 1)) + split / t + core / t
+    return (replicated / (t if sequence_parallel else 1)) + split / t + kv + core / t
 
 
 def embedding_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: int = 1,

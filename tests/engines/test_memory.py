@@ -93,6 +93,17 @@ def test_fp32_activations_double_every_full_precision_term_of_gpt3():
     assert got == pytest.approx(s * b * h * (66 + 9 * a * s / h))
 
 
+def test_tp_past_the_kv_head_count_keeps_one_kv_head_per_gpu():
+    """Llama 3 8B has 8 KV heads: at TP 16 each GPU still holds a whole K and V head (4sb·d), so
+    the K/V activations stop shrinking at TP 8."""
+    arch = PRESETS["llama3-8b"]
+    s, d = 4096, arch.head_dim
+    per_tp = {t: mem.layer_activation_bytes(arch, s, 1, t, True, "selective") for t in (8, 16)}
+    kv_8, kv_16 = 4 * s * d * 8 / 8, 4 * s * d
+    rest_8 = per_tp[8] - kv_8
+    assert kv_16 == kv_8 and per_tp[16] == pytest.approx(rest_8 / 2 + kv_16)
+
+
 def test_flags_and_huge_numbers_are_validated():
     with pytest.raises(ValidationError) as e:
         mem.activation_bytes_per_layer(2048, 1, 12288, 96, tp=8, sequence_parallel="false")
