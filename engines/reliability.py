@@ -351,10 +351,21 @@ def goodput_vs_cluster(sizes, gpu_mtbf_seconds: float, checkpoint_seconds: float
     return out
 
 
-def _each(values, field: str, check, *args, **kwargs) -> np.ndarray:
-    """Apply ``check`` (require_int or require_number) to a scalar or to every element of a sequence or array."""
+def _each(values, field: str, check, lo: float, lo_open: bool = False) -> np.ndarray:
+    """``check`` (require_int or require_number, bounded below by ``lo``) on a scalar or on every
+    element of a sequence or array. A numeric numpy array that passes is checked in one vectorised
+    pass (the goodput curve checks hundreds of intervals on every edit); anything else goes element
+    by element (a list [1, True] would read as integers), so the error names the first bad value."""
+    arr = values
+    if isinstance(arr, np.ndarray) and arr.size and arr.dtype.kind in ("iu" if check is require_int else "iuf"):
+        ok = np.isfinite(arr) & ((arr > lo) if lo_open else (arr >= lo))
+        if check is require_int:
+            ok &= arr <= 2**53
+        if ok.all():
+            return arr
     items = np.asarray(values, dtype=object)         # keeps str, None, bool … as they are, for the check to reject
-    return np.array([check(v, field, *args, **kwargs) for v in items.flat]).reshape(items.shape)
+    extra = {"lo_open": lo_open} if check is require_number else {}
+    return np.array([check(v, field, lo, **extra) for v in items.flat]).reshape(items.shape)
 
 
 def _check(checkpoint_seconds: float, mtbf_seconds: float) -> tuple[float, float]:
