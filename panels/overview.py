@@ -72,6 +72,7 @@ class OverviewPanel(Panel):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.summary: Overview | None = None
+        self._y_range: tuple[float, float] | None = None
         grid = QGridLayout()
         self.cards = {k: _Card(c) for k, c in (
             ("params", "parameters, counted from the architecture"),
@@ -127,9 +128,15 @@ class OverviewPanel(Panel):
         self.labels.set_labels([Label(f"{v:,.1f} GB", float(x), float(h), (0.5, 1.0), font, t.fg)
                                 for x, (v, h) in enumerate(zip(gb, tops))])
         # one call: two calls would announce an x-range change too, re-rendering the fixed x axis;
-        # the top is a whole or half decade with room for the labels (fewer re-renders while editing)
-        top = np.ceil((tops.max() + 0.25) * 2) / 2
-        self.plot.setRange(xRange=(-0.6, 2.6), yRange=(base, top), padding=0)
+        # the top is a whole or half decade with room for the labels, and it stays put while the
+        # bars fit under it with at most a decade to spare: an axis that jumps on every edit is
+        # hard to read while dragging, and re-rendering it costs more than the bars
+        need = np.ceil((tops.max() + 0.25) * 2) / 2
+        kept = self._y_range
+        top = kept[1] if kept and kept[0] == base and need <= kept[1] <= need + 1 else need
+        if (base, top) != kept:
+            self._y_range = (base, top)
+            self.plot.setRange(xRange=(-0.6, 2.6), yRange=(base, top), padding=0)
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)

@@ -402,3 +402,30 @@ def test_overview_chart_is_log_scaled_so_state_and_one_gpu_stay_comparable(windo
     lo, hi = ov.plot.getViewBox().viewRange()[1]
     assert lo <= np.log10(gb.min()) and hi > np.log10(gb.max())
     assert ov.plot.getAxis("left").logMode
+
+
+def test_overview_axis_stays_put_while_the_bars_fit_and_follows_when_they_do_not(window):
+    """Dragging the GPU count 64 → 128 → 64 grows the range once and then keeps it (an axis that
+    jumps on every edit is hard to read, and re-rendering it was most of an edit's cost); a much
+    smaller cluster, or a bar past the top, moves it."""
+    import numpy as np
+
+    ov = window.show_panel("overview")
+    ctx = window.ctx
+
+    def y_range():
+        return tuple(ov.plot.getViewBox().viewRange()[1])
+
+    def cluster_top():
+        return float(np.log10(ov.summary.cluster_memory_bytes / 1e9))
+
+    ctx.scenario.update(n_gpus=64)
+    ctx.scenario.update(n_gpus=128)
+    grown = y_range()
+    assert grown[1] > cluster_top()
+    ctx.scenario.update(n_gpus=64)
+    assert y_range() == pytest.approx(grown)                  # fits with less than a decade to spare
+    ctx.scenario.update(n_gpus=2)
+    assert y_range()[1] < grown[1] and y_range()[1] > cluster_top()   # over a decade to spare: it follows
+    ctx.scenario.update(n_gpus=4096)
+    assert y_range()[1] > cluster_top()                       # never cuts a bar off
