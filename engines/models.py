@@ -48,6 +48,8 @@ class ModelArch:
                 "a divisor of heads")
         require_choice(self.mlp, "mlp", ("swiglu", "gelu"))
         require_choice(self.norm, "norm", ("rmsnorm", "layernorm"))
+        require(isinstance(self.label, str) and self.label != "", "label", f"expected a name, got {self.label!r}",
+                "non-empty text")
         require_bool(self.tied_embeddings, "tied_embeddings")
         require_bool(self.bias, "bias")
         if self.params_override is not None:

@@ -24,6 +24,19 @@ KV_BITS = (16, 8, 4)
 OFFLOAD_TARGETS = ("cpu", "nvme")       # where offloaded states live: CPU RAM (ZeRO-Offload) or NVMe (ZeRO-Infinity)
 
 
+INT_RANGES: dict[str, tuple[int, int]] = {  # the allowed range of each integer field (editors use it too)
+    "n_gpus": (1, 1_000_000),
+    "gpus_per_node": (1, 64),
+    "tp": (1, 1024),
+    "pp": (1, 1024),
+    "micro_batch": (1, 65_536),
+    "seq_len": (1, 10_000_000),
+    "grad_accum": (1, 100_000),
+    "serve_batch": (1, 100_000),
+    "serve_context": (1, 10_000_000),
+}
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One coherent set-up. Construct with keywords; every field is validated."""
@@ -61,10 +74,10 @@ class Scenario:
                 ", ".join([*PRESETS, "custom"]))
         require(isinstance(self.arch, ModelArch), "arch", "must be a ModelArch")
         require_choice(self.gpu, "gpu", tuple(GPUS))
-        require_int(self.n_gpus, "n_gpus", 1, 1_000_000)
-        require_int(self.gpus_per_node, "gpus_per_node", 1, 64)
-        require_int(self.tp, "tp", 1, 1024)
-        require_int(self.pp, "pp", 1, 1024)
+        require_int(self.n_gpus, "n_gpus", *INT_RANGES["n_gpus"])
+        require_int(self.gpus_per_node, "gpus_per_node", *INT_RANGES["gpus_per_node"])
+        require_int(self.tp, "tp", *INT_RANGES["tp"])
+        require_int(self.pp, "pp", *INT_RANGES["pp"])
         require_number(self.internode_gbps, "internode_gbps", 0, 100_000, lo_open=True)
         require(self.n_gpus % (self.tp * self.pp) == 0, "n_gpus",
                 f"{self.n_gpus} GPUs cannot be split into TP {self.tp} × PP {self.pp}", "a multiple of tp × pp")
@@ -76,9 +89,9 @@ class Scenario:
             require_bool(getattr(self, flag), flag)
         require_choice(self.strategy, "strategy", STRATEGIES)
         require_choice(self.offload_target, "offload_target", OFFLOAD_TARGETS)
-        require_int(self.micro_batch, "micro_batch", 1, 65_536)
-        require_int(self.seq_len, "seq_len", 1, 10_000_000)
-        require_int(self.grad_accum, "grad_accum", 1, 100_000)
+        require_int(self.micro_batch, "micro_batch", *INT_RANGES["micro_batch"])
+        require_int(self.seq_len, "seq_len", *INT_RANGES["seq_len"])
+        require_int(self.grad_accum, "grad_accum", *INT_RANGES["grad_accum"])
         require_choice(self.precision, "precision", PRECISIONS)
         require_choice(self.optimizer, "optimizer", OPTIMIZERS)
         require_choice(self.recompute, "recompute", RECOMPUTE)
@@ -86,8 +99,8 @@ class Scenario:
                 "sequence parallelism needs TP > 1", "off when tp = 1")
         require_choice(self.weight_bits, "weight_bits", WEIGHT_BITS)
         require_choice(self.kv_bits, "kv_bits", KV_BITS)
-        require_int(self.serve_batch, "serve_batch", 1, 100_000)
-        require_int(self.serve_context, "serve_context", 1, 10_000_000)
+        require_int(self.serve_batch, "serve_batch", *INT_RANGES["serve_batch"])
+        require_int(self.serve_context, "serve_context", *INT_RANGES["serve_context"])
 
     # --- derived, cheap -------------------------------------------------------------------
     @property
@@ -155,6 +168,10 @@ class Scenario:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValidationError("file", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        except ValueError as exc:     # an integer of more than 4,300 digits
+            raise ValidationError("file", f"not a scenario file: {exc}") from None
+        except RecursionError:
+            raise ValidationError("file", "not a scenario file: nested too deeply") from None
         return cls.from_json_dict(doc)
 
 

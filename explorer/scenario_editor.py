@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 from engines.errors import ValidationError
 from engines.hardware import GPUS
 from engines.models import PRESETS, ModelArch
-from engines.scenario import (KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
+from engines.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
                               Scenario)
 from explorer.live_text import LiveText
 from explorer.widgets import ErrorLabel
@@ -22,17 +22,17 @@ from explorer.widgets import ErrorLabel
 STRATEGY_LABELS = {"dp": "DP (no sharding)", "zero1": "ZeRO-1 (optimizer)", "zero2": "ZeRO-2 (+ gradients)",
                    "zero3": "ZeRO-3 (+ parameters)", "fsdp": "FSDP full shard", "fsdp-hybrid": "FSDP hybrid shard"}
 
-# (field, label, kind, spec, tooltip)
+# field: (label, tooltip); the allowed range is the engine's INT_RANGES
 INT_FIELDS = {
-    "n_gpus": ("GPUs", 1, 1_000_000, "Total GPU count = DP × TP × PP"),
-    "gpus_per_node": ("GPUs per node", 1, 64, "GPUs joined by NVLink inside one server"),
-    "tp": ("Tensor parallel (TP)", 1, 1024, "Splits each layer's matrices; must divide the heads"),
-    "pp": ("Pipeline parallel (PP)", 1, 1024, "Splits the layers into stages"),
-    "micro_batch": ("Micro-batch", 1, 65_536, "Sequences per forward pass per GPU"),
-    "seq_len": ("Sequence length", 1, 10_000_000, "Tokens per training sequence"),
-    "grad_accum": ("Gradient accumulation", 1, 100_000, "Micro-batches per optimizer step"),
-    "serve_batch": ("Serving batch", 1, 100_000, "Concurrent sequences per replica"),
-    "serve_context": ("Serving context", 1, 10_000_000, "Tokens of context per sequence"),
+    "n_gpus": ("GPUs", "Total GPU count = DP × TP × PP"),
+    "gpus_per_node": ("GPUs per node", "GPUs joined by NVLink inside one server"),
+    "tp": ("Tensor parallel (TP)", "Splits each layer's matrices; must divide the heads"),
+    "pp": ("Pipeline parallel (PP)", "Splits the layers into stages"),
+    "micro_batch": ("Micro-batch", "Sequences per forward pass per GPU"),
+    "seq_len": ("Sequence length", "Tokens per training sequence"),
+    "grad_accum": ("Gradient accumulation", "Micro-batches per optimizer step"),
+    "serve_batch": ("Serving batch", "Concurrent sequences per replica"),
+    "serve_context": ("Serving context", "Tokens of context per sequence"),
 }
 CHOICE_FIELDS = {
     "strategy": ("Sharding", [(s, STRATEGY_LABELS[s]) for s in STRATEGIES]),
@@ -143,7 +143,8 @@ class ScenarioEditor(QScrollArea):
         self.sync()
 
     def _add_int(self, form, add, name: str) -> None:
-        label, lo, hi, tip = INT_FIELDS[name]
+        label, tip = INT_FIELDS[name]
+        lo, hi = INT_RANGES[name]
         spin = QSpinBox()
         spin.setRange(lo, hi)
         spin.setKeyboardTracking(False)

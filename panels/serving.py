@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QLabel, QPushB
                                QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from engines.hardware import gpu as gpu_spec
+from engines.scenario import INT_RANGES
 from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, max_rate_under_target,
                              replica_memory, simulate_batching, size_deployment, step_cost)
 from explorer.fast_items import Bars
@@ -23,6 +24,7 @@ TIMELINE_REQUESTS = 48
 BITS = {"bf16 (16-bit)": 16, "8-bit (fp8/int8)": 8, "int4 (g128)": 4}
 DEBOUNCE_MS = 150
 PART_ROWS = 4          # memory waterfall: one row per part, so labels never collide
+MAX_GPU_LINES = 32     # GPU boundaries drawn one by one in the memory chart
 
 
 class ServingPanel(Panel):
@@ -59,9 +61,9 @@ class ServingPanel(Panel):
         self.weight_combo.currentTextChanged.connect(lambda t: self._update(weight_bits=BITS[t]))
         self.kv_combo.currentTextChanged.connect(lambda t: self._update(kv_bits=BITS[t]))
         self.batch_spin, self.context_spin = QSpinBox(), QSpinBox()
-        self.batch_spin.setRange(1, 1024)
-        self.batch_spin.setPrefix("batch slots: ")
-        self.context_spin.setRange(128, 1_048_576)
+        self.batch_spin.setRange(*INT_RANGES["serve_batch"])      # the scenario's own limits: the panel
+        self.batch_spin.setPrefix("batch slots: ")                # and the dock always show the same value
+        self.context_spin.setRange(*INT_RANGES["serve_context"])
         self.context_spin.setSingleStep(1024)
         self.context_spin.setPrefix("context: ")
         self.context_spin.setSuffix(" tokens")
@@ -330,13 +332,17 @@ class ServingPanel(Panel):
             label.setText(f"{w:,.1f}")
             label.setPos(x + w, bar.opts["y"][0])
         per_gpu = m.usable_per_gpu_bytes / GIB
-        while len(self.gpu_lines) < m.gpus_needed:
+        # one dashed line per GPU boundary; past MAX_GPU_LINES they would merge into a grey band
+        # (and a 1.8-million-GPU replica froze the window adding items): then only the last one
+        bounds = range(1, m.gpus_needed + 1) if m.gpus_needed <= MAX_GPU_LINES else [m.gpus_needed]
+        while len(self.gpu_lines) < len(bounds):
             line = pg.InfiniteLine(angle=90, pen=pen(t.fg, 1.5, Qt.DashLine))
             self.mem_plot.addItem(line)
             self.gpu_lines.append(line)
-        for k, line in enumerate(self.gpu_lines, start=1):
-            line.setVisible(k <= m.gpus_needed)
-            line.setPos(k * per_gpu)
+        for i, line in enumerate(self.gpu_lines):
+            line.setVisible(i < len(bounds))
+            if i < len(bounds):
+                line.setPos(bounds[i] * per_gpu)
         self.gpu_tag.setText(f"{m.gpus_needed} × 90% of {m.gpu_memory_bytes / 1e9:.0f} GB")
         self.gpu_tag.setPos(m.gpus_needed * per_gpu, PART_ROWS + 0.55)
         self.mem_plot.setXRange(0, max(sizes.sum(), m.gpus_needed * per_gpu) * 1.08, padding=0)

@@ -54,3 +54,22 @@ def test_a_burst_of_edits_simulates_once(make_panel, ctx, qtbot):
     qtbot.waitUntil(lambda: p.sims["static"].max_batch == 12 and p.curves is not None
                     and not p.tasks.running, timeout=120_000)
     assert runs == ["simulating batching", "simulating load"]
+
+
+def test_extreme_scenario_values_show_as_they_are_and_do_not_freeze(make_panel, ctx):
+    """The panel's batch box stopped at 1,024 while the scenario allowed 100,000 (it showed 1,024 for
+    2,000); a 1.8-million-GPU replica added one line item per GPU and froze the window."""
+    import time
+
+    from panels.serving import MAX_GPU_LINES
+
+    p = make_panel(ServingPanel)
+    ctx.scenario.try_update(serve_batch=2000)
+    assert p.batch_spin.value() == 2000
+    t0 = time.perf_counter()
+    ctx.scenario.try_update(serve_batch=100_000, serve_context=10_000_000)
+    assert time.perf_counter() - t0 < 10
+    assert p.memory.gpus_needed > MAX_GPU_LINES
+    assert len(p.gpu_lines) <= MAX_GPU_LINES and sum(line.isVisible() for line in p.gpu_lines) == 1
+    ctx.scenario.try_update(serve_batch=8, serve_context=8192)
+    assert sum(line.isVisible() for line in p.gpu_lines) == p.memory.gpus_needed
