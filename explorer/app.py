@@ -7,9 +7,9 @@ import sys
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QFontMetrics
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent, QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QFontMetrics, QKeySequence
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication
 
 log = logging.getLogger("explorer")
 
@@ -36,10 +36,28 @@ def setup_logging() -> None:
 
 def make_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    if getattr(app, "_explorer_ready", False):   # configured once (tests ask for it per test)
+        return app
     app.setApplicationName("AI Systems Explorer")
     app.setOrganizationName("ai-systems-explorer")
     register_bundled_fonts()
+    app._undo_to_window = UndoGoesToTheScenario(app)
+    app.installEventFilter(app._undo_to_window)
+    app._explorer_ready = True
     return app
+
+
+class UndoGoesToTheScenario(QObject):
+    """Ctrl+Z / Ctrl+Shift+Z undo scenario edits even while a spin box has the focus: its line edit
+    would otherwise take the keys for its own text undo, which nobody wants from a number field.
+    Text editors (the k8s YAML) keep their own undo."""
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.ShortcutOverride and isinstance(obj, QAbstractSpinBox) \
+                and (event.matches(QKeySequence.Undo) or event.matches(QKeySequence.Redo)
+                     or event.keyCombination().toCombined() == QKeySequence("Ctrl+Shift+Z")[0].toCombined()):
+            return True     # not offered to the spin box: the window's Undo/Redo shortcut fires
+        return False
 
 
 def register_bundled_fonts() -> None:

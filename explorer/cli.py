@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     return app.exec()
 
 
+MAX_SIDE = 16_384   # pixels: past this Qt cannot encode the PNG (a 100000×100000 grab fails)
+
+
 def _screenshot(win, args, problems: list[str]) -> int:
     from PySide6.QtWidgets import QApplication
 
@@ -106,15 +109,24 @@ def _screenshot(win, args, problems: list[str]) -> int:
     if problems:
         print("explorer: " + "; ".join(problems), file=sys.stderr)
         return 1
+    from engines.errors import ValidationError
+
     try:
         w, h = (int(v) for v in args.size.lower().split("x"))
     except ValueError:
         print(f"explorer: --size must be WxH, got {args.size!r}", file=sys.stderr)
         return 2
+    if not (1 <= w <= MAX_SIDE and 1 <= h <= MAX_SIDE):
+        print(f"explorer: --size must be between 1x1 and {MAX_SIDE}x{MAX_SIDE}, got {args.size!r}", file=sys.stderr)
+        return 2
     if args.device != "cpu":
         from engines.device import device_label, resolve_device
 
-        dev = resolve_device(args.device)
+        try:
+            dev = resolve_device(args.device)
+        except ValidationError as exc:
+            print(f"explorer: {exc}", file=sys.stderr)
+            return 2
         win.set_device(dev, device_label(dev))
     win.resize(w, h)
     win.show()
@@ -126,7 +138,11 @@ def _screenshot(win, args, problems: list[str]) -> int:
         win.ctx.timeline.set_position(args.frame)
     if panel is not None:
         _settle(panel)
-    export_png(win, args.screenshot, scale=1.0)
+    try:
+        export_png(win, args.screenshot, scale=1.0)
+    except OSError as exc:    # a directory, an unwritable place, an image Qt cannot encode
+        print(f"explorer: cannot write {args.screenshot}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"wrote {args.screenshot}")
     return 0
 

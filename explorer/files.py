@@ -12,6 +12,15 @@ class FileProblem(ValueError):
     """A file could not be read or written; the message says what and why."""
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write to a temp file in the same folder, fsync, then rename over the target."""
     target = Path(path)
@@ -21,6 +30,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            # mkstemp makes the file private (0600); a saved file gets the mode it had, or the
+            # umask's default, as open() would give it
+            os.fchmod(fh.fileno(), target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_UMASK)
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:

@@ -6,12 +6,17 @@ dropped, so a panel never draws a stale answer. Workers never touch widgets: the
 """
 from __future__ import annotations
 
+import logging
 import threading
 import traceback
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+from engines.errors import ValidationError
+
+log = logging.getLogger("explorer")
 
 ProgressFn = Callable[[float, str], None]
 CancelledFn = Callable[[], bool]
@@ -51,8 +56,11 @@ class _Job(QRunnable):
             result = self.fn(progress, self.stop.is_set)
         except Cancelled:
             self._emit("cancelled")
-        except Exception as exc:  # reported in the panel, never lost
-            self._emit("failed", f"{exc}\n\n{traceback.format_exc()}")
+        except ValidationError as exc:   # bad input: its message (field and range) is all the panel shows
+            self._emit("failed", str(exc))
+        except Exception as exc:  # a bug: one line in the panel, the traceback in the log, never lost
+            log.error("background task failed\n%s", traceback.format_exc())
+            self._emit("failed", f"{type(exc).__name__}: {exc} (details in the log)")
         else:
             self._emit("cancelled") if self.stop.is_set() else self._emit("done", result)
 

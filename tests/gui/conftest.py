@@ -11,8 +11,12 @@ def _isolated_settings(tmp_path, monkeypatch):
 
 @pytest.fixture
 def ctx(qapp):
-    """A fresh AppContext (scenario model, timeline, theme) on the CPU."""
+    """A fresh AppContext (scenario model, timeline, theme) on the CPU, in the app as ``explorer``
+    configures it (fonts, the undo shortcut filter)."""
+    from explorer.app import make_app
     from explorer.context import AppContext
+
+    make_app()
 
     c = AppContext(device="cpu")
     yield c

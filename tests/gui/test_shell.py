@@ -55,6 +55,35 @@ def test_undo_redo(ctx):
     assert ctx.scenario.value.n_gpus == 128
 
 
+def test_ctrl_z_undoes_the_scenario_while_a_dock_spin_box_has_the_focus(window, qtbot):
+    """The spin box's line edit took Ctrl+Z for its own text undo, so the scenario stayed put."""
+    from PySide6.QtCore import Qt
+
+    spin = window.editor.widgets["n_gpus"]
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)          # window shortcuts fire only in the active window
+    spin.setFocus()
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin, "32")
+    qtbot.keyClick(spin, Qt.Key_Return)
+    assert window.ctx.scenario.value.n_gpus == 32
+    qtbot.keyClick(spin, Qt.Key_Z, Qt.ControlModifier)
+    assert window.ctx.scenario.value.n_gpus == 64 and spin.value() == 64
+    qtbot.keyClick(spin, Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)
+    assert window.ctx.scenario.value.n_gpus == 32
+
+
+def test_files_too_deep_or_with_giant_numbers_explain_themselves(ctx, tmp_path):
+    good = ctx.scenario.value
+    for content in ("[" * 100_000 + "]" * 100_000, '{"schema_version": 1, "scenario": {"n_gpus": ' + "9" * 5000 + "}}"):
+        bad = tmp_path / "bad.json"
+        bad.write_text(content)
+        with pytest.raises(FileProblem) as err:
+            ctx.scenario.load(bad)
+        assert "not a scenario file" in str(err.value)
+        assert ctx.scenario.value == good
+
+
 def test_save_load_and_broken_files(ctx, tmp_path):
     path = tmp_path / "s.json"
     ctx.scenario.update(model="llama3-70b", n_gpus=256)
@@ -251,6 +280,22 @@ def test_cli_screenshot_and_selftest(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "explorer", "--screenshot", str(out), "--panel", "nope"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "panel" in bad.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--screenshot", "{tmp}", "--panel", "overview"], "cannot write"),                 # a directory
+    (["--screenshot", "{tmp}/shot.png", "--device", "cuda"], "device"),                 # no CUDA here
+    (["--screenshot", "{tmp}/shot.png", "--size", "100000x100000"], "--size"),
+])
+def test_cli_screenshot_failures_are_one_line_not_a_traceback(tmp_path, args, says):
+    if says == "device":
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("this machine has CUDA")
+    r = subprocess.run([sys.executable, "-m", "explorer", *[a.format(tmp=tmp_path) for a in args]], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_presenter_mode_gives_the_panel_the_room_and_restores_the_layout(window):
