@@ -2,7 +2,9 @@
 
 Draws timelines from engines.k8s.scenarios (one frame per simulated second): the cluster, the
 ownership/selection graph, the rule each controller fired, kubectl-style events and a
-requests-vs-limits explainer for the selected pod. Pasted YAML runs in a fresh cluster.
+requests-vs-limits explainer for the selected pod. Pasted YAML runs in a fresh cluster, in the
+panel's worker (progress per simulated second, Cancel between seconds); manifests asking for more
+than ``MAX_YAML_PODS`` pods are refused up front, naming the field.
 """
 from __future__ import annotations
 
@@ -15,12 +17,46 @@ from PySide6.QtCore import Qt
 from engines.errors import ValidationError
 from engines.k8s import load_manifests
 from engines.k8s.quantity import format_bytes, format_cpu
-from engines.k8s.scenarios import GUIDES, Guide, ModelServerPlan, guide_keys, model_server_plan, run_guide, Timeline
+from engines.k8s.scenarios import (GUIDES, Guide, ModelServerPlan, guide_keys, model_server_plan, play_guide, run_guide,
+                                   Timeline)
 from explorer.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel
 from panels._k8s_views import ClusterView, GraphView
+
+YAML_SECONDS = 60
+YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"
+MAX_YAML_PODS = 2000   # a teaching animation: ~10 ms of simulation per pod-second, one tile per pod
+
+
+def pod_demand(objs: list[dict]) -> list[tuple[str, str, int]]:
+    """(object, field, pods) for every pasted object that creates pods: a Deployment or
+    ReplicaSet its ``spec.replicas`` (default 1), a bare Pod one."""
+    out = []
+    for o in objs:
+        title = f"{o['kind']}/{o['metadata'].get('name') or o['metadata'].get('generateName', '')}"
+        if o["kind"] in ("Deployment", "ReplicaSet"):
+            out.append((title, "spec.replicas", int((o.get("spec") or {}).get("replicas", 1))))
+        elif o["kind"] == "Pod":
+            out.append((title, "kind: Pod", 1))
+    return out
+
+
+def pod_limit_error(objs: list[dict], limit: int = MAX_YAML_PODS) -> str | None:
+    """Why these manifests are too big to animate (naming the field), or None."""
+    demand = pod_demand(objs)
+    for title, field, n in demand:
+        if n > limit:
+            return (f"{title} {field}: {n} pods is more than this simulator animates (at most {limit}); "
+                    "lower the replica count")
+    total = sum(n for _t, _f, n in demand)
+    if total > limit:
+        parts = ", ".join(f"{t} {n}" for t, _f, n in sorted(demand, key=lambda d: -d[2])[:4])
+        return (f"spec.replicas: {total} pods in total ({parts}{', …' if len(demand) > 4 else ''}) is more than "
+                f"this simulator animates (at most {limit}); lower the replica counts")
+    return None
+
 
 EXAMPLE_YAML = """apiVersion: v1
 kind: Node
@@ -129,9 +165,12 @@ class K8sPanel(Panel):
         yaml_box = QWidget()
         yl = QVBoxLayout(yaml_box)
         self.yaml = QPlainTextEdit(EXAMPLE_YAML)
-        run_yaml = QPushButton("Apply and run 60 s")
-        run_yaml.setToolTip("Apply these manifests in a fresh simulated cluster and record 60 s")
+        run_yaml = self.run_yaml_button = QPushButton(YAML_BUTTON)
+        run_yaml.setToolTip(f"Apply these manifests in a fresh simulated cluster and record {YAML_SECONDS} s "
+                            f"(in the background; at most {MAX_YAML_PODS} pods)")
         run_yaml.clicked.connect(self.run_yaml)
+        self._yaml_running = False
+        self.tasks.finished.connect(self._yaml_finished)
         self.yaml_report = QLabel()
         self.yaml_report.setWordWrap(True)
         yaml_note = QLabel("Your own manifests, run in a fresh cluster (three 4-CPU / 8Gi nodes unless they "
@@ -213,13 +252,19 @@ class K8sPanel(Panel):
         self.show_frame(self.index)
 
     def run_yaml(self) -> None:
+        """Check the manifests here (quick), then build and run their cluster in the worker: the
+        Cluster lives only on the worker thread; the GUI gets the finished frames."""
         try:
             docs = load_manifests(self.yaml.toPlainText())
         except ValidationError as exc:
             self.yaml_report.setText(f"Error: {exc}")
             return
-        report = [f"{m.title}: {u}" for m in docs for u in m.unsupported]
         objs = [m.obj for m in docs]
+        too_big = pod_limit_error(objs)
+        if too_big:
+            self.yaml_report.setText(f"Error: {too_big}")
+            return
+        report = [f"{m.title}: {u}" for m in docs for u in m.unsupported]
 
         def setup(c) -> None:
             if not any(o["kind"] == "Node" for o in objs):
@@ -228,19 +273,53 @@ class K8sPanel(Panel):
                              "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}})
             for o in sorted(objs, key=lambda o: o["kind"] != "Node"):
                 c.apply(o)
-        GUIDES["yaml"] = Guide("yaml", "Your YAML", "Your manifests, applied at t = 0.", setup, [], 60)
-        try:
-            timeline = run_guide("yaml", self.scenario)
-        except ValidationError as exc:
-            self.yaml_report.setText(f"Error: {exc}")
+        guide = Guide("yaml", "Your YAML", "Your manifests, applied at t = 0.", setup, [], YAML_SECONDS)
+        seconds = int(guide.duration) + 1
+
+        def work(progress, cancelled):
+            def step(fraction: float) -> None:
+                if cancelled():
+                    raise Cancelled()
+                second = round(fraction * seconds)
+                progress(fraction, f"simulating your YAML: {second} of {YAML_SECONDS} s")
+            try:
+                return play_guide(guide, progress=step), None
+            except ValidationError as exc:     # e.g. an object the cluster refuses on apply
+                return None, str(exc)
+
+        self.tasks.run(work, lambda out: self._yaml_done(out, report), label="Simulating your YAML…",
+                       on_error=self._yaml_failed)
+        self._yaml_running = True
+        self.run_yaml_button.setEnabled(False)
+        self.run_yaml_button.setText("Running… (Cancel stops it)")
+        self.yaml_report.setText(f"Running {YAML_SECONDS} simulated seconds in the background…")
+
+    def _yaml_finished(self, how: str) -> None:
+        """Any end of the panel's task (done, failed, cancelled or superseded) frees the button."""
+        if not self._yaml_running:
             return
-        finally:
-            GUIDES.pop("yaml", None)
+        self._yaml_running = False
+        self.run_yaml_button.setEnabled(True)
+        self.run_yaml_button.setText(YAML_BUTTON)
+        if how == "cancelled":
+            self.yaml_report.setText("Cancelled: nothing applied; the view still shows the previous timeline.")
+
+    def _yaml_done(self, out: tuple, report: list[str]) -> None:
+        timeline, error = out
+        if error is not None:
+            self.yaml_report.setText(f"Error: {error}")
+            return
         self.yaml_report.setText("Applied. Unsupported fields (dropped):<br>" + "<br>".join(report) if report
                                  else "Applied; every field is simulated.")
-        self.tasks.cancel()
         self.index = 0
         self._show_timeline(timeline)
+
+    def _yaml_failed(self, text: str) -> None:
+        self.yaml_report.setText("Failed: " + (text.strip().splitlines() or ["unknown error"])[0])
+
+    def wait_yaml(self, timeout_ms: int = 120_000) -> bool:
+        """Block (processing events) until a YAML run ends: for tests and the self-test."""
+        return self.tasks.wait(timeout_ms)
 
     def timeline(self) -> TimelineSpec | None:
         if self.timeline_data is None:
@@ -328,6 +407,7 @@ class K8sPanel(Panel):
             assert spec is not None and spec.n_frames > 1
             self.show_frame(spec.n_frames - 1)
         self.run_yaml()
+        assert self.wait_yaml(), "the YAML run did not finish"
         assert self.timeline_data is not None and self.timeline_data.key == "yaml"
 
 

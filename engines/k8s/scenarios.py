@@ -386,6 +386,12 @@ def run_guide(key: str, scenario=None, seed: int = 0, progress: Callable[[float]
         guide = model_server_guide(scenario or Scenario())
     else:
         guide = GUIDES[key]
+    return play_guide(guide, seed=seed, progress=progress)
+
+
+def play_guide(guide: Guide, seed: int = 0, progress: Callable[[float], None] | None = None) -> Timeline:
+    """Play ``guide`` (registered or not) in a fresh cluster, one frame per simulated second: a
+    worker thread can run its own Guide without touching the shared ``GUIDES`` registry."""
     cluster = Cluster(seed=seed, reconcile=guide.reconcile)
     twin = Cluster(seed=seed) if guide.twin else None
     guide.setup(cluster)
@@ -418,4 +424,4 @@ def run_guide(key: str, scenario=None, seed: int = 0, progress: Callable[[float]
             alive = [p for p in twin.list("Pod") if rules.is_active(p)]
             twin_text = f"level-triggered twin: {len(alive)}/3 pods"
         frames.append(snapshot(cluster, caption, [dict(d) for d in decisions[-40:]], twin_text))
-    return Timeline(key=key, title=guide.title, frames=frames, chapters=chapters)
+    return Timeline(key=guide.key, title=guide.title, frames=frames, chapters=chapters)

@@ -29,8 +29,129 @@ def test_scenarios_and_frames(panel):
 def test_yaml_runs_and_reports_unsupported(panel):
     panel.yaml.setPlainText(panel.yaml.toPlainText().replace("      containers:", "      hostNetwork: true\n      containers:"))
     panel.run_yaml()
+    assert panel.wait_yaml()
     assert panel.timeline_data.key == "yaml"
     assert "hostNetwork" in panel.yaml_report.text()
+
+
+def deployment(name: str, replicas: int) -> str:
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec: {{replicas: {replicas}, "
+            f"selector: {{matchLabels: {{app: {name}}}}}, template: {{metadata: {{labels: {{app: {name}}}}}, "
+            f"spec: {{containers: [{{name: c, image: i}}]}}}}}}")
+
+
+def apply_button(panel):
+    from PySide6.QtWidgets import QPushButton
+    return next(b for b in panel.findChildren(QPushButton) if b.text().startswith("Apply"))
+
+
+def test_yaml_runs_in_the_worker_and_shows_its_result_when_done(panel, qtbot, monkeypatch):
+    import threading
+
+    import panels.k8s as k8s_panel
+    from PySide6.QtCore import Qt
+
+    threads, played = [], getattr(k8s_panel, "play_guide", None)
+
+    def play(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return played(*args, **kwargs)
+    monkeypatch.setattr(k8s_panel, "play_guide", play, raising=False)
+    before = panel.timeline_data
+    texts = []
+    panel.tasks.progressed.connect(lambda _f, text: texts.append(text))
+    button = apply_button(panel)
+    qtbot.mouseClick(button, Qt.LeftButton)
+    # the click returns at once: the cluster runs in the worker, the button says so
+    assert panel.tasks.running
+    assert panel.timeline_data is before
+    assert not button.isEnabled() and not button.text().startswith("Apply")
+    qtbot.waitUntil(lambda: not panel.tasks.running, timeout=60_000)
+    assert threads and threads[0] is not threading.main_thread()
+    assert panel.timeline_data.key == "yaml" and len(panel.timeline_data.frames) == 61
+    assert panel.index == 0 and panel.result()["scenario"] == "yaml"
+    assert panel.yaml_report.text().startswith("Applied")
+    assert button.isEnabled() and button.text() == "Apply and run 60 s"
+    assert sum("of 60 s" in t for t in texts) >= 61          # one progress report per simulated second
+
+
+def test_cancel_stops_a_long_yaml_run_and_leaves_the_panel_usable(panel, qtbot):
+    from PySide6.QtCore import QElapsedTimer, Qt, QThreadPool
+
+    before = panel.timeline_data
+    texts = []
+    panel.tasks.progressed.connect(lambda _f, text: texts.append(text))
+    panel.yaml.setPlainText(deployment("big", 800))            # ~10 s of simulation
+    button = apply_button(panel)
+    qtbot.mouseClick(button, Qt.LeftButton)
+    assert panel.tasks.running and not button.isEnabled()
+    qtbot.waitUntil(lambda: any(t.startswith("simulating your YAML: 2 of") for t in texts), timeout=60_000)
+    bar = panel.tasks.widget()
+    assert bar.cancel_button.isEnabled()
+    qtbot.mouseClick(bar.cancel_button, Qt.LeftButton)
+    assert not panel.tasks.running
+    assert panel.timeline_data is before                      # nothing of the cancelled run is shown
+    assert "Cancelled" in panel.yaml_report.text()
+    assert button.isEnabled() and button.text() == "Apply and run 60 s"
+    clock = QElapsedTimer()
+    clock.start()
+    assert QThreadPool.globalInstance().waitForDone(5_000)    # the worker stopped at the next second
+    assert clock.elapsed() < 5_000
+    n_reports = len(texts)
+    qtbot.wait(200)
+    assert len(texts) == n_reports and panel.timeline_data is before   # no late frames from the old run
+    # usable: a new run completes and shows
+    panel.yaml.setPlainText(deployment("small", 2))
+    qtbot.mouseClick(button, Qt.LeftButton)
+    assert panel.wait_yaml()
+    assert panel.timeline_data.key == "yaml"
+    assert {d["name"] for d in panel.result()["deployments"]} == {"small"}
+    assert panel.yaml_report.text().startswith("Applied")
+
+
+def test_a_newer_yaml_run_supersedes_the_older(panel, qtbot):
+    panel.yaml.setPlainText(deployment("old", 400))
+    panel.run_yaml()
+    assert panel.tasks.running
+    panel.yaml.setPlainText(deployment("new", 2))
+    panel.run_yaml()
+    assert panel.wait_yaml()
+    qtbot.wait(100)
+    assert {d["name"] for d in panel.result()["deployments"]} == {"new"}
+
+
+def test_huge_replicas_are_refused_up_front_naming_the_field(panel, qtbot, monkeypatch):
+    import time
+
+    import engines.k8s.scenarios as scenarios
+    from PySide6.QtCore import Qt
+
+    class NoCluster:                 # a refused manifest must never reach the simulator
+        def __init__(self, *a, **k):
+            raise AssertionError("a refused manifest was simulated")
+    monkeypatch.setattr(scenarios, "Cluster", NoCluster)
+    before = panel.timeline_data
+    button = apply_button(panel)
+    panel.yaml.setPlainText(deployment("x", 1_000_000_000))
+    t0 = time.perf_counter()
+    qtbot.mouseClick(button, Qt.LeftButton)
+    assert time.perf_counter() - t0 < 1.0
+    text = panel.yaml_report.text()
+    assert "spec.replicas: 1000000000 pods is more than this simulator animates (at most 2000)" in text
+    assert "Deployment/x" in text
+    assert not panel.tasks.running and button.isEnabled() and panel.timeline_data is before
+    # the bound is on the total across the pasted objects, not silently truncated
+    panel.yaml.setPlainText(deployment("a", 1500) + "\n---\n" + deployment("b", 600))
+    qtbot.mouseClick(button, Qt.LeftButton)
+    text = panel.yaml_report.text()
+    assert "spec.replicas: 2100 pods in total" in text and "Deployment/a 1500" in text and "at most 2000" in text
+    assert not panel.tasks.running and panel.timeline_data is before
+    # exactly the limit is accepted
+    from panels.k8s import MAX_YAML_PODS, pod_limit_error
+    objs = [{"kind": "Deployment", "metadata": {"name": "a"}, "spec": {"replicas": MAX_YAML_PODS - 1}},
+            {"kind": "Pod", "metadata": {"name": "p"}, "spec": {}}]
+    assert pod_limit_error(objs) is None
+    assert "2001 pods" in pod_limit_error(objs + [{"kind": "ReplicaSet", "metadata": {"name": "r"}, "spec": {}}])
 
 
 def test_model_server_follows_the_scenario_in_the_worker(panel, ctx):
