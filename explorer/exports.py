@@ -1,4 +1,5 @@
-"""Exports of a panel: PNG (2× scale), SVG, CSV/JSON of the engine result, GIF of the timeline.
+"""Exports of a panel: PNG (2× scale), SVG, CSV/JSON of the engine result, GIF of the timeline
+(at 1×, at most GIF_MAX_FRAMES frames, with progress and cancel: AnimationExport).
 
 CSV and JSON are written from the engine result (``panel.result()`` / ``panel.table()``), never
 scraped from the plots. All writes are atomic.
@@ -14,7 +15,8 @@ import json
 import math
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRectF, QSize
+from PySide6.QtCore import (QBuffer, QByteArray, QCoreApplication, QElapsedTimer, QEventLoop, QIODevice, QObject,
+                            QPoint, QRectF, QSize, QThreadPool, QTimer, Signal)
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -123,25 +125,216 @@ def export_csv(rows: list[dict], path: str | Path) -> Path:
     return Path(path)
 
 
-def export_gif(panel, timeline, path: str | Path, scale: float = 1.0, max_frames: int = 300) -> Path:
-    """Walk the shared timeline frame by frame (the same path as stepping) and write an animated GIF."""
+# --- animation (GIF) -------------------------------------------------------------------------
+# A timeline of a few hundred frames exported frame by frame at full size took ~70 s (every frame
+# went through a PNG round trip and a median-cut quantisation). An exported GIF needs no more than
+# ~120 frames to show the animation; the timeline is sampled evenly, keeping its first and last frame.
+GIF_MAX_FRAMES = 120
+GIF_COLORS = 256
+
+
+class ExportCancelled(Exception):
+    """The user cancelled an export; nothing was written."""
+
+
+def sample_frames(n_frames: int, max_frames: int = GIF_MAX_FRAMES) -> list[int]:
+    """At most ``max_frames`` timeline indices, evenly spaced, always the first and the last."""
+    if n_frames <= 0:
+        return []
+    k = max(1, min(n_frames, int(max_frames)))
+    if k == 1:
+        return [0]
+    if k == n_frames:
+        return list(range(n_frames))
+    return sorted({round(i * (n_frames - 1) / (k - 1)) for i in range(k)})
+
+
+def gif_frame_ms(n_frames: int, n_exported: int, fps: float) -> int:
+    """How long each exported frame shows, so the GIF lasts as long as the timeline does at ``fps``
+    (GIF delays are whole centiseconds; viewers play delays under 20 ms slowly)."""
+    ms = 1000.0 * n_frames / max(1, n_exported) / max(fps, 0.1)
+    return max(20, int(round(ms / 10.0)) * 10)
+
+
+def grab_frame(widget: QWidget, scale: float = 1.0):
+    """One GIF frame of ``widget`` as it is drawn now: a palette image (Pillow "P"). GUI thread only.
+
+    The widget is rendered straight into an RGB image and quantised with Pillow's fast octree
+    (about 15 ms for a panel), not saved as PNG and decoded again."""
     from PIL import Image
 
+    image = render_image(widget, scale).convertToFormat(QImage.Format_RGB888)
+    rgb = Image.frombuffer("RGB", (image.width(), image.height()), bytes(image.constBits()), "raw", "RGB",
+                           image.bytesPerLine(), 1)
+    return rgb.quantize(colors=GIF_COLORS, method=Image.Quantize.FASTOCTREE)
+
+
+def encode_gif(frames: list, duration_ms: int) -> bytes:
+    """An animated, looping GIF of palette frames. Touches no widget: safe on a worker thread."""
+    if not frames:
+        raise ValueError("no frames to export")
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=duration_ms, loop=0)
+    return out.getvalue()
+
+
+def export_gif(panel, timeline, path: str | Path, scale: float = 1.0, max_frames: int = GIF_MAX_FRAMES,
+               progress=None, cancelled=None) -> Path:
+    """Walk the shared timeline (the same path as stepping) and write an animated GIF, blocking.
+
+    At most ``max_frames`` frames, evenly sampled (first and last kept). ``progress(i, n)`` is called
+    before frame ``i`` of ``n``; when ``cancelled()`` turns true it raises ExportCancelled and writes
+    nothing. The timeline is back on its frame afterwards. The window's menu uses AnimationExport,
+    which does the same without blocking the event loop."""
     if timeline.spec is None:
         raise ValueError("this panel has no animation to export")
-    n = timeline.n_frames
-    stride = max(1, math.ceil(n / max_frames))
+    indices = sample_frames(timeline.n_frames, max_frames)
     start = timeline.position
     frames = []
     try:
-        for i in range(0, n, stride):
+        for k, i in enumerate(indices):
+            if cancelled is not None and cancelled():
+                raise ExportCancelled()
+            if progress is not None:
+                progress(k, len(indices))
             timeline.set_position(i)
-            img = render_image(panel.export_widget(), scale)
-            frames.append(Image.open(io.BytesIO(_png_bytes(img))).convert("RGB").quantize(colors=128))
+            frames.append(grab_frame(panel.export_widget(), scale))
     finally:
         timeline.set_position(start)
-    duration = int(1000 * stride / max(timeline.spec.fps, 0.1))
-    out = io.BytesIO()
-    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=duration, loop=0)
-    atomic_write_bytes(path, out.getvalue())
+    data = encode_gif(frames, gif_frame_ms(timeline.n_frames, len(frames), timeline.spec.fps))
+    atomic_write_bytes(path, data)
     return Path(path)
+
+
+class AnimationExport(QObject):
+    """A GIF export of a panel's timeline driven by the event loop, with progress and cancel.
+
+    Frames must be drawn from widgets on the GUI thread, so they are grabbed one per event-loop turn
+    (the window stays responsive between frames); the GIF is then encoded on a worker thread and
+    written atomically, only once every frame is in: a cancelled export leaves no file. The
+    timeline goes back to the frame it was on as soon as the frames are grabbed (or on cancel).
+
+    ``finished(outcome, detail)``: ("done", Path), ("cancelled", None) or ("failed", message)."""
+
+    progressed = Signal(int, int)      # frame about to be grabbed (0-based), frames to export
+    encoding = Signal()
+    finished = Signal(str, object)
+
+    def __init__(self, panel, timeline, path: str | Path, scale: float = 1.0,
+                 max_frames: int = GIF_MAX_FRAMES, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        from explorer.tasks import TaskRunner
+
+        if timeline.spec is None:
+            raise ValueError("this panel has no animation to export")
+        self.panel, self.timeline, self.path, self.scale = panel, timeline, Path(path), scale
+        self.timeline_frames = timeline.n_frames
+        self.fps = timeline.spec.fps
+        self.indices = sample_frames(self.timeline_frames, max_frames)
+        self.start_position = timeline.position
+        self.outcome: str | None = None     # "done", "cancelled" or "failed" once finished
+        self.error: str | None = None
+        self._frames: list = []
+        self._next = 0
+        self._cancel = False
+        self._runner = TaskRunner(self)     # the encoder's worker
+        self._runner.finished.connect(self._encoder_finished)
+
+    @property
+    def total(self) -> int:
+        """How many frames the GIF will have."""
+        return len(self.indices)
+
+    @property
+    def running(self) -> bool:
+        return self.outcome is None
+
+    def start(self) -> None:
+        self.timeline.stop()
+        QTimer.singleShot(0, self, self._step)
+
+    def cancel(self) -> None:
+        """Stop now: between frames while grabbing, or drop the encoder's result."""
+        if self.outcome is not None:
+            return
+        self._cancel = True
+        if self._runner.running:
+            self._runner.cancel()      # → _encoder_finished("cancelled")
+
+    def wait(self, timeout_ms: int = 600_000) -> bool:
+        """Block (processing events) until finished; for tests, the self-test and the CLI."""
+        timer = QElapsedTimer()
+        timer.start()
+        while self.outcome is None and timer.elapsed() < timeout_ms:
+            QCoreApplication.processEvents(QEventLoop.AllEvents, 50)
+            if self._runner.running:
+                QThreadPool.globalInstance().waitForDone(10)
+        return self.outcome is not None
+
+    # --- internals ------------------------------------------------------------------------
+    def _step(self) -> None:
+        """Grab one frame, then yield to the event loop (which paints the progress, handles Cancel)."""
+        if self.outcome is not None:
+            return
+        if self._cancel:
+            self._finish("cancelled")
+            return
+        if self._next >= len(self.indices):
+            self._encode()
+            return
+        k = self._next
+        self.progressed.emit(k, len(self.indices))   # a modal progress dialog processes events here
+        if self._cancel:
+            self._finish("cancelled")
+            return
+        try:
+            self.timeline.set_position(self.indices[k])
+            self._frames.append(grab_frame(self.panel.export_widget(), self.scale))
+        except Exception as exc:  # noqa: BLE001 (a widget gone with its window, a paint error)
+            self._finish("failed", f"{type(exc).__name__}: {exc}")
+            return
+        self._next += 1
+        QTimer.singleShot(0, self, self._step)
+
+    def _encode(self) -> None:
+        self._restore()
+        self.progressed.emit(len(self.indices), len(self.indices))
+        self.encoding.emit()
+        if self._cancel or self.outcome is not None:
+            if self.outcome is None:
+                self._finish("cancelled")
+            return
+        frames = self._frames
+        duration = gif_frame_ms(self.timeline_frames, len(frames), self.fps)
+        self._runner.run(lambda _progress, _cancelled: encode_gif(frames, duration), self._write,
+                         label="Encoding GIF…", on_error=lambda text: None)
+
+    def _write(self, data: bytes) -> None:
+        try:
+            atomic_write_bytes(self.path, data)
+        except OSError as exc:
+            self._finish("failed", f"could not write {self.path}: {exc.strerror or exc}")
+            return
+        self._finish("done", self.path)
+
+    def _encoder_finished(self, how: str) -> None:
+        if how == "cancelled":
+            self._finish("cancelled")
+        elif how == "failed":
+            self._finish("failed", (self._runner.last_error or "encoding failed").splitlines()[0])
+        # "done": _write (called right after this) finishes
+
+    def _restore(self) -> None:
+        try:
+            self.timeline.set_position(self.start_position)
+        except RuntimeError:   # the timeline went with its window
+            pass
+
+    def _finish(self, outcome: str, detail: object = None) -> None:
+        if self.outcome is not None:
+            return
+        self._restore()
+        self._frames = []
+        self.outcome = outcome
+        self.error = detail if outcome == "failed" else None
+        self.finished.emit(outcome, detail)

@@ -8,7 +8,8 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialog, QFrame, QGridLayout, QLabel,
-                               QMainWindow, QMessageBox, QScrollArea, QStyle, QTabWidget, QWidget)
+                               QMainWindow, QMessageBox, QProgressDialog, QScrollArea, QStyle, QTabWidget,
+                               QWidget)
 
 from engines.errors import ValidationError
 from engines.presets import apply_preset, scenario_presets
@@ -351,8 +352,13 @@ class MainWindow(QMainWindow):
             except OSError as exc:
                 self.show_error(f"Could not save {path}: {exc}")
 
+    _animation_export: exports.AnimationExport | None = None   # the GIF export under way, if any
+
     def export(self, fmt: str, path: str | Path, panel: Panel | None = None) -> Path:
-        """Export the current (or given) panel; one code path for menu, CLI and self-test."""
+        """Export the current (or given) panel; one code path for menu, CLI and self-test.
+
+        A GIF runs as the menu's does (progress dialog, Cancel) and is waited for here; a cancelled
+        one raises exports.ExportCancelled."""
         panel = panel or self.current_panel()
         meta = {"panel": panel.key, "scenario": self.ctx.scenario.value.to_json_dict()}
         if fmt == "png":
@@ -364,7 +370,13 @@ class MainWindow(QMainWindow):
         if fmt == "csv":
             return exports.export_csv(panel.table(), path)
         if fmt == "gif":
-            return exports.export_gif(panel, self.ctx.timeline, path)
+            job = self.export_animation(path, panel)
+            job.wait()
+            if job.outcome == "done":
+                return Path(path)
+            if job.outcome == "cancelled":
+                raise exports.ExportCancelled("export cancelled")
+            raise ValueError(job.error or "the export did not finish")
         raise ValidationError("format", f"unknown export format {fmt!r}", "png, svg, csv, json, gif")
 
     def export_dialog(self, fmt: str) -> None:
@@ -374,9 +386,65 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, f"Export {fmt.upper()}", f"{panel.key}.{fmt}", f"*.{fmt}")
         if path:
             try:
-                self.export(fmt, path)
+                if fmt == "gif":
+                    self.export_animation(path)     # returns at once; the status bar reports the outcome
+                else:
+                    self.export(fmt, path)
             except (OSError, ValueError) as exc:
                 self.show_error(f"Export failed: {exc}")
+
+    def export_animation(self, path: str | Path, panel: Panel | None = None) -> exports.AnimationExport:
+        """Start a GIF export of the panel's timeline and return at once: a progress dialog, modal to
+        the window, counts the frames and offers Cancel; the status bar reports the outcome."""
+        if self._animation_export is not None and self._animation_export.running:
+            raise ValueError("another export is still running")
+        panel = panel or self.current_panel()
+        if panel is None:
+            raise ValueError("no panel to export")
+        job = exports.AnimationExport(panel, self.ctx.timeline, path, parent=self)   # ValueError: no animation
+        self._animation_export = job
+        n, of = job.total, job.timeline_frames
+        sampled = f"\n({n} of the timeline's {of} frames, evenly spaced)" if n < of else ""
+        dialog = QProgressDialog(f"Exporting frame 1 of {n}{sampled}", "Cancel", 0, n, self)
+        dialog.setObjectName("export_progress")
+        dialog.setWindowTitle(f"Export {panel.title} as GIF")
+        dialog.setWindowModality(Qt.WindowModal)
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        dialog.canceled.connect(job.cancel)
+
+        def progressed(i: int, total: int) -> None:
+            if i < total:
+                dialog.setLabelText(f"Exporting frame {i + 1} of {total}{sampled}")
+            dialog.setValue(i)
+
+        def encoding() -> None:
+            dialog.setLabelText(f"Encoding {n} frames as GIF…")
+            dialog.setRange(0, 0)                  # busy: the encoder runs on a worker thread
+
+        job.progressed.connect(progressed)
+        job.encoding.connect(encoding)
+        job.finished.connect(lambda how, detail: self._animation_export_finished(job, dialog, how, detail))
+        dialog.show()
+        job.start()
+        return job
+
+    def _animation_export_finished(self, job: exports.AnimationExport, dialog, how: str, detail) -> None:
+        dialog.canceled.disconnect(job.cancel)
+        dialog.reset()
+        dialog.hide()
+        dialog.deleteLater()
+        if self._animation_export is job:
+            self._animation_export = None
+        job.deleteLater()
+        if how == "done":
+            sampled = f" (sampled from {job.timeline_frames})" if job.total < job.timeline_frames else ""
+            self.statusBar().showMessage(f"Exported {job.total} frames{sampled} to {detail}", 15_000)
+        elif how == "cancelled":
+            self.statusBar().showMessage("Export cancelled", 15_000)
+        else:
+            self.show_error(f"Export failed: {detail}")
 
     # --- presentation ------------------------------------------------------------------------
     def toggle_presenter(self) -> None:
