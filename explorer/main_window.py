@@ -15,6 +15,7 @@ from engines.errors import ValidationError
 from engines.presets import apply_preset, scenario_presets
 from engines.models import PRESETS
 from explorer import exports
+from explorer.app import send_undo_to_the_scenario
 from explorer.context import AppContext
 from explorer.files import FileProblem
 from explorer.flow_layout import FlowLayout
@@ -159,6 +160,7 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(host, panel_icon(info.icon), info.title)
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self.editor = ScenarioEditor(ctx.scenario)
+        send_undo_to_the_scenario(self.editor)
         self.editor.setMinimumWidth(EDITOR_MIN_WIDTH)
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
         self.lesson = LessonView()
@@ -282,6 +284,7 @@ class MainWindow(QMainWindow):
             panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
             panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
             panel.bind()
+            send_undo_to_the_scenario(panel)
             if self.freeze_objects:   # its items live as long as the app (not so a test's window)
                 QTimer.singleShot(FREEZE_AFTER_MS, self, freeze_long_lived)   # cancelled with the window
         return self._instances[key]
