@@ -178,32 +178,12 @@ def encode_gif(frames: list, duration_ms: int) -> bytes:
     return out.getvalue()
 
 
-def export_gif(panel, timeline, path: str | Path, scale: float = 1.0, max_frames: int = GIF_MAX_FRAMES,
-               progress=None, cancelled=None) -> Path:
-    """Walk the shared timeline (the same path as stepping) and write an animated GIF, blocking.
-
-    At most ``max_frames`` frames, evenly sampled (first and last kept). ``progress(i, n)`` is called
-    before frame ``i`` of ``n``; when ``cancelled()`` turns true it raises ExportCancelled and writes
-    nothing. The timeline is back on its frame afterwards. The window's menu uses AnimationExport,
-    which does the same without blocking the event loop."""
-    if timeline.spec is None:
-        raise ValueError("this panel has no animation to export")
-    indices = sample_frames(timeline.n_frames, max_frames)
-    start = timeline.position
-    frames = []
-    try:
-        for k, i in enumerate(indices):
-            if cancelled is not None and cancelled():
-                raise ExportCancelled()
-            if progress is not None:
-                progress(k, len(indices))
-            timeline.set_position(i)
-            frames.append(grab_frame(panel.export_widget(), scale))
-    finally:
-        timeline.set_position(start)
-    data = encode_gif(frames, gif_frame_ms(timeline.n_frames, len(frames), timeline.spec.fps))
-    atomic_write_bytes(path, data)
-    return Path(path)
+def export_gif(panel, timeline, path: str | Path, scale: float = 1.0, max_frames: int = GIF_MAX_FRAMES) -> Path:
+    """Walk the shared timeline (the same path as stepping) and write an animated GIF, blocking
+    until it is written: the self-test's and tests' way to run an :class:`AnimationExport`."""
+    job = AnimationExport(panel, timeline, path, scale, max_frames)
+    job.start()
+    return job.result()
 
 
 class AnimationExport(QObject):
@@ -270,6 +250,15 @@ class AnimationExport(QObject):
             if self._runner.running:
                 QThreadPool.globalInstance().waitForDone(10)
         return self.outcome is not None
+
+    def result(self, timeout_ms: int = 600_000) -> Path:
+        """Wait for the export; its path, or ExportCancelled / ValueError saying why there is none."""
+        self.wait(timeout_ms)
+        if self.outcome == "done":
+            return self.path
+        if self.outcome == "cancelled":
+            raise ExportCancelled("export cancelled")
+        raise ValueError(self.error or "the export did not finish")
 
     # --- internals ------------------------------------------------------------------------
     def _step(self) -> None:

@@ -373,13 +373,7 @@ class MainWindow(QMainWindow):
         if fmt == "csv":
             return exports.export_csv(panel.table(), path)
         if fmt == "gif":
-            job = self.export_animation(path, panel)
-            job.wait()
-            if job.outcome == "done":
-                return Path(path)
-            if job.outcome == "cancelled":
-                raise exports.ExportCancelled("export cancelled")
-            raise ValueError(job.error or "the export did not finish")
+            return self.export_animation(path, panel).result()
         raise ValidationError("format", f"unknown export format {fmt!r}", "png, svg, csv, json, gif")
 
     def export_dialog(self, fmt: str) -> None:
