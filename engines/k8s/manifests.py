@@ -146,6 +146,17 @@ def _annotations(value: object, field_: str, pod: bool) -> None:
         rules.deletion_cost(value, field_)
 
 
+def _entries(value: object, field_: str, example: str):
+    """(``field[i]``, entry) for a list of mappings, refusing anything else with ``example`` as the
+    allowed shape (tolerations, taints, ports, match expressions)."""
+    if not isinstance(value, list):
+        raise ValidationError(field_, "must be a list", f"[{example}]")
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise ValidationError(f"{field_}[{i}]", "must be a mapping", example)
+        yield f"{field_}[{i}]", entry
+
+
 def check_selector(selector: object, field_: str, plain_ok: bool = False) -> None:
     """metav1validation.ValidateLabelSelector: matchLabels are labels; each matchExpression has a
     key, an operator In/NotIn/Exists/DoesNotExist and string values (required for In/NotIn, empty
@@ -158,12 +169,7 @@ def check_selector(selector: object, field_: str, plain_ok: bool = False) -> Non
     if selector.get("matchLabels") is not None:
         _labels(selector["matchLabels"], f"{field_}.matchLabels")
     expressions = selector.get("matchExpressions")
-    if expressions is not None and not isinstance(expressions, list):
-        raise ValidationError(f"{field_}.matchExpressions", "must be a list", "[{key: app, operator: In, values: [web]}]")
-    for i, e in enumerate(expressions or []):
-        f = f"{field_}.matchExpressions[{i}]"
-        if not isinstance(e, dict):
-            raise ValidationError(f, "must be a mapping", "{key: app, operator: In, values: [web]}")
+    for f, e in _entries(expressions or [], f"{field_}.matchExpressions", "{key: app, operator: In, values: [web]}"):
         _qualified_name(e.get("key"), f"{f}.key")
         op, values = e.get("operator"), e.get("values")
         if op not in _OPERATORS:
@@ -180,12 +186,7 @@ def check_selector(selector: object, field_: str, plain_ok: bool = False) -> Non
 
 def _tolerations(value: object, field_: str) -> None:
     """core/validation ValidateTolerations."""
-    if not isinstance(value, list):
-        raise ValidationError(field_, "must be a list", "[{key: k, operator: Equal, value: v, effect: NoSchedule}]")
-    for i, t in enumerate(value):
-        f = f"{field_}[{i}]"
-        if not isinstance(t, dict):
-            raise ValidationError(f, "must be a mapping", "{key: k, operator: Equal, value: v, effect: NoSchedule}")
+    for f, t in _entries(value, field_, "{key: k, operator: Equal, value: v, effect: NoSchedule}"):
         key, op, effect = t.get("key"), t.get("operator") or "Equal", t.get("effect") or ""
         if key not in (None, ""):
             _qualified_name(key, f"{f}.key")
@@ -209,13 +210,8 @@ def _tolerations(value: object, field_: str) -> None:
 def _taints(value: object, field_: str) -> None:
     """core/validation validateNodeTaints: key and effect required, unique by (key, effect);
     ``timeAdded`` (set by controllers) is simulated seconds."""
-    if not isinstance(value, list):
-        raise ValidationError(field_, "must be a list", "[{key: dedicated, value: gpu, effect: NoSchedule}]")
     seen = set()
-    for i, t in enumerate(value):
-        f = f"{field_}[{i}]"
-        if not isinstance(t, dict):
-            raise ValidationError(f, "must be a mapping", "{key: dedicated, value: gpu, effect: NoSchedule}")
+    for f, t in _entries(value, field_, "{key: dedicated, value: gpu, effect: NoSchedule}"):
         _qualified_name(t.get("key"), f"{f}.key")
         if t.get("value") is not None:
             _label_value(t["value"], f"{f}.value")
@@ -240,13 +236,8 @@ def _port(value: object, field_: str, name_ok: bool) -> None:
 def _service_ports(value: object, field_: str) -> None:
     """core/validation validateServicePort: port 1…65535, targetPort a port or a name, protocol
     TCP/UDP/SCTP, names DNS labels, required and unique when there are several ports."""
-    if not isinstance(value, list):
-        raise ValidationError(field_, "must be a list", "[{port: 80, targetPort: 8080}]")
     names = set()
-    for i, p in enumerate(value):
-        f = f"{field_}[{i}]"
-        if not isinstance(p, dict):
-            raise ValidationError(f, "must be a mapping", "{port: 80, targetPort: 8080}")
+    for f, p in _entries(value, field_, "{port: 80, targetPort: 8080}"):
         _port(p.get("port"), f"{f}.port", False)
         if p.get("targetPort") is not None:
             _port(p["targetPort"], f"{f}.targetPort", True)
