@@ -34,6 +34,9 @@ def main() -> None:
     x = (torch.randn(a.tokens, a.size, generator=gen) @ mix).to(a.device)
     print(f"GPTQ {a.bits}-bit, W {a.size}×{a.size}, {a.tokens} calibration tokens, device {a.device}, "
           f"torch threads {torch.get_num_threads()}")
+    if a.device.startswith("cuda"):            # load cuBLAS/cuSOLVER before timing anything
+        gptq(w[:256, :256], x[:, :256], a.bits)
+        torch.cuda.synchronize()
     results = {}
     for name, fn in (("gptq (lazy blocks of 128)", lambda: gptq(w, x, a.bits)),
                      ("plain column-by-column", lambda: gptq_reference(w, x, a.bits))):

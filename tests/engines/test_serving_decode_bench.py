@@ -34,3 +34,4 @@ def test_cuda_decode_bench_is_near_its_roofline():
     assert r.bandwidth_gbps > 500
     for row in r.rows:
         assert 0.5 < row.ratio < 20
+    assert any("CUDA graph" in note for note in r.notes)
