@@ -47,3 +47,15 @@ def test_cuda_measurement_agrees_and_reports_peak():
         assert result.ratio(category) == pytest.approx(1.0, abs=0.10), category
     # at the end of the forward pass the weights, masters and every saved tensor are allocated at once
     assert result.peak_allocated >= result.measured["params"] + result.measured["activations"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["bf16", "fp16", "fp32"])
+@pytest.mark.parametrize("model", ["llama3-8b", "gpt3-175b", "smollm2-135m"])
+def test_cuda_measurement_agrees_for_each_family_and_precision(model, precision):
+    """At a GPU-sized step (hidden 1024, 1,024 tokens × 4) every category is still within 10 %."""
+    scenario = Scenario(model=model, arch=PRESETS[model], precision=precision)
+    config = MeasureConfig(hidden=1024, head_dim=64, layers=4, seq_len=1024, micro_batch=4, vocab=8192)
+    result = measure_training_step(scenario, device="cuda", config=config)
+    for category in MEASURE_CATEGORIES:
+        assert result.ratio(category) == pytest.approx(1.0, abs=0.10), (category, result.ratio(category))
