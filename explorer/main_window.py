@@ -34,6 +34,14 @@ EDITOR_MIN_WIDTH = 280    # the editor scrolls sideways below this
 FREEZE_AFTER_MS = 1000    # a newly built panel has painted and its first results are in by then
 
 
+def _page_height(page: QWidget, width: int) -> int:
+    """A tab page's need at ``width``: its layout's, or its own minimum (a chart has no layout)."""
+    if page.layout() is None:
+        return page.minimumSizeHint().expandedTo(page.minimumSize()).height()
+    m = page.contentsMargins()
+    return _least_height(page.layout(), max(1, width - m.left() - m.right())) + m.top() + m.bottom()
+
+
 def _least_height(item, width: int) -> int:
     """The height a layout item needs at ``width``: each widget's minimum, but word-wrapped text at
     its full height for the width it gets. (Qt's ``minimumHeightForWidth`` answers with preferred
@@ -45,6 +53,11 @@ def _least_height(item, width: int) -> int:
             return item.minimumSize().height()
         if w.isHidden():
             return 0
+        if isinstance(w, QTabWidget):                          # the tallest page's need, under the tab bar
+            pages = [w.widget(i) for i in range(w.count())]
+            inside = max((_page_height(page, width) for page in pages), default=0)
+            frame = 2 * w.style().pixelMetric(QStyle.PM_DefaultFrameWidth)
+            return max(item.minimumSize().height(), w.tabBar().sizeHint().height() + inside + frame)
         if w.hasHeightForWidth() and w.layout() is None:       # text that wraps
             return max(w.minimumHeight(), w.heightForWidth(max(1, width)))
         if w.layout() is not None:                             # a group box, a labelled slider: frame, title, layout

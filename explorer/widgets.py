@@ -6,7 +6,7 @@ import math
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider, QSpinBox,
-                               QTextBrowser, QWidget)
+                               QTabWidget, QTextBrowser, QWidget)
 
 from explorer.theme import Theme
 
@@ -491,3 +491,15 @@ class LessonView(QTextBrowser):
                 cur.movePosition(QTextCursor.EndOfBlock, QTextCursor.KeepAnchor)
                 cur.mergeCharFormat(fmt)
             block = block.next()
+
+
+class Tabs(QTabWidget):
+    """A tab widget whose minimum height does not follow its width.
+
+    A QTabWidget reports height-for-width when any page holds wrapped text, and a grid then treats
+    that *preferred* height as the cell's minimum: it takes the room and squeezes the charts in the
+    other row below their minimum, so they overlap. Without it the pages' minimums count, and each
+    page still wraps its text inside the room it gets."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt name)
+        return False

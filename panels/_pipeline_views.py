@@ -136,7 +136,7 @@ class GanttView(pg.GraphicsLayoutWidget):
     def __init__(self, theme: Theme, title: str) -> None:
         super().__init__()
         self.theme = theme
-        self.setMinimumHeight(320)
+        self.setMinimumHeight(300)
         self.gantt = self.addPlot(row=0, col=0, axisItems={"bottom": bottom_axis()})
         self.flight = self.addPlot(row=1, col=0, axisItems={"bottom": bottom_axis()})
         self.ci.layout.setRowStretchFactor(0, 2)

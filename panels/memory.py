@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QHeaderView,
-                               QLabel, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget,
+                               QLabel, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
 from engines import memory as mem
@@ -26,7 +26,7 @@ from explorer.tasks import Cancelled
 from explorer.label_layer import PAD as LABEL_PAD
 from explorer.label_layer import Label, label_layer, range_end_for_label
 from explorer.live_text import LiveText
-from explorer.widgets import ErrorLabel, RowLegend, cache_static, make_plot, pen
+from explorer.widgets import ErrorLabel, RowLegend, cache_static, make_plot, pen, Tabs
 
 CATEGORY_LABELS = {"params": "weights", "grads": "gradients", "optimizer": "optimizer states",
                    "activations": "activations", "buffers": "comm buffers", "reserve": "fragmentation reserve"}
@@ -231,7 +231,7 @@ class MemoryPanel(Panel):
 
         # The lower row is one full-width tab widget: the sweep gets the whole width (its legend one
         # row) instead of a quarter of the panel, and a chart redraws only while its tab shows.
-        self.lower_tabs = QTabWidget()
+        self.lower_tabs = Tabs()
         self.lower_tabs.addTab(self.sweep_plot, "Memory against GPU count")
         self.comm_plot = make_plot(th, "Data-parallel traffic per GPU per step", "", "GB sent per step")
         self.comm_plot.setAccessibleName("Communication bytes and time per step for every strategy")
@@ -803,7 +803,7 @@ class MemoryPanel(Panel):
         self.sweep_marker.setPen(self._pen(theme.muted, 1.5, Qt.DotLine))
         self.sweep_legend.setLabelTextColor(theme.fg)
         self.sweep_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.15 + 10  # + the label margins
-        for plot, lines in ((self.bars_plot, 20), (self.shard_plot, 18), (self.sweep_plot, 20)):
+        for plot, lines in ((self.bars_plot, 14), (self.shard_plot, 12), (self.sweep_plot, 14)):
             plot.setMinimumHeight(int(theme.point_size * lines))   # title, axis (and legend) leave the data room
         self._fit_legend()
         if self.breakdowns:

@@ -489,7 +489,7 @@ class ScalePanel(Panel):
         super().apply_theme(theme)
         t = theme
         pin_size(self.tasks.widget(), 40)
-        self.gauge.setMinimumHeight(int(t.point_size * 11))   # the bar, a label line above and below it and
+        self.gauge.setMinimumHeight(int(t.point_size * 8))    # the bar, a label line above and below it and
         self.gauge.setMaximumHeight(int(t.point_size * 16))   # the axis, at any text size
         for plot in (self.goodput_plot, self.cluster_plot):   # fixed width: new tick text never re-lays the plot out
             plot.getAxis("left").setWidth(int(t.point_size * 4.5))

@@ -89,3 +89,31 @@ def test_no_wrapped_text_is_cut_off(window, qtbot, presenter):
     finally:
         if presenter:
             window.set_presenter(False)      # the application font is global: later tests expect the default
+
+
+def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, qtbot):
+    """A lecturer projects at 1920×1080: in presenter mode every panel fits its tab without scrolling,
+    and no chart is squeezed into its neighbour (a tab widget's preferred height once took a grid row's
+    room, and two charts above it overlapped)."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QPoint, QRect
+
+    window.resize(1920, 1080)
+    window.set_presenter(True, full_screen=False)
+    try:
+        for cls in window.panel_classes:
+            panel = window.show_panel(cls.key)
+            qtbot.wait(300)
+            panel.tasks.wait(60_000)
+            qtbot.wait(100)
+            host = window._hosts[cls.key]
+            assert panel.height() <= host.viewport().height() + 1, cls.key
+            charts = [c for c in panel.findChildren(pg.GraphicsView) if c.isVisible()]
+            rects = [QRect(c.mapTo(panel, QPoint(0, 0)), c.size()) for c in charts]
+            for chart in charts:
+                assert chart.height() >= chart.minimumHeight(), (cls.key, chart.accessibleName())
+            for i, a in enumerate(rects):
+                for b in rects[i + 1:]:
+                    assert not a.intersects(b), (cls.key, a, b)
+    finally:
+        window.set_presenter(False)      # the application font is global: later tests expect the default
