@@ -10,8 +10,8 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QPus
 
 from engines.hardware import gpu as gpu_spec
 from engines.scenario import INT_RANGES
-from engines.serving import (GIB, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity, max_rate_under_target,
-                             replica_memory, simulate_batching, size_deployment, step_cost)
+from engines.serving import (GIB, WEIGHT_BITS_EFFECTIVE, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity,
+                             max_rate_under_target, replica_memory, simulate_batching, size_deployment, step_cost)
 from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
@@ -355,8 +355,11 @@ class ServingPanel(Panel):
         self.mem_plot.getViewBox().updateMatrix()
         s = self.ctx.scenario.value
         cap = capacity(s, m.gpus_needed)
+        packed = (f" ({WEIGHT_BITS_EFFECTIVE[m.weight_bits]:g} bits with their scales for every weight, embeddings "
+                  "and head too, as the sizing rule assumes; GPTQ/AWQ checkpoints keep those at 16 bits, as the "
+                  "Quantization panel's table does)") if m.weight_bits < 16 else ""
         self.mem_text.setText(
-            f"{s.arch.label}: weights {m.weight_bits}-bit + KV {m.kv_bits}-bit for {m.batch} × {m.context:,} tokens "
+            f"{s.arch.label}: weights {m.weight_bits}-bit{packed} + KV {m.kv_bits}-bit for {m.batch} × {m.context:,} tokens "
             f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {gpu_spec(m.gpu).label} (TP divides {s.arch.heads} heads). "
             f"KV room: {cap.max_tokens:,} tokens = {cap.max_batch_at_context} sequences at this context, "
             f"or {cap.max_context_at_batch:,} tokens each at this batch.")

@@ -16,6 +16,10 @@ def test_format_controls_drive_replica_memory(make_panel, ctx):
     assert "GiB" in p.mem_text.text()
     from engines.hardware import gpu
     assert f"× {gpu(ctx.scenario.value.gpu).label} (" in p.mem_text.text()   # the GPU's name, not its key
+    # int4 sizes every weight at 4.25 bits; the text says so and points to the quantization panel's rule
+    assert "4.25 bits" in p.mem_text.text() and "embeddings" in p.mem_text.text()
+    p.weight_combo.setCurrentText("bf16 (16-bit)")
+    assert "embeddings" not in p.mem_text.text()
 
 
 def test_batching_timeline_and_curves(make_panel, ctx):
