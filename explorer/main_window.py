@@ -243,6 +243,9 @@ class MainWindow(QMainWindow):
         p = mb.addMenu("&Presets")
         for key, arch in PRESETS.items():
             self._action(p, f"Model: {arch.label}", lambda _=False, k=key: self.apply_preset(k))
+        custom = self._action(p, "Model: custom (the current architecture, to edit)",
+                              lambda _=False: self.apply_preset("custom"))
+        custom.setToolTip("Keep the current model's numbers as a custom architecture and edit them in the Scenario dock")
         p.addSeparator()
         for key, preset in scenario_presets().items():
             act = self._action(p, preset.label, lambda _=False, k=key: self.apply_preset(k))

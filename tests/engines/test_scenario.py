@@ -79,6 +79,14 @@ def test_every_preset_is_a_valid_scenario():
         assert s.n_gpus % (s.tp * s.pp) == 0
 
 
+def test_the_custom_preset_keeps_the_architecture_to_edit():
+    base = apply_preset(Scenario(), "llama3-70b")
+    custom = apply_preset(base, "custom")
+    assert custom.model == "custom" and custom.arch == base.arch
+    assert "custom" in preset_names()
+    assert Scenario.from_json(custom.to_json()).arch == base.arch       # and it saves and loads as such
+
+
 def test_gpu_catalogue_has_sources_and_required_parts():
     from engines.hardware import GPUS
 
