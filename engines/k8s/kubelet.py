@@ -431,7 +431,9 @@ class Kubelet:
         return out
 
     def _evict_one(self, available: int) -> None:
-        ranked = self.ranked_for_eviction()
+        """The first pod in the ranking that is not critical (eviction_manager.go: evictPod refuses a
+        critical pod and the loop tries the next); with none, nothing is evicted this interval."""
+        ranked = [(pod, used) for pod, used in self.ranked_for_eviction() if not rules.is_critical(pod)]
         if not ranked:
             return
         pod, used = ranked[0]

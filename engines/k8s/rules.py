@@ -23,6 +23,7 @@ POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 INT32_MAX = 2**31 - 1                # IntOrString.IntVal, pod-deletion-cost and most API integers are int32
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000,      # pkg/apis/scheduling SystemPriorityClasses
                            "system-cluster-critical": 2000000000}
+SYSTEM_CRITICAL_PRIORITY = 2000000000  # scheduling.SystemCriticalPriority = 2 × HighestUserDefinablePriority
 _PERCENT = re.compile(r"[0-9]+%")    # apimachinery validation IsValidPercent: ASCII digits only
 _DELETION_COST = re.compile(r"-[0-9]+|0|[1-9][0-9]*")   # validFirstDigit + strconv.ParseInt (no "+", no "007")
 QOS_RESOURCES = ("cpu", "memory")    # qos.go supportedQoSComputeResources
@@ -186,6 +187,14 @@ def is_node_critical(pod: Mapping) -> bool:
     (which the Priority admission plugin resolves to the critical priority 2000001000).
     system-cluster-critical pods are critical but not *node*-critical: they keep their QoS score."""
     return (pod.get("spec") or {}).get("priorityClassName") == "system-node-critical"
+
+
+def is_critical(pod: Mapping) -> bool:
+    """pkg/kubelet/types/pod_update.go IsCriticalPod, for the pods this simulation has (no static or
+    mirror pods): priority ≥ SystemCriticalPriority, i.e. both system priority classes. The kubelet's
+    eviction manager never evicts such a pod (eviction_manager.go evictPod: "cannot evict a critical
+    pod") and tries the next one in the ranking instead."""
+    return pod_priority(pod) >= SYSTEM_CRITICAL_PRIORITY
 
 
 def oom_score_adj(pod: dict, node_memory_bytes: int, container: str | None = None) -> int:

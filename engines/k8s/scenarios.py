@@ -297,7 +297,8 @@ GUIDES: dict[str, Guide] = {g.key: g for g in [
           "(stuck Terminating) and replaced elsewhere.", lambda c: _base(c, 4),
           [(10, "power off the node", lambda c: c.stop_node(_node_with_pods(c)))], 370),
     Guide("memory-pressure", "Fill a node's memory: eviction by the kubelet's ranking",
-          "memory.available < 100Mi: usage above request first, then priority, then usage − request. QoS is not consulted.",
+          "memory.available < 100Mi: usage above request first, then priority, then usage − request. QoS is not "
+          "consulted; critical pods are skipped.",
           _pressure_setup, [(10, "a non-pod process fills the node's memory", _fill)], 45),
     Guide("limits", "Past the limits: memory → OOMKilled and restarted; CPU → throttled",
           "leaky grows to 300Mi against a 256Mi limit; busy wants 800m against a 200m limit.",

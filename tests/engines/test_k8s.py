@@ -324,6 +324,27 @@ def test_node_memory_pressure_evicts_by_ranking():
     assert rules.condition(c.get("Node", "node-0"), "MemoryPressure")["status"] == "True"
 
 
+def test_memory_pressure_never_evicts_a_critical_pod():
+    """eviction_manager.go evictPod refuses pods at priority ≥ 2,000,000,000 (both system classes) and
+    evicts the next pod in the ranking, even one that uses less."""
+    c = cluster_with(1)
+    for name, cls in (("dns", "system-cluster-critical"), ("proxy", "system-node-critical"), ("app", None)):
+        spec = {"containers": [{"name": "c", "image": "x", "resources": {}}]}
+        if cls:
+            spec["priorityClassName"] = cls
+        c.apply({"kind": "Pod", "metadata": {"name": name}, "spec": spec})
+    c.run(5)
+    c.set_usage("dns", memory="2Gi")                 # critical pods rank first: no request, most usage
+    c.set_usage("proxy", memory="1Gi")
+    c.set_usage("app", memory="64Mi")
+    c.fill_node_memory("node-0", "5150Mi")           # 8292Mi − 3136Mi used − 5150Mi = 6Mi available
+    c.run(40)
+    evicted = [e["object"].split("/")[1] for e in c.events if e["reason"] == "Evicted"]
+    assert evicted and evicted[0] == "app"
+    assert "dns" not in evicted and "proxy" not in evicted
+    assert [rules.is_critical(c.get("Pod", n)) for n in ("dns", "proxy", "app")] == [True, True, False]
+
+
 def test_stopped_node_pods_are_replaced_after_toleration():
     c = cluster_with(2)
     c.apply(deployment(replicas=4))
