@@ -291,7 +291,10 @@ def _check_pod_spec(spec: dict, where: str) -> None:
     if "priorityClassName" in spec:
         cls = _name(spec["priorityClassName"], f"{where}.priorityClassName")
         value = rules.SYSTEM_PRIORITY_CLASSES.get(cls)
-        if value is not None and spec.get("priority", value) != value:   # admission plugin "Priority"
+        if value is None:   # admission plugin "Priority": the class must exist; this cluster has only the system ones
+            raise ValidationError(f"{where}.priorityClassName", f"no PriorityClass with name {cls} was found",
+                                  ", ".join(rules.SYSTEM_PRIORITY_CLASSES))
+        if spec.get("priority", value) != value:   # admission plugin "Priority"
             raise ValidationError(f"{where}.priority", f"the integer value of priority ({spec['priority']}) must not "
                                   f"be provided in pod spec; {cls} computes {value}", f"omit it, or {value}")
     if spec.get("nodeName") not in (None, ""):

@@ -275,3 +275,15 @@ def test_malformed_patch_kind_and_seed_are_validation_errors():
     with pytest.raises(ValidationError) as info:
         Cluster(seed=[1])
     assert info.value.field == "seed"
+
+
+def test_an_unknown_priority_class_is_refused_like_the_priority_admission_plugin():
+    c = Cluster()
+    pod = {"kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"priorityClassName": "high-priority", "containers": [{"name": "c", "image": "x"}]}}
+    with pytest.raises(ValidationError) as info:
+        c.apply(pod)
+    assert info.value.field.endswith("priorityClassName") and "no PriorityClass with name high-priority" in str(info.value)
+    pod["spec"]["priorityClassName"] = "system-cluster-critical"
+    c.apply(pod)
+    assert c.get("Pod", "p") is not None
