@@ -12,9 +12,10 @@ Sources (also in ``assets/lessons/scale.md``):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from engines.errors import require_choice, require_int, require_number
+from engines.errors import ValidationError, require_choice, require_int, require_number
 from engines.hardware import gpu as gpu_by_key
 from engines.models import ModelArch
 
@@ -59,7 +60,7 @@ def mfu(tokens_per_second: float, flops_per_token_value: float, n_chips: int, pe
     f = require_number(flops_per_token_value, "flops_per_token", 0, lo_open=True)
     n = require_int(n_chips, "n_chips", 1)
     peak = require_number(peak_flops_per_chip, "peak_flops_per_chip", 0, lo_open=True)
-    return tps * f / (n * peak)
+    return _finite(tps * f / (n * peak), "tokens_per_second")
 
 
 def tokens_per_second(mfu_value: float, flops_per_token_value: float, n_chips: int,
@@ -69,7 +70,14 @@ def tokens_per_second(mfu_value: float, flops_per_token_value: float, n_chips: i
     f = require_number(flops_per_token_value, "flops_per_token", 0, lo_open=True)
     n = require_int(n_chips, "n_chips", 1)
     peak = require_number(peak_flops_per_chip, "peak_flops_per_chip", 0, lo_open=True)
-    return u * n * peak / f
+    return _finite(u * n * peak / f, "flops_per_token")
+
+
+def _finite(value: float, field: str) -> float:
+    """Each input can be finite while their product is not: name the field that drove it there."""
+    if not math.isfinite(value):
+        raise ValidationError(field, "the result overflows a float", "values whose product stays below 1e308")
+    return value
 
 
 @dataclass(frozen=True)

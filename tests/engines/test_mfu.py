@@ -68,3 +68,12 @@ def test_numpy_bool_is_not_a_peak():
     with pytest.raises(ValidationError) as exc:
         mfu(1, 1, 1, np.True_)
     assert exc.value.field == "peak_flops_per_chip"
+
+
+def test_products_that_overflow_name_a_field_instead_of_returning_inf():
+    with pytest.raises(ValidationError) as exc:
+        mfu(1e300, 1e300, 1, 1e-300)
+    assert exc.value.field == "tokens_per_second"
+    with pytest.raises(ValidationError) as exc:
+        tokens_per_second(1.0, 1e-300, 1, 1e300)
+    assert exc.value.field == "flops_per_token"
