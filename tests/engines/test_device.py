@@ -1,0 +1,35 @@
+"""Compute-device resolution: what the status bar names and what engines are handed."""
+from __future__ import annotations
+
+import pytest
+
+from engines.device import cuda_available, device_label, resolve_device
+from engines.errors import ValidationError
+
+
+def test_cpu_is_always_there_and_named():
+    assert resolve_device("cpu") == "cpu" and device_label("cpu") == "CPU"
+
+
+def test_unknown_devices_name_the_field():
+    with pytest.raises(ValidationError) as exc:
+        resolve_device("tpu")
+    assert exc.value.field == "device"
+
+
+def test_auto_and_cuda_follow_what_torch_sees():
+    if cuda_available():
+        assert resolve_device("auto") == resolve_device("cuda") == "cuda"
+    else:
+        assert resolve_device("auto") == "cpu"
+        with pytest.raises(ValidationError) as exc:
+            resolve_device("cuda")
+        assert exc.value.field == "device"
+
+
+@pytest.mark.gpu
+def test_the_status_bar_names_the_cuda_device():
+    import torch
+
+    label = device_label("cuda")
+    assert label == f"CUDA: {torch.cuda.get_device_name(0)}" and len(label) > len("CUDA: ")
