@@ -89,16 +89,17 @@ def stylesheet(theme: Theme) -> str:
     QCheckBox::indicator:checked {{ background: {theme.accent}; image: url("{tick}"); }}
     QCheckBox::indicator:disabled {{ border-color: {theme.muted}; }}
     QTabBar::tab {{ padding: 6px 14px; background: {theme.panel_bg}; color: {theme.fg}; border: 1px solid {theme.grid}; }}
+    QTabBar::scroller {{ width: 2.6em; }}
     QTabBar::tab:selected {{ background: {theme.bg}; font-weight: bold; border-bottom: 3px solid {theme.accent}; }}
     QGroupBox {{ border: 1px solid {theme.grid}; margin-top: 1.2em; padding-top: 0.3em; }}
     QGroupBox::title {{ subcontrol-origin: margin; left: 8px; padding: 0 4px; font-weight: bold; }}
-    QPushButton, QToolButton {{ padding: 4px 10px; border: 1px solid {theme.grid}; background: {theme.panel_bg};
+    QPushButton {{ padding: 4px 10px; border: 1px solid {theme.grid}; background: {theme.panel_bg};
         color: {theme.fg}; }}
-    QPushButton:checked, QToolButton:checked {{ background: {theme.accent}; color: {theme.bg}; }}
+    QPushButton:checked {{ background: {theme.accent}; color: {theme.bg}; }}
     QLineEdit, QPlainTextEdit, QTextBrowser {{
         background: {theme.panel_bg}; color: {theme.fg}; border: 1px solid {theme.grid}; padding: 2px; }}
     *:focus {{ outline: 2px solid {theme.accent}; }}
-    QPushButton:focus, QToolButton:focus, QLineEdit:focus {{ border: 2px solid {theme.accent}; }}
+    QPushButton:focus, QLineEdit:focus {{ border: 2px solid {theme.accent}; }}
     QLabel#error {{ color: {theme.error}; font-weight: bold; }}
     QLabel#muted {{ color: {theme.muted}; }}
     QStatusBar {{ border-top: 1px solid {theme.grid}; }}

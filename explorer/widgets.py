@@ -151,10 +151,15 @@ def _row_legend_class():
             self.setMaximumHeight(height)
 
         def fit_columns(self, width_px: float, font: QFont, most: int = 4) -> None:
-            """As many columns as ``width_px`` holds: a row wider than its plot would push the plot out."""
+            """As many columns as ``width_px`` holds: a row wider than its plot would push the plot out.
+            Each column is as wide as its own widest entry (entries fill the rows left to right)."""
             metrics = QFontMetrics(font)
-            entry = max((metrics.horizontalAdvance(label.text) for _, label in self.items), default=40) + 45
-            cols = max(1, min(most, len(self.items), int(width_px // entry)))
+            widths = [metrics.horizontalAdvance(label.text) + 45 for _, label in self.items] or [85]
+
+            def row_width(cols: int) -> int:
+                return sum(max(widths[c::cols]) for c in range(cols))
+
+            cols = next((c for c in range(min(most, len(widths)), 0, -1) if row_width(c) <= width_px), 1)
             if cols != self.columnCount:
                 self.setColumnCount(cols)
             self.updateSize()

@@ -143,14 +143,14 @@ class ServingPanel(Panel):
         pi.scene().addItem(self.tput_view)
         pi.getAxis("right").linkToView(self.tput_view)
         self.tput_view.setXLink(pi)
-        pi.getAxis("right").setLabel("output tokens/s")
+        pi.getAxis("right").setLabel("output tokens/s →")   # "→" marks the legend's right-axis curves
         pi.vb.sigResized.connect(lambda: self.tput_view.setGeometry(pi.vb.sceneBoundingRect()))
         self.load_curves = {}
         for policy in ("static", "continuous"):
-            ttft = self.load_plot.plot([], [], name=f"{policy}: p90 TTFT")
-            tput = pg.PlotDataItem([], [], symbol="t")
+            ttft = self.load_plot.plot([], [], name=f"{policy} TTFT")
+            tput = pg.PlotDataItem([], [])
             self.tput_view.addItem(tput)
-            self.load_legend.addItem(tput, f"{policy}: tok/s (right)")
+            self.load_legend.addItem(tput, f"{policy} tok/s →")   # TTFT in the first column, tok/s in the second
             self.load_curves[policy] = (ttft, tput)
         self.target_line = pg.InfiniteLine(angle=0, label="TTFT target", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
         self.load_plot.addItem(self.target_line)
@@ -464,19 +464,26 @@ class ServingPanel(Panel):
             line.setPen(pen(t.fg, 1.5, Qt.DashLine))
         self.gpu_tag.setColor(t.fg)
         self.load_plot.setMinimumHeight(int(t.point_size * 14))   # title, axis and a two-row legend leave the data room
+        # fixed axis widths, room for "100000" tokens/s: an axis that widens only after its first paint
+        # showed 1500 as "150" until then
+        self.load_plot.getAxis("left").setWidth(int(t.point_size * 4.5))
+        self.load_plot.getAxis("right").setWidth(int(t.point_size * 6))
         for policy, (plot, bars, cursor) in self.batch_plots.items():
             plot.setMinimumHeight(int(t.point_size * 9))   # title, slots and time axis readable at any text size
             bars["prefill"].setOpts(brush=pg.mkBrush(t.color(0), style=Qt.BDiagPattern), pen=pen(t.fg, 0.8))
             bars["decode"].setOpts(brush=brush(t.color(4) if policy == "continuous" else t.color(5), 0.85),
                                    pen=pen(t.fg, 0.8))
             cursor.setPen(pen(t.fg, 1.5))
-        styles = {"static": (t.color(5), Qt.DashLine, "s"), "continuous": (t.color(4), Qt.SolidLine, "o")}
-        for policy, (colour, style, sym) in styles.items():
+        # policy by colour *and* line and marker; metric by weight: TTFT bold, tokens/s thin with triangles
+        styles = {"static": (t.color(5), Qt.DashLine, "s", Qt.DotLine, "t"),
+                  "continuous": (t.color(4), Qt.SolidLine, "o", Qt.DashDotLine, "t1")}
+        for policy, (colour, style, sym, tput_style, tput_sym) in styles.items():
             ttft, tput = self.load_curves[policy]
             ttft.setPen(pen(colour, 3, style))
             ttft.setSymbol(sym)
             ttft.setSymbolBrush(brush(colour))
-            tput.setPen(pen(colour, 1.5, Qt.DotLine))
+            tput.setPen(pen(colour, 1.5, tput_style))
+            tput.setSymbol(tput_sym)
             tput.setSymbolBrush(brush(colour, 0.5))
         self.target_line.setPen(pen(t.fg, 1.5, Qt.DashDotLine))
         self.target_line.label.setColor(t.fg)
