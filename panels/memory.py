@@ -495,7 +495,9 @@ class MemoryPanel(Panel):
         tops = [(self.breakdowns[s].total / 1e9, 3 if s == yours else 2) for s in shown] + [(cap, 2)]
         y_top = max(self._top_with_labels(p, tops, 0.75), max(v for v, _n in tops) * 1.1)
         line_h = self._text_height(p, y_top, 0.75)
-        label_min = max(0.07 * y_top, self._text_height(p, y_top, 0.7))  # a block shorter than its label: no label
+        # a block gets a label only when some of it still shows above and below the label's box: a label
+        # as tall as its block hid the block, and the stack read as floating pieces at presenter sizes
+        label_min = max(0.07 * y_top, 1.5 * self._text_height(p, y_top, 0.7))
         self._stack(pool, xs, values, 0.62, label_min=label_min, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h),
                     room_px=room)
         pool.line(cap, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))  # labelled in the free right margin
