@@ -5,8 +5,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.hardware import gpu as gpu_spec
 from engines.scenario import INT_RANGES
@@ -176,6 +176,7 @@ class ServingPanel(Panel):
         self.bench_table = QTableWidget(0, 6)
         self.bench_table.setHorizontalHeaderLabels(["model", "batch", "measured ms", "roofline ms",
                                                     "ratio", "tok/s"])
+        self.bench_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # headers never cut
         self.bench_table.horizontalHeader().setStretchLastSection(True)
         self.bench_table.setAccessibleName("Measured against modelled decode step time")
         bb.addWidget(self.bench_table, 1)
