@@ -483,7 +483,8 @@ class LayoutView(pg.PlotWidget):
             members = lay.ranks[node * g:(node + 1) * g]
             pps = sorted({r.pp_rank for r in members})
             dps = sorted({r.dp_rank for r in members})
-            self.texts.add(f"node {node}: PP stage {_span(pps)}, DP replica {_span(dps)}", (x - 0.55, y - 0.75),
+            # short enough to stay over its node's box at presenter text sizes ("DP replica 40–47" ran past it)
+            self.texts.add(f"node {node}: PP stage {_span(pps)} · DP {_span(dps)}", (x - 0.55, y - 0.75),
                            (0, 1), th.fg, font)
         for rp in lay.ranks[:limit]:
             x, y = self._pos(rp.rank)

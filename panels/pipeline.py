@@ -532,7 +532,7 @@ class PipelinePanel(Panel):
             where = "all inside a node → " + nv if s["intra_node"] == s["groups"] else \
                 ("all across nodes → " + net if s["intra_node"] == 0 else
                  f"{s['intra_node']} of {s['groups']} inside a node")
-            lines.append(f"{names[kind]}: {s['groups']} groups of {s['size']}, {where}.")
+            lines.append(f"{names[kind]}: {s['groups']} group{'s' if s['groups'] != 1 else ''} of {s['size']}, {where}.")
         if self.layout3d.n_nodes > LayoutView.MAX_NODES:
             lines.append(f"<i>Drawing the first {LayoutView.MAX_NODES} of {self.layout3d.n_nodes} nodes.</i>")
         self.layout_text.setText("<br>".join(lines))
