@@ -293,6 +293,8 @@ class LawPanel(Panel):
         self.event_box = QComboBox()
         self.event_box.addItem("Actively exploited vulnerability (Art 14(2))", "vulnerability")
         self.event_box.addItem("Severe incident (Art 14(4))", "incident")
+        self.event_box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)   # not the panel's width
+        self.event_box.setMinimumContentsLength(14)
         self.aware_edit = QDateTimeEdit(QDateTime(QDate(2026, 10, 2), QTime(17, 30)))
         self.fix_check = QCheckBox("fix / mitigation available at")
         self.fix_edit = QDateTimeEdit(QDateTime(QDate(2026, 10, 9), self.aware_edit.time()))

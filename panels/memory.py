@@ -21,6 +21,7 @@ from engines.errors import ValidationError
 from engines.hardware import gpu as gpu_spec
 from engines.scenario import RECOMPUTE, STRATEGIES
 from explorer.fast_items import Bars, Scatter
+from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
 from explorer.label_layer import PAD as LABEL_PAD
@@ -140,7 +141,7 @@ class MemoryPanel(Panel):
 
     # --- construction -----------------------------------------------------------------------
     def _build_controls(self) -> None:
-        row = QHBoxLayout()
+        row = FlowLayout()
         self.strategy_combo = QComboBox()
         for s in STRATEGIES:
             self.strategy_combo.addItem(mem.STRATEGY_LABELS[s], s)
@@ -175,16 +176,10 @@ class MemoryPanel(Panel):
         self.fp32_acc = QCheckBox("fp32 grad acc.")
         self.fp32_acc.setToolTip("Keep a 4-byte fp32 gradient accumulator beside the 16-bit gradient (20 B/param)")
         self.fp32_acc.toggled.connect(lambda _v: self._recompute())
-        for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.fp32_acc):
-            row.addWidget(w)
-        row.addStretch(1)
+        offload = keep_together(QLabel("Offload:"), self.offload_opt, self.offload_par, self.offload_to)
+        for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.fp32_acc, offload):
+            row.addWidget(w)                    # wraps onto more lines where the tab is narrow
         self.body.addLayout(row)
-        offload = QHBoxLayout()                 # a row of its own: one row of everything is wider than the tab
-        offload.addWidget(QLabel("Offload:"))
-        for w in (self.offload_opt, self.offload_par, self.offload_to):
-            offload.addWidget(w)
-        offload.addStretch(1)
-        self.body.addLayout(offload)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
         self.verdict = LiveText(min_lines=3)

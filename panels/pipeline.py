@@ -124,7 +124,7 @@ class PipelinePanel(Panel):
     def _build_schedules(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        box = QGroupBox("Schedule and costs (p = scenario PP, m = scenario gradient-accumulation steps)")
+        box = QGroupBox("Schedule and costs")   # p is the scenario's PP, m its gradient accumulation (tooltips)
         inside = QVBoxLayout(box)
         self.kind = [QComboBox(), QComboBox()]
         for combo, default, name in zip(self.kind, ("1f1b", "interleaved-1f1b"), ("left", "right")):
@@ -183,7 +183,7 @@ class PipelinePanel(Panel):
     def _build_executed(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        top = QHBoxLayout()
+        top = FlowLayout()          # wraps at presenter sizes on a narrow screen
         self.run_button = QPushButton("Run the left schedule on real torch")
         self.run_button.setAccessibleName("Run the executed mode")
         self.run_button.clicked.connect(self.run_executed)
@@ -191,9 +191,8 @@ class PipelinePanel(Panel):
         self.hidden_spin.setValue(256)
         self.hidden_spin.setSingleStep(64)
         top.addWidget(self.run_button)
-        top.addWidget(QLabel("hidden width"))
-        top.addWidget(self.hidden_spin)
-        top.addWidget(self.tasks.widget(), 1)
+        top.addWidget(keep_together(QLabel("hidden width"), self.hidden_spin))
+        top.addWidget(self.tasks.widget())
         lay.addLayout(top)
         self.exec_info = QLabel("A small MLP is cut into p·v stages; one thread per rank (a CUDA stream each on a GPU) "
                                 "runs the left schedule's order with real forward and backward work.")
@@ -214,15 +213,13 @@ class PipelinePanel(Panel):
     def _build_tp(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        top = QHBoxLayout()
+        top = FlowLayout()
         self.tp_spin = _spin(1, 64, "t: tensor-parallel GPUs (scenario TP)")
         self.tp_spin.valueChanged.connect(lambda v: self._edit_scenario(tp=int(v)))
         self.sp_check = QCheckBox("sequence parallelism (LayerNorm/dropout on s/t tokens)")
         self.sp_check.toggled.connect(lambda on: self._edit_scenario(sequence_parallel=bool(on)))
-        top.addWidget(QLabel("TP degree t"))
-        top.addWidget(self.tp_spin)
+        top.addWidget(keep_together(QLabel("TP degree t"), self.tp_spin))
         top.addWidget(self.sp_check)
-        top.addStretch(1)
         lay.addLayout(top)
         self.tp_error = ErrorLabel()
         lay.addWidget(self.tp_error)

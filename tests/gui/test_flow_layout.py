@@ -117,3 +117,19 @@ def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, 
                     assert not a.intersects(b), (cls.key, a, b)
     finally:
         window.set_presenter(False)      # the application font is global: later tests expect the default
+
+
+def test_presenter_mode_on_a_1280x800_projector_needs_no_sideways_scrolling(window, qtbot):
+    """Common classroom projectors are 1280×800: at 1.6× text every panel still fits the tab's width
+    (control rows wrap; long combo entries do not set the width); it may scroll down, never sideways."""
+    window.resize(1280, 800)
+    window.set_presenter(True, full_screen=False)
+    try:
+        for cls in window.panel_classes:
+            panel = window.show_panel(cls.key)
+            qtbot.wait(100)
+            host = window._hosts[cls.key]
+            assert panel.width() <= host.viewport().width() + 1, cls.key
+            assert not host.horizontalScrollBar().isVisible(), cls.key
+    finally:
+        window.set_presenter(False)      # the application font is global: later tests expect the default
