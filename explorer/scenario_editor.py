@@ -44,10 +44,13 @@ CHOICE_FIELDS = {
     "weight_bits": ("Weight bits", [(b, f"{b}-bit") for b in WEIGHT_BITS]),
     "kv_bits": ("KV-cache bits", [(b, f"{b}-bit") for b in KV_BITS]),
 }
-BOOL_FIELDS = {
-    "sequence_parallel": "Sequence parallelism",
-    "offload_optimizer": "Offload optimizer states",
-    "offload_params": "Offload parameters (ZeRO-3)",
+BOOL_FIELDS = {   # short text (a check box does not wrap: a 1280-px projector's dock at presenter size), full tooltip
+    "sequence_parallel": ("Sequence parallel", "Sequence parallelism: LayerNorm and dropout activations split over "
+                                               "the tensor-parallel group (Korthikanti et al. 2022)"),
+    "offload_optimizer": ("Offload optimizer", "Offload the optimizer states (fp32 master weights and Adam moments) "
+                                               "to the target below (ZeRO-Offload)"),
+    "offload_params": ("Offload parameters", "Offload the parameter shards to the target below (ZeRO-3 / FSDP only; "
+                                             "ZeRO-Infinity)"),
 }
 ARCH_INT = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
@@ -127,10 +130,10 @@ class ScenarioEditor(QScrollArea):
             self._add_choice(f, add, name)
         for name in ("micro_batch", "seq_len", "grad_accum"):
             self._add_int(f, add, name)
-        for name, label in BOOL_FIELDS.items():
+        for name, (label, tip) in BOOL_FIELDS.items():
             box = QCheckBox(label)
             box.toggled.connect(lambda v, n=name: self._edit(n, bool(v)))
-            add(f, name, "", box, label)
+            add(f, name, "", box, tip)
         self._add_choice(f, add, "offload_target")
 
         f = group("Serving")

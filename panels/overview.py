@@ -4,12 +4,12 @@ from __future__ import annotations
 from html import escape
 
 import numpy as np
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout
 
 from engines.overview import Overview, human_bytes, human_count, summarize
 from explorer.fast_items import Bars
-from explorer.label_layer import Label, label_layer
+from explorer.label_layer import PAD, Label, label_layer, range_end_for_label
 from explorer.live_text import LiveText
 from explorer.panel import Panel
 from explorer.widgets import brush, log_axes, make_plot, pen
@@ -28,12 +28,25 @@ class _Card(QFrame):
         self.caption = LiveText(min_lines=2)
         self._held: dict[LiveText, int] = {}
         self._caption = caption
+        self._value: tuple[str, float] | None = None
         lay.addWidget(self.value)
         lay.addWidget(self.caption)
         self.set_caption(caption)
 
     def set(self, value: str, scale: float) -> None:
-        self.value.setText(f"<div align='center' style='font-size:{11 * 1.6 * scale:.0f}pt; font-weight:bold'>"
+        """The number on one line: where the card is too narrow for it (presenter text on a 1280-px
+        projector) its type shrinks, down to 55 %, instead of breaking "8,030,261,248" mid-number."""
+        self._value = (value, scale)
+        size = 11 * 1.6 * scale
+        room = self.value.width() - 10
+        if room > 1:
+            font = QFont(self.value.font())
+            font.setBold(True)
+            font.setPointSizeF(size)
+            need = QFontMetrics(font).horizontalAdvance(value)
+            if need > room:
+                size = max(size * room / need, size * 0.55)
+        self.value.setText(f"<div align='center' style='font-size:{size:.1f}pt; font-weight:bold'>"
                            f"{escape(value)}</div>")
         self._hold_height(self.value)
 
@@ -57,6 +70,8 @@ class _Card(QFrame):
             for text, lines in ((self.value, 1), (self.caption, 2)):
                 text.reserve_lines(lines)
         super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width() and self._value is not None:
+            self.set(*self._value)                              # the number's size follows the card's width
 
     def text(self) -> str:
         return self.value.text()
@@ -97,6 +112,7 @@ class OverviewPanel(Panel):
         self.plot.getAxis("bottom").setTicks([[(0, "model state"), (1, "one GPU"), (2, "all GPUs")]])
         self.plot.setMouseEnabled(x=False, y=False)
         self.body.addWidget(self.plot, 1)
+        self.plot.getViewBox().sigResized.connect(lambda *_a: self._draw())   # label room follows the height
 
     def set_scenario(self, scenario) -> None:
         o = self.summary = summarize(scenario)
@@ -131,7 +147,11 @@ class OverviewPanel(Panel):
         # the top is a whole or half decade with room for the labels, and it stays put while the
         # bars fit under it with at most a decade to spare: an axis that jumps on every edit is
         # hard to read while dragging, and re-rendering it costs more than the bars
-        need = np.ceil((tops.max() + 0.25) * 2) / 2
+        # the labels' room is in pixels: a short chart (presenter text, a small screen) needs more decades
+        view_px = max(self.plot.getViewBox().height(), 60.0)
+        label_px = QFontMetrics(font).height() + 2 * PAD + 4
+        room = range_end_for_label(float(tops.max()), base, label_px, view_px, 0.4 * view_px)
+        need = np.ceil(max(room, tops.max() + 0.25) * 2) / 2
         kept = self._y_range
         top = kept[1] if kept and kept[0] == base and need <= kept[1] <= need + 1 else need
         if (base, top) != kept:
