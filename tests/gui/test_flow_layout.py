@@ -131,5 +131,12 @@ def test_presenter_mode_on_a_1280x800_projector_needs_no_sideways_scrolling(wind
             host = window._hosts[cls.key]
             assert panel.width() <= host.viewport().width() + 1, cls.key
             assert not host.horizontalScrollBar().isVisible(), cls.key
+        editor = window.editor                                   # nor does the scenario dock beside them
+        assert editor.widget().minimumSizeHint().width() <= editor.viewport().width()
+        assert not editor.horizontalScrollBar().isVisible()
+        card = window.show_panel("overview").cards["params"]     # and a big number stays on one line
+        qtbot.wait(100)
+        one_line = card.value.heightForWidth(10_000)
+        assert card.value.heightForWidth(card.value.width()) < 1.5 * one_line
     finally:
         window.set_presenter(False)      # the application font is global: later tests expect the default
