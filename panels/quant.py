@@ -415,6 +415,10 @@ class QuantPanel(Panel):
                         f"{v:.3f}" if key == "weight_bits" else ("yes" if v is True else "NO" if v is False else str(v)))
                 self.serving_table.setItem(r, c, QTableWidgetItem(text))
         self.serving_table.resizeColumnsToContents()
+        # every format in view without scrolling the table (at presenter sizes it showed three rows)
+        rows = self.serving_table.verticalHeader().length() + self.serving_table.horizontalHeader().height()
+        self.serving_table.setMinimumHeight(rows + 2 * self.serving_table.frameWidth()
+                                            + self.serving_table.horizontalScrollBar().sizeHint().height())
         if first:                      # the activation heat-map and the KV tensors do not depend on the scenario
             self._draw_heatmap()
         self._draw_kv()
