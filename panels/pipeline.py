@@ -419,7 +419,8 @@ class PipelinePanel(Panel):
                  f"peak in flight per rank {sim.peak_in_flight}" + (" (chunks)" if v > 1 else "")]
         for f in fs:
             value = f"{f.value:.2f} time units" if f.denominator == "time" else f"{f.value:.1%}"
-            lines.append(f"{f.name} = {f.expression} = {value}  <i>[{f.source}]</i>")
+            lines.append(f"{f.name} = {f.expression} = {value}  "       # the source smaller: the line wraps
+                         f"<small><i>[{f.source}]</i></small>")   # less, the Gantt gets the room
         if c["t_comm"] > 0:
             lines.append("<i>p2p latency is on: the formulas assume free communication.</i>")
         return "<br>".join(lines)
