@@ -7,8 +7,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialog, QFrame, QGridLayout, QLabel,
-                               QMainWindow, QMessageBox, QProgressDialog, QScrollArea, QStyle, QTabWidget,
+from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialog, QFormLayout, QFrame, QGridLayout,
+                               QLabel, QMainWindow, QMessageBox, QProgressDialog, QScrollArea, QStyle, QTabWidget,
                                QWidget)
 
 from engines.errors import ValidationError
@@ -84,6 +84,20 @@ def _least_height(item, width: int) -> int:
         need = max((_least_height(k, inner // max(1, len(kids))) for k in kids), default=0)
     elif isinstance(lay, FlowLayout):                          # controls that wrap onto more lines
         return max(item.minimumSize().height(), lay.heightForWidth(max(1, width)))
+    elif isinstance(lay, QFormLayout):                         # rows of label and field, or one spanning item
+        label_w = max((lay.itemAt(r, QFormLayout.LabelRole).sizeHint().width() for r in range(lay.rowCount())
+                       if lay.itemAt(r, QFormLayout.LabelRole) is not None), default=0)
+        heights = []
+        for r in range(lay.rowCount()):
+            span = lay.itemAt(r, QFormLayout.SpanningRole)
+            if span is not None:
+                heights.append(_least_height(span, inner))
+                continue
+            label, field = lay.itemAt(r, QFormLayout.LabelRole), lay.itemAt(r, QFormLayout.FieldRole)
+            heights.append(max(_least_height(label, label_w) if label is not None else 0,
+                               _least_height(field, max(1, inner - label_w)) if field is not None else 0))
+        shown = [h for h in heights if h > 0]
+        need = sum(shown) + max(0, len(shown) - 1) * max(0, lay.verticalSpacing())
     else:
         return item.minimumSize().height()
     return max(item.minimumSize().height(), need + m.top() + m.bottom())

@@ -65,15 +65,16 @@ def test_the_scenario_dock_fits_its_width(window):
     assert gpu.currentText().startswith("NVIDIA") and gpu.width() >= gpu.fontMetrics().averageCharWidth() * 8
 
 
-@pytest.mark.parametrize("presenter", [False, True])
-def test_no_wrapped_text_is_cut_off(window, qtbot, presenter):
+@pytest.mark.parametrize("presenter,size", [(False, (1600, 1000)), (True, (1600, 1000)), (True, (1280, 800))])
+def test_no_wrapped_text_is_cut_off(window, qtbot, presenter, size):
     """Every word-wrapped readout gets the height its text needs at its width, in the default layout
-    and at presenter fonts (a chart's large preferred height once made Qt squeeze a grid's rows)."""
+    and at presenter fonts (a chart's large preferred height once made Qt squeeze a grid's rows; on a
+    1280×800 projector a form's rows were not counted and law's due dates were cut off)."""
     from PySide6.QtWidgets import QLabel
 
     from explorer.live_text import LiveText
 
-    window.resize(1600, 1000)
+    window.resize(*size)
     if presenter:
         window.set_presenter(True, full_screen=False)
     try:
@@ -138,5 +139,21 @@ def test_presenter_mode_on_a_1280x800_projector_needs_no_sideways_scrolling(wind
         qtbot.wait(100)
         one_line = card.value.heightForWidth(10_000)
         assert card.value.heightForWidth(card.value.width()) < 1.5 * one_line
+    finally:
+        window.set_presenter(False)      # the application font is global: later tests expect the default
+
+
+def test_law_clocks_show_every_due_date_on_a_1280x800_projector(window, qtbot):
+    """The CRA and PLD results sit in form rows: the tab's least height counts them, so at presenter
+    size on a small screen the tab scrolls instead of cutting "Final report due" off."""
+    window.resize(1280, 800)
+    window.set_presenter(True, full_screen=False)
+    try:
+        panel = window.show_panel("law")
+        panel.tabs.setCurrentIndex(1)
+        qtbot.wait(200)
+        for label in (panel.cra_result, panel.pld_result):
+            assert "due" in label.text() or "expire" in label.text()
+            assert label.height() + 1 >= label.heightForWidth(label.width()), label.text()[:40]
     finally:
         window.set_presenter(False)      # the application font is global: later tests expect the default
