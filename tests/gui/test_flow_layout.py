@@ -1,9 +1,25 @@
 """Control rows wrap instead of pushing a panel sideways or squeezing sliders to their handles."""
+from contextlib import contextmanager
+
 import pytest
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
 from explorer.flow_layout import FlowLayout
 from explorer.widgets import LabeledSlider
+
+
+@contextmanager
+def shown_at(window, size: tuple[int, int], presenter: bool = True):
+    """The window at ``size``, in presenter mode for the block; left afterwards even when an assertion
+    fails (the application font is global: later tests expect the default)."""
+    window.resize(*size)
+    if presenter:
+        window.set_presenter(True, full_screen=False)
+    try:
+        yield window
+    finally:
+        if presenter:
+            window.set_presenter(False)
 
 
 def test_items_wrap_onto_lines_and_the_height_follows_the_width(qtbot):
@@ -42,16 +58,12 @@ def test_a_labelled_slider_keeps_a_usable_track_at_any_text_size(qtbot):
 @pytest.mark.parametrize("key", ["serving", "scale"])
 def test_presenter_mode_needs_no_sideways_scrolling(window, key):
     """At 1600×1000 in presenter mode the control rows wrap: the panel fits its tab's width."""
-    window.resize(1600, 1000)
     panel = window.show_panel(key)
-    window.set_presenter(True, full_screen=False)
-    try:
+    with shown_at(window, (1600, 1000)):
         QApplication.processEvents()
         host = window._hosts[key]
         assert panel.width() <= host.viewport().width() + 1
         assert not host.horizontalScrollBar().isVisible()
-    finally:
-        window.set_presenter(False)      # the application font is global: later tests expect the default
 
 
 def test_the_scenario_dock_fits_its_width(window):
@@ -74,10 +86,7 @@ def test_no_wrapped_text_is_cut_off(window, qtbot, presenter, size):
 
     from explorer.live_text import LiveText
 
-    window.resize(*size)
-    if presenter:
-        window.set_presenter(True, full_screen=False)
-    try:
+    with shown_at(window, size, presenter=presenter):
         for cls in window.panel_classes:
             panel = window.show_panel(cls.key)
             qtbot.wait(400)                  # debounced background results land and lay out
@@ -87,9 +96,6 @@ def test_no_wrapped_text_is_cut_off(window, qtbot, presenter, size):
             for text in texts:
                 if text.isVisible():
                     assert text.height() + 1 >= text.heightForWidth(text.width()), (cls.key, text.text()[:40])
-    finally:
-        if presenter:
-            window.set_presenter(False)      # the application font is global: later tests expect the default
 
 
 def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, qtbot):
@@ -99,9 +105,7 @@ def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, 
     import pyqtgraph as pg
     from PySide6.QtCore import QPoint, QRect
 
-    window.resize(1920, 1080)
-    window.set_presenter(True, full_screen=False)
-    try:
+    with shown_at(window, (1920, 1080)):
         for cls in window.panel_classes:
             panel = window.show_panel(cls.key)
             qtbot.wait(300)
@@ -116,16 +120,12 @@ def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, 
             for i, a in enumerate(rects):
                 for b in rects[i + 1:]:
                     assert not a.intersects(b), (cls.key, a, b)
-    finally:
-        window.set_presenter(False)      # the application font is global: later tests expect the default
 
 
 def test_presenter_mode_on_a_1280x800_projector_needs_no_sideways_scrolling(window, qtbot):
     """Common classroom projectors are 1280×800: at 1.6× text every panel still fits the tab's width
     (control rows wrap; long combo entries do not set the width); it may scroll down, never sideways."""
-    window.resize(1280, 800)
-    window.set_presenter(True, full_screen=False)
-    try:
+    with shown_at(window, (1280, 800)):
         for cls in window.panel_classes:
             panel = window.show_panel(cls.key)
             qtbot.wait(100)
@@ -139,21 +139,15 @@ def test_presenter_mode_on_a_1280x800_projector_needs_no_sideways_scrolling(wind
         qtbot.wait(100)
         one_line = card.value.heightForWidth(10_000)
         assert card.value.heightForWidth(card.value.width()) < 1.5 * one_line
-    finally:
-        window.set_presenter(False)      # the application font is global: later tests expect the default
 
 
 def test_law_clocks_show_every_due_date_on_a_1280x800_projector(window, qtbot):
     """The CRA and PLD results sit in form rows: the tab's least height counts them, so at presenter
     size on a small screen the tab scrolls instead of cutting "Final report due" off."""
-    window.resize(1280, 800)
-    window.set_presenter(True, full_screen=False)
-    try:
+    with shown_at(window, (1280, 800)):
         panel = window.show_panel("law")
         panel.tabs.setCurrentIndex(1)
         qtbot.wait(200)
         for label in (panel.cra_result, panel.pld_result):
             assert "due" in label.text() or "expire" in label.text()
             assert label.height() + 1 >= label.heightForWidth(label.width()), label.text()[:40]
-    finally:
-        window.set_presenter(False)      # the application font is global: later tests expect the default
