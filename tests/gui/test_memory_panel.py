@@ -79,6 +79,37 @@ def test_gpu_count_edit_moves_the_marker_without_redrawing_the_sweep(make_panel,
     assert line.xData is not drawn  # it does depend on the sequence length
 
 
+def test_a_marker_move_blits_the_cached_sweep_lines_at_full_width(make_panel, ctx, qtbot, monkeypatch):
+    """The sweep's lines are cached pixmaps (DeviceCoordinateCache); a GPU-count edit repaints the
+    strip under the marker from them. With Qt's 10 MB QPixmapCache the twelve view-sized pixmaps of
+    a 1600-px chart evicted each other and every edit re-rendered them (``explorer.app.size_pixmap_cache``)."""
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    p = make_panel(MemoryPanel, size=(1600, 1000))
+    lines = {line.curve for line, _marks in p.sweep_curves}
+    redrawn = []
+    paint = pg.PlotCurveItem.paint
+
+    def counting_paint(self, *args):
+        if self in lines:
+            redrawn.append(self)
+        return paint(self, *args)
+
+    monkeypatch.setattr(pg.PlotCurveItem, "paint", counting_paint)
+    for _ in range(3):                                   # first paints fill the cache
+        QApplication.processEvents()
+        qtbot.wait(20)
+    assert p.sweep_plot.width() > 1500
+    for n in (128, 64, 128):
+        redrawn.clear()
+        before = p.sweep_marker.value()
+        ctx.scenario.update(n_gpus=n)
+        QApplication.processEvents()
+        assert p.sweep_marker.value() != before          # the marker moved: its strip repainted
+        assert redrawn == [], f"{len(redrawn)} sweep lines re-rendered for a marker move"
+
+
 def test_sweep_markers_sit_on_their_curves_inside_the_log_log_view(make_panel):
     import numpy as np
 
