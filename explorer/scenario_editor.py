@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
                                QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
 from engines.hardware import GPUS
 from engines.models import PRESETS, ModelArch
+from engines.presets import CUSTOM, switch_model
 from engines.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
                               Scenario)
 from explorer.live_text import LiveText
@@ -56,6 +58,8 @@ ARCH_INT = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
 
 class ScenarioEditor(QScrollArea):
+    notice = Signal(str)   # a model switch adapted the layout: the window shows it in its status bar
+
     def __init__(self, model, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
@@ -96,8 +100,12 @@ class ScenarioEditor(QScrollArea):
         for key, arch in PRESETS.items():
             combo.addItem(arch.label, key)
         combo.addItem("Custom architecture", "custom")
-        combo.activated.connect(lambda i: self._edit("model", combo.itemData(i)))
+        combo.activated.connect(lambda i: self._edit_model(combo.itemData(i)))
         add(f, "model", "Model", combo, "Preset architectures; edit any shape field to go custom")
+        self.model_note = QLabel()          # what a model switch changed in the layout (TP 8 → 1)
+        self.model_note.setWordWrap(True)
+        self.model_note.hide()
+        f.addRow(self.model_note)
         for name in ARCH_INT:
             spin = QSpinBox()
             spin.setRange(1, 10_000_000)
@@ -171,6 +179,27 @@ class ScenarioEditor(QScrollArea):
                 if e is not self.errors[name] and e.isVisible():
                     e.show_error(None)
 
+    def _edit_model(self, key: str) -> None:
+        """A preset model keeps the parallel layout where it can (engines.presets.switch_model); the
+        note under the combo says what had to change, and the window's status bar repeats it."""
+        if key == CUSTOM:
+            self._edit("model", key)
+            return
+        try:
+            new, note = switch_model(self.model.value, key)
+        except ValidationError as exc:
+            self.errors["model"].show_error(str(exc))
+            return
+        self.model.replace(new, f"Model {new.arch.label}")
+        self.errors["model"].show_error(None)
+        self.set_model_note(note)
+        if note:
+            self.notice.emit(f"{new.arch.label}: {note}")
+
+    def set_model_note(self, note: str | None) -> None:
+        self.model_note.setText(f"ⓘ {note}" if note else "")
+        self.model_note.setVisible(bool(note))
+
     def _edit_arch(self, name: str, value) -> None:
         s = self.model.value
         try:
@@ -186,6 +215,8 @@ class ScenarioEditor(QScrollArea):
         """Show the model's values: all of them, or only the widgets of the ``changed`` fields (an
         edit touches one or two of some thirty widgets; the architecture's widgets follow ``arch``)."""
         s: Scenario = self.model.value
+        if changed is not None and "model" in changed:
+            self.set_model_note(None)       # the note was about the model shown before (undo, preset)
         for name, w in self.widgets.items():
             field = "arch" if name in ARCH_INT or name == "tied_embeddings" else name
             if changed is not None and field not in changed:

@@ -112,3 +112,43 @@ def test_llama3_405b_preset_has_table_4s_batch():
     assert (s.tp, s.pp, s.dp, s.seq_len) == (8, 16, 128, 8192)
     assert s.micro_batch * s.grad_accum == 16
     assert training_throughput(s, 0.41).global_batch_tokens == 128 * 16 * 8192   # 16.8M ≈ the paper's "16M"
+
+
+def test_switching_model_adapts_a_layout_the_new_shape_cannot_take():
+    """TP splits whole heads (Megatron-LM §3): SmolLM2-135M's 9 heads take no TP 8, so the switch
+    drops TP to the largest divisor of 8 that divides 9 (1), turns sequence parallelism off with it
+    and says so; the GPU count stays a multiple of TP × PP."""
+    from engines.presets import switch_model
+
+    base = apply_preset(Scenario(), "llama3-405b-16k")            # TP 8, PP 16, SP on, 16,384 GPUs
+    new, note = switch_model(base, "smollm2-135m")
+    assert (new.model, new.tp, new.pp, new.sequence_parallel) == ("smollm2-135m", 1, 16, False)
+    assert new.n_gpus == base.n_gpus and new.n_gpus % (new.tp * new.pp) == 0
+    assert "TP 8 → 1" in note and "9 attention heads" in note and "sequence parallelism off" in note
+    assert apply_preset(base, "smollm2-135m") == new              # the preset path takes the same rule
+    same, none = switch_model(base, "llama3-8b")                   # 32 heads, 32 layers: TP 8 × PP 16 fits
+    assert (same.tp, same.pp, same.sequence_parallel, none) == (8, 16, True, None)
+
+
+def test_switching_model_keeps_the_largest_fitting_divisor():
+    from engines.presets import switch_model
+
+    six = Scenario().with_changes(model="gpt3-175b", n_gpus=48, tp=6, pp=1)    # 96 heads: TP 6 fits
+    new, note = switch_model(six, "llama3-8b")                                   # 32 heads: 6 → 2, not 1
+    assert new.tp == 2 and "TP 6 → 2" in note
+    deep = Scenario().with_changes(model="llama3-405b", n_gpus=64, tp=1, pp=64)  # 126 layers
+    new, note = switch_model(deep, "smollm2-135m")                               # 30 layers: 64 → 16
+    assert new.pp == 16 and "PP 64 → 16" in note and "30 layers" in note
+    with pytest.raises(ValidationError, match="model"):
+        switch_model(deep, "no-such-model")
+
+
+def test_every_model_switch_from_every_preset_gives_a_valid_scenario():
+    from engines.presets import scenario_presets, switch_model
+
+    for start in scenario_presets():
+        base = apply_preset(Scenario(), start)
+        for key, arch in PRESETS.items():
+            new, _note = switch_model(base, key)
+            assert arch.heads % new.tp == 0 and new.pp <= arch.layers and new.n_gpus == base.n_gpus
+            assert base.tp % new.tp == 0 and base.pp % new.pp == 0

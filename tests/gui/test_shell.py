@@ -135,6 +135,27 @@ def test_editor_edit_flows_to_panel(window):
     assert window.editor.widgets["layers"].value() == 80
 
 
+def test_model_switch_adapts_tp_and_says_so_in_the_editor_and_status_bar(window):
+    """After a TP 8 preset, SmolLM2-135M (9 heads) is taken with TP 1 instead of refused; the note
+    under the model combo and the status bar say what changed, and Undo brings both back."""
+    window.apply_preset("llama3-405b-16k")
+    combo = window.editor.widgets["model"]
+    combo.setCurrentIndex(combo.findData("smollm2-135m"))
+    combo.activated.emit(combo.currentIndex())
+    sc = window.ctx.scenario.value
+    assert (sc.model, sc.tp, sc.sequence_parallel) == ("smollm2-135m", 1, False)
+    assert window.editor.widgets["tp"].value() == 1
+    assert not window.editor.errors["model"].isVisible()
+    assert window.editor.model_note.isVisible() and "TP 8 → 1" in window.editor.model_note.text()
+    assert "TP 8 → 1" in window.statusBar().currentMessage()
+    window.ctx.scenario.undo_stack.undo()
+    assert window.ctx.scenario.value.tp == 8 and window.ctx.scenario.value.model == "llama3-405b"
+    assert not window.editor.model_note.isVisible()
+    window.apply_preset("smollm2-135m")                   # the Presets menu and --preset: same rule
+    assert window.ctx.scenario.value.tp == 1 and "TP 8 → 1" in window.editor.model_note.text()
+    assert window.error_label.text() == ""
+
+
 def test_timeline_keys_and_chapters(window, qtbot):
     tl = window.ctx.timeline
     tl.set_spec(TimelineSpec(50, chapters=[(0, "a"), (20, "b"), (40, "c")]))
