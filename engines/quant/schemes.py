@@ -89,8 +89,6 @@ def w8a8(x, w, weight: str = "tensor", act: str = "tensor", bits_w: int = 8, bit
 def scheme_errors(x_calib, x_eval, w, group_size: int, progress=None) -> list[dict]:
     """W4A16 (RTN/GPTQ/AWQ), W8A8 (per-tensor, per-channel/token) and W4A4 (RTN; rotation + GPTQ)
     on one layer, as relative output error on held-out tokens."""
-    import torch
-
     from engines.quant.awq import awq
     from engines.quant.gptq import gptq
     from engines.quant.metrics import relative_output_error

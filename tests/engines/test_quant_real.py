@@ -1,7 +1,6 @@
 """The shipped real-tensor pack: outliers are where the reference measured them, and the methods
 rank on real layers as the papers say (cropped to a few output rows to stay fast)."""
 import pytest
-import torch
 
 from engines.quant import awq, gptq, llm_int8, relative_output_error, rotate, rtn, smoothquant, w8a8
 from engines.quant.tensors import kv_layers, layer_keys, load_kv, load_layer, pack_metadata, profile
