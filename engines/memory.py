@@ -293,8 +293,8 @@ def _states(psi, shard, stage: int, prec: Precision, offload_opt: bool, offload_
     grads = prec.grad * psi / (shard if stage >= 2 else 1)
     opt = prec.optimizer * psi / (shard if stage >= 1 else 1)
     cpu = 0 * params
-    if offload_opt:  # ZeRO-Offload: fp32 master + states (and the fp32 gradient copy) live in CPU RAM
-        cpu = cpu + opt + 4.0 * psi / (shard if stage >= 1 else 1)
+    if offload_opt and stage >= 1:  # ZeRO-Offload: fp32 master + states (and the fp32 gradient copy) in CPU RAM
+        cpu = cpu + opt + 4.0 * psi / shard
         opt = 0 * opt
         if stage >= 2:
             grads = 0 * grads  # gradient partitions stream to CPU; only buckets stay on the GPU
@@ -499,6 +499,8 @@ def breakdown(scenario: Scenario, strategy: str | None = None, options: Options 
     worst = max(stages, key=lambda st: st.total)
     stage = STAGE_OF[strategy]
     notes = []
+    if scenario.offload_optimizer and stage < 1:   # DeepSpeed offloads the optimizer of a ZeRO stage only
+        notes.append("optimizer offload needs ZeRO (stage 1 or higher; Ren et al. 2021): ignored for plain DP")
     if scenario.offload_params and stage < 3:
         notes.append("parameter offload needs ZeRO-3 / FSDP: ignored for this strategy")
     if worst.nvme:

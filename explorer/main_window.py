@@ -187,7 +187,7 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(host, panel_icon(info.icon), info.title)
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self.editor = ScenarioEditor(ctx.scenario)
-        self.editor.notice.connect(lambda text: self.statusBar().showMessage("ⓘ " + text, 15_000))
+        self.editor.notice.connect(lambda text: self.statusBar().showMessage(text, 15_000))
         send_undo_to_the_scenario(self.editor)
         self.editor.setMinimumWidth(EDITOR_MIN_WIDTH)
         self._dock("Scenario", "scenario_dock", self.editor, Qt.LeftDockWidgetArea)
@@ -372,7 +372,7 @@ class MainWindow(QMainWindow):
             return
         self.editor.set_model_note(note)
         if note:
-            self.statusBar().showMessage(f"ⓘ {new.arch.label}: {note}", 15_000)
+            self.statusBar().showMessage(f"{new.arch.label}: adjusted {note}", 15_000)
 
     def open_scenario(self, path: str) -> bool:
         try:

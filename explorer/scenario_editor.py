@@ -194,10 +194,10 @@ class ScenarioEditor(QScrollArea):
         self.errors["model"].show_error(None)
         self.set_model_note(note)
         if note:
-            self.notice.emit(f"{new.arch.label}: {note}")
+            self.notice.emit(f"{new.arch.label}: adjusted {note}")
 
     def set_model_note(self, note: str | None) -> None:
-        self.model_note.setText(f"ⓘ {note}" if note else "")
+        self.model_note.setText(f"Adjusted: {note}" if note else "")
         self.model_note.setVisible(bool(note))
 
     def _edit_arch(self, name: str, value) -> None:

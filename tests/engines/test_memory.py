@@ -210,6 +210,19 @@ def test_offload_moves_optimizer_to_cpu():
     assert b.cpu == pytest.approx(16 * psi / 8)  # DeepSpeed estimator: (4 + 12)Ψ/N per GPU
 
 
+def test_optimizer_offload_needs_a_zero_stage():
+    """ZeRO-Offload (Ren et al. 2021) offloads the partitioned optimizer of a ZeRO stage; DeepSpeed
+    has no optimizer offload for plain data parallelism. Under DP the flag is ignored, with a note,
+    and DP keeps its full replica on the GPU, as parameter offload does below stage 3."""
+    sc = Scenario(model="gpt3-175b", n_gpus=512, tp=8, pp=8, strategy="zero1", offload_optimizer=True)
+    dp, z1 = mem.breakdown(sc, "dp"), mem.breakdown(sc, "zero1")
+    plain = mem.breakdown(sc.with_changes(offload_optimizer=False), "dp")
+    assert (dp.optimizer, dp.cpu, dp.total) == (plain.optimizer, 0, plain.total)
+    assert any("optimizer offload needs ZeRO" in n for n in dp.notes)
+    assert z1.optimizer == 0 and z1.cpu > 0 and not any("optimizer offload" in n for n in z1.notes)
+    assert dp.total > z1.total          # before: DP with offload showed less than ZeRO-1 (179.6 < 181.7 GB)
+
+
 def test_nvme_offload_moves_the_same_bytes_to_nvme():
     """ZeRO-Infinity places the offloaded states on NVMe: the GPU side is unchanged, CPU RAM → NVMe."""
     psi = PRESETS["llama3-8b"].param_count()
