@@ -29,7 +29,7 @@ import numpy as np
 from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
 from engines.hardware import gpu as gpu_spec
 from engines.models import ModelArch
-from engines.scenario import STRATEGIES, Scenario
+from engines.scenario import INT_RANGES, STRATEGIES, Scenario
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 CATEGORIES = ("params", "grads", "optimizer", "activations", "buffers", "reserve")
@@ -81,11 +81,16 @@ def model_state_bytes(params: float, n_gpus: int, stage: int,
     n = require_int(n_gpus, "n_gpus", 1)
     stage = require_int(stage, "stage", 0, 3)
     k = require_number(optimizer_bytes_per_param, "optimizer_bytes_per_param", 0)
-    return ModelStates(
+    states = ModelStates(
         params=2 * psi / (n if stage >= 3 else 1),
         grads=2 * psi / (n if stage >= 2 else 1),
         optimizer=k * psi / (n if stage >= 1 else 1),
     )
+    # each input can be finite while 2Ψ or K·Ψ (or their sum) is not: name the field that drove it there
+    if not np.isfinite(states.total):
+        field_ = "optimizer_bytes_per_param" if np.isfinite(4 * psi) else "params"
+        raise ValidationError(field_, "the result overflows a float", "values whose product stays below 1e308")
+    return states
 
 
 def activation_bytes_per_layer(seq_len: int, micro_batch: int, hidden: int, heads: int, tp: int = 1,
@@ -164,9 +169,10 @@ def layer_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: 
     FlashAttention never stores the as² core, which is what ``selective`` models.
     """
     require_choice(recompute, "recompute", RECOMPUTE_MODES)
-    t = require_int(tp, "tp", 1)
-    require(arch.heads % t == 0, "tp", f"TP {t} does not divide {arch.heads} heads", "a divisor of the head count")
-    s, b, h, a, f = seq_len, micro_batch, arch.hidden, arch.heads, arch.ffn
+    s, b, t = _activation_dims(arch, seq_len, micro_batch, tp)
+    require_bool(sequence_parallel, "sequence_parallel")
+    require_int(element_bytes, "element_bytes", 1, 8)
+    h, a, f = arch.hidden, arch.heads, arch.ffn
     sb = float(s) * b
     e = element_bytes / 2  # Korthikanti counts 2-byte elements; masks stay 1 byte
     if recompute == "full":
@@ -181,10 +187,22 @@ def layer_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: 
     return (replicated / (t if sequence_parallel else 1)) + split / t + kv + core / t
 
 
+def _activation_dims(arch: ModelArch, seq_len: int, micro_batch: int, tp: int) -> tuple[int, int, int]:
+    """Check s, b and t as the scenario does (its ranges) and that TP divides the heads."""
+    require(isinstance(arch, ModelArch), "arch", "must be a ModelArch")
+    s = require_int(seq_len, "seq_len", *INT_RANGES["seq_len"])
+    b = require_int(micro_batch, "micro_batch", *INT_RANGES["micro_batch"])
+    t = require_int(tp, "tp", *INT_RANGES["tp"])
+    require(arch.heads % t == 0, "tp", f"TP {t} does not divide {arch.heads} heads", "a divisor of the head count")
+    return s, b, t
+
+
 def embedding_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: int = 1,
                                sequence_parallel: bool = False) -> float:
     """First-stage extra: the embedding-dropout mask, sbh at 1 B per micro-batch, on a 1/t slice of
     the sequence with sequence parallelism (Korthikanti §4.3: sbhp/t for p in flight; GPT only)."""
+    seq_len, micro_batch, tp = _activation_dims(arch, seq_len, micro_batch, tp)
+    require_bool(sequence_parallel, "sequence_parallel")
     if not has_dropout(arch):
         return 0.0
     return float(seq_len) * micro_batch * arch.hidden / (tp if sequence_parallel else 1)
@@ -194,6 +212,9 @@ def output_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp:
                             sequence_parallel: bool = False, element_bytes: int = 2) -> float:
     """Last-stage extra: final-norm input and output-GEMM input (2sbh each) and fp32 logits 4sbv,
     vocabulary-parallel over TP (Korthikanti §4.3: 4sbh/t·(1 + v/h))."""
+    seq_len, micro_batch, tp = _activation_dims(arch, seq_len, micro_batch, tp)
+    require_bool(sequence_parallel, "sequence_parallel")
+    require_int(element_bytes, "element_bytes", 1, 8)
     sb = float(seq_len) * micro_batch
     norm_and_gemm = element_bytes * 2 * sb * arch.hidden / (tp if sequence_parallel else 1)
     return norm_and_gemm + 4 * sb * arch.vocab / tp
@@ -204,6 +225,9 @@ def output_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp:
 # --------------------------------------------------------------------------------------------
 def stage_layers(layers: int, pp: int) -> list[int]:
     """Layers per pipeline stage: as even as possible, the remainder on the earliest stages."""
+    layers = require_int(layers, "layers", 1)
+    pp = require_int(pp, "pp", *INT_RANGES["pp"])
+    require(pp <= layers, "pp", f"PP {pp} exceeds {layers} layers", f"integer 1…{layers}")
     base, extra = divmod(layers, pp)
     return [base + (1 if i < extra else 0) for i in range(pp)]
 
@@ -369,9 +393,11 @@ def communication(scenario: Scenario, strategy: str | None = None, dp: int | Non
     """
     strategy = strategy or scenario.strategy
     require_choice(strategy, "strategy", STRATEGIES)
-    dp = scenario.dp if dp is None else dp
+    dp = scenario.dp if dp is None else require_int(dp, "dp", *INT_RANGES["n_gpus"])
     if psi_gpu is None:
         psi_gpu = max(stage_param_counts(scenario.arch, scenario.pp)) / scenario.tp
+    else:
+        psi_gpu = require_number(psi_gpu, "psi_gpu", 0)
     e = weight_bytes(scenario.precision)
     m = scenario.grad_accum
     stage = STAGE_OF[strategy]

@@ -114,10 +114,14 @@ def training_throughput(scenario, mfu_value: float, token_budget: float = 15e12)
     f = model_flops_per_token(arch, scenario.seq_len)
     hw = hardware_flops_per_token(arch, scenario.seq_len, scenario.recompute)
     tps = tokens_per_second(u, f, scenario.n_gpus, peak)
+    if tps <= 0:   # a subnormal MFU times the peak can round to zero tokens/s
+        raise ValidationError("mfu", f"{u:g} is too small to compute with", "> 0 and ≤ 1, not vanishingly small")
     batch_tokens = scenario.dp * scenario.micro_batch * scenario.grad_accum * scenario.seq_len
+    step_seconds = _finite(batch_tokens / tps, "mfu")
+    days = _finite(budget / tps / 86_400, "token_budget")
     return TrainingThroughput(
         mfu=u, hfu=u * hw / f, flops_per_token=f, flops_per_token_6n=6.0 * arch.param_count(),
         hardware_flops_per_token=hw, peak_flops_per_gpu=peak, n_gpus=scenario.n_gpus,
         tokens_per_second=tps, tokens_per_second_per_gpu=tps / scenario.n_gpus,
-        achieved_tflops_per_gpu=u * peak / 1e12, step_seconds=batch_tokens / tps,
-        global_batch_tokens=batch_tokens, days_for_tokens=budget / tps / 86_400, token_budget=budget)
+        achieved_tflops_per_gpu=u * peak / 1e12, step_seconds=step_seconds,
+        global_batch_tokens=batch_tokens, days_for_tokens=days, token_budget=budget)

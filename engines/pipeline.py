@@ -26,6 +26,7 @@ interleaved; Zero Bubble gives bubble *time* (p−1)(T_F+T_B+T_W) for 1F1B and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral
 
 from engines.errors import ValidationError, require, require_choice, require_int, require_number
 
@@ -34,6 +35,8 @@ OPS = ("F", "B", "I", "W")
 MAX_STAGES = 64
 MAX_MICROBATCHES = 512
 MAX_CHUNKS = 16
+MAX_SECONDS = 1e12
+"""Longest op duration or time stamp (s, ~31,700 years): makespans and bubble ratios stay finite."""
 
 
 @dataclass(frozen=True, order=True)
@@ -269,20 +272,20 @@ class Simulation:
 
 def op_costs(t_f: float = 1.0, t_b: float = 2.0, t_i: float | None = None, t_w: float | None = None) -> dict[str, float]:
     """Per-op durations. Unless given, the split backward halves B: I = W = t_b / 2."""
-    t_f = require_number(t_f, "t_f", 0, lo_open=True)
-    t_b = require_number(t_b, "t_b", 0, lo_open=True)
+    t_f = require_number(t_f, "t_f", 0, MAX_SECONDS, lo_open=True)
+    t_b = require_number(t_b, "t_b", 0, MAX_SECONDS, lo_open=True)
     if t_i is None and t_w is None:
         t_i = t_w = t_b / 2
     elif t_i is None:
-        t_w = require_number(t_w, "t_w", 0, lo_open=True)
+        t_w = require_number(t_w, "t_w", 0, MAX_SECONDS, lo_open=True)
         t_i = t_b - t_w
         require(t_i > 0, "t_w", f"t_w {t_w:g} leaves no input-gradient time out of t_b {t_b:g}", f"< {t_b:g}")
     elif t_w is None:
-        t_i = require_number(t_i, "t_i", 0, lo_open=True)
+        t_i = require_number(t_i, "t_i", 0, MAX_SECONDS, lo_open=True)
         t_w = t_b - t_i
         require(t_w > 0, "t_i", f"t_i {t_i:g} leaves no weight-gradient time out of t_b {t_b:g}", f"< {t_b:g}")
-    t_i = require_number(t_i, "t_i", 0, lo_open=True)
-    t_w = require_number(t_w, "t_w", 0, lo_open=True)
+    t_i = require_number(t_i, "t_i", 0, MAX_SECONDS, lo_open=True)
+    t_w = require_number(t_w, "t_w", 0, MAX_SECONDS, lo_open=True)
     return {"F": t_f, "B": t_b, "I": t_i, "W": t_w}
 
 
@@ -296,7 +299,7 @@ def simulate(ranks: list[list[Action]], t_f: float = 1.0, t_b: float = 2.0, t_i:
     per action (per chunk when v > 1). A deadlocking order raises :class:`ValidationError`.
     """
     costs = op_costs(t_f, t_b, t_i, t_w)
-    t_comm = require_number(t_comm, "t_comm", 0)
+    t_comm = require_number(t_comm, "t_comm", 0, MAX_SECONDS)
     n_stages, _ = check_orders(ranks)
     where = stage_to_rank(ranks)
     done: dict[tuple[int, str, int], float] = {}  # (stage, kind, mb) -> end time; kind F or G (grad)
@@ -382,7 +385,19 @@ def _summarise(ops: list[TimedOp], n_ranks: int, costs: dict[str, float]) -> Sim
 
 def timed_from_measurements(ops: list[TimedOp], n_ranks: int) -> Simulation:
     """Summarise measured ops (e.g. from the executed mode) exactly like a simulation."""
+    n_ranks = require_int(n_ranks, "n_ranks", 1, MAX_STAGES)
+    require(isinstance(ops, (list, tuple)), "ops", f"expected a list of TimedOp, got {type(ops).__name__}",
+            "a list of TimedOp")
     require(len(ops) > 0, "ops", "no measured ops", "at least one")
+    for o in ops:
+        require(isinstance(o, TimedOp) and isinstance(o.action, Action), "ops", f"expected a TimedOp, got {o!r}",
+                "a list of TimedOp")
+        require(not isinstance(o.rank, bool) and isinstance(o.rank, Integral) and 0 <= o.rank < n_ranks, "ops",
+                f"op {o.action} is on rank {o.rank!r}, outside the {n_ranks} ranks", f"rank 0…{n_ranks - 1}")
+        start = require_number(o.start, "ops", -MAX_SECONDS, MAX_SECONDS)
+        end = require_number(o.end, "ops", -MAX_SECONDS, MAX_SECONDS)
+        require(end >= start, "ops", f"op {o.action} on rank {o.rank} ends ({end:g}) before it starts ({start:g})",
+                "end ≥ start")
     return _summarise(list(ops), n_ranks, {})
 
 

@@ -82,6 +82,8 @@ def activation_bytes(arch: ModelArch, batch: int, chunk_tokens: int = PREFILL_CH
     product (3·ffn for SwiGLU, 2·ffn for GeLU), plus fp32 logits for each sequence's last token.
     FlashAttention never materializes the s² score matrix (Dao et al. 2022, arXiv 2205.14135).
     """
+    batch = require_int(batch, "batch", 1, 100_000)
+    chunk_tokens = require_int(chunk_tokens, "chunk_tokens", 1, 10_000_000)
     per_token = 2 * arch.hidden + (arch.heads + 2 * arch.kv_heads) * arch.head_dim
     per_token += (3 if arch.mlp == "swiglu" else 2) * arch.ffn
     return int(2 * per_token * chunk_tokens + 4 * arch.vocab * batch)
@@ -279,21 +281,29 @@ def format_speeds(scenario) -> list[FormatSpeed]:
     return rows
 
 
+def _bits_of(bits: int, field: str, table: dict[int, float]) -> float:
+    try:
+        known = not isinstance(bits, bool) and bits in table
+    except TypeError:  # unhashable (a list from JSON)
+        known = False
+    if not known:
+        raise ValidationError(field, f"{bits!r} is not supported", ", ".join(str(b) for b in table))
+    return table[bits]
+
+
 def _weight_bits(bits: int) -> float:
-    if bits not in WEIGHT_BITS_EFFECTIVE:
-        raise ValidationError("weight_bits", f"{bits!r} is not supported", "16, 8, 4")
-    return WEIGHT_BITS_EFFECTIVE[bits]
+    return _bits_of(bits, "weight_bits", WEIGHT_BITS_EFFECTIVE)
 
 
 def _kv_bits(bits: int) -> float:
-    if bits not in KV_BITS_EFFECTIVE:
-        raise ValidationError("kv_bits", f"{bits!r} is not supported", "16, 8, 4")
-    return KV_BITS_EFFECTIVE[bits]
+    return _bits_of(bits, "kv_bits", KV_BITS_EFFECTIVE)
 
 
 # --- discrete-event batching simulation ----------------------------------------------------
 
 DISTRIBUTIONS = ("fixed", "uniform", "exponential")
+MIN_RATE_PER_S = 1e-9
+"""Slowest arrival rate: the arrival span (≈ n_requests / rate) then stays far inside float range."""
 POLICIES = ("static", "continuous")
 
 
@@ -313,7 +323,7 @@ class Workload:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        require_number(self.rate_per_s, "rate_per_s", 0, 1e6, lo_open=True)
+        require_number(self.rate_per_s, "rate_per_s", MIN_RATE_PER_S, 1e6)
         require_int(self.n_requests, "n_requests", 1, 100_000)
         require_int(self.prompt_mean, "prompt_mean", 1, 1_000_000)
         require_int(self.output_mean, "output_mean", 1, 1_000_000)

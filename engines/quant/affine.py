@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engines.errors import ValidationError, require, require_choice, require_int
+from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
 
 GRANULARITIES = ("tensor", "row", "column", "group")
 SCALE_BITS = 16   # fp16 scale
@@ -129,6 +129,9 @@ def fake_quant(x, scale, zero, bits: int, symmetric: bool = False):
 
 def bits_per_value(bits: int, values_per_scale: int, symmetric: bool = False) -> float:
     """Exact storage cost: b + (fp16 scale [+ fp16 zero]) / values sharing them."""
+    bits = require_int(bits, "bits", 1, 32)
+    values_per_scale = require_int(values_per_scale, "values_per_scale", 1)
+    require_bool(symmetric, "symmetric")
     overhead = SCALE_BITS + (0 if symmetric else ZERO_BITS)
     return bits + overhead / values_per_scale
 
@@ -197,11 +200,21 @@ def worked_example(values, bits: int, symmetric: bool = False) -> list[dict]:
 
     Steps: range → scale → zero → divide → round → shift/clamp → de-quantize → error.
     """
+    import itertools
+
     import torch
 
-    x = torch.as_tensor([float(v) for v in values], dtype=torch.float64)
-    require(1 <= x.numel() <= 32, "values", f"{x.numel()} values", "1…32 values")
+    allowed = f"1…32 finite numbers, |x| ≤ {MAX_MAGNITUDE:g}"
+    require(not isinstance(values, (str, bytes, dict)), "values", f"expected a list of numbers, got {values!r}", allowed)
+    try:
+        items = list(itertools.islice(values, 33))   # one past the limit is enough to reject a long input
+    except TypeError:
+        raise ValidationError("values", f"expected a list of numbers, got {values!r}", allowed) from None
+    require(1 <= len(items) <= 32, "values", f"{len(items)}{'+' if len(items) > 32 else ''} values", allowed)
+    nums = [require_number(v, "values", -MAX_MAGNITUDE, MAX_MAGNITUDE) for v in items]
+    x = torch.as_tensor(nums, dtype=torch.float64)
     bits = check_bits(bits)
+    require_bool(symmetric, "symmetric")
     lo, hi = x.min(), x.max()
     scale, zero = affine_params(lo, hi, bits, symmetric)
     ratio = x / scale

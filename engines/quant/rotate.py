@@ -14,6 +14,8 @@ from functools import lru_cache
 from engines.errors import ValidationError, require_choice, require_int
 
 KINDS = ("hadamard", "orthogonal")
+MAX_ORTHOGONAL = 16384
+"""Largest random orthogonal order: its float64 QR holds 2 GiB and takes O(n³) time."""
 
 
 def _is_prime(q: int) -> bool:
@@ -80,6 +82,8 @@ def rotation_matrix(n: int, kind: str = "hadamard", seed: int = 0, device: str =
     import torch
 
     require_choice(kind, "kind", KINDS)
+    n = require_int(n, "n", 1, 1 << 16 if kind == "hadamard" else MAX_ORTHOGONAL)
+    seed = require_int(seed, "seed", 0)
     gen = torch.Generator().manual_seed(seed)
     if kind == "hadamard":
         H = torch.from_numpy(hadamard(n)).to(torch.float64)

@@ -356,3 +356,26 @@ def test_embedding_dropout_mask_is_split_by_sequence_parallelism():
     per_layer = mem.layer_activation_bytes(arch, s, b, 8, True, "selective")
     first = mem.stage_activations(sc)[0]
     assert first == pytest.approx(per_layer * 12 * 8 + s * b * h / 8 * 8)    # 12 layers × 8 in flight
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: mem.communication(Scenario(), dp=0), "dp"),
+    (lambda: mem.communication(Scenario(), "fsdp-hybrid", dp=0), "dp"),
+    (lambda: mem.communication(Scenario(), dp=2.5), "dp"),
+    (lambda: mem.embedding_activation_bytes(PRESETS["gpt3-175b"], 2048, 1, tp=0, sequence_parallel=True), "tp"),
+    (lambda: mem.output_activation_bytes(PRESETS["llama3-8b"], 2048, 1, tp=0), "tp"),
+    (lambda: mem.output_activation_bytes(PRESETS["llama3-8b"], -5, 1), "seq_len"),
+    (lambda: mem.stage_layers(32, 0), "pp"),
+    (lambda: mem.stage_layers(32, 33), "pp"),
+    (lambda: mem.layer_activation_bytes(PRESETS["llama3-8b"], "5", 1), "seq_len"),
+    (lambda: mem.layer_activation_bytes(PRESETS["llama3-8b"], -5, 1), "seq_len"),
+    (lambda: mem.layer_activation_bytes(PRESETS["llama3-8b"], 5, 0), "micro_batch"),
+    (lambda: mem.layer_activation_bytes(PRESETS["llama3-8b"], 5, 1, element_bytes=-2), "element_bytes"),
+    (lambda: mem.layer_activation_bytes(PRESETS["llama3-8b"], 5, 1, tp=0), "tp"),
+    (lambda: mem.model_state_bytes(1e308, 1, 0), "params"),
+    (lambda: mem.model_state_bytes(1e300, 1, 0, optimizer_bytes_per_param=1e10), "optimizer_bytes_per_param"),
+])
+def test_public_building_blocks_reject_bad_input_naming_the_field(call, field):
+    with pytest.raises(ValidationError) as e:
+        call()
+    assert e.value.field == field

@@ -77,3 +77,14 @@ def test_products_that_overflow_name_a_field_instead_of_returning_inf():
     with pytest.raises(ValidationError) as exc:
         tokens_per_second(1.0, 1e-300, 1, 1e300)
     assert exc.value.field == "flops_per_token"
+
+
+@pytest.mark.parametrize("mfu_value, budget, field", [
+    (1e-300, 1e308, "token_budget"),     # days to the budget overflows
+    (1e-320, 15e12, "mfu"),              # one step takes longer than a float can hold
+    (5e-324, 15e12, "mfu"),              # tokens/s rounds to zero
+])
+def test_training_throughput_that_overflows_names_a_field_instead_of_returning_inf(mfu_value, budget, field):
+    with pytest.raises(ValidationError) as exc:
+        training_throughput(Scenario(), mfu_value, budget)
+    assert exc.value.field == field

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from engines.errors import ValidationError
-from engines.pipeline import Action, bubble_formulas, check_orders, schedule, simulate
+from engines.pipeline import (Action, TimedOp, bubble_formulas, check_orders, schedule, simulate,
+                              timed_from_measurements)
 
 KIND_CHUNKS = [("gpipe", 1), ("1f1b", 1), ("interleaved-1f1b", 2), ("interleaved-1f1b", 3), ("zb-h1", 1),
                ("zb-v", 2)]
@@ -237,3 +238,34 @@ def test_malformed_orders_raise_validation_error_naming_ranks(ranks):
     with pytest.raises(ValidationError) as err:
         simulate(ranks)
     assert err.value.field == "ranks"
+
+
+_F0 = Action(0, "F", 0)
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: timed_from_measurements([TimedOp(rank=5, action=_F0, start=0.0, end=1.0)], 2), "ops"),
+    (lambda: timed_from_measurements([TimedOp(rank=-1, action=_F0, start=0.0, end=1.0)], 2), "ops"),
+    (lambda: timed_from_measurements([TimedOp(rank=0, action=_F0, start=-1e308, end=1e308)], 1), "ops"),
+    (lambda: timed_from_measurements([TimedOp(rank=0, action=_F0, start=2.0, end=1.0)], 1), "ops"),
+    (lambda: timed_from_measurements([None], 1), "ops"),
+    (lambda: timed_from_measurements([TimedOp(rank=0, action=_F0, start=0.0, end=1.0)], 0), "n_ranks"),
+    (lambda: simulate(schedule("1f1b", 2, 4), t_f=1e308, t_b=1e308), "t_f"),
+    (lambda: simulate(schedule("1f1b", 2, 4), t_b=1e308), "t_b"),
+    (lambda: simulate(schedule("zb-h1", 2, 4), t_w=1e300, t_b=2e300), "t_b"),
+    (lambda: simulate(schedule("1f1b", 2, 4), t_comm=1e308), "t_comm"),
+    (lambda: bubble_formulas("1f1b", 4, 8, t_f=1e308), "t_f"),
+])
+def test_measurements_and_huge_costs_are_validated_naming_the_field(call, field):
+    with pytest.raises(ValidationError) as err:
+        call()
+    assert err.value.field == field
+
+
+def test_largest_allowed_costs_keep_the_bubble_finite():
+    import math
+
+    from engines.pipeline import MAX_SECONDS
+
+    sim = simulate(schedule("1f1b", 4, 8), t_f=MAX_SECONDS, t_b=MAX_SECONDS, t_comm=MAX_SECONDS)
+    assert math.isfinite(sim.makespan) and 0 <= sim.bubble_fraction < 1 and math.isfinite(sim.bubble_over_ideal)

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from engines.errors import ValidationError
-from engines.quant import (awq, bits_per_value, fp8_e4m3, gptq, gptq_reference, hadamard, levels_used, llm_int8,
-                           nf4, quantize, quantize_kv, relative_output_error, rotate, rtn, serving_table, smoothquant,
-                           sqnr_db, worked_example)
+from engines.quant import (awq, bits_per_value, fp8_e4m3, gptq, gptq_reference, hadamard, kv_cache_bytes, levels_used,
+                           llm_int8, nf4, quantize, quantize_kv, relative_output_error, rotate, rotation_matrix, rtn,
+                           serving_table, smoothquant, sqnr_db, worked_example)
 
 
 def test_asymmetric_2bit_hand_worked():
@@ -303,3 +303,29 @@ def test_awq_clip_samples_tokens_as_llm_awq():
     torch.manual_seed(0)
     w, x = torch.randn(8, 128), torch.randn(2048, 128)
     assert torch.equal(_clip(w, x, 4, 128), _clip(w, x[::4], 4, 128))
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: bits_per_value(4, 0), "values_per_scale"),
+    (lambda: bits_per_value(4, 2.5), "values_per_scale"),
+    (lambda: bits_per_value(0, 128), "bits"),
+    (lambda: worked_example(None, 4), "values"),
+    (lambda: worked_example([], 4), "values"),
+    (lambda: worked_example(["a", 1.0], 4), "values"),
+    (lambda: worked_example([float("inf"), 1.0], 4), "values"),
+    (lambda: worked_example(range(100), 4), "values"),
+    (lambda: worked_example([1.0, 2.0], 4, symmetric="no"), "symmetric"),
+    (lambda: kv_cache_bytes(-1, 8, 128, 8192, 1, 16), "layers"),
+    (lambda: kv_cache_bytes(32, 8, 128, -1, 1, 16), "context"),
+    (lambda: kv_cache_bytes(32, 8, 128, 8192, 1, -4), "bits"),
+    (lambda: rotation_matrix(-1, "orthogonal"), "n"),
+    (lambda: rotation_matrix(2.5, "orthogonal"), "n"),
+    (lambda: rotation_matrix(10**9, "orthogonal"), "n"),
+    (lambda: rotation_matrix(2.5, "hadamard"), "n"),
+    (lambda: rotation_matrix(4, seed="a"), "seed"),
+    (lambda: rotation_matrix(4, "orthogonal", seed=-1), "seed"),
+])
+def test_quant_helpers_reject_bad_input_naming_the_field(call, field):
+    with pytest.raises(ValidationError) as e:
+        call()
+    assert e.value.field == field

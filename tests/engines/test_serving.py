@@ -6,8 +6,8 @@ import pytest
 from engines.errors import ValidationError
 from engines.models import PRESETS
 from engines.scenario import Scenario
-from engines.serving import (GIB, capacity, format_speeds, kv_bytes_per_token, kv_cache_bytes,
-                             replica_memory, step_cost, weight_bytes)
+from engines.serving import (GIB, Workload, activation_bytes, capacity, format_speeds, kv_bytes_per_token,
+                             kv_cache_bytes, replica_memory, step_cost, weight_bytes)
 
 
 def scenario(model="llama3-8b", **kw):
@@ -123,3 +123,30 @@ def test_prefill_validates_input(args, field):
     with pytest.raises(ValidationError) as exc:
         cost.prefill(*args)
     assert exc.value.field == field
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: weight_bytes(PRESETS["llama3-8b"], [16]), "weight_bits"),
+    (lambda: weight_bytes(PRESETS["llama3-8b"], 3), "weight_bits"),
+    (lambda: kv_bytes_per_token(PRESETS["llama3-8b"], [16]), "kv_bits"),
+    (lambda: kv_bytes_per_token(PRESETS["llama3-8b"], {16: 1}), "kv_bits"),
+    (lambda: activation_bytes(PRESETS["llama3-8b"], 1, chunk_tokens=-1), "chunk_tokens"),
+    (lambda: activation_bytes(PRESETS["llama3-8b"], 0), "batch"),
+    (lambda: activation_bytes(PRESETS["llama3-8b"], 1, chunk_tokens=2.5), "chunk_tokens"),
+    (lambda: Workload(rate_per_s=1e-308), "rate_per_s"),
+    (lambda: Workload(rate_per_s=5e-324), "rate_per_s"),
+])
+def test_serving_helpers_reject_bad_input_naming_the_field(call, field):
+    with pytest.raises(ValidationError) as e:
+        call()
+    assert e.value.field == field
+
+
+def test_slowest_allowed_rate_keeps_the_simulation_finite():
+    import numpy as np
+
+    from engines.serving import MIN_RATE_PER_S, simulate_batching
+
+    cost = step_cost(scenario(), 1)
+    res = simulate_batching(cost, Workload(rate_per_s=MIN_RATE_PER_S, n_requests=50), "continuous", 8)
+    assert np.isfinite(res.makespan) and np.all(np.isfinite(res.ttft)) and np.all(res.ttft >= 0)
