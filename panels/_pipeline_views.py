@@ -139,9 +139,10 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.setMinimumHeight(300)
         self.gantt = self.addPlot(row=0, col=0, axisItems={"bottom": bottom_axis()})
         self.flight = self.addPlot(row=1, col=0, axisItems={"bottom": bottom_axis()})
-        self.ci.layout.setRowStretchFactor(0, 2)
+        self.ci.layout.setRowStretchFactor(0, 3)   # the rows carry the micro-batch numbers: most room
         self.ci.layout.setRowStretchFactor(1, 1)
         self.flight.setXLink(self.gantt)
+        self.gantt.getAxis("bottom").setStyle(showValues=False)  # the linked in-flight axis below reads time
         for p in (self.gantt, self.flight):
             p.setMouseEnabled(x=True, y=False)
             cache_static(p)
@@ -170,7 +171,8 @@ class GanttView(pg.GraphicsLayoutWidget):
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
         self.setBackground(theme.bg)
-        for plot, left, bottom in ((self.gantt, "rank", None), (self.flight, "in flight", "time")):
+        # the Gantt's ticks read "rank 0…": an axis title there would only collide with "in flight"
+        for plot, left, bottom in ((self.gantt, None, None), (self.flight, "in flight", "time")):
             style_axis(plot.getAxis("left"), theme, left)
             style_axis(plot.getAxis("bottom"), theme, bottom)
         self.gantt.setTitle(self.title, color=theme.fg, size=f"{theme.point_size * 1.05:.0f}pt")

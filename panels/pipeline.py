@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.errors import ValidationError
@@ -166,18 +166,18 @@ class PipelinePanel(Panel):
         self.context_line = LiveText()
         self.context_line.setAccessibleName("Where this pipeline sits in the scenario")
         lay.addWidget(self.context_line)
-        row = QHBoxLayout()
-        self.gantts = [GanttView(self.theme, "left"), GanttView(self.theme, "right")]
-        self.gantts[1].gantt.setXLink(self.gantts[0].gantt)
+        grid = QGridLayout()   # charts in one row, captions in the next: a longer caption on one
+        self.gantts = [GanttView(self.theme, "left"), GanttView(self.theme, "right")]  # side no longer
+        self.gantts[1].gantt.setXLink(self.gantts[0].gantt)                          # shortens its chart
         self.formula = [LiveText(min_lines=4), LiveText(min_lines=4)]
-        for g, f in zip(self.gantts, self.formula):
-            col = QVBoxLayout()
+        for col, (g, f) in enumerate(zip(self.gantts, self.formula)):
             g.setAccessibleName("Pipeline Gantt chart and in-flight activations")
-            col.addWidget(g, 1)
+            grid.addWidget(g, 0, col)
             f.setAccessibleName("Bubble: measured in the simulation and the published formulas")
-            col.addWidget(f)
-            row.addLayout(col, 1)
-        lay.addLayout(row, 1)
+            grid.addWidget(f, 1, col)
+            grid.setColumnStretch(col, 1)
+        grid.setRowStretch(0, 1)
+        lay.addLayout(grid, 1)
         return page
 
     def _build_executed(self) -> QWidget:
