@@ -198,7 +198,8 @@ def assess(facts: dict) -> Assessment:
     """Apply CRA scope, role, tier and route rules to ``facts`` (keys in :data:`FACT_DEFAULTS`).
 
     Order: not a product (Art 3(1)-(2), rec. 12) → no data connection (Art 2(1)) → sector
-    exclusion (Art 2(2)-(7)) → steward (Art 3(14), 24) → not commercial (Art 3(22), rec. 15, 18)
+    exclusion (Art 2(2)-(7)) → steward (Art 3(14), 24; only for open source, else ignored with a
+    note) → not commercial (Art 3(22), rec. 15, 18)
     → manufacturer; then tier (Art 7(1), Annexes III-IV) and routes (Art 32).
     """
     f = validate_facts(facts)
@@ -220,7 +221,12 @@ def assess(facts: dict) -> Assessment:
         return out(article, f"Excluded: {what}.")
     reasons.append(("Art 2(1)", "A product with digital elements with a data connection."))
 
-    if f["steward"]:
+    if f["steward"] and not f["open_source"]:
+        # like a 32(5) fact without FOSS, a fact whose condition fails is set aside, with the reason
+        reasons.append(("Art 3(14)", "Not an open-source software steward: a steward supports free and "
+                        "open-source software, and this product is not (open_source is false). The steward "
+                        "fact is ignored."))
+    elif f["steward"]:
         tier = _tier_with_reason(f["category"], reasons)
         reasons.append(("Art 3(14), Art 24", "Open-source software steward: a cybersecurity policy, cooperation "
                         "with market surveillance authorities, Art 14 reporting as far as involved; no conformity "
@@ -251,13 +257,15 @@ def add_months(moment: datetime, months: int) -> datetime:
 
 
 LAST_YEAR = 9000  # deadlines run up to a month past the input: datetime ends at year 9999
+FIRST_YEAR = 2000  # the CRA dates from 2024; converting year 1 across a UTC offset leaves datetime's range
 
 
 def _moment(value: object, name: str) -> datetime:
     if not isinstance(value, datetime):
         raise ValidationError(name, f"expected a datetime, got {type(value).__name__}", "datetime.datetime")
-    if value.year > LAST_YEAR:
-        raise ValidationError(name, f"year {value.year} is out of range", f"a datetime up to year {LAST_YEAR}")
+    if not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise ValidationError(name, f"year {value.year} is out of range",
+                              f"a datetime from year {FIRST_YEAR} to {LAST_YEAR}")
     return value
 
 

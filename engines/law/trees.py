@@ -243,16 +243,30 @@ class _State:
     steps: tuple[Step, ...]
 
 
+def _conflict(answer: Answer, facts: Mapping[str, object]) -> str | None:
+    """The first fact of ``answer`` that contradicts a fact already collected, else ``None``."""
+    for k, v in answer.facts.items():
+        if k in facts and facts[k] != v:
+            return k
+    return None
+
+
 class Walk:
     """A walk through chained trees with back (one answer up the path) and undo (revert the last
-    action, a back included). Questions whose answer the collected facts already fix (the tier
-    carried from classification to the route tree) are answered automatically."""
+    action, a back included). Questions whose answer the collected facts already fix are answered
+    automatically: the answer whose facts all hold (the tier carried from classification to the
+    route tree), or the only answer left when every other one contradicts a collected fact (not
+    open source: the Art 32(5) question of the route tree). An answer that contradicts a collected
+    fact is never offered and cannot be given."""
 
     def __init__(self, start: str, trees: Mapping[str, Tree] | None = None) -> None:
         self.trees = load_trees() if trees is None else trees
-        if start not in self.trees:
-            raise ValidationError("tree", f"unknown tree {start!r}", ", ".join(self.trees))
+        self._check_start(start)
         self._history: list[_State] = [_State(start, ())]
+
+    def _check_start(self, start: object) -> None:
+        if not isinstance(start, str) or start not in self.trees:
+            raise ValidationError("tree", f"unknown tree {start!r}", ", ".join(self.trees))
 
     # -- state
     @property
@@ -307,17 +321,33 @@ class Walk:
         while True:
             tree_key, node_id, facts = self._replay(state)
             node = self.trees[tree_key].nodes[node_id]
+            if node.is_outcome:
+                return state
             fits = [a for a in node.answers
                     if a.facts and all(k in facts and facts[k] == v for k, v in a.facts.items())]
-            if node.is_outcome or len(fits) != 1:
-                return state
+            if len(fits) != 1:               # else the one answer that no collected fact contradicts
+                fits = [a for a in node.answers if _conflict(a, facts) is None]
+                if len(fits) != 1 or len(node.answers) < 2:
+                    return state
             state = _State(state.start, (*state.steps, Step(tree_key, node_id, fits[0].id, auto=True)))
+
+    def offered(self) -> tuple[Answer, ...]:
+        """The answers of the current question that no collected fact contradicts."""
+        node, facts = self.current, self.facts
+        return tuple(a for a in node.answers if _conflict(a, facts) is None)
+
+    def _check_consistent(self, node: Node, answer_id: str, facts: Mapping[str, object], field: str) -> None:
+        key = _conflict(node.answer(answer_id), facts)
+        if key is not None:
+            raise ValidationError(field, f"{node.id}: answer {answer_id!r} contradicts an earlier answer "
+                                         f"({key} is already {facts[key]!r})",
+                                  ", ".join(a.id for a in node.answers if _conflict(a, facts) is None))
 
     def answer(self, answer_id: str) -> Node:
         node = self.current
         if node.is_outcome:
             raise ValidationError("answer", f"{node.id} is an outcome; use continue_on() or back()")
-        node.answer(answer_id)
+        self._check_consistent(node, answer_id, self.facts, "answer")
         self._push(_State(self.start, (*self.steps, Step(self.tree.key, node.id, answer_id))))
         return self.current
 
@@ -357,16 +387,24 @@ class Walk:
 
     def restart(self, start: str | None = None) -> None:
         start = self.start if start is None else start
-        if start not in self.trees:
-            raise ValidationError("tree", f"unknown tree {start!r}", ", ".join(self.trees))
+        self._check_start(start)
         self._push(_State(start, ()))
 
     def replay(self, answers: Mapping[str, str], start: str | None = None) -> None:
         """Start again and take the given answers (question id → answer id) as far as they reach,
-        continuing into linked trees that ask one of them. One undoable action."""
-        state = self._auto(_State(self.start if start is None else start, ()))
+        continuing into linked trees that ask one of them. One undoable action.
+
+        Every given answer must be used: a question id the walk does not reach, an answer id the
+        question does not have, or an answer that contradicts an earlier one (also one the walk
+        answered automatically) raises :class:`ValidationError` on ``answers``, and the walk is unchanged."""
+        start = self.start if start is None else start
+        self._check_start(start)
+        if not isinstance(answers, Mapping):
+            raise ValidationError("answers", f"expected a mapping of question id to answer id, "
+                                             f"got {type(answers).__name__}", "{question id: answer id}")
+        state = self._auto(_State(start, ()))
         while True:
-            tree_key, node_id, _ = self._replay(state)
+            tree_key, node_id, facts = self._replay(state)
             node = self.trees[tree_key].nodes[node_id]
             if node.is_outcome:
                 used = {s.node for s in state.steps}
@@ -374,11 +412,25 @@ class Walk:
                     break
                 step = Step(tree_key, node_id, None)
             elif node_id in answers:
-                node.answer(answers[node_id])
-                step = Step(tree_key, node_id, answers[node_id])
+                given = answers[node_id]
+                if not any(a.id == given for a in node.answers):
+                    raise ValidationError("answers", f"{node_id}: {given!r} is not one of its answers",
+                                          ", ".join(a.id for a in node.answers))
+                self._check_consistent(node, given, facts, "answers")
+                step = Step(tree_key, node_id, given)
             else:
                 break
             state = self._auto(_State(state.start, (*state.steps, step)))
+        taken = {s.node: s.answer for s in state.steps if s.answer is not None}
+        for qid in sorted(answers, key=str):
+            if qid not in taken:
+                known = any(qid in t.nodes for t in self.trees.values())
+                why = "is not reachable on this path" if known else "is not a question of any tree"
+                raise ValidationError("answers", f"question {qid!r} {why} (the walk ends at {node_id} in "
+                                                 f"{tree_key})", "question ids on the path: " + ", ".join(taken))
+            if taken[qid] != answers[qid]:
+                raise ValidationError("answers", f"{qid}: {answers[qid]!r} contradicts an earlier answer; "
+                                                 f"the facts already give {taken[qid]!r}", repr(taken[qid]))
         self._history.append(state)
 
     def record(self) -> list[dict]:

@@ -228,3 +228,22 @@ def test_mixed_type_unknown_keys_and_far_dates_raise_the_validation_error():
         cra.reporting_deadlines("vulnerability", datetime(9999, 12, 31))
     with pytest.raises(ValidationError, match="notified"):
         cra.reporting_deadlines("incident", datetime(2027, 1, 1), notified=datetime(9999, 12, 15))
+
+
+def test_steward_role_needs_open_source_art_3_14():
+    """Art 3(14): a steward supports free and open-source software; without it the fact is set aside."""
+    a = cra.assess({"steward": True})
+    assert (a.in_scope, a.role) == (True, "manufacturer")
+    assert any(art == "Art 3(14)" for art, _ in a.reasons)
+    assert cra.assess({"steward": True, "commercial": False}).role == "none"
+    assert cra.assess({"steward": True, "commercial": False, "open_source": True}).role == "steward"
+
+
+def test_reporting_clock_rejects_years_before_the_range():
+    tz = timezone(timedelta(hours=5))
+    with pytest.raises(ValidationError) as err:
+        cra.reporting_deadlines("vulnerability", datetime(1, 1, 1, tzinfo=tz))
+    assert err.value.field == "aware" and str(cra.FIRST_YEAR) in str(err.value)
+    with pytest.raises(ValidationError) as err:
+        cra.reporting_deadlines("vulnerability", datetime(2027, 1, 1), fix_available=datetime(1, 1, 1))
+    assert err.value.field == "fix_available"

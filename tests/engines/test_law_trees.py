@@ -218,3 +218,64 @@ def test_layout_is_a_tidy_tree():
             for i, (a, b) in enumerate(edges):
                 for c, d in edges[i + 1:]:
                     assert not _cross(a, b, c, d), key
+
+
+SCOPE_TO_CLASS_II = {"q_saas": "no", "q_connection": "yes", "q_sector": "none", "q_commercial": "yes",
+                     "q_role": "maker", "q_annex_iv": "none", "q_class_ii": "III-II-2"}
+
+
+def test_foss_route_question_is_auto_answered_no_when_not_open_source_art_32_5():
+    """Art 32(5) is for free and open-source software only: after q_open_source 'no' the route tree must
+    not let a class II firewall answer 'yes' to the FOSS question and so reach module A."""
+    w = Walk("cra-scope")
+    w.replay({**SCOPE_TO_CLASS_II, "q_open_source": "no"})
+    assert w.current.id == "o_important_ii"
+    w.continue_on()                                   # tier and FOSS questions answered from the facts
+    assert w.current.id == "o_route_ii"
+    assert ("q_foss_ii", "no", True) in [(s.node, s.answer, s.auto) for s in w.steps]
+    assert w.facts["open_source"] is False
+    assert "A" not in cra.assess({k: v for k, v in w.facts.items() if k in cra.FACT_KEYS}).routes
+    with pytest.raises(ValidationError) as err:      # a contradicting answer cannot be replayed either
+        Walk("cra-scope").replay({**SCOPE_TO_CLASS_II, "q_open_source": "no", "q_foss_ii": "yes"})
+    assert err.value.field == "answers" and "q_foss_ii" in str(err.value)
+    # open source: the question is still asked, and yes leads to the 32(5) route
+    w.replay({**SCOPE_TO_CLASS_II, "q_open_source": "yes"})
+    w.continue_on()
+    assert w.current.id == "q_foss_ii" and [a.id for a in w.offered()] == ["yes", "no"]
+    assert w.answer("yes").id == "o_route_foss"
+
+
+def test_an_answer_contradicting_a_collected_fact_is_not_offered_and_not_accepted():
+    doc = {"law": "X", "trees": {"t": {"title": "T", "root": "q1", "nodes": {
+        "q1": {"kind": "question", "text": "Q1?", "article": "Art 1", "summary": "s",
+               "answers": [{"id": "a", "label": "A", "next": "q2", "facts": {"f": True}},
+                           {"id": "b", "label": "B", "next": "q2", "facts": {"f": False}}]},
+        "q2": {"kind": "question", "text": "Q2?", "article": "Art 2", "summary": "s",
+               "answers": [{"id": "x", "label": "X", "next": "o", "facts": {"f": True, "g": 1}},
+                           {"id": "y", "label": "Y", "next": "o", "facts": {"g": 2}},
+                           {"id": "z", "label": "Z", "next": "o"}]},
+        "o": {"kind": "outcome", "text": "O", "article": "Art 3", "summary": "s"}}}}}
+    w = Walk("t", parse_trees(doc))
+    w.answer("b")                                     # f is False: x contradicts it
+    assert w.current.id == "q2" and [a.id for a in w.offered()] == ["y", "z"]
+    with pytest.raises(ValidationError) as err:
+        w.answer("x")
+    assert err.value.field == "answer" and "f" in str(err.value)
+    assert w.current.id == "q2"
+
+
+def test_walk_and_replay_bad_input_raise_validation_errors():
+    with pytest.raises(ValidationError) as err:
+        Walk(["x"])
+    assert err.value.field == "tree"
+    w = Walk("cra-scope")
+    for bad in (None, [("q_saas", "no")]):
+        with pytest.raises(ValidationError) as err:
+            w.replay(bad)
+        assert err.value.field == "answers"
+    with pytest.raises(ValidationError) as err:      # skips q_connection: q_sector is never reached
+        w.replay({"q_saas": "no", "q_sector": "none"})
+    assert err.value.field == "answers" and "q_sector" in str(err.value) and "not reachable" in str(err.value)
+    with pytest.raises(ValidationError, match="q_nope"):
+        w.replay({"q_saas": "no", "q_nope": "yes"})
+    assert w.current.id == "q_saas" and not w.can_undo()      # a refused replay changes nothing
