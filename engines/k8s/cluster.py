@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from engines.errors import ValidationError
+from engines.errors import ValidationError, require_int, require_number
 from engines.k8s import manifests, rules
 from engines.k8s.base import Context, ImageBehavior
 from engines.k8s.deployment import DeploymentController, fenceposts
@@ -53,6 +53,17 @@ def merge_patch(target: object, patch: object) -> object:
     return out
 
 
+# This simulator's limit on pod objects in one cluster (not an API rule: every pod is simulated, each
+# costs CPU every tick). Twice manifests.SIM_MAX_REPLICAS, so one Deployment at the replicas limit
+# can still roll out with a 100 % surge.
+SIM_MAX_PODS = 20_000
+MAX_IMAGE_SECONDS = 10**9   # set_image times: ~30 simulated years, far past any run
+# set_image's arguments: (check, may be None); ImageBehavior documents what each means
+_IMAGE_FIELDS = {"startup_seconds": ("seconds", False), "ready_after": ("seconds", False),
+                 "exit_after": ("seconds", True), "exit_code": ("exit_code", False),
+                 "memory_bytes": ("amount", True), "cpu_millis": ("amount", True)}
+
+
 class Cluster:
     """A simulated cluster with the upstream controllers. ``reconcile="edge"`` swaps the
     ReplicaSet controller for the edge-triggered strawman."""
@@ -81,6 +92,7 @@ class Cluster:
         inf["EndpointSlice"] = Informer(self.store, "EndpointSlice", {"owner": index_by_owner})
         inf["Node"] = Informer(self.store, "Node")
         inf["ResourceQuota"] = Informer(self.store, "ResourceQuota")
+        self.store.admission.append(self._pod_limit_admission)
         self.store.admission.append(self._mutating_admission)
         self.kubelets: dict[str, Kubelet] = {}
         self.deployments = DeploymentController(self.ctx)
@@ -103,6 +115,15 @@ class Cluster:
         if obj["kind"] == "Pod":
             default_tolerations(obj)
             obj.setdefault("status", {})["phase"] = obj.get("status", {}).get("phase", "Pending")
+
+    def _pod_limit_admission(self, obj: dict) -> None:
+        """Refuse a pod past SIM_MAX_PODS like an admission plugin: a controller's create fails
+        (FailedCreate event, ReplicaFailure) and it retries, as with an exhausted ResourceQuota."""
+        if obj["kind"] == "Pod" and len(self.store.objects["Pod"]) >= SIM_MAX_PODS:
+            name = obj["metadata"].get("name") or obj["metadata"].get("generateName", "")
+            raise ApiError("Forbidden", "pods", f'pods "{name}" is forbidden: this simulator runs at most '
+                           f"{SIM_MAX_PODS:,} pods in a cluster (a simulator limit, not an API one)",
+                           f"at most {SIM_MAX_PODS:,} pods")
 
     def _node_added(self, node: dict) -> None:
         name = node["metadata"]["name"]
@@ -296,12 +317,27 @@ class Cluster:
 
     # --- faults and simulated facts outside the API -----------------------------------------------
     def set_image(self, image: str, **behavior) -> None:
-        """Say how a container image behaves (see ImageBehavior): e.g. exit_after=1 crash-loops."""
-        try:
-            self.ctx.images[image] = ImageBehavior(**behavior)
-        except TypeError as exc:
-            raise ValidationError("behavior", str(exc), "startup_seconds, ready_after, exit_after, exit_code, "
-                                  "memory_bytes, cpu_millis") from None
+        """Say how a container image behaves (see ImageBehavior): e.g. exit_after=1 crash-loops.
+
+        Every argument is checked here, so a bad value is refused now rather than failing later
+        inside ``run``."""
+        if not isinstance(image, str) or not image.strip():
+            raise ValidationError("image", f"{image!r} is not an image name", "a non-empty string, e.g. 'web:1'")
+        unknown = sorted(set(behavior) - set(_IMAGE_FIELDS))
+        if unknown:
+            raise ValidationError("behavior", f"unknown argument {', '.join(unknown)}", ", ".join(_IMAGE_FIELDS))
+        checked = {}
+        for key, value in behavior.items():
+            kind, optional = _IMAGE_FIELDS[key]
+            if value is None and optional:
+                checked[key] = None
+            elif kind == "seconds":
+                checked[key] = require_number(value, key, 0, MAX_IMAGE_SECONDS)
+            elif kind == "exit_code":   # a process exit status is 0…255
+                checked[key] = require_int(value, key, 0, 255)
+            else:
+                checked[key] = require_int(value, key, 0)
+        self.ctx.images[image] = ImageBehavior(**checked)
 
     def _kubelet(self, node: str) -> Kubelet:
         if node not in self.kubelets:

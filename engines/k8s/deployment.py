@@ -10,6 +10,7 @@ nothing is rolled back automatically.
 from __future__ import annotations
 
 import json
+from functools import cmp_to_key
 
 from engines.k8s import rules
 from engines.k8s.base import Controller, Context
@@ -68,6 +69,30 @@ def _sum(rss: list[dict], path: str, where: str = "spec") -> int:
 
 def _by_age(rss: list[dict]) -> list[dict]:
     return sorted(rss, key=lambda r: (r["metadata"]["creationTimestamp"], r["metadata"]["name"]))
+
+
+def _revision(rs: dict) -> int | None:
+    """deployment_util.go Revision: the revision annotation as an integer; a missing annotation is
+    0, one that does not parse is an error (None)."""
+    value = (rs["metadata"].get("annotations") or {}).get(REVISION)
+    if value is None:
+        return 0
+    try:
+        return int(str(value), 10)
+    except ValueError:
+        return None
+
+
+def _compare_by_revision(a: dict, b: dict) -> int:
+    """deployment_util.go ReplicaSetsByRevision.Less: by revision; on a tie or an unparsable
+    revision, controller.ReplicaSetsByCreationTimestamp (creation time, then name)."""
+    ra, rb = _revision(a), _revision(b)
+    if ra is None or rb is None or ra == rb:
+        ka = (a["metadata"]["creationTimestamp"], a["metadata"]["name"])
+        kb = (b["metadata"]["creationTimestamp"], b["metadata"]["name"])
+    else:
+        ka, kb = ra, rb
+    return -1 if ka < kb else (1 if ka > kb else 0)
 
 
 class DeploymentController(Controller):
@@ -356,11 +381,22 @@ class DeploymentController(Controller):
 
     # --- history ----------------------------------------------------------------------------------
     def cleanup_history(self, d: dict, olds: list[dict]) -> None:
-        """sync.go cleanupDeployment: keep revisionHistoryLimit (10) old, empty ReplicaSets."""
+        """sync.go cleanupDeployment: with more than revisionHistoryLimit (default 10) old
+        ReplicaSets not being deleted, look at the ``diff`` lowest *revisions* (ReplicaSetsByRevision,
+        not creation order: a rollback re-uses an old ReplicaSet under a new revision) and delete
+        those that are empty (status and spec replicas 0, generation observed); a non-empty one
+        among them is skipped, not replaced by the next."""
         limit = int(d["spec"].get("revisionHistoryLimit", 10))
-        empty = [rs for rs in _by_age(olds) if int(rs["spec"].get("replicas", 0)) == 0
-                 and int((rs.get("status") or {}).get("replicas", 0)) == 0]
-        for rs in empty[: max(0, len(empty) - limit)]:
+        cleanable = [rs for rs in olds if rs is not None and not rs["metadata"].get("deletionTimestamp")]
+        diff = len(cleanable) - limit
+        if diff <= 0:
+            return
+        cleanable.sort(key=cmp_to_key(_compare_by_revision))
+        for rs in cleanable[:diff]:
+            status = rs.get("status") or {}
+            if (int(status.get("replicas", 0) or 0) != 0 or int(rs["spec"].get("replicas", 0) or 0) != 0
+                    or rs["metadata"].get("generation", 1) > status.get("observedGeneration", 0)):
+                continue
             self.ctx.store.request_delete("ReplicaSet", obj_key(rs))
 
     # --- status and progress (sync.go calculateStatus, progress.go) ------------------------------
@@ -373,7 +409,9 @@ class DeploymentController(Controller):
         status["updatedReplicas"] = int((new or {}).get("status", {}).get("replicas", 0)) if new else 0
         status["readyReplicas"] = _sum(all_rss, "readyReplicas", "status")
         status["availableReplicas"] = _sum(all_rss, "availableReplicas", "status")
-        status["unavailableReplicas"] = max(status["replicas"] - status["availableReplicas"], 0)
+        # sync.go calculateStatus: totalReplicas = GetReplicaCountForReplicaSets(allRSs), the sum of
+        # *spec*.replicas, so pods a ReplicaSet wants but could not create (quota) count as unavailable
+        status["unavailableReplicas"] = max(_sum(all_rss, "replicas") - status["availableReplicas"], 0)
         conditions = status.get("conditions") or []
         if status["availableReplicas"] >= replicas - unavailable:
             cond = {"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",

@@ -82,6 +82,9 @@ def _walk(value: object, schema: object, path: str, out: list[str]) -> object:
 
 
 INT32_MAX = rules.INT32_MAX
+# This simulator's own limit (not the API's, which is int32): every pod is simulated, and 10^5
+# replicas cost about a minute of CPU per simulated second. benchmarks/k8s.py runs 3,000.
+SIM_MAX_REPLICAS = 10_000
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _NAMES = {   # apimachinery util/validation IsDNS1123Subdomain, IsDNS1123Label, IsDNS1035Label
     "subdomain": (re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"), 253,
@@ -311,6 +314,10 @@ def _check_workload(obj: dict) -> None:
     for k in ("replicas", "minReadySeconds", "revisionHistoryLimit"):   # ValidateNonnegativeField
         if k in spec:
             require_int(spec[k], f"spec.{k}", 0, INT32_MAX)
+    if spec.get("replicas", 0) > SIM_MAX_REPLICAS:   # not an API rule: the cost of simulating every pod
+        raise ValidationError("spec.replicas", f"{spec['replicas']} is more than this simulator runs",
+                              f"integer 0…{SIM_MAX_REPLICAS}: the API allows up to 2^31−1; this simulator runs up to "
+                              f"{SIM_MAX_REPLICAS:,} per {kind}")
     if "paused" in spec:
         require_bool(spec["paused"], "spec.paused")
     selector = spec.get("selector")

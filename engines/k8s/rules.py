@@ -10,7 +10,7 @@ import re
 from functools import cmp_to_key
 from typing import Iterable, Mapping
 
-from engines.errors import ValidationError, require_int
+from engines.errors import ValidationError, require_int, require_number
 from engines.k8s.quantity import parse_quantity, resource_amount
 
 # --- constants with their upstream names -----------------------------------------------------
@@ -38,16 +38,35 @@ def selector_matches(selector: Mapping | None, labels: Mapping | None) -> bool:
     """
     if selector is None:
         return False
-    labels = labels or {}
+    if not _is_map(selector):
+        raise ValidationError("selector", f"{selector!r} is not a label selector", _SELECTOR_SHAPE)
+    if labels is None:
+        labels = {}
+    elif not _is_map(labels):
+        raise ValidationError("labels", f"{labels!r} is not a label map", "a mapping of strings, e.g. {app: web}")
     if "matchLabels" in selector or "matchExpressions" in selector:
         match_labels = selector.get("matchLabels") or {}
         expressions = selector.get("matchExpressions") or []
+        if not _is_map(match_labels):
+            raise ValidationError("selector.matchLabels", f"{match_labels!r} is not a label map", "{app: web}")
+        if not isinstance(expressions, list):
+            raise ValidationError("selector.matchExpressions", f"{expressions!r} is not a list", f"[{_EXPRESSION_SHAPE}]")
     else:
         match_labels, expressions = selector, []
     if any(labels.get(k) != v for k, v in match_labels.items()):
         return False
-    for expr in expressions:
+    for i, expr in enumerate(expressions):
+        # LabelSelectorAsSelector refuses a malformed requirement instead of guessing
+        if not _is_map(expr):
+            raise ValidationError(f"selector.matchExpressions[{i}]", f"{expr!r} is not a requirement", _EXPRESSION_SHAPE)
         key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if not isinstance(key, str):
+            raise ValidationError(f"selector.matchExpressions[{i}].key", f"{key!r} is not a label key", "a string")
+        if op not in _SELECTOR_OPERATORS:
+            raise ValidationError(f"selector.matchExpressions[{i}].operator",
+                                  f"{op!r} is not a valid label selector operator", ", ".join(_SELECTOR_OPERATORS))
+        if not isinstance(values, (list, tuple)):
+            raise ValidationError(f"selector.matchExpressions[{i}].values", f"{values!r} is not a list", "[web, api]")
         if op == "In" and labels.get(key) not in values:
             return False
         if op == "NotIn" and key in labels and labels[key] in values:
@@ -57,6 +76,15 @@ def selector_matches(selector: Mapping | None, labels: Mapping | None) -> bool:
         if op == "DoesNotExist" and key in labels:
             return False
     return True
+
+
+def _is_map(value: object) -> bool:
+    return isinstance(value, dict) or isinstance(value, Mapping)
+
+
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")   # metav1.LabelSelectorOperator
+_EXPRESSION_SHAPE = "{key: app, operator: In, values: [web]}"
+_SELECTOR_SHAPE = "a mapping: {app: web} or {matchLabels: {…}, matchExpressions: [{…}]}"
 
 
 def match_labels_of(selector: Mapping | None) -> dict:
@@ -411,7 +439,10 @@ def pod_priority(pod: Mapping) -> int:
 def eviction_sort_key(pod: Mapping, usage_bytes: int | None) -> tuple:
     """pkg/kubelet/eviction/helpers.go rankMemoryPressure = orderedBy(exceedMemoryRequests,
     priority, memory): pods without stats first, then usage > request, then lower priority,
-    then larger usage − request. QoS is not a comparator."""
+    then larger usage − request. QoS is not a comparator. ``usage_bytes``: the pod's working set
+    (None: no stats)."""
+    if usage_bytes is not None:
+        require_number(usage_bytes, "usage_bytes", 0)
     request = pod_requests(pod).get("memory", 0)
     priority = pod_priority(pod)
     if usage_bytes is None:

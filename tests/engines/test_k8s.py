@@ -537,3 +537,37 @@ def test_vectorised_and_per_node_scores_agree(seed):
         table, _n = sched.node_table().candidates(sched, probe, req, wanted, nz)
         loop = {n["metadata"]["name"]: (a, b) for n, a, b in sched._candidates_loop(probe, req, wanted, nz)}
         assert table and all(loop[n["metadata"]["name"]] == (a, b) for n, a, b in table)
+
+
+def test_deployment_unavailable_counts_pods_quota_kept_from_being_created():
+    """sync.go calculateStatus: unavailableReplicas = Σ rs.spec.replicas − available. The
+    ReplicaSet wants 10, quota lets 5 exist: 5 are unavailable, not 0."""
+    c = cluster_with(2)
+    c.apply({"kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hard": {"pods": "5"}}})
+    c.apply(deployment(replicas=10))
+    c.run(30)
+    d = c.get("Deployment", "web")
+    assert d["status"]["replicas"] == 5 and d["status"]["availableReplicas"] == 5
+    assert d["status"]["unavailableReplicas"] == 5
+    assert rules.condition(d, "Available")["status"] == "False"
+
+
+def test_revision_history_cleanup_goes_by_revision_not_creation_after_a_rollback():
+    """sync.go cleanupDeployment sorts old ReplicaSets by revision (ReplicaSetsByRevision). After
+    web:1 → web:2 → web:1 (rollback: the first ReplicaSet comes back as revision 3) → web:3 with
+    revisionHistoryLimit 1, the web:2 ReplicaSet (revision 2) goes; the older-created web:1 one
+    (revision 3) stays."""
+    c = cluster_with()
+
+    def apply(image):
+        d = deployment(replicas=2, image=image)
+        d["spec"]["revisionHistoryLimit"] = 1
+        c.apply(d)
+        c.run(40)
+
+    for image in ("web:1", "web:2", "web:1", "web:3"):
+        apply(image)
+    rss = {r["spec"]["template"]["spec"]["containers"][0]["image"]: r for r in c.list("ReplicaSet")}
+    assert sorted(rss) == ["web:1", "web:3"]
+    assert rss["web:1"]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+    assert rss["web:3"]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "4"

@@ -287,3 +287,87 @@ def test_an_unknown_priority_class_is_refused_like_the_priority_admission_plugin
     pod["spec"]["priorityClassName"] = "system-cluster-critical"
     c.apply(pod)
     assert c.get("Pod", "p") is not None
+
+
+@pytest.mark.parametrize("image,behavior,field", [
+    ("x", {"exit_after": "soon"}, "exit_after"),
+    ("x", {"exit_after": -1}, "exit_after"),
+    ("x", {"startup_seconds": float("nan")}, "startup_seconds"),
+    ("x", {"ready_after": None}, "ready_after"),
+    ("x", {"exit_code": 256}, "exit_code"),
+    ("x", {"exit_code": 1.5}, "exit_code"),
+    ("x", {"memory_bytes": "1Gi"}, "memory_bytes"),
+    ("x", {"cpu_millis": -5}, "cpu_millis"),
+    ("x", {"colour": "red"}, "behavior"),
+    ("", {}, "image"),
+    (None, {}, "image"),
+])
+def test_set_image_checks_its_arguments_up_front(image, behavior, field):
+    """A bad behaviour is refused by set_image, not by a TypeError inside run() later."""
+    c = cluster()
+    c.apply(pod(name="p"))
+    refused(c, lambda: c.set_image(image, **behavior), field)
+    c.set_image("x", exit_after=None, memory_bytes=None, exit_code=0, startup_seconds=1)   # valid: accepted
+
+
+def test_selector_matches_and_eviction_key_refuse_malformed_input():
+    """rules.selector_matches and eviction_sort_key raise a ValidationError naming the field."""
+    for selector, labels, field in (({"matchExpressions": ["x"]}, {}, "selector.matchExpressions[0]"),
+                                    ({"matchExpressions": "x"}, {}, "selector.matchExpressions"),
+                                    ({"matchLabels": ["app"]}, {}, "selector.matchLabels"),
+                                    ({"matchExpressions": [{"key": ["a"], "operator": "In", "values": ["b"]}]}, {},
+                                     "selector.matchExpressions[0].key"),
+                                    ({"matchExpressions": [{"key": "a", "operator": "Is", "values": ["b"]}]}, {},
+                                     "selector.matchExpressions[0].operator"),
+                                    ({"matchExpressions": [{"key": "a", "operator": "In", "values": 5}]}, {},
+                                     "selector.matchExpressions[0].values"),
+                                    (["app"], {}, "selector"),
+                                    ({"app": "web"}, ["app"], "labels")):
+        with pytest.raises(ValidationError) as info:
+            rules.selector_matches(selector, labels)
+        assert info.value.field == field
+    assert rules.selector_matches({"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]}, {"a": "b"})
+    assert not rules.selector_matches({"app": "web"}, None)
+    for usage in ("x", -1, float("inf")):
+        with pytest.raises(ValidationError) as info:
+            rules.eviction_sort_key(pod(), usage)
+        assert info.value.field == "usage_bytes"
+    assert rules.eviction_sort_key(pod(), None)[0] == 0 and rules.eviction_sort_key(pod(), 2**20)[0] == 1
+
+
+def test_replicas_past_the_simulator_limit_are_refused_with_the_reason():
+    """The API allows 2^31−1 replicas; this simulator runs up to 10,000 per workload (10^5 took
+    about a minute of CPU per simulated second)."""
+    c = cluster()
+    for kind in ("Deployment", "ReplicaSet"):
+        err = refused(c, c.apply, "spec.replicas", {**deployment(replicas=10_001), "kind": kind})
+        assert "this simulator runs up to 10,000" in str(err) and "2^31−1" in str(err)
+    c.apply(deployment(replicas=2))
+    refused(c, c.patch, "spec.replicas", "Deployment", "web", {"spec": {"replicas": 2**31 - 1}})
+    assert c.get("Deployment", "web")["spec"]["replicas"] == 2
+    c.apply(deployment(replicas=10_000, name="big"))          # the limit itself is allowed (not run here)
+
+
+def test_pods_past_the_simulator_limit_fail_to_create_like_quota(monkeypatch):
+    """Past cluster.SIM_MAX_PODS a pod create is refused (Forbidden) and the ReplicaSet reports it."""
+    import engines.k8s.cluster as cluster_module
+    monkeypatch.setattr(cluster_module, "SIM_MAX_PODS", 3)
+    c = cluster()
+    c.apply(deployment(replicas=5))
+    c.run(10)
+    assert len(c.list("Pod")) == 3
+    failed = [e for e in c.events if e["reason"] == "FailedCreate"]
+    assert failed and "this simulator runs at most 3 pods" in failed[0]["message"]
+    with pytest.raises(ValidationError, match="simulator"):
+        c.apply(pod(name="extra"))
+
+
+def test_web_deployment_asset_header_counts_its_nodes():
+    """assets/k8s/web-deployment.yaml's first-line comment names as many nodes as it defines."""
+    import re
+    from pathlib import Path
+
+    from engines.k8s import load_manifests
+    text = (Path(__file__).resolve().parents[2] / "assets" / "k8s" / "web-deployment.yaml").read_text()
+    said = int(re.search(r"(\d+) nodes", text.splitlines()[0]).group(1))
+    assert said == sum(1 for m in load_manifests(text) if m.obj["kind"] == "Node")
