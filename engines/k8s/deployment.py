@@ -193,7 +193,8 @@ class DeploymentController(Controller):
         return None
 
     def _max_revision(self, rss: list[dict]) -> int:
-        return max([int((rs["metadata"].get("annotations") or {}).get(REVISION, 0)) for rs in rss] or [0])
+        """deployment_util.go MaxRevision: a revision that does not parse is skipped (upstream logs it)."""
+        return max([r for r in map(_revision, rss) if r is not None] or [0])
 
     def get_new_rs(self, d: dict, rss: list[dict], create: bool) -> tuple[dict | None, dict]:
         """sync.go getNewReplicaSet: reuse (bumping its revision) or create the new ReplicaSet.
@@ -203,7 +204,8 @@ class DeploymentController(Controller):
         revision = self._max_revision(olds) + 1
         name = d["metadata"]["name"]
         if new is not None:
-            if int((new["metadata"].get("annotations") or {}).get(REVISION, 0)) < revision:
+            current = _revision(new)        # SetNewReplicaSetAnnotations leaves an unparsable one alone
+            if current is not None and current < revision:
                 new = self.ctx.store.mutate("ReplicaSet", obj_key(new), lambda o: o["metadata"]["annotations"].__setitem__(
                     REVISION, str(revision)))
             return new, {}

@@ -571,3 +571,25 @@ def test_revision_history_cleanup_goes_by_revision_not_creation_after_a_rollback
     assert sorted(rss) == ["web:1", "web:3"]
     assert rss["web:1"]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
     assert rss["web:3"]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "4"
+
+
+def test_an_adopted_replicaset_with_an_unparsable_revision_is_skipped_not_a_crash():
+    """deployment_util.go MaxRevision skips a revision annotation that does not parse (it logs it);
+    the Deployment adopts the orphan ReplicaSet its selector matches and rolls out as usual."""
+    c = cluster_with()
+    c.apply({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+             "metadata": {"name": "stray", "labels": {"app": "web"},
+                          "annotations": {"deployment.kubernetes.io/revision": "seven"}},
+             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                      "template": {"metadata": {"labels": {"app": "web"}},
+                                   "spec": {"containers": [{"name": "web", "image": "old:1"}]}}}})
+    c.run(5)
+    c.apply(deployment(replicas=2))
+    c.run(40)
+    d = c.get("Deployment", "web")
+    assert d["status"].get("availableReplicas") == 2
+    rss = {r["metadata"]["name"]: r for r in c.list("ReplicaSet")}
+    assert rss["stray"]["metadata"]["ownerReferences"][0]["name"] == "web"        # adopted
+    new = next(r for name, r in rss.items() if name != "stray")
+    assert new["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"   # "seven" skipped
+    assert rss["stray"]["spec"]["replicas"] == 0
