@@ -240,7 +240,7 @@ class LawPanel(Panel):
             b.setParent(None)
             b.deleteLater()
         self.answer_buttons = []
-        for a in node.answers:
+        for a in w.offered():                       # no answer an earlier one already rules out
             b = WrapButton("▸ " + a.label)             # wraps: a long answer neither widens the card nor is cut
             b.setAccessibleName(f"Answer: {a.label}")
             b.clicked.connect(lambda _=False, aid=a.id: self.answer(aid))

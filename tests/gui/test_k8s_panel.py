@@ -132,12 +132,15 @@ def test_huge_replicas_are_refused_up_front_naming_the_field(panel, qtbot, monke
     monkeypatch.setattr(scenarios, "Cluster", NoCluster)
     before = panel.timeline_data
     button = apply_button(panel)
-    panel.yaml.setPlainText(deployment("x", 1_000_000_000))
+    panel.yaml.setPlainText(deployment("x", 1_000_000_000))   # past the engine's own limit (10,000)
     t0 = time.perf_counter()
     qtbot.mouseClick(button, Qt.LeftButton)
     assert time.perf_counter() - t0 < 1.0
+    assert "spec.replicas: 1000000000 is more than this simulator runs" in panel.yaml_report.text()
+    panel.yaml.setPlainText(deployment("x", 5_000))           # valid, but too many tiles to animate
+    qtbot.mouseClick(button, Qt.LeftButton)
     text = panel.yaml_report.text()
-    assert "spec.replicas: 1000000000 pods is more than this simulator animates (at most 2000)" in text
+    assert "spec.replicas: 5000 pods is more than this simulator animates (at most 2000)" in text
     assert "Deployment/x" in text
     assert not panel.tasks.running and button.isEnabled() and panel.timeline_data is before
     # the bound is on the total across the pasted objects, not silently truncated
