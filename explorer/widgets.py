@@ -496,6 +496,10 @@ class LessonView(QTextBrowser):
                 cur.movePosition(QTextCursor.EndOfBlock, QTextCursor.KeepAnchor)
                 cur.mergeCharFormat(fmt)
             block = block.next()
+        # Re-formatting after setMarkdown left the body text below the first screen never laid out
+        # (blank sections when scrolled to, a scroll range a third too short: memory's lesson);
+        # marking the whole document dirty lays it out again as it scrolls into view.
+        self.document().markContentsDirty(0, self.document().characterCount())
 
 
 class Tabs(QTabWidget):

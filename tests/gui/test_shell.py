@@ -156,6 +156,32 @@ def test_model_switch_adapts_tp_and_says_so_in_the_editor_and_status_bar(window)
     assert window.error_label.text() == ""
 
 
+def test_lesson_text_is_laid_out_all_the_way_down(ctx, qtbot):
+    """Scrolling through the Explanation shows every paragraph: each text block below the first
+    screen gets laid out as it scrolls into view (before, memory's sections 3-5 stayed blank)."""
+    from engines.assets import asset_path
+    from explorer.widgets import LessonView
+
+    view = LessonView()
+    qtbot.addWidget(view)
+    view.resize(320, 800)
+    view.show()
+    view.setMarkdown(asset_path("lessons", "memory.md").read_text(encoding="utf-8"))
+    bar = view.verticalScrollBar()
+    seen = None
+    while (bar.value(), bar.maximum()) != seen:      # scroll a page at a time, as a reader would,
+        seen = (bar.value(), bar.maximum())          # until the end stops moving
+        bar.setValue(bar.value() + bar.pageStep())
+        qtbot.wait(20)
+    block, blank = view.document().begin(), []
+    while block.isValid():
+        if block.text().strip() and block.layout().lineCount() == 0:
+            blank.append(block.text()[:40])
+        block = block.next()
+    assert blank == [], (blank, bar.value(), bar.maximum())
+    assert bar.maximum() > 3 * bar.pageStep()
+
+
 def test_timeline_keys_and_chapters(window, qtbot):
     tl = window.ctx.timeline
     tl.set_spec(TimelineSpec(50, chapters=[(0, "a"), (20, "b"), (40, "c")]))
