@@ -273,9 +273,12 @@ class GanttView(pg.GraphicsLayoutWidget):
             self.legend.fit_columns(event.size().width(), self._legend_font())
 
     def set_time_range(self, t_max: float) -> None:
-        if t_max != getattr(self, "_t_max", None):
-            self.gantt.setXRange(0, t_max * 1.01, padding=0)
-            self._t_max = t_max
+        """Time axis 0…t_max (+1 %). Compared with the range shown, not the last one asked for: a
+        linked chart (the other side, the executed pair) may have moved it since."""
+        want = [0.0, t_max * 1.01]
+        if self.gantt.getViewBox().viewRange()[0] != want:
+            self.gantt.setXRange(*want, padding=0)
+        self._t_max = t_max
 
     def set_cursor(self, t: float) -> None:
         self.cursor.setValue(t)

@@ -458,8 +458,9 @@ class PipelinePanel(Panel):
         self.executed = run
         ms = run.measured
         self._exec_ms = [_in_ms(ms), _in_ms(run.simulated)]
-        self.exec_gantts[0].show_simulation(self._exec_ms[0], f"measured on {run.device} (ms)")
-        self.exec_gantts[1].show_simulation(self._exec_ms[1], "simulated from measured op times (ms)")
+        self.exec_gantts[0].show_simulation(self._exec_ms[0], f"measured on {run.device} (ms)", fit_time=False)
+        self.exec_gantts[1].show_simulation(self._exec_ms[1], "simulated from measured op times (ms)",
+                                            fit_time=False)   # linked: one range for both, set below
         t_max = max(ms.makespan, run.simulated.makespan) * 1e3
         self.exec_gantts[0].set_time_range(t_max)
         costs = ", ".join(f"{OP_NAMES[k]} {v * 1e3:.2f} ms" for k, v in run.mean_costs.items())

@@ -88,6 +88,10 @@ def test_executed_mode_runs_on_cpu(panel, ctx, qtbot):
     assert panel.timeline().n_frames > 10
     assert "measured makespan" in panel.exec_info.text()
     assert panel.result()["executed"]["ops"]
+    longest = max(run.measured.makespan, run.simulated.makespan) * 1e3       # both charts in ms, linked
+    for g in panel.exec_gantts:                 # the longer run is not cut off by the shorter one's range
+        x0, x1 = g.gantt.getViewBox().viewRange()[0]
+        assert x0 == 0 and x1 >= longest
 
 
 def test_exports(panel):
