@@ -462,7 +462,7 @@ class QuantPanel(Panel):
         items = self._affine_items()
         xs = np.arange(len(s["values"]), dtype=float)
         levels = [(q, s["scale"] * (q - s["zero"])) for q in range(int(s["qmin"]), int(s["qmax"]) + 1)]
-        while len(items["lines"]) < len(levels):            # integer grid: every level x̂ = scale·(q − zero)
+        while len(items["lines"]) < len(levels):            # integer grid: every level x′ = scale·(q − zero)
             line, label = pg.InfiniteLine(angle=0), pg.TextItem("", anchor=(0, 0.5))
             self.affine_plot.addItem(line)
             self.affine_plot.addItem(label)
@@ -494,7 +494,7 @@ class QuantPanel(Panel):
             f"<span style='font-size:{th.point_size * 1.4:.0f}pt'><b>Step {k + 1}/{len(self.steps)}:</b> "
             f"{s['text']}</span><br>x = {'  '.join(f'{v:.3g}' for v in s['values'])}<br>"
             + (f"→ {shown}<br>" if shown else "")
-            + f"codes q = {codes} &nbsp; (● original, ■ de-quantized x̂; dashed lines: the "
+            + f"codes q = {codes} &nbsp; (● original x, ■ de-quantized x′; dashed lines: the "
               f"{int(s['qmax'] - s['qmin'] + 1)} levels)")
 
     def _draw_heatmap(self) -> None:

@@ -3,7 +3,7 @@
 Asymmetric, as in GPTQ's ``quant.py`` ``Quantizer`` (IST-DASLab/gptq, Frantar et al., ICLR'23,
 arXiv 2210.17323) and llm-awq's ``pseudo_quantize_tensor`` (Lin et al., MLSys'24, arXiv 2306.00978):
     scale = (x_max − x_min) / (2^b − 1),  zero = round(−x_min / scale)
-    q = clamp(round(x / scale) + zero, 0, 2^b − 1),  x̂ = scale · (q − zero)
+    q = clamp(round(x / scale) + zero, 0, 2^b − 1),  x′ = scale · (q − zero)
 with x_min ≤ 0 ≤ x_max enforced (GPTQ clamps the range to include 0, so 0 is exact).
 Symmetric, as in SmoothQuant's ``fake_quant.py`` (Xiao et al., ICML'23, arXiv 2211.10438):
     scale = max|x| / (2^(b−1) − 1),  q = clamp(round(x / scale), −(2^(b−1) − 1), 2^(b−1) − 1).
@@ -123,7 +123,7 @@ def dequantize(codes, scale, zero):
 
 
 def fake_quant(x, scale, zero, bits: int, symmetric: bool = False):
-    """Quantize then de-quantize: x̂ = scale · (q − zero)."""
+    """Quantize then de-quantize: x′ = scale · (q − zero)."""
     return dequantize(quantize_codes(x, scale, zero, bits, symmetric), scale, zero)
 
 
@@ -237,8 +237,8 @@ def worked_example(values, bits: int, symmetric: bool = False) -> list[dict]:
         ("divide", "x / scale", ratio),
         ("round", "round(x / scale)", rounded),
         ("codes", f"q = clamp(round(x / scale) + zero, {qlo}, {qhi})", codes),
-        ("dequant", "x̂ = scale · (q − zero)", deq),
-        ("error", f"error x − x̂ (|error| ≤ scale/2 = {s / 2:.4g})", x - deq),
+        ("dequant", "x′ = scale · (q − zero), the de-quantized value", deq),
+        ("error", f"error x − x′ (|error| ≤ scale/2 = {s / 2:.4g})", x - deq),
     ]
     return [{"step": name, "text": text, "values": x.tolist(), "row": None if row is None else row.tolist(),
              "scale": s, "zero": z, "codes": codes.tolist(), "dequant": deq.tolist(), "qmin": qlo, "qmax": qhi}
