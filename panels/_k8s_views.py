@@ -2,6 +2,8 @@
 ownership/selection graph. Pure drawing of engine frames; no rules live here."""
 from __future__ import annotations
 
+from collections import Counter
+
 from PySide6.QtCore import QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -26,6 +28,30 @@ def _style(badge: str, ready: bool) -> tuple[int, Qt.BrushStyle]:
                 return 0, Qt.Dense3Pattern
             return style
     return 6, Qt.Dense5Pattern
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG contrast ratio of two colours (1 … 21)."""
+    def lum(c: QColor) -> float:
+        ch = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in (c.redF(), c.greenF(), c.blueF())]
+        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def ink_on(fill: QColor, theme) -> QColor:
+    """The theme's text or background colour, whichever reads better on ``fill``."""
+    return max((QColor(theme.fg), QColor(theme.bg)), key=lambda c: contrast(c, fill))
+
+
+def fit_name(fm, width: float, name: str, suffix: int = 5) -> str:
+    """``name`` whole if it fits ``width`` pixels, else its distinguishing suffix (a pod's random
+    tail) after as much of the front as fits: "web-67…jxkk8"; at worst the suffix alone."""
+    if fm.horizontalAdvance(name) <= width or len(name) <= suffix:
+        return name
+    tail = name[-suffix:]
+    head = fm.elidedText(name[:-suffix], Qt.ElideRight, int(width - fm.horizontalAdvance(tail)))
+    return head + tail if head else tail
 
 
 def fit(fm, width: float, *candidates: str) -> str:
@@ -116,12 +142,17 @@ class ClusterView(QWidget):
                     p.setPen(QPen(QColor(t.fg), 1))
                     p.setBrush(Qt.NoBrush)
                     p.drawRect(bar)
-                    p.fillRect(QRectF(bar.left(), bar.top(), bar.width() * frac, bar.height()),
-                               QBrush(QColor(t.palette[4]), Qt.SolidPattern))
+                    fill, filled = QColor(t.palette[4]), QRectF(bar.left(), bar.top(), bar.width() * frac, bar.height())
+                    p.fillRect(filled, QBrush(fill, Qt.SolidPattern))
+                    text = fit(fm, bar.width() - 8, f"{label} {fmt(used)} / {fmt(alloc)}",
+                               f"{short} {fmt(used)}/{fmt(alloc)}", f"{fmt(used)}/{fmt(alloc)}")
+                    # the text twice, clipped: contrasting ink over the fill, the normal ink past it
+                    for clip, ink in ((filled, ink_on(fill, t)), (bar.adjusted(filled.width(), 0, 0, 0), QColor(t.fg))):
+                        p.setClipRect(clip)
+                        p.setPen(ink)
+                        p.drawText(bar.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft, text)
+                    p.setClipping(False)
                     p.setPen(QColor(t.fg))
-                    p.drawText(bar.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft,
-                               fit(fm, bar.width() - 8, f"{label} {fmt(used)} / {fmt(alloc)}",
-                                   f"{short} {fmt(used)}/{fmt(alloc)}", f"{fmt(used)}/{fmt(alloc)}"))
                     y += line + 4
                 cap = node["memory_capacity"]
                 if cap:
@@ -220,6 +251,9 @@ class GraphView(QWidget):
             x, y = pos[n]
             return 10 + x * W, 20 + (2 - y) / 2 * H
 
+        # graph_layout spaces each layer evenly: a label may use its node's share of the width
+        per_layer = Counter(y for _x, y in pos.values())
+
         for a, b, data in g.edges(data=True):
             if a not in pos or b not in pos:
                 continue
@@ -233,7 +267,8 @@ class GraphView(QWidget):
             x, y = xy(n)
             kind = data["kind"]
             short = {"Deployment": "deploy", "ReplicaSet": "rs", "Service": "svc", "Pod": ""}[kind]
-            label = data["label"][-5:] if kind == "Pod" else f"{short}/{data['label']}"
+            slot = max(W / per_layer[pos[n][1]] - 8, fm.horizontalAdvance("…00000"))
+            label = fit_name(fm, slot, data["label"] if kind == "Pod" else f"{short}/{data['label']}")
             color = QColor(t.palette[2] if data.get("ready", True) else t.palette[0])
             p.setPen(QPen(QColor(t.fg), 1))
             p.setBrush(QBrush(color, Qt.SolidPattern if data.get("ready", True) else Qt.Dense4Pattern))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSplitter,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontDatabase
 
 from engines.errors import ValidationError
 from engines.k8s import load_manifests
@@ -158,13 +159,13 @@ class K8sPanel(Panel):
         split.addWidget(left)
         tabs = self.tabs = QTabWidget()
         self.loop = QTextBrowser()
-        self.events = QTableWidget(0, 5)
-        self.events.setHorizontalHeaderLabels(["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
-        self.events.horizontalHeader().setStretchLastSection(True)
+        self.events = self._events_table()
         self.explainer = QTextBrowser()
         yaml_box = QWidget()
         yl = QVBoxLayout(yaml_box)
         self.yaml = QPlainTextEdit(EXAMPLE_YAML)
+        # YAML indentation is syntax: fixed pitch, and long lines scroll instead of wrapping to column 0
+        self.yaml.setLineWrapMode(QPlainTextEdit.NoWrap)
         run_yaml = self.run_yaml_button = QPushButton(YAML_BUTTON)
         run_yaml.setToolTip(f"Apply these manifests in a fresh simulated cluster and record {YAML_SECONDS} s "
                             f"(in the background; at most {MAX_YAML_PODS} pods)")
@@ -353,18 +354,54 @@ class K8sPanel(Panel):
                        for ctrl, texts in by_controller.items())
         _set_html(self.loop, html or "<i>No controller acted this second: desired = observed everywhere.</i>")
 
+    @staticmethod
+    def _events_table() -> QTableWidget:
+        """kubectl's event columns in a ~330 px tab (at 1600 px): REASON above OBJECT in one cell, and
+        each event's MESSAGE on a full-width, wrapped line of its own below them."""
+        table = QTableWidget(0, 3)
+        table.setHorizontalHeaderLabels(["LAST SEEN", "TYPE", "REASON / OBJECT"])
+        table.verticalHeader().hide()                      # row numbers: newest first says it already
+        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # wrapped messages grow
+        table.setWordWrap(True)
+        table.setAlternatingRowColors(True)                # fields and message rows alternate: one event, two tints
+        table.setTextElideMode(Qt.ElideMiddle)             # a squeezed name keeps its kind and pod suffix
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.Fixed)    # sized in _fill_events: the spanning
+        header.setSectionResizeMode(1, QHeaderView.ResizeToContents)   # message would count as its content
+        header.setSectionResizeMode(2, QHeaderView.Stretch)    # an object name wraps at its "/" and "-"
+        return table
+
     def _fill_events(self, f) -> None:
-        """kubectl get events, newest first; existing cells are re-texted, not recreated."""
-        self.events.setRowCount(len(f.events))
+        """kubectl get events, newest first, two table rows per event (the fields, then the message
+        spanning them); existing cells are re-texted, not recreated."""
+        table = self.events
+        if table.rowCount() != 2 * len(f.events):
+            table.clearSpans()
+            table.setRowCount(2 * len(f.events))
+            for r in range(1, table.rowCount(), 2):
+                table.setSpan(r, 0, 1, table.columnCount())
+        ages: list[str] = []
         for r, e in enumerate(reversed(f.events)):
             age = f.t - e["lastTimestamp"]
-            count = f" (x{e['count']} over {f.t - e['firstTimestamp']:.0f}s)" if e["count"] > 1 else ""
-            for col, text in enumerate([f"{age:.0f}s{count}", e["type"], e["reason"], e["object"], e["message"]]):
-                item = self.events.item(r, col)
+            count = f"\n(x{e['count']} over {f.t - e['firstTimestamp']:.0f}s)" if e["count"] > 1 else ""
+            cells = [(2 * r, col, text) for col, text in enumerate([f"{age:.0f}s{count}", e["type"],
+                                                                    f"{e['reason']}\n{e['object']}"])]
+            ages.append(cells[0][2])
+            for row, col, text in cells + [(2 * r + 1, 0, e["message"])]:
+                item = table.item(row, col)
                 if item is None:
-                    self.events.setItem(r, col, QTableWidgetItem(text))
+                    item = QTableWidgetItem(text)
+                    item.setToolTip(text)                  # the full text of an elided cell
+                    table.setItem(row, col, item)
                 elif item.text() != text:
                     item.setText(text)
+                    item.setToolTip(text)
+        fm = table.fontMetrics()
+        table.horizontalHeader().resizeSection(0, max([table.horizontalHeader().sectionSizeHint(0)]
+                                                      + [fm.horizontalAdvance(line) + 12 for a in ages
+                                                         for line in a.splitlines()]))
+        table.resizeRowsToContents()                       # wrap heights follow the widths just set
 
     def _pod_selected(self, name: str) -> None:
         self.selected_pod = name
@@ -395,6 +432,10 @@ class K8sPanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme) if hasattr(super(), "apply_theme") else None
+        mono = QFontDatabase.systemFont(QFontDatabase.FixedFont)
+        mono.setStyleHint(QFont.Monospace)                 # offscreen/minimal platforms: still a fixed-pitch family
+        mono.setPointSizeF(theme.point_size)
+        self.yaml.setFont(mono)
         self.cluster.theme = theme
         self.graph.theme = theme
         self.cluster.update()

@@ -190,3 +190,61 @@ def test_frames_redraw_in_place_and_fit_a_narrow_panel(panel):
     panel.resize(620, 700)
     panel.cluster.repaint()
     assert len(panel.cluster.tiles) >= 8            # every pod of the 3 nodes still drawn
+
+
+def test_graph_pod_labels_show_the_whole_name_when_it_fits(panel, monkeypatch):
+    import panels._k8s_views as views
+
+    drawn = []
+    fit_name = views.fit_name
+    monkeypatch.setattr(views, "fit_name", lambda *a, **k: drawn.append(fit_name(*a, **k)) or drawn[-1])
+    panel.chooser.setCurrentIndex(panel.chooser.findData("memory-pressure"))
+    panel.show_frame(0)
+    panel.graph.repaint()
+    assert {"besteffort", "burstable", "guaranteed"} <= set(drawn)   # not "ffort / table / nteed"
+    # too narrow: the distinguishing suffix stays, the front is elided
+    fm = panel.graph.fontMetrics()
+    name = "web-677bbd867b-jxkk8"
+    short = fit_name(fm, fm.horizontalAdvance("web-6…jxkk8"), name)
+    assert short.endswith("jxkk8") and short.startswith("web") and "…" in short
+
+
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+def test_capacity_bar_text_contrasts_with_the_fill(theme_name):
+    from PySide6.QtGui import QColor
+
+    from explorer.theme import THEMES
+    from panels._k8s_views import contrast, ink_on
+
+    theme = THEMES[theme_name]
+    fill = QColor(theme.palette[4])
+    assert contrast(ink_on(fill, theme), fill) >= 4.5                       # text over the filled part
+    assert contrast(QColor(theme.fg), QColor(theme.panel_bg)) >= 4.5         # text past it
+
+
+def test_yaml_editor_is_fixed_pitch_and_does_not_wrap(panel):
+    from PySide6.QtGui import QFontInfo
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    assert QFontInfo(panel.yaml.font()).fixedPitch()
+    assert panel.yaml.lineWrapMode() == QPlainTextEdit.NoWrap
+    assert abs(panel.yaml.font().pointSizeF() - panel.theme.point_size) < 0.01
+
+
+def test_event_messages_are_readable_without_sideways_scrolling(make_panel, qtbot):
+    from panels.k8s import K8sPanel
+
+    panel = make_panel(K8sPanel, size=(950, 900))    # the panel's width in a 1600 px window
+    panel.chooser.setCurrentIndex(panel.chooser.findData("rolling"))
+    panel.show_frame(20)
+    panel.tabs.setCurrentWidget(panel.events)
+    qtbot.wait(50)
+    table, events = panel.events, panel.timeline_data.frames[20].events
+    viewport = table.viewport().width()
+    assert table.horizontalHeader().length() <= viewport                     # no column past the edge
+    texts = {table.item(r, c).text(): (r, c) for r in range(table.rowCount()) for c in range(table.columnCount())
+             if table.item(r, c)}
+    message = events[-1]["message"]                                          # the newest event
+    rect = table.visualRect(table.model().index(*texts[message]))
+    assert rect.left() >= 0 and rect.right() <= viewport and rect.width() >= viewport * 0.9
+    assert any(events[-1]["reason"] in t and events[-1]["object"] in t for t in texts)
