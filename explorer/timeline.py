@@ -165,6 +165,9 @@ class PlayerWidget(QWidget):
         self.chapters.setAccessibleName("Chapter")
         self.chapters.setToolTip("Jump to a chapter (PgUp / PgDn)")
         self.chapters.activated.connect(self._chapter_chosen)
+        # as wide as the longest chapter of the timeline shown (the default sized it once, for the
+        # first panel's chapters: "failure: GPU HBM3 memory" read "failur"), up to CHAPTER_CHARS
+        self.chapters.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         lay.addWidget(self.chapters)
         self.speed = QComboBox()
         self.speed.setAccessibleName("Playback speed")
@@ -178,12 +181,15 @@ class PlayerWidget(QWidget):
         model.playing_changed.connect(lambda p: self.play_button.setText("⏸ Pause" if p else "▶ Play"))
         self._spec(model.spec)
 
+    CHAPTER_CHARS = 34   # the chapter box's widest: the slider keeps the rest
+
     def _pin_frame_label(self) -> None:
         """Room for the longest "frame i/n" of this timeline, fixed: a label that may change size
         re-lays out the dock and the main window (every panel) on each frame it is re-texted."""
         n = self.model.n_frames
         longest = max(f"frame {n}/{n}", "no animation", key=self.frame_label.fontMetrics().horizontalAdvance)
         pin_size(self.frame_label, longest=longest)
+        self.chapters.setMaximumWidth(self.chapters.fontMetrics().averageCharWidth() * self.CHAPTER_CHARS)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         if event.type() == QEvent.FontChange:   # the label gets the new font after its parent:

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox,
-                               QTextBrowser, QVBoxLayout)
+                               QTextBrowser, QVBoxLayout, QWidget)
 
 from engines.mfu import TrainingThroughput, training_throughput
 from engines.reliability import (RunResult, daly_interval, expected_goodput, goodput_vs_cluster,
@@ -23,12 +23,13 @@ from explorer.flow_layout import FlowLayout
 from explorer.label_layer import Label, label_layer
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
-from explorer.widgets import ErrorLabel, LabeledSlider, brush, legend_below, log_axes, make_plot, pen
+from explorer.widgets import ErrorLabel, LabeledSlider, Tabs, brush, legend_below, log_axes, make_plot, pen
 from explorer.live_text import LiveText, pin_size
 
 KINDS = ("compute", "checkpoint", "lost", "restart")
 KIND_LABELS = {"compute": "kept work", "checkpoint": "checkpoint write", "lost": "lost work", "restart": "restart"}
 N_FRAMES = 240
+MIN_SPAN_PX = 2.0   # narrowest span drawn on the run timeline, in pixels
 DEBOUNCE_MS = 150
 ZOOMS = (("view: 12 checkpoint intervals", 12), ("view: 60 checkpoint intervals", 60), ("view: whole run", 0))
 STALE_OPACITY = 0.35
@@ -140,17 +141,11 @@ class ScalePanel(Panel):
         grid.addWidget(self._build_gauge(), 0, 0)
         grid.addLayout(self._build_goodput(), 0, 1)
         grid.addLayout(self._build_timeline(), 1, 0)
-        grid.addLayout(self._build_cluster(), 1, 1)
+        grid.addWidget(self._build_cluster_and_triage(), 1, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
-        self.body.addLayout(grid, 5)
+        self.body.addLayout(grid, 1)
 
-        self.triage = QTextBrowser()
-        self.triage.setOpenLinks(False)
-        self.triage.setHtml(TRIAGE)
-        self.triage.setAccessibleName("Loss-spike and silent-data-corruption triage checklist")
-        self.triage.setMinimumHeight(70)
-        self.body.addWidget(self.triage, 1)
 
     # --- construction: every plot item is made once and updated in place ---------------------
     def _build_gauge(self) -> QGroupBox:
@@ -212,6 +207,7 @@ class ScalePanel(Panel):
         tp.setMouseEnabled(x=False, y=False)
         tp.setYRange(-0.6, 4.6, padding=0)
         tp.setMinimumHeight(200)
+        tp.getViewBox().sigResized.connect(lambda *_a: self.show_frame(self._frame))  # MIN_SPAN_PX in data units
         self.span_items = {k: Bars(x0=[], y=[], width=[], height=0.7) for k in KINDS}
         for item in self.span_items.values():
             tp.addItem(item)
@@ -228,6 +224,22 @@ class ScalePanel(Panel):
         lay.addWidget(self.run_text)
         lay.addWidget(self.run_summary)
         return lay
+
+    def _build_cluster_and_triage(self) -> Tabs:
+        """The cluster chart shares its cell with the triage checklist: below the charts the list
+        got a strip of two lines (at presenter size a heading and half a line)."""
+        tabs = self.lower_tabs = Tabs()
+        page = QWidget()
+        lay = self._build_cluster()
+        lay.setContentsMargins(0, 0, 0, 0)
+        page.setLayout(lay)
+        tabs.addTab(page, "Cluster size")
+        self.triage = QTextBrowser()
+        self.triage.setOpenLinks(False)
+        self.triage.setHtml(TRIAGE)
+        self.triage.setAccessibleName("Loss-spike and silent-data-corruption triage checklist")
+        tabs.addTab(self.triage, "Triage checklist")
+        return tabs
 
     def _build_cluster(self) -> QVBoxLayout:
         cp = self.cluster_plot = make_plot(self.theme, "Cluster size against interruptions",
@@ -459,12 +471,15 @@ class ScalePanel(Panel):
             return
         now = run.wall_seconds * self._frame / (N_FRAMES - 1)
         lo, hi = self._view_window(now)
+        # A one-minute checkpoint is a tenth of a pixel in a 60-hour view and was not drawn at all:
+        # every span is drawn at least MIN_SPAN_PX wide (the text below gives the real durations).
+        min_w = MIN_SPAN_PX * (hi - lo) * 1.02 / max(self.timeline_plot.getViewBox().width(), 1.0)
         for row, kind in enumerate(KINDS):
             starts, ends = run.kind_arrays[kind]
             a = int(np.searchsorted(ends, lo, side="left"))      # first span ending inside the view
             b = int(np.searchsorted(starts, min(now, hi), side="left"))
             x0 = starts[a:b]
-            w = np.minimum(ends[a:b], now) - x0
+            w = np.maximum(np.minimum(ends[a:b], now) - x0, min_w)
             self.span_items[kind].setOpts(x0=x0 / 3600, y=np.full(x0.size, float(row)), width=w / 3600)
         times = np.array([f.time for f in run.failures])
         seen = int(np.searchsorted(times, now, side="right"))

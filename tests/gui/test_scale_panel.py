@@ -59,6 +59,26 @@ def test_zoom_follows_the_cursor(make_panel):
     assert hi * 3600 >= p.run.wall_seconds
 
 
+def test_every_checkpoint_in_view_is_drawn_at_least_two_pixels_wide(make_panel, ctx):
+    """A checkpoint of a minute or two is a fraction of a pixel when the view spans the whole run;
+    before, most were not drawn. Each is drawn MIN_SPAN_PX wide, and every one in view is drawn."""
+    from panels.scale import MIN_SPAN_PX
+
+    p = make_panel(ScalePanel)
+    p.llama_button.click()
+    assert p.wait_simulation(), p.tasks.last_error
+    p.zoom_box.setCurrentIndex(p.zoom_box.count() - 1)        # whole run
+    p.show_frame(N_FRAMES - 1)
+    vb = p.timeline_plot.getViewBox()
+    lo, hi = vb.viewRange()[0]
+    px_per_hour = vb.width() / (hi - lo)
+    opts = p.span_items["checkpoint"].opts
+    starts, _ends = p.run.kind_arrays["checkpoint"]
+    assert len(opts["x0"]) == len(starts) > 10                 # every checkpoint of the run is there
+    assert min(opts["width"]) * px_per_hour >= MIN_SPAN_PX - 0.01
+    assert p.run.checkpoint_seconds / 3600 * px_per_hour < 1   # which it would not be at its true width
+
+
 def test_bad_gpu_count_is_shown_inline(make_panel, ctx):
     p = make_panel(ScalePanel)
     ctx.scenario.try_update(tp=8)
