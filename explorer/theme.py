@@ -47,6 +47,21 @@ THEMES: dict[str, Theme] = {
 }
 
 
+def contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio (1 … 21) of two "#rrggbb" colours; text needs ≥ 4.5."""
+    def lum(c: str) -> float:
+        ch = [int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in ch]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def ink_on(fill: str, theme: Theme) -> str:
+    """The theme's text or background colour, whichever reads better on ``fill``."""
+    return max((theme.fg, theme.bg), key=lambda c: contrast(c, fill))
+
+
 def qt_palette(theme: Theme):
     """The theme's colours as a QPalette: how every widget gets its colours.
 

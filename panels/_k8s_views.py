@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from engines.k8s.quantity import format_bytes, format_cpu
 from engines.k8s.scenarios import Frame, graph_layout, ownership_graph
+from explorer.theme import ink_on
 
 # Okabe-Ito roles; every colour is paired with text and a pattern
 STATE_STYLE = {  # badge → (palette index, brush pattern)
@@ -28,20 +29,6 @@ def _style(badge: str, ready: bool) -> tuple[int, Qt.BrushStyle]:
                 return 0, Qt.Dense3Pattern
             return style
     return 6, Qt.Dense5Pattern
-
-
-def contrast(a: QColor, b: QColor) -> float:
-    """WCAG contrast ratio of two colours (1 … 21)."""
-    def lum(c: QColor) -> float:
-        ch = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in (c.redF(), c.greenF(), c.blueF())]
-        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
-    hi, lo = sorted((lum(a), lum(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
-
-
-def ink_on(fill: QColor, theme) -> QColor:
-    """The theme's text or background colour, whichever reads better on ``fill``."""
-    return max((QColor(theme.fg), QColor(theme.bg)), key=lambda c: contrast(c, fill))
 
 
 def fit_name(fm, width: float, name: str, suffix: int = 5) -> str:
@@ -142,14 +129,14 @@ class ClusterView(QWidget):
                     p.setPen(QPen(QColor(t.fg), 1))
                     p.setBrush(Qt.NoBrush)
                     p.drawRect(bar)
-                    fill, filled = QColor(t.palette[4]), QRectF(bar.left(), bar.top(), bar.width() * frac, bar.height())
-                    p.fillRect(filled, QBrush(fill, Qt.SolidPattern))
+                    fill, filled = t.palette[4], QRectF(bar.left(), bar.top(), bar.width() * frac, bar.height())
+                    p.fillRect(filled, QBrush(QColor(fill), Qt.SolidPattern))
                     text = fit(fm, bar.width() - 8, f"{label} {fmt(used)} / {fmt(alloc)}",
                                f"{short} {fmt(used)}/{fmt(alloc)}", f"{fmt(used)}/{fmt(alloc)}")
                     # the text twice, clipped: contrasting ink over the fill, the normal ink past it
-                    for clip, ink in ((filled, ink_on(fill, t)), (bar.adjusted(filled.width(), 0, 0, 0), QColor(t.fg))):
+                    for clip, ink in ((filled, ink_on(fill, t)), (bar.adjusted(filled.width(), 0, 0, 0), t.fg)):
                         p.setClipRect(clip)
-                        p.setPen(ink)
+                        p.setPen(QColor(ink))
                         p.drawText(bar.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft, text)
                     p.setClipping(False)
                     p.setPen(QColor(t.fg))

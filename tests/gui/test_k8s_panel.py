@@ -211,15 +211,13 @@ def test_graph_pod_labels_show_the_whole_name_when_it_fits(panel, monkeypatch):
 
 @pytest.mark.parametrize("theme_name", ["light", "dark"])
 def test_capacity_bar_text_contrasts_with_the_fill(theme_name):
-    from PySide6.QtGui import QColor
-
-    from explorer.theme import THEMES
-    from panels._k8s_views import contrast, ink_on
+    from explorer.theme import THEMES, contrast, ink_on
 
     theme = THEMES[theme_name]
-    fill = QColor(theme.palette[4])
+    fill = theme.palette[4]                                                 # the bars' fill
     assert contrast(ink_on(fill, theme), fill) >= 4.5                       # text over the filled part
-    assert contrast(QColor(theme.fg), QColor(theme.panel_bg)) >= 4.5         # text past it
+    assert contrast(theme.fg, theme.panel_bg) >= 4.5                        # text past it
+    assert contrast(theme.fg, fill) < 4.5                                   # why plain text was not enough
 
 
 def test_yaml_editor_is_fixed_pitch_and_does_not_wrap(panel):
