@@ -111,6 +111,7 @@ def stylesheet(theme: Theme) -> str:
     QPushButton {{ padding: 4px 10px; border: 1px solid {theme.grid}; background: {theme.panel_bg};
         color: {theme.fg}; }}
     QPushButton:checked {{ background: {theme.accent}; color: {theme.bg}; }}
+    QPushButton:disabled {{ color: {theme.muted}; border-style: dashed; }}
     QLineEdit, QPlainTextEdit, QTextBrowser {{
         background: {theme.panel_bg}; color: {theme.fg}; border: 1px solid {theme.grid}; padding: 2px; }}
     *:focus {{ outline: 2px solid {theme.accent}; }}

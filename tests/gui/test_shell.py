@@ -242,6 +242,27 @@ def test_theme_and_font_scale(window):
     window.toggle_presenter()
 
 
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+def test_a_disabled_button_looks_disabled(window, theme_name):
+    """The stylesheet gave every button the text colour, so an idle Cancel or the player's buttons
+    without an animation looked pressable. Disabled text is the theme's muted colour."""
+    from PySide6.QtWidgets import QPushButton
+
+    window.ctx.set_theme(theme_name, 1.0)
+    theme = window.ctx.theme
+    on, off = QPushButton("Cancel", window), QPushButton("Cancel", window)
+    off.setEnabled(False)
+    ink = []
+    for b in (on, off):
+        b.resize(b.sizeHint())
+        img = b.grab().toImage()
+        lum = [QtGui.QColor(img.pixel(x, y)).lightness() for x in range(img.width()) for y in range(img.height())]
+        ink.append(min(lum) if theme_name == "light" else max(lum))   # the text's extreme
+    fg, muted = QtGui.QColor(theme.fg).lightness(), QtGui.QColor(theme.muted).lightness()
+    assert abs(ink[0] - fg) < 40                # enabled: the text colour
+    assert abs(ink[1] - muted) < 40 and abs(ink[1] - fg) > 60    # disabled: muted, visibly not the text colour
+
+
 def test_exports_png_at_2x_svg_csv_json(window, tmp_path):
     window.show_panel("overview")
     panel = window.current_panel()
