@@ -19,7 +19,7 @@ from engines.presets import CUSTOM, switch_model
 from engines.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
                               Scenario)
 from explorer.live_text import LiveText
-from explorer.widgets import ErrorLabel
+from explorer.widgets import ElidedCombo, ErrorLabel
 
 STRATEGY_LABELS = {"dp": "DP (no sharding)", "zero1": "ZeRO-1 (optimizer)", "zero2": "ZeRO-2 (+ gradients)",
                    "zero3": "ZeRO-3 (+ parameters)", "fsdp": "FSDP full shard", "fsdp-hybrid": "FSDP hybrid shard"}
@@ -96,7 +96,7 @@ class ScenarioEditor(QScrollArea):
             self.widgets[name], self.errors[name] = widget, err
 
         f = group("Model")
-        combo = QComboBox()
+        combo = ElidedCombo()
         for key, arch in PRESETS.items():
             combo.addItem(arch.label, key)
         combo.addItem("Custom architecture", "custom")
@@ -117,7 +117,7 @@ class ScenarioEditor(QScrollArea):
         add(f, "tied_embeddings", "Embeddings", tied)
 
         f = group("Cluster")
-        gpu = QComboBox()
+        gpu = ElidedCombo()
         for key, g in GPUS.items():
             gpu.addItem(g.label, key)
         gpu.activated.connect(lambda i: self._edit("gpu", gpu.itemData(i)))
@@ -164,7 +164,7 @@ class ScenarioEditor(QScrollArea):
 
     def _add_choice(self, form, add, name: str) -> None:
         label, options = CHOICE_FIELDS[name]
-        combo = QComboBox()
+        combo = ElidedCombo()
         for value, text in options:
             combo.addItem(text, value)
         combo.activated.connect(lambda i, n=name, c=combo: self._edit(n, c.itemData(i)))

@@ -5,8 +5,9 @@ import math
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider, QSpinBox,
-                               QTabWidget, QTextBrowser, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
+                               QSpinBox, QStyle, QStyleOptionComboBox, QStylePainter, QTabWidget, QTextBrowser,
+                               QWidget)
 
 from explorer.theme import Theme
 
@@ -500,6 +501,25 @@ class LessonView(QTextBrowser):
         # (blank sections when scrolled to, a scroll range a third too short: memory's lesson);
         # marking the whole document dirty lays it out again as it scrolls into view.
         self.document().markContentsDirty(0, self.document().characterCount())
+
+
+class ElidedCombo(QComboBox):
+    """A combo box that ends a choice too long for it with "…": Qt cuts it mid-word ("ZeRO-3 (+ pai")
+    where a narrow dock makes the box narrower than its text. The full text is in the drop-down."""
+
+    def shown_text(self) -> str:
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        field = self.style().subControlRect(QStyle.CC_ComboBox, opt, QStyle.SC_ComboBoxEditField, self)
+        return self.fontMetrics().elidedText(opt.currentText, Qt.ElideRight, field.width())
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 (Qt name)
+        painter = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        painter.drawComplexControl(QStyle.CC_ComboBox, opt)
+        opt.currentText = self.shown_text()
+        painter.drawControl(QStyle.CE_ComboBoxLabel, opt)
 
 
 class Tabs(QTabWidget):

@@ -16,7 +16,7 @@ from engines.errors import ValidationError
 from engines.law import cra, pld, record
 from engines.law.trees import Walk, load_examples, load_trees
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ErrorLabel, WrapButton
+from explorer.widgets import ElidedCombo, ErrorLabel, WrapButton
 from panels._law_views import DeadlineTimeline, TreeGraph
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
@@ -290,7 +290,7 @@ class LawPanel(Panel):
         cra_box = QGroupBox("CRA Art 14 reporting clock")
         cra_lay = QHBoxLayout(cra_box)
         form = QFormLayout()
-        self.event_box = QComboBox()
+        self.event_box = ElidedCombo()
         self.event_box.addItem("Actively exploited vulnerability (Art 14(2))", "vulnerability")
         self.event_box.addItem("Severe incident (Art 14(4))", "incident")
         self.event_box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)   # not the panel's width

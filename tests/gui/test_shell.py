@@ -263,6 +263,17 @@ def test_a_disabled_button_looks_disabled(window, theme_name):
     assert abs(ink[1] - muted) < 40 and abs(ink[1] - fg) > 60    # disabled: muted, visibly not the text colour
 
 
+def test_a_choice_too_long_for_its_box_ends_with_an_ellipsis(window):
+    """The scenario dock's combo boxes are narrower than some choices: "ZeRO-3 (+ pai" was cut."""
+    combo = window.editor.widgets["strategy"]
+    full = combo.currentText()
+    shown = combo.shown_text()
+    assert combo.fontMetrics().horizontalAdvance(full) > combo.width() - 30     # too long for this dock
+    assert shown.endswith("…") and full.startswith(shown[:-1])
+    combo.resize(combo.fontMetrics().horizontalAdvance(full) + 80, combo.height())
+    assert combo.shown_text() == full
+
+
 def test_exports_png_at_2x_svg_csv_json(window, tmp_path):
     window.show_panel("overview")
     panel = window.current_panel()
