@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from engines.errors import require, require_choice, require_int, require_number
 from engines.quant.affine import QuantResult, check_matrix, quantize
+from engines.serving import kv_cache_bytes as serving_kv_cache_bytes
 
 AXES = ("token", "channel", "token-rotated")
 
@@ -63,11 +64,8 @@ def kv_comparison(k, v, bits: int, head_dim: int = 64) -> list[dict]:
 
 
 def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, context: int, batch: int, bits: float) -> float:
-    """2 · layers · kv_heads · head_dim · context · batch · bits / 8 (scales not counted)."""
-    layers = require_int(layers, "layers", 1)
-    kv_heads = require_int(kv_heads, "kv_heads", 1)
-    head_dim = require_int(head_dim, "head_dim", 1)
+    """2 · layers · kv_heads · head_dim · context · batch · bits / 8 (scales not counted): the serving
+    engine's formula (PagedAttention §3), with this panel's names for the context and the bits."""
     context = require_int(context, "context", 0)
-    batch = require_int(batch, "batch", 0)
     bits = require_number(bits, "bits", 0, 32, lo_open=True)
-    return 2 * layers * kv_heads * head_dim * context * batch * bits / 8
+    return float(serving_kv_cache_bytes(layers, kv_heads, head_dim, context, batch, bytes_per_element=bits / 8))
