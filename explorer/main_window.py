@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialo
                                QWidget)
 
 from engines.errors import ValidationError
-from engines.presets import apply_preset, scenario_presets, switch_model
+from engines.presets import apply_preset, scenario_presets
 from engines.models import PRESETS
 from explorer import exports
 from explorer.app import send_undo_to_the_scenario
@@ -358,21 +358,17 @@ class MainWindow(QMainWindow):
 
     # --- scenario actions --------------------------------------------------------------------
     def apply_preset(self, name: str) -> None:
-        """A preset from the menu or ``--preset``; a model preset keeps the layout where it fits and
-        says what it had to change (engines.presets.switch_model)."""
+        """A preset from the menu or ``--preset``. A model preset goes the editor's way: it keeps the
+        layout where it fits and says what it had to change (engines.presets.switch_model)."""
+        if name in PRESETS:
+            self.show_error(None)
+            self.editor.choose_model(name)
+            return
         try:
-            if name in PRESETS:
-                new, note = switch_model(self.ctx.scenario.value, name)
-            else:
-                new, note = apply_preset(self.ctx.scenario.value, name), None
-            self.ctx.scenario.replace(new, f"Preset {name}")
+            self.ctx.scenario.replace(apply_preset(self.ctx.scenario.value, name), f"Preset {name}")
             self.show_error(None)
         except ValidationError as exc:
             self.show_error(str(exc))
-            return
-        self.editor.set_model_note(note)
-        if note:
-            self.statusBar().showMessage(f"{new.arch.label}: adjusted {note}", 15_000)
 
     def open_scenario(self, path: str) -> bool:
         try:

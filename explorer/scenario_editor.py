@@ -100,7 +100,7 @@ class ScenarioEditor(QScrollArea):
         for key, arch in PRESETS.items():
             combo.addItem(arch.label, key)
         combo.addItem("Custom architecture", "custom")
-        combo.activated.connect(lambda i: self._edit_model(combo.itemData(i)))
+        combo.activated.connect(lambda i: self.choose_model(combo.itemData(i)))
         add(f, "model", "Model", combo, "Preset architectures; edit any shape field to go custom")
         self.model_note = QLabel()          # what a model switch changed in the layout (TP 8 → 1)
         self.model_note.setWordWrap(True)
@@ -179,7 +179,7 @@ class ScenarioEditor(QScrollArea):
                 if e is not self.errors[name] and e.isVisible():
                     e.show_error(None)
 
-    def _edit_model(self, key: str) -> None:
+    def choose_model(self, key: str) -> None:
         """A preset model keeps the parallel layout where it can (engines.presets.switch_model); the
         note under the combo says what had to change, and the window's status bar repeats it."""
         if key == CUSTOM:
@@ -192,11 +192,11 @@ class ScenarioEditor(QScrollArea):
             return
         self.model.replace(new, f"Model {new.arch.label}")
         self.errors["model"].show_error(None)
-        self.set_model_note(note)
+        self._set_model_note(note)
         if note:
             self.notice.emit(f"{new.arch.label}: adjusted {note}")
 
-    def set_model_note(self, note: str | None) -> None:
+    def _set_model_note(self, note: str | None) -> None:
         self.model_note.setText(f"Adjusted: {note}" if note else "")
         self.model_note.setVisible(bool(note))
 
@@ -216,7 +216,7 @@ class ScenarioEditor(QScrollArea):
         edit touches one or two of some thirty widgets; the architecture's widgets follow ``arch``)."""
         s: Scenario = self.model.value
         if changed is not None and "model" in changed:
-            self.set_model_note(None)       # the note was about the model shown before (undo, preset)
+            self._set_model_note(None)       # the note was about the model shown before (undo, preset)
         for name, w in self.widgets.items():
             field = "arch" if name in ARCH_INT or name == "tied_embeddings" else name
             if changed is not None and field not in changed:
