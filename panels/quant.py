@@ -9,10 +9,10 @@ from dataclasses import asdict
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QInputDialog, QLabel, QLineEdit,
-                               QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QHeaderView, QInputDialog, QLabel,
+                               QLineEdit, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QWidget)
 
 from engines.errors import ValidationError
 from explorer.fast_items import Bars
@@ -209,19 +209,25 @@ class QuantPanel(Panel):
         g.addWidget(self.gptq_text, 2, 0, 1, 2)
 
     def _build_formats_tab(self) -> None:
-        g = self._grid_tab("Groups && formats")
+        g = self._grid_tab("Groups && schemes")
         self.group_plot = make_plot(self.theme, "Group size: bits per weight against error (RTN)", "relative error",
                                     "bits per weight")
         g.addWidget(self.group_plot, 0, 0)
         self.scheme_plot = make_plot(self.theme, "W4A16 / W8A8 / W4A4 on this layer", "", "relative error")
         g.addWidget(self.scheme_plot, 0, 1)
+        # The formats for serving get a tab of their own: under the two charts the table pushed the
+        # panel past a 1080p projector's height, and its last columns sat behind a sideways scroll.
+        g = self._grid_tab("Formats for serving")
         self.serving_title = LiveText()          # word-wrapped: a long scenario line must not widen the panel
-        g.addWidget(self.serving_title, 1, 0, 1, 2)
+        g.addWidget(self.serving_title, 0, 0)
         self.serving_table = QTableWidget()
         self.serving_table.setAccessibleName("Serving memory and decode speed per format")
-        g.addWidget(self.serving_table, 2, 0, 1, 2)
-        g.setRowStretch(0, 3)
-        g.setRowStretch(2, 2)
+        self.serving_table.verticalHeader().hide()          # the format names the row; its width goes to text
+        self.serving_table.setWordWrap(True)
+        self.serving_table.verticalHeader().sectionResized.connect(    # once the header has its new length
+            lambda *_a: QTimer.singleShot(0, self._fit_serving_table))
+        g.addWidget(self.serving_table, 1, 0)
+        g.setRowStretch(1, 1)
 
     def _build_kv_tab(self) -> None:
         from engines.quant.tensors import kv_layers
@@ -401,8 +407,8 @@ class QuantPanel(Panel):
             f"{scenario.weight_bits}-bit.")
         cols = ["format", "weight_bits", "weights_gb", "kv_gb", "total_gb", "fits", "decode_tok_s", "bound", "mma",
                 "note"]
-        heads = ["format", "bits/weight", "weights GB", "KV GB", "total GB", "fits one GPU", "decode tok/s",
-                 "bound", "matmul in", "note"]
+        heads = ["format", "bits/\nweight", "weights\nGB", "KV\nGB", "total\nGB", "fits one\nGPU", "decode\ntok/s",
+                 "bound", "matmul\nin", "note"]     # two-line headers: each column as wide as its numbers
         self.serving_table.setColumnCount(len(cols))
         self.serving_table.setHorizontalHeaderLabels(heads)
         self.serving_table.setRowCount(len(self.serving))
@@ -414,14 +420,24 @@ class QuantPanel(Panel):
                 text = (f"{v:,.1f}" if isinstance(v, float) and key != "weight_bits" else
                         f"{v:.3f}" if key == "weight_bits" else ("yes" if v is True else "NO" if v is False else str(v)))
                 self.serving_table.setItem(r, c, QTableWidgetItem(text))
-        self.serving_table.resizeColumnsToContents()
-        # every format in view without scrolling the table (at presenter sizes it showed three rows)
-        rows = self.serving_table.verticalHeader().length() + self.serving_table.horizontalHeader().height()
-        self.serving_table.setMinimumHeight(rows + 2 * self.serving_table.frameWidth()
-                                            + self.serving_table.horizontalScrollBar().sizeHint().height())
+        table = self.serving_table
+        table.resizeColumnsToContents()
+        # every column in view: long format names and matmul notes wrap, the note takes the width left
+        for c, chars in ((0, 24), (cols.index("mma"), 18)):
+            table.setColumnWidth(c, min(table.columnWidth(c), table.fontMetrics().averageCharWidth() * chars))
+        table.horizontalHeader().setSectionResizeMode(len(cols) - 1, QHeaderView.Stretch)
+        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrapping
+        self._fit_serving_table()
         if first:                      # the activation heat-map and the KV tensors do not depend on the scenario
             self._draw_heatmap()
         self._draw_kv()
+
+    def _fit_serving_table(self) -> None:
+        """Every format in view without scrolling the table (at presenter sizes it showed three rows);
+        again whenever wrapping changes a row's height."""
+        t = self.serving_table
+        rows = t.verticalHeader().length() + t.horizontalHeader().height()
+        t.setMinimumHeight(rows + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height())
 
     def timeline(self) -> TimelineSpec | None:
         n_trace = len(self.analysis.gptq_trace) if self.analysis is not None else 0

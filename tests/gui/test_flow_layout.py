@@ -105,6 +105,8 @@ def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, 
     import pyqtgraph as pg
     from PySide6.QtCore import QPoint, QRect
 
+    from PySide6.QtWidgets import QTabWidget
+
     with shown_at(window, (1920, 1080)):
         for cls in window.panel_classes:
             panel = window.show_panel(cls.key)
@@ -113,6 +115,14 @@ def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, 
             qtbot.wait(100)
             host = window._hosts[cls.key]
             assert panel.height() <= host.viewport().height() + 1, cls.key
+            for tabs in [t for t in panel.findChildren(QTabWidget) if t.isVisible()]:
+                for i in range(tabs.count()):       # a page fills its content when first shown
+                    tabs.setCurrentIndex(i)
+                    qtbot.wait(150)
+                    panel.tasks.wait(60_000)
+                    assert panel.height() <= host.viewport().height() + 1, (cls.key, tabs.tabText(i))
+                tabs.setCurrentIndex(0)
+                qtbot.wait(50)
             charts = [c for c in panel.findChildren(pg.GraphicsView) if c.isVisible()]
             rects = [QRect(c.mapTo(panel, QPoint(0, 0)), c.size()) for c in charts]
             for chart in charts:

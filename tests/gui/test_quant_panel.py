@@ -53,6 +53,21 @@ def test_scenario_change_updates_serving(panel, ctx):
     assert panel.serving[0]["decode_tok_s"] > before          # more HBM bandwidth
 
 
+def test_every_format_and_column_of_the_serving_table_is_in_view(make_panel, qtbot):
+    """The formats table has its own tab: every row and every column (bound, matmul, note) shows
+    without scrolling at the panel width of a 1600-px window (it hid the last three sideways)."""
+    from PySide6.QtWidgets import QTabWidget
+
+    p = make_panel(QuantPanel, size=(1100, 860))
+    tabs = p.findChildren(QTabWidget)[0]
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Formats for serving"))
+    qtbot.wait(100)
+    t = p.serving_table
+    assert t.rowCount() == len(p.serving) == 6
+    assert t.horizontalHeader().length() <= t.viewport().width() + 1
+    assert t.verticalHeader().length() <= t.viewport().height() + 1
+
+
 def test_user_files(panel, tmp_path):
     from safetensors.torch import save_file
 
