@@ -187,7 +187,7 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.blocks.outline.setCosmetic(True)
         self.idle.outline = QPen(Qt.NoPen)
         self.placeholder.setColor(theme.fg)
-        self._drawn_title = self._ranks = self._flight_top = self._t_max = self._ticks = None
+        self._drawn_title = self._ranks = self._flight_top = self._ticks = None
         if self.sim is not None:
             self.show_simulation(self.sim, self.title)
 
@@ -278,7 +278,6 @@ class GanttView(pg.GraphicsLayoutWidget):
         want = [0.0, t_max * 1.01]
         if self.gantt.getViewBox().viewRange()[0] != want:
             self.gantt.setXRange(*want, padding=0)
-        self._t_max = t_max
 
     def set_cursor(self, t: float) -> None:
         self.cursor.setValue(t)
