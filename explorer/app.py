@@ -8,8 +8,10 @@ import traceback
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QRunnable, QThreadPool, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QFontMetrics, QKeySequence, QPixmapCache
+from PySide6.QtGui import QKeySequence, QPixmapCache
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication
+
+from explorer.fonts import register_bundled_fonts
 
 log = logging.getLogger("explorer")
 
@@ -86,32 +88,6 @@ class UndoGoesToTheScenario(QObject):
                      or event.keyCombination().toCombined() == QKeySequence("Ctrl+Shift+Z")[0].toCombined()):
             return True     # not offered to the spin box: the window's Undo/Redo shortcut fires
         return False
-
-
-def register_bundled_fonts() -> None:
-    """Register fonts shipped in assets/fonts (the frozen app cannot rely on the system's)."""
-    from engines.assets import asset_path
-
-    folder = asset_path("fonts")
-    if folder.is_dir():
-        for f in sorted(folder.glob("*.ttf")):
-            QFontDatabase.addApplicationFont(str(f))
-        families = QFontDatabase.families()
-        if "DejaVu Sans" in families:
-            QApplication.instance().setFont(QFont("DejaVu Sans"))
-
-
-def font_problems() -> list[str]:
-    """Fonts can fail silently (every glyph a box); these are the checks that catch it."""
-    problems = []
-    f = QFont()
-    if not QFontInfo(f).family():
-        problems.append("no usable font: QFontInfo(QFont()).family() is empty")
-    if not QFontMetrics(f).inFont("A"):
-        problems.append("the default font has no glyph for 'A'")
-    if not set(QFontDatabase.families()) - {"Monospace", "Sans Serif", "Serif"}:
-        problems.append("only generic font aliases are available")
-    return problems
 
 
 class ErrorSink(QObject):

@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     if headless and not os.environ.get("EXPLORER_CONFIG_DIR"):
         os.environ["EXPLORER_CONFIG_DIR"] = tempfile.mkdtemp(prefix="explorer-")
 
-    from explorer.app import font_problems, install_excepthook, make_app, probe_device, setup_logging
+    from explorer.app import install_excepthook, make_app, probe_device, setup_logging
+    from explorer.fonts import font_problems
 
     setup_logging()
     app = make_app()
