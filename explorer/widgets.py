@@ -479,13 +479,15 @@ class LessonView(QTextBrowser):
         self.setMarkdown(markdown)
 
     def setMarkdown(self, markdown: str) -> None:  # noqa: N802 (Qt name)
-        """Render Markdown with headings only moderately larger than the text (Qt's are huge)."""
+        """Render Markdown with headings only moderately larger than the text (Qt's are huge), and
+        code in the bundled fixed-width font (Qt would take the system's)."""
         from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextFormat
 
         super().setMarkdown(markdown)
         base = self.font().pointSizeF()
         block = self.document().begin()
         while block.isValid():
+            _code_in_mono_font(block)
             level = block.blockFormat().headingLevel()
             if level:
                 fmt = QTextCharFormat()
@@ -501,6 +503,26 @@ class LessonView(QTextBrowser):
         # (blank sections when scrolled to, a scroll range a third too short: memory's lesson);
         # marking the whole document dirty lays it out again as it scrolls into view.
         self.document().markContentsDirty(0, self.document().characterCount())
+
+
+def _code_in_mono_font(block) -> None:
+    """Give a Markdown block's code (inline spans, code blocks) the bundled fixed-width family."""
+    from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextFormat
+
+    from explorer.fonts import MONO_FAMILY
+
+    code_block = block.blockFormat().hasProperty(QTextFormat.BlockCodeLanguage)
+    it = block.begin()
+    while not it.atEnd():
+        fragment = it.fragment()
+        if code_block or fragment.charFormat().fontFixedPitch():
+            fmt = QTextCharFormat()
+            fmt.setFontFamilies([MONO_FAMILY])
+            cur = QTextCursor(block.document())
+            cur.setPosition(fragment.position())
+            cur.setPosition(fragment.position() + fragment.length(), QTextCursor.KeepAnchor)
+            cur.mergeCharFormat(fmt)
+        it += 1
 
 
 class ElidedCombo(QComboBox):

@@ -13,13 +13,13 @@ from collections import OrderedDict
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontDatabase
 
 from engines.errors import ValidationError
 from engines.k8s import load_manifests
 from engines.k8s.quantity import format_bytes, format_cpu
 from engines.k8s.scenarios import (GUIDES, Guide, ModelServerPlan, guide_keys, model_server_plan, play_guide, run_guide,
                                    Timeline)
+from explorer.fonts import mono_font
 from explorer.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
@@ -432,10 +432,7 @@ class K8sPanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme) if hasattr(super(), "apply_theme") else None
-        mono = QFontDatabase.systemFont(QFontDatabase.FixedFont)
-        mono.setStyleHint(QFont.Monospace)                 # offscreen/minimal platforms: still a fixed-pitch family
-        mono.setPointSizeF(theme.point_size)
-        self.yaml.setFont(mono)
+        self.yaml.setFont(mono_font(theme.point_size))
         self.cluster.theme = theme
         self.graph.theme = theme
         self.cluster.update()

@@ -221,10 +221,17 @@ def test_capacity_bar_text_contrasts_with_the_fill(theme_name):
 
 
 def test_yaml_editor_is_fixed_pitch_and_does_not_wrap(panel):
-    from PySide6.QtGui import QFontInfo
+    """Indentation is YAML syntax: narrow and wide glyphs take one width as drawn. Qt's fixedPitch
+    flag is not asked: it is False for Noto Sans Mono, whose glyphs all have the same advance."""
+    from PySide6.QtGui import QFontInfo, QFontMetricsF
     from PySide6.QtWidgets import QPlainTextEdit
 
-    assert QFontInfo(panel.yaml.font()).fixedPitch()
+    from explorer.fonts import MONO_FAMILY
+
+    metrics = QFontMetricsF(panel.yaml.font())
+    advances = {c: metrics.horizontalAdvance(c) for c in "iWm. -:"}
+    assert max(advances.values()) - min(advances.values()) < 0.01, advances
+    assert QFontInfo(panel.yaml.font()).family() == MONO_FAMILY     # the bundled font, on every machine
     assert panel.yaml.lineWrapMode() == QPlainTextEdit.NoWrap
     assert abs(panel.yaml.font().pointSizeF() - panel.theme.point_size) < 0.01
 
