@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 
+class Cancelled(Exception):
+    """Raised inside long engine work when its ``cancelled()`` callback turned true (one type for every engine)."""
+
+
 class ValidationError(ValueError):
     """Bad input: names the offending ``field`` and what is allowed.
 

@@ -14,16 +14,12 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from engines.errors import ValidationError
+from engines.errors import Cancelled, ValidationError
 
 log = logging.getLogger("explorer")
 
 ProgressFn = Callable[[float, str], None]
 CancelledFn = Callable[[], bool]
-
-
-class Cancelled(Exception):
-    """Raised inside a task function when ``cancelled()`` turned true."""
 
 
 class _Bridge(QObject):
