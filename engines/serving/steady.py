@@ -40,6 +40,10 @@ TOLERANCE = 0.05
 """Largest relative change of a p90 allowed when the simulated horizon doubles."""
 MIN_REQUESTS = 2_000
 MAX_REQUESTS = 128_000
+CURVE_MAX_REQUESTS = 16_000
+"""Longest run behind one point of a load curve: the panel draws twenty of them while the user waits."""
+CURVE_TOLERANCE = 0.10
+"""A load curve is a picture: its points settle at 10 %; sizing decides at :data:`TOLERANCE`."""
 SATURATION_REQUESTS = 4_000
 """Requests in the always-busy run that measures the saturation rate."""
 RELAXATION_REQUESTS = 50
@@ -97,11 +101,12 @@ class SteadyState:
     rate_per_s: float
     policy: str
     saturation_rate_per_s: float   # measured by :func:`saturation_throughput`
-    stable: bool                   # a steady state was reached within the horizon
+    stable: bool                   # below saturation: a steady state exists
+    settled: bool                  # the run's two halves agreed within the tolerance
     requests: int                  # simulated in the deciding run (0: not simulated)
     warmup: int                    # dropped at the start
     cooldown: int                  # dropped at the end
-    ttft_p90_s: float              # over the measured window; nan when not stable
+    ttft_p90_s: float              # over the measured window; nan when not simulated
     tpot_p90_s: float
     latency_p90_s: float
     throughput_tokens_per_s: float
@@ -114,7 +119,7 @@ class SteadyState:
         return self.rate_per_s / self.saturation_rate_per_s
 
     def meets(self, target: LatencyTarget) -> bool:
-        return self.stable and self.ttft_p90_s <= target.ttft_p90_s and self.tpot_p90_s <= target.tpot_p90_s
+        return self.settled and self.ttft_p90_s <= target.ttft_p90_s and self.tpot_p90_s <= target.tpot_p90_s
 
 
 def _window_p90s(res: SimResult, lo: int, hi: int) -> tuple[float, float, float]:
@@ -154,11 +159,15 @@ def steady_state(cost: StepCost, workload: Workload, policy: str, max_batch: int
     rate = workload.rate_per_s
     nan = float("nan")
     if rate >= sat:
-        return SteadyState(rate, policy, sat, False, 0, 0, 0, nan, nan, nan, nan, nan,
+        return SteadyState(rate, policy, sat, False, False, 0, 0, 0, nan, nan, nan, nan, nan,
                            f"arrivals at {rate / sat:.0%} of saturation: the queue grows without bound")
     floors = (ABS_FLOOR_S,) * 3 if target is None else (target.ttft_p90_s, target.tpot_p90_s, ABS_FLOOR_S)
+    relax = RELAXATION_REQUESTS / (1 - rate / sat) ** 2
+    if relax > max_requests:
+        return SteadyState(rate, policy, sat, True, False, 0, 0, 0, nan, nan, nan, nan, nan,
+                           f"at {rate / sat:.0%} of saturation the queue needs over {max_requests:,} requests to settle")
     n = min_requests
-    while n < RELAXATION_REQUESTS / (1 - rate / sat) ** 2 and 2 * n <= max_requests:
+    while n < relax:
         n *= 2
     while True:
         if cancelled is not None and cancelled():
@@ -179,8 +188,8 @@ def steady_state(cost: StepCost, workload: Workload, policy: str, max_batch: int
             elif missed:
                 note = "misses the target before settling"
             else:
-                note = f"not settled after {n:,} requests (its halves differ by {change:.0%}): too close to saturation"
-            return SteadyState(rate, policy, sat, settled, n, lo, n - hi, *whole, tput, change, note)
+                note = f"not settled after {n:,} requests: its halves differ by {change:.0%}"
+            return SteadyState(rate, policy, sat, True, settled, n, lo, n - hi, *whole, tput, change, note)
         n *= 2
 
 
@@ -304,14 +313,26 @@ class LoadCurve:
     policy: str
     saturation_rate_per_s: float
     points: tuple[SteadyState, ...]
+    saturation_tokens_per_s: float = 0.0      # output tokens/s of the always-busy replica
 
     @property
     def rates(self) -> np.ndarray:
         return np.array([p.rate_per_s for p in self.points])
 
     def series(self, field: str) -> np.ndarray:
-        """One field per rate; nan where the replica has no steady state."""
-        return np.array([getattr(p, field) if p.stable else np.nan for p in self.points])
+        """One field per rate; nan where nothing was simulated (past saturation, or too close to it)."""
+        return np.array([getattr(p, field) if p.requests else np.nan for p in self.points])
+
+    @property
+    def settled(self) -> np.ndarray:
+        """Per rate: whether its estimate settled (the rest are drawn as rough)."""
+        return np.array([p.settled for p in self.points])
+
+    def throughput(self) -> np.ndarray:
+        """Output tokens/s per rate: measured where simulated, else the saturation throughput (an
+        overloaded replica completes requests at its saturation rate while its queue grows)."""
+        return np.array([p.throughput_tokens_per_s if p.requests else self.saturation_tokens_per_s
+                         for p in self.points])
 
     def max_rate_meeting(self, target: LatencyTarget) -> float:
         """Highest probed rate whose steady state meets ``target`` (0 if none): a lower bound on the true one."""
@@ -332,6 +353,7 @@ def load_curves(cost: StepCost, workload: Workload, max_batch: int, kv_capacity_
     Without ``rates`` each policy is probed at :data:`CURVE_FRACTIONS` of its own saturation rate.
     """
     sats = {p: saturation_throughput(cost, workload, p, max_batch, kv_capacity_tokens) for p in policies}
+    mean_output = float(replace(workload, n_requests=SATURATION_REQUESTS).sample()[2].mean())
     if rates is not None:
         grid = np.asarray(rates, float)
         if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
@@ -345,11 +367,41 @@ def load_curves(cost: StepCost, workload: Workload, max_batch: int, kv_capacity_
                 progress(k / total, f"steady state: {policy} at {rate:,.1f} req/s")
             k += 1
             points.append(steady_state(cost, replace(workload, rate_per_s=float(rate)), policy, max_batch,
-                                       kv_capacity_tokens, saturation=sats[policy], cancelled=cancelled))
-        out[policy] = LoadCurve(policy, sats[policy], tuple(points))
+                                       kv_capacity_tokens, saturation=sats[policy], cancelled=cancelled,
+                                       max_requests=CURVE_MAX_REQUESTS, tolerance=CURVE_TOLERANCE))
+        out[policy] = LoadCurve(policy, sats[policy], tuple(points), sats[policy] * mean_output)
     return out
+
+
+@dataclass(frozen=True)
+class DeploymentStudy:
+    """What the serving panel's load view shows: both policies' load curves and the sizing."""
+
+    target: LatencyTarget
+    curves: dict[str, LoadCurve]
+    sizing: Sizing
+
+
+def deployment_study(scenario, workload: Workload, target: LatencyTarget, traffic_per_s: float,
+                     max_utilisation: float = DEFAULT_MAX_UTILISATION,
+                     progress: Callable[[float, str], None] | None = None,
+                     cancelled: Callable[[], bool] | None = None) -> DeploymentStudy:
+    """Load curves of static and continuous batching on the scenario's replica, then the sizing for the traffic."""
+    mem = replica_memory(scenario)
+    cost = step_cost(scenario, mem.gpus_needed)
+    kv = capacity(scenario, mem.gpus_needed).max_tokens
+
+    def part(lo: float, hi: float):
+        return None if progress is None else (lambda f, text="": progress(lo + (hi - lo) * f, text))
+
+    curves = load_curves(cost, workload, scenario.serve_batch, kv, progress=part(0.0, 0.85), cancelled=cancelled)
+    if progress is not None:
+        progress(0.85, "sizing the deployment")
+    sizing = size_deployment(scenario, traffic_per_s, target, "continuous", workload, max_utilisation, cancelled)
+    return DeploymentStudy(target, curves, sizing)
 
 
 __all__ = ["WARMUP_FRACTION", "COOLDOWN_FRACTION", "TOLERANCE", "DEFAULT_MAX_UTILISATION", "saturation_rate",
            "saturation_throughput", "SteadyState", "steady_state", "RateSearch", "max_rate_under_target", "Sizing",
-           "default_workload", "size_deployment", "LoadCurve", "CURVE_FRACTIONS", "load_curves"]
+           "default_workload", "size_deployment", "LoadCurve", "CURVE_FRACTIONS", "load_curves",
+           "DeploymentStudy", "deployment_study"]
