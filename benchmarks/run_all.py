@@ -34,6 +34,7 @@ ARGS = {
     "interaction.py": (["--n", "60"], ["--n", "20"]),
     "gptq.py": ([], ["--size", "1024", "--tokens", "512"]),
     "pipeline.py": ([], ["--skip-exec"]),
+    "serving_sizing.py": ([], ["--repeats", "3"]),
 }
 # headline figures: script → [(label, regex with one group, unit)]
 HEADLINES = {
@@ -43,6 +44,7 @@ HEADLINES = {
     "interaction.py": [("interaction worst p95", r"worst p95:\s*([\d.]+) ms", "ms"),
                        ("bare pyqtgraph plot p95", r"bare plot\s+\(reference\)\s+[\d.]+\s+([\d.]+)", "ms")],
     "memory_sweep.py": [("memory sweep worst median", r"worst median\s*([\d.]+) ms", "ms")],
+    "serving_sizing.py": [("serving sizing worst p95", r"sizing worst p95:\s*([\d.]+) ms", "ms")],
     "k8s.py": [("k8s simulated seconds per wall second", r"→\s*([\d.]+) simulated s per wall s", "s/s")],
     "gptq.py": [("GPTQ, lazy blocks", r"gptq \(lazy blocks of \d+\)\s+([\d.]+) s", "s"),
                 ("GPTQ, plain column-by-column", r"plain column-by-column\s+([\d.]+) s", "s")],

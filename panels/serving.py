@@ -1,6 +1,8 @@
 """Inference serving: one replica's memory, static vs continuous batching, load curves, sizing, real decode."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
@@ -10,8 +12,8 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView,
 
 from engines.hardware import gpu as gpu_spec
 from engines.scenario import INT_RANGES
-from engines.serving import (GIB, WEIGHT_BITS_EFFECTIVE, LatencyTarget, ReplicaMemory, SimResult, Workload, capacity,
-                             max_rate_under_target, replica_memory, simulate_batching, size_deployment, step_cost)
+from engines.serving import (GIB, WEIGHT_BITS_EFFECTIVE, DeploymentStudy, LatencyTarget, ReplicaMemory, SimResult,
+                             Workload, capacity, deployment_study, replica_memory, simulate_batching, step_cost)
 from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
@@ -38,8 +40,7 @@ class ServingPanel(Panel):
         super().__init__(ctx)
         self.memory: ReplicaMemory | None = None
         self.sims: dict[str, SimResult] = {}
-        self.curves: dict | None = None
-        self.sizing = None
+        self.study: DeploymentStudy | None = None
         self.bench = None
         self._frame = 0
         self.sim_tasks = self.tasks             # simulations (timeline, then load curves): what exports wait for
@@ -84,7 +85,10 @@ class ServingPanel(Panel):
         self.traffic_slider.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
         self.ttft_slider = LabeledSlider("Target p90 TTFT", 0.1, 20, 2.0, 0.1, 1, "s")
         self.tpot_slider = LabeledSlider("Target p90 TPOT", 5, 500, 100, 5, 0, "ms")
-        for w in (self.ttft_slider, self.tpot_slider):
+        self.headroom_slider = LabeledSlider("Load replicas to at most", 50, 98, 80, 1, 0, "% of saturation")
+        self.headroom_slider.setToolTip("Headroom: latency grows like 1/(1 − ρ) as utilisation ρ nears 1 "
+                                        "(Kingman 1961), and real traffic has bursts a Poisson model lacks.")
+        for w in (self.ttft_slider, self.tpot_slider, self.headroom_slider):
             row.addWidget(w)
             w.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
         row.addWidget(self.tasks.widget())
@@ -154,6 +158,20 @@ class ServingPanel(Panel):
             self.load_curves[policy] = (ttft, tput)
         self.target_line = pg.InfiniteLine(angle=0, label="TTFT target", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
         self.load_plot.addItem(self.target_line)
+        # where each policy saturates: its curve ends there, the queue grows without bound beyond
+        # static's label reads right of its line, continuous's left of it: they never overlap
+        self.sat_lines = {p: pg.InfiniteLine(angle=90, label="", labelOpts={"position": pos, "anchors": [anchor, anchor]})
+                          for p, pos, anchor in (("static", 0.95, (0, 0)), ("continuous", 0.7, (1, 0)))}
+        self.unstable_region = pg.LinearRegionItem(movable=False)
+        self.unstable_region.setZValue(-10)
+        self.unstable_text = pg.TextItem("unstable", anchor=(0, 0), angle=90)
+        self.sized_marker = pg.ScatterPlotItem(symbol="star", size=22)
+        self._fills: dict = {}
+        for item in (self.unstable_region, *self.sat_lines.values(), self.sized_marker, self.unstable_text):
+            self.load_plot.addItem(item)
+        self.load_plot.setToolTip("p90 time to first token in steady state against the arrival rate, per policy. "
+                                  "Hollow markers: estimates whose run had not settled. Each curve ends where its "
+                                  "policy saturates; ★ is the rate each replica is sized for.")
         grid.addWidget(self.load_plot, 1, 0)
 
         # Sizing and the decode measurement share one tabbed cell: side by side they needed more
@@ -282,35 +300,14 @@ class ServingPanel(Panel):
         s = self.ctx.scenario.value
         try:
             target = LatencyTarget(self.ttft_slider.value(), self.tpot_slider.value() / 1e3)
-            base = self._workload(1.0, 150, seed=1)
-            cost = step_cost(s, self.memory.gpus_needed)
-            kv = self._kv_tokens()
+            base = self._workload(1.0, 1, seed=1)
         except ValueError as exc:
             self.error.show_error(str(exc))
             return
-        traffic = self.traffic_slider.value()
+        traffic, headroom = self.traffic_slider.value(), self.headroom_slider.value() / 100
 
         def work(progress, cancelled):
-            best = {}
-            for i, policy in enumerate(("static", "continuous")):
-                progress(0.05 + 0.3 * i, f"max rate under target: {policy}")
-                best[policy] = max_rate_under_target(cost, base, policy, s.serve_batch, target, kv, iterations=9)[0]
-            top = max(best["continuous"], best["static"], 0.1) * 1.4
-            rates = np.linspace(top / 12, top, 10)
-            curves = {"rates": rates}
-            for j, policy in enumerate(("static", "continuous")):
-                ttft, tput = [], []
-                for k, r in enumerate(rates):
-                    if cancelled():
-                        raise Cancelled()
-                    progress(0.65 + 0.35 * (j * len(rates) + k) / (2 * len(rates)), f"load curve: {policy}")
-                    res = simulate_batching(cost, Workload(**{**base.__dict__, "rate_per_s": float(r)}), policy,
-                                            s.serve_batch, kv)
-                    ttft.append(res.percentile("ttft", 90))
-                    tput.append(res.throughput_tokens_per_s)
-                curves[policy] = (np.array(ttft), np.array(tput))
-            sizing = size_deployment(s, traffic, target, "continuous", base)
-            return curves, best, sizing, target
+            return deployment_study(s, base, target, traffic, headroom, progress, cancelled)
 
         self._running_parts = {"curves"}
         self.tasks.run(work, self._curves_done, label="simulating load", on_error=self._failed)
@@ -319,12 +316,14 @@ class ServingPanel(Panel):
         self._running_parts = set()
         self.error.show_error(text.splitlines()[0])
 
-    def _curves_done(self, out) -> None:
+    def _curves_done(self, study: DeploymentStudy) -> None:
         self._running_parts = set()
-        self.curves, best, self.sizing, target = out
-        self.curves["best"] = best
-        self.curves["target"] = target
+        self.study = study
         self._draw_curves()
+
+    @property
+    def sizing(self):
+        return self.study.sizing if self.study is not None else None
 
     # --- drawing: existing items are updated, never recreated --------------------------------
     def _draw_memory(self) -> None:
@@ -366,30 +365,61 @@ class ServingPanel(Panel):
             f"or {cap.max_context_at_batch:,} tokens each at this batch.")
 
     def _draw_curves(self) -> None:
-        c = self.curves
-        if not c:
+        study = self.study
+        if study is None:
             return
-        lp = self.load_plot
+        t, target, curves, z = self.theme, study.target, study.curves, study.sizing
+        top_rate = 1.08 * max(c.rates.max() for c in curves.values())
+        ttft_top = 0.0
         for policy, (ttft_curve, tput_curve) in self.load_curves.items():
-            ttft, tput = c[policy]
-            ttft_curve.setData(c["rates"], ttft)
-            tput_curve.setData(c["rates"], tput)
-        self.target_line.setPos(c["target"].ttft_p90_s)
-        top = max(float(np.max(c["static"][0])), float(np.max(c["continuous"][0])), c["target"].ttft_p90_s)
-        lp.setYRange(0, min(top, 5 * c["target"].ttft_p90_s) * 1.05)
-        self.tput_view.setYRange(0, max(float(np.max(c["continuous"][1])), 1.0) * 1.1)
-        self.tput_view.setGeometry(lp.getPlotItem().vb.sceneBoundingRect())
-        b, z = c["best"], self.sizing
-        ratio = b["continuous"] / b["static"] if b["static"] > 0 else float("inf")
-        if z is not None and z.feasible:
-            size = (f"<b>{z.replicas:,} replicas × {z.gpus_per_replica} GPU = {z.gpus:,} GPUs</b> for "
-                    f"{z.rate_per_s:,.0f} req/s (continuous batching, {z.max_rate_per_replica:.2f} req/s per replica "
-                    f"at p90 TTFT ≤ {c['target'].ttft_p90_s:g} s, TPOT ≤ {c['target'].tpot_p90_s * 1e3:g} ms).")
+            c = curves[policy]
+            ttft = c.series("ttft_p90_s")
+            ok = np.isfinite(ttft)
+            fill = self._fills[policy]
+            ttft_curve.setData(c.rates[ok], ttft[ok], symbolBrush=[fill if done else None for done in c.settled[ok]])
+            tput_curve.setData(c.rates, c.throughput())
+            ttft_top = max(ttft_top, float(ttft[ok].max()) if ok.any() else 0.0)
+            line = self.sat_lines[policy]
+            line.setPos(c.saturation_rate_per_s)
+            line.label.setText(f"{policy} saturates: {c.saturation_rate_per_s:,.2f}")
+        self.target_line.setPos(target.ttft_p90_s)
+        y_top = min(max(ttft_top, target.ttft_p90_s), 5 * target.ttft_p90_s) * 1.05
+        self.load_plot.setXRange(0, top_rate, padding=0)
+        self.load_plot.setYRange(0, y_top)
+        cont = curves["continuous"].saturation_rate_per_s
+        self.unstable_region.setRegion((cont, top_rate))
+        self.unstable_text.setText("unstable")
+        self.unstable_text.setPos(cont, 0)
+        if z.feasible and z.at_rate is not None and math.isfinite(z.at_rate.ttft_p90_s):
+            self.sized_marker.setData([z.max_rate_per_replica], [z.at_rate.ttft_p90_s])
         else:
-            size = "<b>No replica meets the latency target</b> even at light load: relax it or change formats/GPU."
-        self.sizing_text.setText(
-            f"{size}<br>Max sustainable rate per replica: static {b['static']:.2f} req/s, continuous "
-            f"{b['continuous']:.2f} req/s ({ratio:.1f}×). Roofline speeds: real servers reach a fraction of them.")
+            self.sized_marker.setData([], [])
+        self.tput_view.setYRange(0, max(float(np.nanmax(curves["continuous"].throughput())), 1.0) * 1.1)
+        self.tput_view.setGeometry(self.load_plot.getPlotItem().vb.sceneBoundingRect())
+        self.sizing_text.setText(self._sizing_words())
+
+    def _sizing_words(self) -> str:
+        study = self.study
+        z, target, curves = study.sizing, study.target, study.curves
+        goal = f"p90 TTFT ≤ {target.ttft_p90_s:g} s, TPOT ≤ {target.tpot_p90_s * 1e3:g} ms"
+        sat_s, sat_c = curves["static"].saturation_rate_per_s, curves["continuous"].saturation_rate_per_s
+        compare = f"Saturation: static {sat_s:,.2f}, continuous {sat_c:,.2f} req/s ({sat_c / sat_s:.1f}×)."
+        self.sizing_text.setToolTip(
+            f"Highest rate on the load curves meeting {goal}: static {curves['static'].max_rate_meeting(target):,.2f}, "
+            f"continuous {curves['continuous'].max_rate_meeting(target):,.2f} req/s. All speeds are roofline "
+            "bounds: real servers reach a fraction of them.")
+        if not z.feasible:
+            return f"<b>No replica meets {goal}</b> in steady state, even at light load.<br>{compare}"
+        a = z.at_rate
+        binds = (f"headroom binds (≤ {z.max_utilisation:.0%})" if z.limited_by == "headroom"
+                 else f"the target binds below {z.max_utilisation:.0%}")
+        return (f"<b>{z.replicas:,} replicas × {z.gpus_per_replica} GPU = {z.gpus:,} GPUs</b> for {z.rate_per_s:,.0f} "
+                f"req/s: {z.rate_per_s / z.replicas:,.2f} req/s each, <b>utilisation {z.utilisation:.0%}</b> of "
+                f"{z.saturation_rate_per_replica:,.2f} req/s saturation (roofline {z.roofline_rate_per_replica:,.2f}). "
+                f"At most {z.max_rate_per_replica:,.2f} req/s per replica: {binds}; there p90 TTFT "
+                f"{a.ttft_p90_s:.3g} s, TPOT {a.tpot_p90_s * 1e3:.3g} ms ★ over {a.requests:,} simulated requests, "
+                f"warm-up ({a.warmup:,}) and drain ({a.cooldown:,}) dropped, halves within {a.change:.1%}."
+                f"<br>{compare}")
 
     def timeline(self) -> TimelineSpec | None:
         if self.memory is None:
@@ -483,17 +513,31 @@ class ServingPanel(Panel):
             ttft.setPen(pen(colour, 3, style))
             ttft.setSymbol(sym)
             ttft.setSymbolBrush(brush(colour))
+            ttft.setSymbolPen(pen(colour, 2))
             tput.setPen(pen(colour, 1.5, tput_style))
             tput.setSymbol(tput_sym)
             tput.setSymbolBrush(brush(colour, 0.5))
+            self._fills[policy] = brush(colour)   # a marker left hollow: its estimate did not settle
+            self.sat_lines[policy].setPen(pen(colour, 2, style))
+            self.sat_lines[policy].label.setColor(t.fg)
         self.target_line.setPen(pen(t.fg, 1.5, Qt.DashDotLine))
-        self.target_line.label.setColor(t.fg)
         label_font = QFont()
         label_font.setPointSizeF(t.point_size * 0.85)
-        self.target_line.label.setFont(label_font)   # pyqtgraph's default size does not follow the theme
+        for label in (self.target_line.label, *(line.label for line in self.sat_lines.values())):
+            label.setColor(t.fg)
+            label.setFont(label_font)   # pyqtgraph's default size does not follow the theme
+        self.unstable_region.setBrush(brush(t.fg, 0.15))   # a hatch would scale with the view: a plain tint
+        for line in self.unstable_region.lines:
+            line.setPen(pen(t.fg, 0))
+        self.unstable_text.setColor(t.fg)
+        self.unstable_text.setFont(label_font)
+        self.sized_marker.setPen(pen(t.fg, 1.5))
+        self.sized_marker.setBrush(brush(t.color(4)))
+        self._draw_curves()
 
     def result(self) -> object:
         return {"replica_memory": self.memory, "sizing": self.sizing,
+                "load_curves": self.study.curves if self.study is not None else None,
                 "timeline_summary": {p: r.summary() for p, r in self.sims.items()},
                 "measurement": self.bench}
 

@@ -30,10 +30,30 @@ def test_batching_timeline_and_curves(make_panel, ctx):
     assert spec.n_frames == N_FRAMES
     p.show_frame(N_FRAMES - 1)
     assert "48/48 done" in p.batch_plots["continuous"][0].getPlotItem().titleLabel.text
-    best = p.curves["best"]
-    assert best["continuous"] > best["static"]
-    assert p.sizing.feasible and p.sizing.replicas >= 1
-    assert "GPUs" in p.sizing_text.text()
+    curves = p.study.curves
+    assert curves["continuous"].saturation_rate_per_s > curves["static"].saturation_rate_per_s
+    z = p.sizing
+    assert z.feasible and z.replicas >= 1 and z.max_rate_per_replica < z.saturation_rate_per_replica
+    text = p.sizing_text.text()
+    assert "GPUs" in text and f"utilisation {z.utilisation:.0%}" in text
+    assert f"{z.at_rate.requests:,} simulated requests" in text and "warm-up" in text and "drain" in text
+    # the curves stop at saturation: nothing drawn past it, the saturation line sits there
+    for policy, (ttft_curve, _) in p.load_curves.items():
+        xs, _ = ttft_curve.getData()
+        assert xs.max() < curves[policy].saturation_rate_per_s
+        assert p.sat_lines[policy].value() == curves[policy].saturation_rate_per_s
+
+
+def test_headroom_control_changes_the_sizing(make_panel, ctx):
+    p = make_panel(ServingPanel)
+    assert p.wait_simulations(), p.tasks.last_error
+    roomy = p.sizing
+    p.headroom_slider.setValue(50)
+    p.headroom_slider.valueCommitted.emit(50.0)
+    assert p.wait_simulations(), p.tasks.last_error
+    tight = p.sizing
+    assert tight.max_utilisation == 0.5 and tight.utilisation <= 0.5 + 1e-9
+    assert tight.max_rate_per_replica < roomy.max_rate_per_replica and tight.replicas >= roomy.replicas
 
 
 def test_batch_spin_updates_scenario(make_panel, ctx):
@@ -55,7 +75,7 @@ def test_a_burst_of_edits_simulates_once(make_panel, ctx, qtbot):
     for batch in (4, 6, 10, 12):
         ctx.scenario.update(serve_batch=batch)
     assert runs == []
-    qtbot.waitUntil(lambda: p.sims["static"].max_batch == 12 and p.curves is not None
+    qtbot.waitUntil(lambda: p.sims["static"].max_batch == 12 and p.study is not None
                     and not p.tasks.running, timeout=120_000)
     assert runs == ["simulating batching", "simulating load"]
 
