@@ -12,8 +12,11 @@ from typing import Any, Mapping
 from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
 from engines.hardware import GPUS
 from engines.models import PRESETS, ModelArch
+from engines.versioned import Step, upgrade
 
 SCHEMA_VERSION = 1
+MIGRATIONS: dict[int, Step] = {}
+"""Scenario file migrations, ``{v: step}`` turning version v into v + 1 (none yet: version 1 is current)."""
 
 STRATEGIES = ("dp", "zero1", "zero2", "zero3", "fsdp", "fsdp-hybrid")
 PRECISIONS = ("bf16", "fp16", "fp32")
@@ -137,16 +140,7 @@ class Scenario:
     @classmethod
     def from_json_dict(cls, doc: Any) -> "Scenario":
         """Rebuild from :meth:`to_json_dict` output, explaining exactly what is wrong otherwise."""
-        if not isinstance(doc, Mapping):
-            raise ValidationError("file", "the top level must be a JSON object")
-        version = doc.get("schema_version")
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise ValidationError("schema_version", "missing or not an integer", f"1…{SCHEMA_VERSION}")
-        if version > SCHEMA_VERSION:
-            raise ValidationError("schema_version", f"file is version {version}, newer than this app understands",
-                                  f"1…{SCHEMA_VERSION}")
-        if version < 1:
-            raise ValidationError("schema_version", f"{version} is not a valid version", f"1…{SCHEMA_VERSION}")
+        doc = upgrade(doc, SCHEMA_VERSION, MIGRATIONS, "scenario")
         body = doc.get("scenario")
         if not isinstance(body, Mapping):
             raise ValidationError("scenario", "missing or not an object")

@@ -15,6 +15,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--panel", help="panel to open (e.g. overview, memory, pipeline, quant, k8s, law)")
     p.add_argument("--preset", help="model or scenario preset (e.g. llama3-70b, zero-paper-7.5b)")
     p.add_argument("--scenario", help="scenario JSON file to load")
+    p.add_argument("--state", metavar="FILE", help="saved view to open (File ▸ Save view, or an export's state)")
+    p.add_argument("--save-state", metavar="OUT.json", help="write the view this command would show and exit")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="compute device for torch work")
     p.add_argument("--theme", choices=("light", "dark"), default="light")
     p.add_argument("--font-scale", type=float, default=1.0, help="global text scale (presenter: 1.6)")
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    headless = bool(args.screenshot or args.selftest or args.list_panels)
+    headless = bool(args.screenshot or args.selftest or args.list_panels or args.save_state)
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if headless and not os.environ.get("EXPLORER_CONFIG_DIR"):
@@ -47,8 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     from explorer.context import AppContext
     from explorer.files import FileProblem
     from explorer.main_window import MainWindow
+    from explorer.view_state import load_view_state, save_view_state
 
-    scenario = Scenario()
+    view = None
+    if args.state:
+        try:
+            view = load_view_state(args.state)
+        except FileProblem as exc:
+            print(f"explorer: {exc}", file=sys.stderr)
+            if headless:
+                return 2
+    scenario = view.scenario if view is not None else Scenario()
     try:
         if args.preset:
             scenario = apply_preset(scenario, args.preset)
@@ -59,6 +70,16 @@ def main(argv: list[str] | None = None) -> int:
     ctx = AppContext(scenario, device="cpu", theme=args.theme, font_scale=args.font_scale)
     win = MainWindow(ctx, remember_layout=not headless, freeze_objects=not headless)
     sink.error.connect(win.show_error)
+    if view is not None:
+        from dataclasses import replace
+
+        try:
+            win.apply_view_state(replace(view, scenario=scenario))
+        except ValidationError as exc:
+            print(f"explorer: {args.state}: {exc}", file=sys.stderr)
+            if headless:
+                return 2
+            win.show_error(f"{args.state}: {exc}")
     if args.list_panels:
         for c in win.panel_infos:
             print(f"{c.key}\t{c.title}")
@@ -78,6 +99,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"explorer: {exc}", file=sys.stderr)
             return 2
 
+    if args.save_state:
+        if args.frame is not None:
+            win.set_frame(args.frame)
+        try:
+            save_view_state(win.view_state(), args.save_state)
+        except OSError as exc:
+            print(f"explorer: cannot write {args.save_state}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.save_state}")
+        return 0
     if args.selftest:
         from explorer.selftest import run_selftest
 
@@ -135,8 +166,8 @@ def _screenshot(win, args, problems: list[str]) -> int:
     if args.presenter:
         win.set_presenter(True, full_screen=False)   # the presenter layout at the requested size
     panel = win.current_panel()
-    if args.frame is not None and win.ctx.timeline.spec is not None:
-        win.ctx.timeline.set_position(args.frame)
+    if args.frame is not None:
+        win.set_frame(args.frame)
     if panel is not None:
         _settle(panel)
     try:

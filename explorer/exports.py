@@ -75,12 +75,20 @@ def _png_bytes(image: QImage) -> bytes:
     return bytes(data)
 
 
-def export_png(widget: QWidget, path: str | Path, scale: float = 2.0) -> Path:
-    atomic_write_bytes(path, _png_bytes(render_image(widget, scale)))
+STATE_KEY = "explorer-view"
+"""Where an exported figure keeps the view it was made from (PNG text chunk, SVG description, GIF
+comment, a first CSV comment line; JSON has it in ``meta.state``): open it with File ▸ Open view."""
+
+
+def export_png(widget: QWidget, path: str | Path, scale: float = 2.0, state: str | None = None) -> Path:
+    image = render_image(widget, scale)
+    if state:
+        image.setText(STATE_KEY, state)
+    atomic_write_bytes(path, _png_bytes(image))
     return Path(path)
 
 
-def export_svg(widget: QWidget, path: str | Path, title: str = "") -> Path:
+def export_svg(widget: QWidget, path: str | Path, title: str = "", state: str | None = None) -> Path:
     from PySide6.QtSvg import QSvgGenerator
 
     QApplication.processEvents()
@@ -93,6 +101,8 @@ def export_svg(widget: QWidget, path: str | Path, title: str = "") -> Path:
     gen.setViewBox(QRectF(0, 0, widget.width(), widget.height()))
     gen.setResolution(96)  # fixed, not the screen's
     gen.setTitle(title or widget.accessibleName() or "AI Systems Explorer")
+    if state:
+        gen.setDescription(f"{STATE_KEY}: {state}")
     painter = QPainter(gen)
     try:
         widget.render(painter, QPoint(0, 0))
@@ -109,7 +119,8 @@ def export_json(result: object, path: str | Path, meta: dict | None = None) -> P
     return Path(path)
 
 
-def export_csv(rows: list[dict], path: str | Path) -> Path:
+def export_csv(rows: list[dict], path: str | Path, state: str | None = None) -> Path:
+    """Rows as CSV; with ``state`` the first line is ``# explorer-view: {json}`` (read with comment='#')."""
     rows = [to_jsonable(r) for r in rows]
     columns: list[str] = []
     for r in rows:
@@ -117,6 +128,8 @@ def export_csv(rows: list[dict], path: str | Path) -> Path:
             if k not in columns:
                 columns.append(k)
     out = io.StringIO()
+    if state:
+        out.write(f"# {STATE_KEY}: {' '.join(state.split())}\n")
     writer = csv.DictWriter(out, fieldnames=columns)
     writer.writeheader()
     for r in rows:
@@ -169,19 +182,22 @@ def grab_frame(widget: QWidget, scale: float = 1.0):
     return rgb.quantize(colors=GIF_COLORS, method=Image.Quantize.FASTOCTREE)
 
 
-def encode_gif(frames: list, duration_ms: int) -> bytes:
+def encode_gif(frames: list, duration_ms: int, state: str | None = None) -> bytes:
     """An animated, looping GIF of palette frames. Touches no widget: safe on a worker thread."""
     if not frames:
         raise ValueError("no frames to export")
     out = io.BytesIO()
-    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=duration_ms, loop=0)
+    extra = {"comment": f"{STATE_KEY}: {' '.join(state.split())}".encode()} if state else {}
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=duration_ms, loop=0,
+                   **extra)
     return out.getvalue()
 
 
-def export_gif(panel, timeline, path: str | Path, scale: float = 1.0, max_frames: int = GIF_MAX_FRAMES) -> Path:
+def export_gif(panel, timeline, path: str | Path, scale: float = 1.0, max_frames: int = GIF_MAX_FRAMES,
+               state: str | None = None) -> Path:
     """Walk the shared timeline (the same path as stepping) and write an animated GIF, blocking
     until it is written: the self-test's and tests' way to run an :class:`AnimationExport`."""
-    job = AnimationExport(panel, timeline, path, scale, max_frames)
+    job = AnimationExport(panel, timeline, path, scale, max_frames, state=state)
     job.start()
     return job.result()
 
@@ -201,13 +217,14 @@ class AnimationExport(QObject):
     finished = Signal(str, object)
 
     def __init__(self, panel, timeline, path: str | Path, scale: float = 1.0,
-                 max_frames: int = GIF_MAX_FRAMES, parent: QObject | None = None) -> None:
+                 max_frames: int = GIF_MAX_FRAMES, parent: QObject | None = None, state: str | None = None) -> None:
         super().__init__(parent)
         from explorer.tasks import TaskRunner
 
         if timeline.spec is None:
             raise ValueError("this panel has no animation to export")
         self.panel, self.timeline, self.path, self.scale = panel, timeline, Path(path), scale
+        self.state = state
         self.timeline_frames = timeline.n_frames
         self.fps = timeline.spec.fps
         self.indices = sample_frames(self.timeline_frames, max_frames)
@@ -295,7 +312,8 @@ class AnimationExport(QObject):
             return
         frames = self._frames
         duration = gif_frame_ms(self.timeline_frames, len(frames), self.fps)
-        self._runner.run(lambda _progress, _cancelled: encode_gif(frames, duration), self._write,
+        state = self.state
+        self._runner.run(lambda _progress, _cancelled: encode_gif(frames, duration, state), self._write,
                          label="Encoding GIF…", on_error=lambda text: None)
 
     def _write(self, data: bytes) -> None:

@@ -24,6 +24,7 @@ from explorer.panel import Panel, PanelInfo, registered_panels
 from explorer.scenario_editor import ScenarioEditor
 from explorer.theme import qt_palette, stylesheet
 from explorer.timeline import PlayerWidget
+from explorer.view_state import ViewState, load_view_state, save_view_state
 from explorer.widgets import LessonView
 
 log = logging.getLogger("explorer")
@@ -180,6 +181,10 @@ class MainWindow(QMainWindow):
                                              else registered_panels())
         self._instances: dict[str, Panel] = {}
         self._hosts: dict[str, QWidget] = {}
+        self._pending_params: dict[str, object] = {}      # Params for panels not built yet (a view, a restart)
+        self._pending_tabs: dict[str, tuple[str, ...]] = {}
+        self._pending_frame: int | None = None   # a view's frame, kept until the user moves the timeline
+        self._placing_frame = False
         for info in self.panel_infos:
             # The panel is placed here when its tab is first shown (it scrolls only if it cannot fit).
             host = PanelHost()
@@ -241,6 +246,9 @@ class MainWindow(QMainWindow):
         f = mb.addMenu("&File")
         self._action(f, "Open scenario…", self.open_scenario_dialog, QKeySequence.Open)
         self._action(f, "Save scenario as…", self.save_scenario_dialog, QKeySequence.Save)
+        f.addSeparator()
+        self._action(f, "Open view…", self.open_view_dialog, "Ctrl+Shift+O")
+        self._action(f, "Save view…", self.save_view_dialog, "Ctrl+Shift+S")
         f.addSeparator()
         for fmt in ("png", "svg", "csv", "json", "gif"):
             self._action(f, f"Export panel as {fmt.upper()}…", lambda _=False, fmt=fmt: self.export_dialog(fmt))
@@ -314,7 +322,11 @@ class MainWindow(QMainWindow):
             self._hosts[key].setWidget(panel)
             panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
             panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
+            if key in self._pending_params:
+                self._set_pending_params(panel, self._pending_params.pop(key))
             panel.bind()
+            if key in self._pending_tabs:
+                panel.set_inner_tabs(self._pending_tabs.pop(key))
             send_undo_to_the_scenario(panel)
             if self.freeze_objects:   # its items live as long as the app (not so a test's window)
                 QTimer.singleShot(FREEZE_AFTER_MS, self, freeze_long_lived)   # cancelled with the window
@@ -331,6 +343,7 @@ class MainWindow(QMainWindow):
         return p
 
     def _activate(self, index: int) -> None:
+        self._pending_frame = None
         panel = self.current_panel()
         if panel is None:
             return
@@ -344,9 +357,17 @@ class MainWindow(QMainWindow):
 
     def _timeline_changed(self, panel: Panel) -> None:
         if panel is self.current_panel():
-            self.ctx.timeline.set_spec(panel.timeline(), keep_position=True)
+            self._placing_frame = True
+            try:
+                self.ctx.timeline.set_spec(panel.timeline(), keep_position=True)
+                if self._pending_frame is not None and self.ctx.timeline.spec is not None:
+                    self.ctx.timeline.set_position(self._pending_frame)
+            finally:
+                self._placing_frame = False
 
     def _show_frame(self, index: int) -> None:
+        if self._pending_frame is not None and index != self._pending_frame and not self._placing_frame:
+            self._pending_frame = None      # the user moved on
         panel = self.current_panel()
         if panel is not None and self.ctx.timeline.spec is not None:
             panel.show_frame(index)
@@ -392,6 +413,104 @@ class MainWindow(QMainWindow):
             except OSError as exc:
                 self.show_error(f"Could not save {path}: {exc}")
 
+    # --- views: everything that puts the app back into one view --------------------------------
+    def view_state(self) -> ViewState:
+        """The current view: scenario, panel, every panel's parameters and inner tabs, the frame."""
+        params = {k: v if isinstance(v, dict) else v.to_dict() for k, v in self._pending_params.items()}
+        tabs = dict(self._pending_tabs)
+        for p in self.panels:
+            if p.params is not None:
+                params[p.key] = p.params.to_dict()
+            if p.tab_widgets():
+                tabs[p.key] = p.inner_tabs()
+        cur = self.current_panel()
+        frame = self._pending_frame
+        if frame is None and self.ctx.timeline.spec is not None:
+            frame = self.ctx.timeline.position
+        return ViewState(self.ctx.scenario.value, cur.key if cur else "", params, tabs, frame)
+
+    @staticmethod
+    def _set_pending_params(panel: Panel, params) -> None:
+        """Parameters kept for a panel until it was built: a Params from a view, or a remembered dict
+        (checked now: one from an older or edited settings file may no longer be valid)."""
+        if isinstance(params, dict):
+            try:
+                params = panel.Params.from_dict(params) if panel.Params is not None else None
+            except ValidationError as exc:
+                log.warning("%s: remembered parameters not restored: %s", panel.key, exc)
+                return
+        if params is not None:
+            panel.set_params(params, record=False)
+
+    def _stage(self, view: ViewState) -> dict[str, object]:
+        """Validate every panel's parameters in ``view`` (raising before anything changes), apply them to
+        built panels and keep them for the rest; returns the Params by panel key."""
+        known = {c.key: c for c in self.panel_infos}
+        staged = {}
+        for key, values in view.params.items():
+            if key not in known:
+                raise ValidationError("params", f"no panel {key!r}", ", ".join(known))
+            cls = known[key].load().Params
+            if cls is None:
+                raise ValidationError(f"params.{key}", "this panel has no parameters")
+            staged[key] = cls.from_dict(dict(values))
+        for key, params in staged.items():
+            if key in self._instances:
+                self._instances[key].set_params(params)
+            else:
+                self._pending_params[key] = params
+        for key, titles in view.tabs.items():
+            if key in self._instances:
+                self._instances[key].set_inner_tabs(titles)
+            elif key in known:
+                self._pending_tabs[key] = tuple(titles)
+        return staged
+
+    def apply_view_state(self, view: ViewState) -> None:
+        """Put the app into ``view``; a bad view raises ValidationError and changes nothing."""
+        if not any(c.key == view.panel for c in self.panel_infos):
+            raise ValidationError("panel", f"no panel {view.panel!r}", ", ".join(c.key for c in self.panel_infos))
+        self._stage(view)
+        self.ctx.scenario.replace(view.scenario, "Open view")
+        self.show_panel(view.panel)
+        if view.frame is not None:
+            self.set_frame(view.frame)
+
+    def set_frame(self, frame: int) -> None:
+        """Go to ``frame`` now, and again once the panel's timeline arrives from its job (its length may
+        depend on the result)."""
+        self._pending_frame = frame
+        if self.ctx.timeline.spec is not None:
+            self._placing_frame = True
+            try:
+                self.ctx.timeline.set_position(frame)
+            finally:
+                self._placing_frame = False
+
+    def open_view(self, path: str | Path) -> bool:
+        try:
+            self.apply_view_state(load_view_state(path))
+        except (FileProblem, ValidationError) as exc:
+            self.show_error(f"{Path(path).name}: {exc}" if isinstance(exc, ValidationError) else str(exc))
+            return False
+        self.show_error(None)
+        return True
+
+    def open_view_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open view", "", "Saved view (*.json)")
+        if path and not self.open_view(path):
+            QMessageBox.warning(self, "Could not open the view", self.error_label.text())
+
+    def save_view_dialog(self) -> None:
+        cur = self.current_panel()
+        path, _ = QFileDialog.getSaveFileName(self, "Save view", f"{cur.key if cur else 'view'}-view.json",
+                                              "Saved view (*.json)")
+        if path:
+            try:
+                save_view_state(self.view_state(), path)
+            except OSError as exc:
+                self.show_error(f"Could not save {path}: {exc}")
+
     _animation_export: exports.AnimationExport | None = None   # the GIF export under way, if any
 
     def export(self, fmt: str, path: str | Path, panel: Panel | None = None) -> Path:
@@ -400,15 +519,18 @@ class MainWindow(QMainWindow):
         A GIF runs as the menu's does (progress dialog, Cancel) and is waited for here; a cancelled
         one raises exports.ExportCancelled."""
         panel = panel or self.current_panel()
-        meta = {"panel": panel.key, "scenario": self.ctx.scenario.value.to_json_dict()}
+        state = self.view_state()
+        if panel.key != state.panel:
+            state = ViewState(state.scenario, panel.key, state.params, state.tabs, None)
+        meta = {"panel": panel.key, "scenario": self.ctx.scenario.value.to_json_dict(), "state": state.to_json_dict()}
         if fmt == "png":
-            return exports.export_png(panel.export_widget(), path, scale=2.0)
+            return exports.export_png(panel.export_widget(), path, scale=2.0, state=state.to_json())
         if fmt == "svg":
-            return exports.export_svg(panel.export_widget(), path, title=panel.title)
+            return exports.export_svg(panel.export_widget(), path, title=panel.title, state=state.to_json())
         if fmt == "json":
             return exports.export_json(panel.result(), path, meta)
         if fmt == "csv":
-            return exports.export_csv(panel.table(), path)
+            return exports.export_csv(panel.table(), path, state=state.to_json())
         if fmt == "gif":
             return self.export_animation(path, panel).result()
         raise ValidationError("format", f"unknown export format {fmt!r}", "png, svg, csv, json, gif")
@@ -435,7 +557,10 @@ class MainWindow(QMainWindow):
         panel = panel or self.current_panel()
         if panel is None:
             raise ValueError("no panel to export")
-        job = exports.AnimationExport(panel, self.ctx.timeline, path, parent=self)   # ValueError: no animation
+        state = self.view_state()
+        state = ViewState(state.scenario, panel.key, state.params, state.tabs, None)   # the animation, not a frame
+        job = exports.AnimationExport(panel, self.ctx.timeline, path, parent=self,    # ValueError: no animation
+                                      state=state.to_json())
         self._animation_export = job
         n, of = job.total, job.timeline_frames
         sampled = f"\n({n} of the timeline's {of} frames, evenly spaced)" if n < of else ""
@@ -550,6 +675,16 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geo)
         if state is not None:
             self.restoreState(state)
+        saved = st.value("view")
+        if saved:   # the panels' own knobs and tabs, checked as each panel is built (no imports at start-up)
+            try:
+                view = ViewState.from_json(saved)
+            except ValidationError as exc:
+                log.warning("the remembered panel settings were not restored: %s", exc)
+            else:
+                known = {c.key for c in self.panel_infos}
+                self._pending_params.update({k: dict(v) for k, v in view.params.items() if k in known})
+                self._pending_tabs.update({k: tuple(v) for k, v in view.tabs.items() if k in known})
         tab = st.value("tab")
         if tab:
             for i, c in enumerate(self.panel_infos):
@@ -558,7 +693,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802
         for p in self.panels:
-            p.tasks.cancel()
+            p.cancel_jobs()
         if self.remember_layout:
             if self._before_presenter is not None:   # remember the working layout, not the presenter one
                 self.set_presenter(False)
@@ -567,5 +702,6 @@ class MainWindow(QMainWindow):
             st.setValue("state", self.saveState())
             cur = self.current_panel()
             st.setValue("tab", cur.key if cur else "")
+            st.setValue("view", self.view_state().to_json())
             st.sync()
         super().closeEvent(event)

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtGui import QUndoCommand
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from engines.assets import asset_path
+from engines.errors import ValidationError
 from engines.scenario import Scenario
 from explorer.tasks import TaskRunner
 from explorer.theme import Theme
@@ -29,13 +31,17 @@ class Panel(QWidget):
     icon: ClassVar[str] = ""
     reads: ClassVar[frozenset[str]] = frozenset()
     lesson: ClassVar[str] = ""
+    Params: ClassVar[type | None] = None   # the topic's engines.params.ParamsBase subclass, if it has knobs
 
     timeline_changed = Signal()
+    params_changed = Signal(object)        # the new Params
 
     def __init__(self, ctx) -> None:
         super().__init__()
         self.ctx = ctx
         self.tasks = TaskRunner(self)
+        self._jobs: dict[str, TaskRunner] = {"main": self.tasks}
+        self._params = self.Params() if self.Params is not None else None
         self.body = QVBoxLayout(self)
         self.body.setContentsMargins(8, 8, 8, 8)
         self.setAccessibleName(self.title)
@@ -58,7 +64,7 @@ class Panel(QWidget):
     def unbind(self) -> None:
         if self._bound:
             self._bound = False
-            self.tasks.cancel()
+            self.cancel_jobs()
             self.ctx.scenario.changed.disconnect(self._scenario_changed)
             self.ctx.theme_changed.disconnect(self.apply_theme)
 
@@ -87,6 +93,65 @@ class Panel(QWidget):
             return asset_path("lessons", self.lesson).read_text(encoding="utf-8")
         except OSError:
             return f"*(lesson file {self.lesson} is missing)*"
+
+    # --- job slots ------------------------------------------------------------------------
+    def jobs(self, name: str = "main") -> TaskRunner:
+        """The job slot ``name`` (made on first use): a new run in a slot cancels its previous one;
+        the shell cancels every slot together on teardown and on close."""
+        if name not in self._jobs:
+            self._jobs[name] = TaskRunner(self)
+        return self._jobs[name]
+
+    def cancel_jobs(self) -> None:
+        for runner in self._jobs.values():
+            runner.cancel()
+
+    # --- parameters: the panel's own knobs, as one validated, undoable value ---------------
+    @property
+    def params(self):
+        return self._params
+
+    def set_params(self, params, record: bool = True) -> None:
+        """Show ``params`` (a ``Params``); ``record`` pushes an undo step shared with scenario edits."""
+        if self.Params is None or params == self._params:
+            return
+        if not isinstance(params, self.Params):
+            raise ValidationError("params", f"expected {self.Params.__qualname__}, got {type(params).__name__}")
+        old, self._params = self._params, params
+        if record:
+            self.ctx.scenario.undo_stack.push(_ParamsEdit(self, old, params))
+        self._params_swapped(old, params)
+
+    def update_params(self, **changes) -> str | None:
+        """Apply ``changes`` as one undoable step; the error text (field and range) if invalid."""
+        try:
+            self.set_params(self.Params.from_dict({**self._params.to_dict(), **changes}))
+        except ValidationError as exc:
+            return str(exc)
+        return None
+
+    def _params_swapped(self, old, new) -> None:
+        self.params_changed.emit(new)
+        self.params_updated(frozenset(k for k, v in new.to_dict().items() if old.to_dict().get(k) != v))
+
+    def params_updated(self, changed: frozenset[str]) -> None:
+        """Redraw for new parameters (``changed`` names the fields); widgets are already in step."""
+
+    # --- inner tabs -------------------------------------------------------------------------
+    def tab_widgets(self) -> list[QTabWidget]:
+        """The panel's tab widgets in creation order (a saved view records each one's current tab)."""
+        return self.findChildren(QTabWidget)
+
+    def inner_tabs(self) -> tuple[str, ...]:
+        return tuple(w.tabText(w.currentIndex()) for w in self.tab_widgets())
+
+    def set_inner_tabs(self, titles) -> None:
+        """Select each tab widget's tab by title (unknown titles are left as they are)."""
+        for widget, title in zip(self.tab_widgets(), titles):
+            for i in range(widget.count()):
+                if widget.tabText(i) == title:
+                    widget.setCurrentIndex(i)
+                    break
 
     # --- to override ---------------------------------------------------------------------
     def set_scenario(self, scenario: Scenario) -> None:
@@ -141,6 +206,23 @@ def _rescale_default_labels(plot, old_size: float, new_size: float) -> None:
             if abs(font.pointSizeF() - old_size) < 1e-6:
                 font.setPointSizeF(new_size)
                 item.setFont(font)
+
+
+class _ParamsEdit(QUndoCommand):
+    def __init__(self, panel: Panel, old, new) -> None:
+        super().__init__(f"{panel.title}: " + ", ".join(
+            sorted(k for k, v in new.to_dict().items() if old.to_dict().get(k) != v)))
+        self._panel, self._old, self._new = panel, old, new
+        self._first = True
+
+    def redo(self) -> None:
+        if self._first:    # already applied by set_params; QUndoStack.push calls redo once
+            self._first = False
+            return
+        self._panel.set_params(self._new, record=False)
+
+    def undo(self) -> None:
+        self._panel.set_params(self._old, record=False)
 
 
 @dataclass(frozen=True)

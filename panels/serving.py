@@ -12,17 +12,18 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView,
 
 from engines.hardware import gpu as gpu_spec
 from engines.scenario import INT_RANGES
-from engines.serving import (GIB, WEIGHT_BITS_EFFECTIVE, DeploymentStudy, LatencyTarget, ReplicaMemory, SimResult,
-                             Workload, capacity, deployment_study, replica_memory, simulate_batching, step_cost)
+from engines.serving import (GIB, WEIGHT_BITS_EFFECTIVE, DeploymentStudy, ReplicaMemory, SimResult, batching_runs,
+                             capacity, deployment_study, replica_memory)
+from engines.serving.params import Params, study_workload, timeline_workload
+from explorer.binder import ParamBinder, fields_of, param_slider
 from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
-from explorer.tasks import Cancelled, TaskRunner
-from explorer.widgets import ErrorLabel, LabeledSlider, brush, legend_below, make_plot, pen, set_title, Tabs
+from explorer.tasks import Cancelled
+from explorer.widgets import ErrorLabel, Tabs, brush, legend_below, make_plot, pen, set_title
 from explorer.live_text import LiveText, pin_size
 
 N_FRAMES = 200
-TIMELINE_REQUESTS = 48
 BITS = {"bf16 (16-bit)": 16, "8-bit (fp8/int8)": 8, "int4 (g128)": 4}
 DEBOUNCE_MS = 150
 PART_ROWS = 4          # memory waterfall: one row per part, so labels never collide
@@ -33,6 +34,7 @@ class ServingPanel(Panel):
     key = "serving"
     title = "Inference serving"
     order = 70
+    Params = Params
     reads = frozenset({"model", "arch", "gpu", "weight_bits", "kv_bits", "serve_batch", "serve_context"})
     lesson = "serving.md"
 
@@ -44,7 +46,7 @@ class ServingPanel(Panel):
         self.bench = None
         self._frame = 0
         self.sim_tasks = self.tasks             # simulations (timeline, then load curves): what exports wait for
-        self.bench_tasks = TaskRunner(self)     # the torch decode measurement, started only by its button
+        self.bench_tasks = self.jobs("bench")   # the torch decode measurement, started only by its button
         self._pending: set[str] = set()
         self._running_parts: set[str] = set()
         self._refresh = QTimer(self)
@@ -73,28 +75,14 @@ class ServingPanel(Panel):
             spin.setAccessibleName(field)
             spin.valueChanged.connect(lambda v, f=field: self._update(**{f: int(v)}))
             row.addWidget(spin)
-        self.rate_slider = LabeledSlider("Arrivals", 0.1, 200, 4, 0.1, 1, "req/s")
-        self.prompt_slider = LabeledSlider("Prompt", 16, 4096, 512, 16, 0, "tok")
-        self.output_slider = LabeledSlider("Output", 4, 2048, 128, 4, 0, "tok")
-        self.traffic_slider = LabeledSlider("Traffic to size for", 1, 5000, 100, 1, 0, "req/s")
-        for w in (self.rate_slider, self.prompt_slider, self.output_slider, self.traffic_slider):
+        self.sliders = {name: param_slider(Params, name) for name in fields_of(Params)}
+        for w in self.sliders.values():
             row.addWidget(w)
-        self.rate_slider.valueCommitted.connect(lambda _v: self._schedule({"timeline"}))
-        for w in (self.prompt_slider, self.output_slider):
-            w.valueCommitted.connect(lambda _v: self._schedule({"timeline", "curves"}))
-        self.traffic_slider.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
-        self.ttft_slider = LabeledSlider("Target p90 TTFT", 0.1, 20, 2.0, 0.1, 1, "s")
-        self.tpot_slider = LabeledSlider("Target p90 TPOT", 5, 500, 100, 5, 0, "ms")
-        self.headroom_slider = LabeledSlider("Load replicas to at most", 50, 98, 80, 1, 0, "% of saturation")
-        self.headroom_slider.setToolTip("Headroom: latency grows like 1/(1 − ρ) as utilisation ρ nears 1 "
-                                        "(Kingman 1961), and real traffic has bursts a Poisson model lacks.")
-        for w in (self.ttft_slider, self.tpot_slider, self.headroom_slider):
-            row.addWidget(w)
-            w.valueCommitted.connect(lambda _v: self._schedule({"curves"}))
         row.addWidget(self.tasks.widget())
         self.body.addLayout(row)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
+        self.binder = ParamBinder(self, self.sliders, error=self.error.show_error)
 
         grid = QGridLayout()
         self.mem_plot = make_plot(ctx.theme, "One replica's memory", "", "GiB (2³⁰ B)")
@@ -227,14 +215,13 @@ class ServingPanel(Panel):
     def _update(self, **changes) -> None:
         self.error.show_error(self.ctx.scenario.try_update(**changes))
 
-    def _workload(self, rate: float, n: int, seed: int = 0) -> Workload:
-        s = self.ctx.scenario.value
-        prompt = int(min(self.prompt_slider.value(), max(1, s.serve_context // 2)))
-        output = int(min(self.output_slider.value(), max(1, s.serve_context - prompt) // 4 or 1))
-        return Workload(rate_per_s=rate, n_requests=n, prompt_mean=prompt, output_mean=max(1, output), seed=seed)
-
-    def _kv_tokens(self) -> int:
-        return capacity(self.ctx.scenario.value, self.memory.gpus_needed).max_tokens
+    def params_updated(self, changed: frozenset[str]) -> None:
+        parts = {"curves"}
+        if changed & {"arrivals_per_s", "prompt_tokens", "output_tokens"}:
+            parts.add("timeline")
+        if changed == {"arrivals_per_s"}:
+            parts = {"timeline"}
+        self._schedule(parts)
 
     # --- background simulations: debounced, the previous result stays until the new one lands ----
     def _schedule(self, parts: set[str]) -> None:
@@ -269,17 +256,10 @@ class ServingPanel(Panel):
         super().unbind()
 
     def _run_timeline(self, follow_with_curves: bool) -> None:
-        s = self.ctx.scenario.value
-        try:
-            cost = step_cost(s, self.memory.gpus_needed)
-            wl = self._workload(self.rate_slider.value(), TIMELINE_REQUESTS, seed=5)
-            kv = self._kv_tokens()
-        except ValueError as exc:
-            self.error.show_error(str(exc))
-            return
+        s, params = self.ctx.scenario.value, self.params
 
         def work(progress, cancelled):
-            return {p: simulate_batching(cost, wl, p, s.serve_batch, kv) for p in ("static", "continuous")}
+            return batching_runs(s, timeline_workload(params, s.serve_context))
 
         def done(sims) -> None:
             self._running_parts = set()
@@ -297,17 +277,11 @@ class ServingPanel(Panel):
         self.tasks.run(work, done, label="simulating batching", on_error=self._failed)
 
     def _run_curves(self) -> None:
-        s = self.ctx.scenario.value
-        try:
-            target = LatencyTarget(self.ttft_slider.value(), self.tpot_slider.value() / 1e3)
-            base = self._workload(1.0, 1, seed=1)
-        except ValueError as exc:
-            self.error.show_error(str(exc))
-            return
-        traffic, headroom = self.traffic_slider.value(), self.headroom_slider.value() / 100
+        s, p = self.ctx.scenario.value, self.params
 
         def work(progress, cancelled):
-            return deployment_study(s, base, target, traffic, headroom, progress, cancelled)
+            return deployment_study(s, study_workload(p, s.serve_context), p.target, p.traffic_per_s,
+                                    p.max_utilisation_pct / 100, progress, cancelled)
 
         self._running_parts = {"curves"}
         self.tasks.run(work, self._curves_done, label="simulating load", on_error=self._failed)
@@ -368,7 +342,7 @@ class ServingPanel(Panel):
         study = self.study
         if study is None:
             return
-        t, target, curves, z = self.theme, study.target, study.curves, study.sizing
+        target, curves, z = study.target, study.curves, study.sizing
         top_rate = 1.08 * max(c.rates.max() for c in curves.values())
         ttft_top = 0.0
         for policy, (ttft_curve, tput_curve) in self.load_curves.items():
@@ -530,7 +504,6 @@ class ServingPanel(Panel):
         for line in self.unstable_region.lines:
             line.setPen(pen(t.fg, 0))
         self.unstable_text.setColor(t.fg)
-        self.unstable_text.setFont(label_font)
         self.sized_marker.setPen(pen(t.fg, 1.5))
         self.sized_marker.setBrush(brush(t.color(4)))
         self._draw_curves()
@@ -548,8 +521,9 @@ class ServingPanel(Panel):
         for bits in ("int4 (g128)", "bf16 (16-bit)"):
             self.weight_combo.setCurrentText(bits)
             assert self.memory is not None and self.memory.weight_bits == BITS[bits]
-        self.rate_slider.setValue(8)
-        self.rate_slider.valueCommitted.emit(8.0)
+        self.sliders["arrivals_per_s"].setValue(8)
+        self.sliders["arrivals_per_s"].valueCommitted.emit(8.0)
+        assert self.params.arrivals_per_s == 8
         if not self.wait_simulations():
             raise RuntimeError(self.tasks.last_error or "the batching simulations did not finish")
         assert set(self.sims) == {"static", "continuous"}

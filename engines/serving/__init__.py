@@ -16,14 +16,14 @@ from engines.serving.replica import (FORMAT_LABELS, GIB, GPU_MEMORY_UTILIZATION,
                                      format_speeds, kv_bytes_per_token, kv_cache_bytes, replica_memory, step_cost,
                                      valid_tp_degrees, weight_bytes)
 from engines.serving.steady import (COOLDOWN_FRACTION, DEFAULT_MAX_UTILISATION, TOLERANCE, WARMUP_FRACTION,
-                                    DeploymentStudy, LoadCurve, deployment_study,
+                                    DeploymentStudy, LoadCurve, batching_runs, deployment_study,
                                     RateSearch, Sizing, SteadyState, default_workload, load_curves,
                                     max_rate_under_target, saturation_rate, saturation_throughput, size_deployment,
                                     steady_state)
 
 __all__ = ["POLICIES", "DISTRIBUTIONS", "MAX_REQUESTS", "MIN_RATE_PER_S", "Workload", "SimResult", "simulate_batching",
            "LatencyTarget", "saturation_rate", "saturation_throughput", "SteadyState", "steady_state", "RateSearch",
-           "max_rate_under_target", "Sizing", "default_workload", "size_deployment", "LoadCurve", "load_curves", "DeploymentStudy", "deployment_study",
+           "max_rate_under_target", "Sizing", "default_workload", "size_deployment", "LoadCurve", "load_curves", "DeploymentStudy", "deployment_study", "batching_runs",
            "WARMUP_FRACTION", "COOLDOWN_FRACTION", "TOLERANCE", "DEFAULT_MAX_UTILISATION",
            "kv_cache_bytes", "kv_bytes_per_token", "weight_bytes", "activation_bytes", "ReplicaMemory",
            "replica_memory", "Capacity", "capacity", "StepCost", "step_cost", "FormatSpeed", "format_speeds",

@@ -373,6 +373,14 @@ def load_curves(cost: StepCost, workload: Workload, max_batch: int, kv_capacity_
     return out
 
 
+def batching_runs(scenario, workload: Workload) -> dict[str, SimResult]:
+    """Both policies on the same arrivals on the scenario's replica: the animated timeline."""
+    mem = replica_memory(scenario)
+    cost = step_cost(scenario, mem.gpus_needed)
+    kv = capacity(scenario, mem.gpus_needed).max_tokens
+    return {p: simulate_batching(cost, workload, p, scenario.serve_batch, kv) for p in POLICIES}
+
+
 @dataclass(frozen=True)
 class DeploymentStudy:
     """What the serving panel's load view shows: both policies' load curves and the sizing."""
@@ -404,4 +412,4 @@ def deployment_study(scenario, workload: Workload, target: LatencyTarget, traffi
 __all__ = ["WARMUP_FRACTION", "COOLDOWN_FRACTION", "TOLERANCE", "DEFAULT_MAX_UTILISATION", "saturation_rate",
            "saturation_throughput", "SteadyState", "steady_state", "RateSearch", "max_rate_under_target", "Sizing",
            "default_workload", "size_deployment", "LoadCurve", "CURVE_FRACTIONS", "load_curves",
-           "DeploymentStudy", "deployment_study"]
+           "DeploymentStudy", "deployment_study", "batching_runs"]

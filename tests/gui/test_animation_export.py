@@ -112,9 +112,9 @@ def test_cancel_while_encoding_leaves_no_file(window, qtbot, tmp_path, monkeypat
     release = threading.Event()
     encode = exports.encode_gif
 
-    def slow_encode(frames, duration_ms):
+    def slow_encode(frames, duration_ms, state=None):
         release.wait(30)
-        return encode(frames, duration_ms)
+        return encode(frames, duration_ms, state)
 
     monkeypatch.setattr(exports, "encode_gif", slow_encode)
     out = tmp_path / "out" / "overview.gif"

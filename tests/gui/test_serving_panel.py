@@ -48,12 +48,25 @@ def test_headroom_control_changes_the_sizing(make_panel, ctx):
     p = make_panel(ServingPanel)
     assert p.wait_simulations(), p.tasks.last_error
     roomy = p.sizing
-    p.headroom_slider.setValue(50)
-    p.headroom_slider.valueCommitted.emit(50.0)
+    p.sliders["max_utilisation_pct"].setValue(50)
+    p.sliders["max_utilisation_pct"].valueCommitted.emit(50.0)
+    assert p.params.max_utilisation_pct == 50
     assert p.wait_simulations(), p.tasks.last_error
     tight = p.sizing
     assert tight.max_utilisation == 0.5 and tight.utilisation <= 0.5 + 1e-9
     assert tight.max_rate_per_replica < roomy.max_rate_per_replica and tight.replicas >= roomy.replicas
+    # the knob is part of the undo history, like a scenario edit
+    ctx.scenario.undo_stack.undo()
+    assert p.params.max_utilisation_pct == 80 and p.sliders["max_utilisation_pct"].value() == 80
+    ctx.scenario.undo_stack.redo()
+    assert p.params.max_utilisation_pct == 50
+
+
+def test_a_bad_parameter_is_refused_with_its_range(make_panel, ctx):
+    p = make_panel(ServingPanel)
+    before = p.params
+    assert "max_utilisation_pct" in p.update_params(max_utilisation_pct=120)
+    assert p.params is before
 
 
 def test_batch_spin_updates_scenario(make_panel, ctx):

@@ -283,7 +283,8 @@ def test_exports_png_at_2x_svg_csv_json(window, tmp_path):
     svg = window.export("svg", tmp_path / "o.svg").read_text()
     assert "<svg" in svg and f'width="{panel.width()}' in svg.replace("px", "")
     rows = (window.export("csv", tmp_path / "o.csv")).read_text().splitlines()
-    assert rows[0] == "quantity,value" and any(r.startswith("params,8030261248") for r in rows)
+    assert rows[0].startswith("# explorer-view: {")      # the view it was made from, as a comment line
+    assert rows[1] == "quantity,value" and any(r.startswith("params,8030261248") for r in rows)
     doc = json.loads(window.export("json", tmp_path / "o.json").read_text())
     assert doc["result"]["params"] == 8030261248 and doc["meta"]["panel"] == "overview"
 

@@ -1,0 +1,130 @@
+"""Every view is a state: saved, reopened in a new window, carried by exports, kept across a restart."""
+import json
+from dataclasses import fields
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from explorer.exports import to_jsonable
+from explorer.view_state import ViewState, load_view_state, save_view_state
+
+
+def _new_window(qtbot, remember: bool = False):
+    from explorer.context import AppContext
+    from explorer.main_window import MainWindow
+
+    win = MainWindow(AppContext(device="cpu"), remember_layout=remember)
+    qtbot.addWidget(win)
+    win.resize(1500, 950)
+    win.show()
+    return win
+
+
+def _settle(win) -> None:
+    from explorer.cli import _settle as settle
+
+    panel = win.current_panel()
+    if panel is not None:
+        settle(panel, quiet_s=0.2)
+
+
+def _changed(params):
+    """The same Params with its first declared number moved inside its range."""
+    for f in fields(params):
+        m = f.metadata
+        if m and m["choices"] is None and not isinstance(f.default, bool):
+            value = getattr(params, f.name)
+            new = m["lo"] + (m["hi"] - m["lo"]) * 0.37
+            return params.from_dict({**params.to_dict(), f.name: type(value)(round(new) if isinstance(value, int)
+                                                                               else new)})
+    return params
+
+
+def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_path):
+    window.ctx.scenario.update(serve_batch=16, micro_batch=2)
+    saved = {}
+    for info in window.panel_infos:
+        panel = window.show_panel(info.key)
+        _settle(window)
+        if panel.Params is not None:
+            panel.set_params(_changed(panel.params))
+        for tabs in panel.tab_widgets():
+            tabs.setCurrentIndex(tabs.count() - 1)
+        if window.ctx.timeline.spec is not None:
+            window.ctx.timeline.set_position(min(3, window.ctx.timeline.n_frames - 1))
+        view = window.view_state()
+        path = save_view_state(view, tmp_path / f"{info.key}.json")
+        saved[info.key] = (path, view, panel.params, panel.inner_tabs(),
+                           window.ctx.timeline.position if window.ctx.timeline.spec is not None else None)
+    other = _new_window(qtbot)
+    for key, (path, view, params, tabs, frame) in saved.items():
+        other.apply_view_state(load_view_state(path))
+        _settle(other)
+        panel = other.current_panel()
+        assert panel.key == key and other.ctx.scenario.value == view.scenario
+        assert panel.params == params, key
+        assert panel.inner_tabs() == tabs, key
+        if frame is not None:
+            assert other.ctx.timeline.position == frame, key
+        assert other.view_state().params.get(key) == view.params.get(key)
+
+
+def test_a_restored_serving_view_computes_the_same_result(window, qtbot, tmp_path):
+    panel = window.show_panel("serving")
+    panel.update_params(traffic_per_s=333.0, max_utilisation_pct=60.0)
+    _settle(window)
+    path = save_view_state(window.view_state(), tmp_path / "s.json")
+    other = _new_window(qtbot)
+    other.apply_view_state(load_view_state(path))
+    _settle(other)
+    assert to_jsonable(other.current_panel().sizing) == to_jsonable(panel.sizing)
+    assert other.current_panel().sizing.rate_per_s == 333.0
+
+
+def test_a_json_export_carries_the_view_it_came_from(window, qtbot, tmp_path):
+    panel = window.show_panel("serving")
+    panel.update_params(ttft_target_s=0.7)
+    _settle(window)
+    doc = json.loads(window.export("json", tmp_path / "s.json").read_text())
+    other = _new_window(qtbot)
+    other.apply_view_state(ViewState.from_json_dict(doc["meta"]["state"]))
+    assert other.current_panel().key == "serving" and other.current_panel().params.ttft_target_s == 0.7
+    from PySide6.QtGui import QImage
+
+    png = window.export("png", tmp_path / "s.png")
+    assert ViewState.from_json(QImage(str(png)).text("explorer-view")).params["serving"]["ttft_target_s"] == 0.7
+
+
+def test_a_bad_view_changes_nothing(window):
+    before_scenario, panel = window.ctx.scenario.value, window.show_panel("serving")
+    before = panel.params
+    bad = ViewState(before_scenario.with_changes(serve_batch=3), "serving", {"serving": {"traffic_per_s": -1}})
+    with pytest.raises(ValueError, match="traffic_per_s"):
+        window.apply_view_state(bad)
+    assert panel.params == before and window.ctx.scenario.value == before_scenario
+    with pytest.raises(ValueError, match="panel"):
+        window.apply_view_state(ViewState(before_scenario, "nope"))
+
+
+def test_panel_parameters_survive_a_restart(qtbot):
+    first = _new_window(qtbot, remember=True)
+    first.show_panel("serving").update_params(traffic_per_s=777.0)
+    first.close()
+    QApplication.processEvents()
+    second = _new_window(qtbot, remember=True)
+    assert second.panel("serving").params.traffic_per_s == 777.0
+    second.close()
+
+
+def test_undo_steps_back_through_panel_parameters_and_scenario_edits(window):
+    panel = window.show_panel("serving")
+    window.ctx.scenario.update(serve_batch=12)
+    panel.update_params(traffic_per_s=400.0)
+    stack = window.ctx.scenario.undo_stack
+    stack.undo()
+    assert panel.params.traffic_per_s == 100.0 and window.ctx.scenario.value.serve_batch == 12
+    stack.undo()
+    assert window.ctx.scenario.value.serve_batch != 12
+    stack.redo()
+    stack.redo()
+    assert panel.params.traffic_per_s == 400.0
