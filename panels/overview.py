@@ -7,7 +7,7 @@ import numpy as np
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout
 
-from engines.overview import Overview, human_bytes, human_count, summarize
+from engines.overview import Overview, Params, human_bytes, human_count, summarize
 from explorer.fast_items import Bars
 from explorer.label_layer import PAD, Label, label_layer, range_end_for_label
 from explorer.live_text import LiveText
@@ -83,6 +83,7 @@ class OverviewPanel(Panel):
     order = 0
     reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "tp", "pp"})
     lesson = "overview.md"
+    Params = Params          # no knobs: the view follows the scenario alone
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
