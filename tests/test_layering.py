@@ -43,3 +43,30 @@ def test_startup_path_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "NO_TORCH" in out.stdout, "something on the start-up path imports torch; import it lazily"
+
+
+def _full_imports(path: Path) -> set[str]:
+    """Dotted module names a file imports (absolute imports only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_panels_never_import_each_other():
+    """A topic view may use its own private sub-views (panels/_<key>_views.py), never another topic's."""
+    bad = {}
+    for p in (ROOT / "panels").glob("*.py"):
+        if p.name == "__init__.py":
+            continue
+        own = p.stem.lstrip("_").removesuffix("_views")
+        others = {m for m in _full_imports(p) if m.startswith("panels.")
+                  and m.split(".")[1].lstrip("_").removesuffix("_views") != own}
+        if others:
+            bad[p.name] = sorted(others)
+    assert not bad, f"panels must not import each other: {bad}"
+
