@@ -13,7 +13,7 @@ from typing import Callable
 
 import networkx as nx
 
-from engines.errors import require_choice
+from engines.errors import Cancelled, require_choice
 from engines.k8s import rules
 from engines.k8s.cluster import Cluster
 from engines.k8s.quantity import format_bytes
@@ -378,19 +378,22 @@ def guide_keys() -> list[str]:
     return [*GUIDES, "model-server"]
 
 
-def run_guide(key: str, scenario=None, seed: int = 0, progress: Callable[[float], None] | None = None) -> Timeline:
+def run_guide(key: str, scenario=None, seed: int = 0, progress: Callable[[float], None] | None = None,
+              cancelled: Callable[[], bool] | None = None) -> Timeline:
     """Play a guided scenario and record one frame per simulated second. ``progress(fraction)``
-    is called once per simulated second (a caller may raise from it to cancel)."""
+    is called once per simulated second; ``cancelled()`` is asked as often (true: raise
+    :class:`engines.errors.Cancelled`)."""
     require_choice(key, "scenario", tuple(guide_keys()))
     if key == "model-server":
         from engines.scenario import Scenario
         guide = model_server_guide(scenario or Scenario())
     else:
         guide = GUIDES[key]
-    return play_guide(guide, seed=seed, progress=progress)
+    return play_guide(guide, seed=seed, progress=progress, cancelled=cancelled)
 
 
-def play_guide(guide: Guide, seed: int = 0, progress: Callable[[float], None] | None = None) -> Timeline:
+def play_guide(guide: Guide, seed: int = 0, progress: Callable[[float], None] | None = None,
+               cancelled: Callable[[], bool] | None = None) -> Timeline:
     """Play ``guide`` (registered or not) in a fresh cluster, one frame per simulated second: a
     worker thread can run its own Guide without touching the shared ``GUIDES`` registry."""
     cluster = Cluster(seed=seed, reconcile=guide.reconcile)
@@ -404,6 +407,8 @@ def play_guide(guide: Guide, seed: int = 0, progress: Callable[[float], None] | 
     cluster.settle()
     seen = 0
     for second in range(int(guide.duration) + 1):
+        if cancelled is not None and cancelled():
+            raise Cancelled()
         if progress is not None:
             progress(second / (int(guide.duration) + 1))
         for at, text, action in steps:

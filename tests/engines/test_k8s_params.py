@@ -1,0 +1,104 @@
+"""The Kubernetes panel's logic, Qt-free: its Params, the YAML checks and run, the words a frame is shown with."""
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+import pytest
+
+from engines.errors import Cancelled, ValidationError
+from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, check_yaml, deployment_status, explain_pod,
+                         node_status, pod_limit_error, run_yaml)
+from engines.k8s.scenarios import guide_keys, run_guide
+
+
+def deployment(name: str, replicas: int) -> str:
+    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec: {{replicas: {replicas}, "
+            f"selector: {{matchLabels: {{app: {name}}}}}, template: {{metadata: {{labels: {{app: {name}}}}}, "
+            f"spec: {{containers: [{{name: c, image: i}}]}}}}}}")
+
+
+def test_params_defaults_are_the_opening_view_and_round_trip():
+    p = Params()
+    assert p.scenario == guide_keys()[0] and not p.yaml_shown and p.yaml == "" and p.pod == ""
+    assert p.manifests == EXAMPLE_YAML
+    assert Params.spec("scenario")["choices"] == tuple(guide_keys())
+    edited = Params(scenario="rolling", yaml_shown=True, yaml=deployment("api", 2), pod="api-1")
+    assert Params(**asdict(edited)) == edited and Params.from_dict(edited.to_dict()) == edited
+    assert edited.manifests == deployment("api", 2)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"scenario": "nope"}, "scenario"),
+    ({"yaml_shown": "yes"}, "yaml_shown"),
+    ({"yaml": 3}, "yaml"),
+    ({"pod": "x" * 300}, "pod"),
+    ({"yaml": deployment("x", 5_000)}, "Deployment/x spec.replicas"),
+    ({"yaml": "kind: [unclosed"}, None),
+])
+def test_params_refuse_bad_values_naming_the_field(changes, field):
+    with pytest.raises(ValidationError) as info:
+        Params(**changes)
+    if field is not None:
+        assert info.value.field == field
+
+
+def test_yaml_checks_name_the_field_and_bound_the_total():
+    with pytest.raises(ValidationError, match="spec.replicas: 1000000000 is more than this simulator runs"):
+        check_yaml(deployment("x", 1_000_000_000))
+    with pytest.raises(ValidationError, match=r"spec.replicas: 2100 pods in total \(Deployment/a 1500"):
+        check_yaml(deployment("a", 1500) + "\n---\n" + deployment("b", 600))
+    objs = [{"kind": "Deployment", "metadata": {"name": "a"}, "spec": {"replicas": MAX_YAML_PODS - 1}},
+            {"kind": "Pod", "metadata": {"name": "p"}, "spec": {}}]
+    assert pod_limit_error(objs) is None
+    assert "2001 pods" in pod_limit_error(objs + [{"kind": "ReplicaSet", "metadata": {"name": "r"}, "spec": {}}])
+    check = check_yaml(EXAMPLE_YAML.replace("      containers:", "      hostNetwork: true\n      containers:"))
+    assert any("hostNetwork" in u for u in check.unsupported)
+
+
+def test_run_yaml_records_every_second_and_reports():
+    texts = []
+    run = run_yaml(deployment("small", 2), progress=lambda _f, text: texts.append(text))
+    assert run.error is None and run.timeline.key == "yaml" and len(run.timeline.frames) == YAML_SECONDS + 1
+    assert {n["name"] for n in run.timeline.frames[0].nodes} == {"node-0", "node-1", "node-2"}   # the default nodes
+    assert run.report == "Applied; every field is simulated."
+    assert texts[-1] == f"simulating your YAML: {YAML_SECONDS} of {YAML_SECONDS} s" and len(texts) == YAML_SECONDS + 1
+    run = run_yaml(EXAMPLE_YAML.replace("      containers:", "      hostNetwork: true\n      containers:"))
+    assert run.report.startswith("Applied. Unsupported fields (dropped):<br>") and "hostNetwork" in run.report
+
+
+def test_runs_stop_when_cancelled():
+    calls = []
+    with pytest.raises(Cancelled):
+        run_yaml(EXAMPLE_YAML, cancelled=lambda: calls.append(1) or len(calls) > 3)
+    with pytest.raises(Cancelled):
+        run_guide("self-heal", cancelled=lambda: True)
+
+
+def test_pod_explanation_states_the_limits_rules():
+    frame = run_guide("limits").frames[-1]
+    leaky = next(p for p in frame.pods if p["name"] == "leaky")
+    e = explain_pod(leaky)
+    assert e.pod == "leaky" and e.html == "<br>".join(e.lines)
+    assert "a CFS quota of 20 ms per 100 ms" in e.html           # 200m of every 100 ms period
+    assert "OOM-kills the container" in e.html and "QoS <b>Burstable</b>" in e.html
+    best = replace_pod(leaky, limits={}, usage=None)
+    text = explain_pod(best).html
+    assert "none: may use idle CPU" in text and "Usage now" not in text
+
+
+def replace_pod(pod: dict, **changes) -> dict:
+    return {**pod, **changes}
+
+
+def test_status_lines():
+    frame = run_guide("rolling").frames[20]
+    line = deployment_status(frame.deployments[0])
+    assert line.startswith("deploy/web: ") and "(≤ 10 pods, ≥ 6 available)" in line and "Progressing=" in line
+    node = frame.nodes[0]
+    assert node_status(node) == "Ready"
+    assert node_status({**node, "ready": "Unknown", "pressure": True}) == "NotReady (Unknown), MemoryPressure"
+
+
+def test_params_replace_keeps_validating():
+    with pytest.raises(ValidationError):
+        replace(Params(), scenario="nope")
