@@ -100,6 +100,11 @@ class TrainingThroughput:
     token_budget: float
 
     @property
+    def attention_flops_per_token(self) -> float:
+        """The 12·L·H·Q·T term of the model FLOPs."""
+        return self.flops_per_token - self.flops_per_token_6n
+
+    @property
     def attention_share(self) -> float:
         return 1.0 - self.flops_per_token_6n / self.flops_per_token
 
@@ -125,3 +130,7 @@ def training_throughput(scenario, mfu_value: float, token_budget: float = 15e12)
         tokens_per_second=tps, tokens_per_second_per_gpu=tps / scenario.n_gpus,
         achieved_tflops_per_gpu=u * peak / 1e12, step_seconds=step_seconds,
         global_batch_tokens=batch_tokens, days_for_tokens=days, token_budget=budget)
+
+
+__all__ = ["flops_per_token", "model_flops_per_token", "hardware_flops_per_token", "mfu", "tokens_per_second",
+           "TrainingThroughput", "training_throughput"]

@@ -24,6 +24,8 @@ from engines.assets import load_json_asset
 from engines.errors import require, require_int, require_number
 
 DAY = 86_400.0
+SPAN_KINDS = ("compute", "checkpoint", "lost", "restart")
+"""Where a run's wall time goes: kept compute, checkpoint writes, lost (recomputed) work, restarts."""
 
 
 def young_interval(checkpoint_seconds: float, mtbf_seconds: float) -> float:
@@ -126,6 +128,11 @@ class Interruptions:
         return sum(c.count for c in self.causes)
 
     @property
+    def unexpected_per_day(self) -> float:
+        """419 interruptions in 54 days: 7.8 per day."""
+        return self.unexpected / self.days
+
+    @property
     def job_mtbf_seconds(self) -> float:
         """54 days / 419 interruptions = 185.6 minutes."""
         return self.days * DAY / self.unexpected
@@ -199,7 +206,7 @@ class RunResult:
     def kind_arrays(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """(starts, ends) per span kind, in time order: lets a player slice a window in O(log n)."""
         out = {}
-        for kind in ("compute", "checkpoint", "lost", "restart"):
+        for kind in SPAN_KINDS:
             rows = [(s.start, s.end) for s in self.spans if s.kind == kind]
             arr = np.array(rows, dtype=float).reshape(-1, 2)
             out[kind] = (arr[:, 0].copy(), arr[:, 1].copy())
@@ -374,7 +381,7 @@ def _check(checkpoint_seconds: float, mtbf_seconds: float) -> tuple[float, float
     return d, m
 
 
-__all__ = ["young_interval", "daly_interval", "young_waste", "expected_goodput", "job_mtbf",
+__all__ = ["DAY", "SPAN_KINDS", "young_interval", "daly_interval", "young_waste", "expected_goodput", "job_mtbf",
            "interruptions_per_day", "checkpoint_seconds", "llama3_interruptions", "Interruptions", "Cause",
            "simulate_run", "RunResult", "Span", "Failure", "monte_carlo_goodput", "goodput_vs_cluster",
            "ScalePoint"]
