@@ -8,6 +8,7 @@ from PySide6.QtCore import QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from engines.k8s.explain import node_status
 from engines.k8s.quantity import format_bytes, format_cpu
 from engines.k8s.scenarios import Frame, graph_layout, ownership_graph
 from explorer.theme import ink_on
@@ -106,9 +107,7 @@ class ClusterView(QWidget):
             title = node["name"]
             y = box.top() + 4
             if not node.get("pending"):
-                status = "Ready" if node["ready"] == "True" else f"NotReady ({node['ready']})"
-                if node["pressure"]:
-                    status += ", MemoryPressure"
+                status = node_status(node)
                 if fm.horizontalAdvance(f"{title} — {status}") <= inner:
                     title = f"{title} — {status}"
                 else:   # narrow column: the status gets its own line

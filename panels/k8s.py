@@ -2,109 +2,33 @@
 
 Draws timelines from engines.k8s.scenarios (one frame per simulated second): the cluster, the
 ownership/selection graph, the rule each controller fired, kubectl-style events and a
-requests-vs-limits explainer for the selected pod. Pasted YAML runs in a fresh cluster, in the
-panel's worker (progress per simulated second, Cancel between seconds); manifests asking for more
-than ``MAX_YAML_PODS`` pods are refused up front, naming the field.
+requests-vs-limits explainer for the selected pod. What is shown is ``self.params``
+(engines.k8s.Params: the guided scenario, your applied YAML and whether its run is shown, the
+pod explained). Your YAML runs in a fresh cluster in the panel's worker (engines.k8s.run_yaml:
+progress per simulated second, Cancel between seconds); manifests the engine refuses (bad fields,
+more than ``MAX_YAML_PODS`` pods) are reported up front, naming the field.
 """
 from __future__ import annotations
 
 from collections import OrderedDict
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
-from PySide6.QtCore import Qt
 
 from engines.errors import ValidationError
-from engines.k8s import load_manifests
-from engines.k8s.quantity import format_bytes, format_cpu
-from engines.k8s.scenarios import (GUIDES, Guide, ModelServerPlan, guide_keys, model_server_plan, play_guide, run_guide,
-                                   Timeline)
+from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, YamlRun, deployment_status, explain_pod,
+                         run_yaml)
+from engines.k8s.scenarios import GUIDES, ModelServerPlan, Timeline, guide_keys, model_server_plan, run_guide
+from explorer.binder import ParamBinder
 from explorer.fonts import mono_font
 from explorer.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
-from explorer.tasks import Cancelled
 from explorer.widgets import ErrorLabel
 from panels._k8s_views import ClusterView, GraphView
 
-YAML_SECONDS = 60
 YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"
-MAX_YAML_PODS = 2000   # a teaching animation: ~10 ms of simulation per pod-second, one tile per pod
-
-
-def pod_demand(objs: list[dict]) -> list[tuple[str, str, int]]:
-    """(object, field, pods) for every pasted object that creates pods: a Deployment or
-    ReplicaSet its ``spec.replicas`` (default 1), a bare Pod one."""
-    out = []
-    for o in objs:
-        title = f"{o['kind']}/{o['metadata'].get('name') or o['metadata'].get('generateName', '')}"
-        if o["kind"] in ("Deployment", "ReplicaSet"):
-            out.append((title, "spec.replicas", int((o.get("spec") or {}).get("replicas", 1))))
-        elif o["kind"] == "Pod":
-            out.append((title, "kind: Pod", 1))
-    return out
-
-
-def pod_limit_error(objs: list[dict], limit: int = MAX_YAML_PODS) -> str | None:
-    """Why these manifests are too big to animate (naming the field), or None."""
-    demand = pod_demand(objs)
-    for title, field, n in demand:
-        if n > limit:
-            return (f"{title} {field}: {n} pods is more than this simulator animates (at most {limit}); "
-                    "lower the replica count")
-    total = sum(n for _t, _f, n in demand)
-    if total > limit:
-        parts = ", ".join(f"{t} {n}" for t, _f, n in sorted(demand, key=lambda d: -d[2])[:4])
-        return (f"spec.replicas: {total} pods in total ({parts}{', …' if len(demand) > 4 else ''}) is more than "
-                f"this simulator animates (at most {limit}); lower the replica counts")
-    return None
-
-
-EXAMPLE_YAML = """apiVersion: v1
-kind: Node
-metadata: {name: node-0}
-status: {allocatable: {cpu: "4", memory: 8Gi}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources: {requests: {cpu: 250m, memory: 256Mi}, limits: {memory: 512Mi}}
-"""
-
-
-def explain_pod(pod: dict, nodes: list[dict]) -> str:
-    """Requests vs limits for one pod, as HTML: placement and what happens past each limit."""
-    req, lim = pod["requests"], pod["limits"]
-    lines = [f"<b>{pod['name']}</b> — {pod['badge']}, {'Ready' if pod['ready'] else 'not Ready'}, QoS <b>{pod['qos']}</b>"]
-    where = pod["node"] or "nowhere yet"
-    lines.append(f"<b>Placement</b> (uses <i>requests</i> only): cpu {format_cpu(req.get('cpu', 0))}, "
-                 f"memory {format_bytes(req.get('memory', 0))}"
-                 + (f", GPUs {req['nvidia.com/gpu']}" if req.get("nvidia.com/gpu") else "") + f" → on <b>{where}</b>.")
-    sched = pod.get("scheduled")
-    if sched and sched.get("status") == "False":
-        lines.append(f"Scheduler: {sched.get('message')}")
-    cpu_lim, mem_lim = lim.get("cpu"), lim.get("memory")
-    lines.append("<b>CPU limit</b>: " + (f"{format_cpu(cpu_lim)} → a CFS quota of {cpu_lim / 10:.0f} ms per 100 ms; "
-                                          "above it the container is <i>throttled</i>, never killed." if cpu_lim
-                                          else "none: may use idle CPU on the node."))
-    lines.append("<b>Memory limit</b>: " + (f"{format_bytes(mem_lim)} → above it the kernel OOM-kills the container "
-                                             "(OOMKilled, exit 137); it restarts in place with back-off." if mem_lim
-                                             else "none: bounded only by the node; under node pressure it is evicted first "
-                                                  "if its usage exceeds its request."))
-    if pod["usage"] is not None:
-        lines.append(f"Usage now: {format_bytes(pod['usage'])} "
-                     f"({'above' if pod['usage'] > req.get('memory', 0) else 'within'} its memory request).")
-    lines.append(f"Eviction rank under memory pressure: usage &gt; request first, then priority ({pod['priority']}), "
-                 "then usage − request. QoS only predicts this order.")
-    return "<br>".join(lines)
+MODEL_SERVER = "Deploy the scenario's model server"
 
 
 def _set_html(browser: QTextBrowser, html: str) -> None:
@@ -118,6 +42,7 @@ class K8sPanel(Panel):
     key = "k8s"
     title = "Kubernetes loops"
     order = 80
+    Params = Params
     reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "weight_bits", "kv_bits",
                        "serve_batch", "serve_context"})
     lesson = "k8s.md"
@@ -136,9 +61,9 @@ class K8sPanel(Panel):
         self.chooser = QComboBox()
         self.chooser.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.chooser.setMinimumContentsLength(14)   # long titles elide: the panel fits ~1000 px
-        for key in guide_keys():
-            self.chooser.addItem(GUIDES[key].title if key in GUIDES else "Deploy the scenario's model server", key)
-        self.chooser.currentIndexChanged.connect(lambda _i: self.load(self.chooser.currentData()))
+        labels = {key: GUIDES[key].title if key in GUIDES else MODEL_SERVER for key in guide_keys()}
+        for key, label in labels.items():
+            self.chooser.addItem(label, key)
         bar.addWidget(self.chooser, 1)
         bar.addWidget(self.tasks.widget())
         self.body.addLayout(bar)
@@ -151,7 +76,7 @@ class K8sPanel(Panel):
         split = QSplitter(Qt.Horizontal)
         left = QSplitter(Qt.Vertical)
         self.cluster = ClusterView(self.theme)
-        self.cluster.pod_clicked.connect(self._pod_selected)
+        self.cluster.pod_clicked.connect(lambda name: self.update_params(pod=name))
         self.graph = GraphView(self.theme)
         left.addWidget(self.cluster)
         left.addWidget(self.graph)
@@ -163,7 +88,7 @@ class K8sPanel(Panel):
         self.explainer = QTextBrowser()
         yaml_box = QWidget()
         yl = QVBoxLayout(yaml_box)
-        self.yaml = QPlainTextEdit(EXAMPLE_YAML)
+        self.yaml = QPlainTextEdit(self.params.manifests)
         # YAML indentation is syntax: fixed pitch, and long lines scroll instead of wrapping to column 0
         self.yaml.setLineWrapMode(QPlainTextEdit.NoWrap)
         run_yaml = self.run_yaml_button = QPushButton(YAML_BUTTON)
@@ -188,7 +113,32 @@ class K8sPanel(Panel):
         split.addWidget(tabs)
         split.setSizes([620, 380])
         self.body.addWidget(split, 1)
-        self.selected_pod: str | None = None
+        self.binder = ParamBinder(self, {"scenario": self.chooser}, choices={"scenario": labels},
+                                  error=self.error.show_error)
+
+    # --- parameters ------------------------------------------------------------------------------
+    def update_params(self, **changes) -> str | None:
+        """Choosing a guided scenario also leaves your YAML's run (one undo step)."""
+        if "scenario" in changes:
+            changes.setdefault("yaml_shown", False)
+        return super().update_params(**changes)
+
+    def params_updated(self, changed: frozenset[str]) -> None:
+        p = self.params
+        if "yaml" in changed and self.yaml.toPlainText() != p.manifests:
+            self.yaml.setPlainText(p.manifests)
+        if "pod" in changed:
+            self.cluster.selected = p.pod or None
+            self.cluster.update()
+            self._explain()
+        if self.scenario is not None and changed & {"scenario", "yaml_shown", "yaml"}:
+            self._show_params()     # before the first set_scenario, it shows them
+
+    def _show_params(self, background: bool = False) -> None:
+        if self.params.yaml_shown:
+            self._start_yaml()
+        else:
+            self.load(self.params.scenario, background)
 
     # --- scenario / timeline ---------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
@@ -197,15 +147,17 @@ class K8sPanel(Panel):
         self.scenario = scenario
         try:
             self.plan = model_server_plan(scenario)
-            label = f"Deploy the scenario's model server ({self.plan.model}: {self.plan.gpus_needed} GPU(s) per replica)"
+            label = f"{MODEL_SERVER} ({self.plan.model}: {self.plan.gpus_needed} GPU(s) per replica)"
         except ValidationError as exc:
-            self.plan, label = None, f"Deploy the scenario's model server (unavailable: {exc})"
+            self.plan, label = None, f"{MODEL_SERVER} (unavailable: {exc})"
+        self.binder.choices["scenario"]["model-server"] = label     # the binder maps labels back to keys
+        self.chooser.blockSignals(True)
         self.chooser.setItemText(self.chooser.findData("model-server"), label)
-        key = self.chooser.currentData()
-        if self.timeline_data is None:
-            self.load(key)
-        elif key == "model-server":
-            self.load(key, background=True)
+        self.chooser.blockSignals(False)
+        if self.timeline_data is None and not self.tasks.running:
+            self._show_params()
+        elif self.params.scenario == "model-server" and not self.params.yaml_shown:
+            self.load("model-server", background=True)
 
     def _cache_key(self, key: str) -> tuple:
         return (key, self.plan) if key == "model-server" else (key,)
@@ -232,11 +184,8 @@ class K8sPanel(Panel):
             return self._show_timeline(timeline, cache_key)
 
         def work(progress, cancelled) -> Timeline:
-            def step(fraction: float) -> None:
-                if cancelled():
-                    raise Cancelled()
-                progress(fraction, "simulating the cluster")
-            return run_guide(key, scenario, progress=step)
+            return run_guide(key, scenario, progress=lambda f: progress(f, "simulating the cluster"),
+                             cancelled=cancelled)
         self.tasks.run(work, lambda tl: self._show_timeline(tl, cache_key), label="Re-running the model server…",
                        on_error=self.error.show_error)
 
@@ -252,44 +201,26 @@ class K8sPanel(Panel):
         self.timeline_changed.emit()
         self.show_frame(self.index)
 
+    # --- your YAML -------------------------------------------------------------------------------
     def run_yaml(self) -> None:
-        """Check the manifests here (quick), then build and run their cluster in the worker: the
-        Cluster lives only on the worker thread; the GUI gets the finished frames."""
-        try:
-            docs = load_manifests(self.yaml.toPlainText())
-        except ValidationError as exc:
-            self.yaml_report.setText(f"Error: {exc}")
-            return
-        objs = [m.obj for m in docs]
-        too_big = pod_limit_error(objs)
-        if too_big:
-            self.yaml_report.setText(f"Error: {too_big}")
-            return
-        report = [f"{m.title}: {u}" for m in docs for u in m.unsupported]
+        """Apply: the editor's text becomes ``params.yaml`` (checked by Params, so a bad manifest is
+        reported here, naming the field, and changes nothing); its run is shown once it is done."""
+        text = self.yaml.toPlainText()
+        changes = {"yaml": "" if text == EXAMPLE_YAML else text, "yaml_shown": True}
+        if all(getattr(self.params, k) == v for k, v in changes.items()):
+            return self._start_yaml()      # the same manifests again (after a Cancel, say)
+        error = self.update_params(**changes)
+        if error is not None:
+            self.yaml_report.setText(f"Error: {error}")
 
-        def setup(c) -> None:
-            if not any(o["kind"] == "Node" for o in objs):
-                for i in range(3):
-                    c.apply({"kind": "Node", "metadata": {"name": f"node-{i}"},
-                             "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}})
-            for o in sorted(objs, key=lambda o: o["kind"] != "Node"):
-                c.apply(o)
-        guide = Guide("yaml", "Your YAML", "Your manifests, applied at t = 0.", setup, [], YAML_SECONDS)
-        seconds = int(guide.duration) + 1
+    def _start_yaml(self) -> None:
+        """Build and run the manifests' cluster in the worker: the Cluster lives only on the worker
+        thread; the GUI gets the finished frames."""
+        text = self.params.manifests
 
-        def work(progress, cancelled):
-            def step(fraction: float) -> None:
-                if cancelled():
-                    raise Cancelled()
-                second = round(fraction * seconds)
-                progress(fraction, f"simulating your YAML: {second} of {YAML_SECONDS} s")
-            try:
-                return play_guide(guide, progress=step), None
-            except ValidationError as exc:     # e.g. an object the cluster refuses on apply
-                return None, str(exc)
-
-        self.tasks.run(work, lambda out: self._yaml_done(out, report), label="Simulating your YAML…",
-                       on_error=self._yaml_failed)
+        def work(progress, cancelled) -> YamlRun:
+            return run_yaml(text, progress, cancelled)
+        self.tasks.run(work, self._yaml_done, label="Simulating your YAML…", on_error=self._yaml_failed)
         self._yaml_running = True
         self.run_yaml_button.setEnabled(False)
         self.run_yaml_button.setText("Running… (Cancel stops it)")
@@ -305,15 +236,11 @@ class K8sPanel(Panel):
         if how == "cancelled":
             self.yaml_report.setText("Cancelled: nothing applied; the view still shows the previous timeline.")
 
-    def _yaml_done(self, out: tuple, report: list[str]) -> None:
-        timeline, error = out
-        if error is not None:
-            self.yaml_report.setText(f"Error: {error}")
-            return
-        self.yaml_report.setText("Applied. Unsupported fields (dropped):<br>" + "<br>".join(report) if report
-                                 else "Applied; every field is simulated.")
-        self.index = 0
-        self._show_timeline(timeline)
+    def _yaml_done(self, run: YamlRun) -> None:
+        self.yaml_report.setText(run.report)
+        if run.timeline is not None:
+            self.index = 0
+            self._show_timeline(run.timeline)
 
     def _yaml_failed(self, text: str) -> None:
         self.yaml_report.setText("Failed: " + (text.strip().splitlines() or ["unknown error"])[0])
@@ -334,9 +261,7 @@ class K8sPanel(Panel):
             return
         self.index = max(0, min(index, len(self.timeline_data.frames) - 1))
         f = self.timeline_data.frames[self.index]
-        deps = " · ".join(f"deploy/{d['name']}: {d['updated']} updated, {d['available']}/{d['replicas']} available "
-                          f"(≤ {d['max_total']} pods, ≥ {d['min_available']} available) Progressing={d['progressing']}"
-                          for d in f.deployments)
+        deps = " · ".join(deployment_status(d) for d in f.deployments)
         self.caption.setText(f"<b>{self.timeline_data.title}</b> — t = {f.t:.0f} s — {f.caption}"
                              + (f"<br>{deps}" if deps else "") + (f"<br><b>{f.twin}</b>" if f.twin else ""))
         self.cluster.set_frame(f)
@@ -403,16 +328,12 @@ class K8sPanel(Panel):
                                                          for line in a.splitlines()]))
         table.resizeRowsToContents()                       # wrap heights follow the widths just set
 
-    def _pod_selected(self, name: str) -> None:
-        self.selected_pod = name
-        self._explain()
-
     def _explain(self) -> None:
         if self.timeline_data is None:
             return
         f = self.timeline_data.frames[self.index]
-        pod = next((p for p in f.pods if p["name"] == self.selected_pod), None) or (f.pods[0] if f.pods else None)
-        _set_html(self.explainer, explain_pod(pod, f.nodes) if pod else "<i>No pods.</i>")
+        pod = next((p for p in f.pods if p["name"] == self.params.pod), None) or (f.pods[0] if f.pods else None)
+        _set_html(self.explainer, explain_pod(pod).html if pod else "<i>No pods.</i>")
 
     # --- exports / theme / selftest -------------------------------------------------------------------
     def result(self) -> object:

@@ -48,15 +48,15 @@ def apply_button(panel):
 def test_yaml_runs_in_the_worker_and_shows_its_result_when_done(panel, qtbot, monkeypatch):
     import threading
 
-    import panels.k8s as k8s_panel
+    import engines.k8s.yaml_run as yaml_run
     from PySide6.QtCore import Qt
 
-    threads, played = [], getattr(k8s_panel, "play_guide", None)
+    threads, played = [], yaml_run.play_guide
 
     def play(*args, **kwargs):
         threads.append(threading.current_thread())
         return played(*args, **kwargs)
-    monkeypatch.setattr(k8s_panel, "play_guide", play, raising=False)
+    monkeypatch.setattr(yaml_run, "play_guide", play)
     before = panel.timeline_data
     texts = []
     panel.tasks.progressed.connect(lambda _f, text: texts.append(text))
@@ -150,7 +150,7 @@ def test_huge_replicas_are_refused_up_front_naming_the_field(panel, qtbot, monke
     assert "spec.replicas: 2100 pods in total" in text and "Deployment/a 1500" in text and "at most 2000" in text
     assert not panel.tasks.running and panel.timeline_data is before
     # exactly the limit is accepted
-    from panels.k8s import MAX_YAML_PODS, pod_limit_error
+    from engines.k8s import MAX_YAML_PODS, pod_limit_error
     objs = [{"kind": "Deployment", "metadata": {"name": "a"}, "spec": {"replicas": MAX_YAML_PODS - 1}},
             {"kind": "Pod", "metadata": {"name": "p"}, "spec": {}}]
     assert pod_limit_error(objs) is None
@@ -253,3 +253,75 @@ def test_event_messages_are_readable_without_sideways_scrolling(make_panel, qtbo
     rect = table.visualRect(table.model().index(*texts[message]))
     assert rect.left() >= 0 and rect.right() <= viewport and rect.width() >= viewport * 0.9
     assert any(events[-1]["reason"] in t and events[-1]["object"] in t for t in texts)
+
+
+def _new_window(qtbot):
+    from explorer.context import AppContext
+    from explorer.main_window import MainWindow
+
+    win = MainWindow(AppContext(device="cpu"), remember_layout=False)
+    qtbot.addWidget(win)
+    win.resize(1500, 950)
+    win.show()
+    return win
+
+
+def _settle(win) -> None:
+    from explorer.cli import _settle as settle
+
+    settle(win.current_panel(), quiet_s=0.2)
+
+
+@pytest.mark.parametrize("yaml_shown", [True, False])
+def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot, tmp_path, yaml_shown):
+    """A non-default guide, edited YAML (its run shown, or applied and then left for the guide), a
+    clicked pod and frame 3 come back in a new window."""
+    from explorer.view_state import load_view_state, save_view_state
+
+    panel = window.show_panel("k8s")
+    _settle(window)
+    panel.chooser.setCurrentIndex(panel.chooser.findData("limits"))
+    edited = deployment("api", 2)
+    panel.yaml.setPlainText(edited)
+    apply_button(panel).click()
+    _settle(window)
+    assert panel.timeline_data.key == "yaml"
+    if not yaml_shown:
+        panel.chooser.setCurrentIndex(panel.chooser.findData("rolling"))
+    assert panel.params.yaml == edited and panel.params.yaml_shown is yaml_shown
+    window.ctx.timeline.set_position(3)
+    pod = panel.result()["pods"][-1]["name"]
+    panel.cluster.pod_clicked.emit(pod)
+    assert panel.params.pod == pod
+    path = save_view_state(window.view_state(), tmp_path / "k8s.json")
+
+    other = _new_window(qtbot)
+    other.apply_view_state(load_view_state(path))
+    _settle(other)
+    again = other.current_panel()
+    assert again.key == "k8s" and again.params == panel.params
+    assert again.chooser.currentData() == panel.params.scenario
+    assert again.yaml.toPlainText() == edited
+    assert again.timeline_data.key == ("yaml" if yaml_shown else "rolling")
+    assert other.ctx.timeline.position == 3 and again.index == 3
+    assert again.result() == panel.result()                      # the same frame, pod for pod
+    assert f"<b>{pod}</b>" in again.explainer.property("html_source")
+    assert other.view_state() == window.view_state()
+
+
+def test_choosing_a_guide_leaves_the_yaml_run_and_undo_returns(panel, ctx):
+    panel.run_yaml()
+    assert panel.wait_yaml() and panel.timeline_data.key == "yaml"
+    assert panel.params.yaml == "" and panel.params.yaml_shown          # the example: stored as ""
+    panel.chooser.setCurrentIndex(panel.chooser.findData("quota"))
+    assert panel.timeline_data.key == "quota" and not panel.params.yaml_shown
+    ctx.scenario.undo_stack.undo()                                      # one step: back to the YAML run
+    assert panel.params.yaml_shown and panel.chooser.currentData() == "self-heal"
+    assert panel.wait_yaml() and panel.timeline_data.key == "yaml"
+
+
+def test_a_refused_yaml_changes_no_parameter(panel):
+    before = panel.params
+    panel.yaml.setPlainText(deployment("x", 5_000))
+    panel.run_yaml()
+    assert panel.params == before and "Error: Deployment/x spec.replicas" in panel.yaml_report.text()
