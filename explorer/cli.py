@@ -106,15 +106,15 @@ def main(argv: list[str] | None = None) -> int:
             save_view_state(win.view_state(), args.save_state)
         except OSError as exc:
             print(f"explorer: cannot write {args.save_state}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return _quit(win, 2)
         print(f"wrote {args.save_state}")
-        return 0
+        return _quit(win, 0)
     if args.selftest:
         from explorer.selftest import run_selftest
 
-        return run_selftest(win, sink, font_problems(), requested_device=args.device)
+        return _quit(win, run_selftest(win, sink, font_problems(), requested_device=args.device))
     if args.screenshot:
-        return _screenshot(win, args, font_problems())
+        return _quit(win, _screenshot(win, args, font_problems()))
 
     win.show()
     if args.presenter:
@@ -128,6 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("EXPLORER_STARTUP_PROBE"):
         _report_first_paint(win)
     return app.exec()
+
+
+def _quit(win, code: int) -> int:
+    """Leave a headless run cleanly: stop every panel's jobs and wait for the workers, so none signals
+    an object being destroyed at exit (a restored view may have started one)."""
+    from PySide6.QtCore import QThreadPool
+
+    for panel in win.panels:
+        panel.cancel_jobs()
+    QThreadPool.globalInstance().waitForDone(30_000)
+    return code
 
 
 MAX_SIDE = 16_384   # pixels: past this Qt cannot encode the PNG (a 100000×100000 grab fails)
