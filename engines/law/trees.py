@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import networkx as nx
 import yaml
@@ -228,6 +228,10 @@ def layout(tree: Tree) -> dict[str, tuple[float, float]]:
 
 # ---- walking -------------------------------------------------------------------------------
 
+CONTINUE = "continue"
+"""The move that continues from an outcome into the tree it links to (see :attr:`Walk.moves`)."""
+
+
 @dataclass(frozen=True)
 class Step:
     """One move: ``answer`` taken at ``node`` of ``tree``; ``answer=None`` continues to the next tree."""
@@ -432,6 +436,59 @@ class Walk:
                 raise ValidationError("answers", f"{qid}: {answers[qid]!r} contradicts an earlier answer; "
                                                  f"the facts already give {taken[qid]!r}", repr(taken[qid]))
         self._history.append(state)
+
+    @property
+    def moves(self) -> tuple[str, ...]:
+        """The user's moves so far: each answer id given, :data:`CONTINUE` for each continue into a
+        linked tree (automatic answers are left out: :meth:`follow` takes them again)."""
+        return tuple(CONTINUE if s.answer is None else s.answer for s in self.steps if not s.auto)
+
+    def follow(self, moves: Sequence[str], start: str | None = None) -> None:
+        """Start again from ``start`` and make ``moves`` (as :attr:`moves` gives them) in order, each
+        answer at the question the walk has reached. One undoable action. A move the walk cannot
+        make there (an answer the question lacks or an earlier answer rules out, a continue at a
+        question or at a final outcome, an answer at an outcome) raises :class:`ValidationError` on
+        ``answers``, and the walk is unchanged."""
+        start = self.start if start is None else start
+        self._check_start(start)
+        if isinstance(moves, (str, bytes)) or not isinstance(moves, Sequence):
+            raise ValidationError("answers", f"expected a list of answer ids, got {type(moves).__name__}",
+                                  f"answer ids and {CONTINUE!r}")
+        state = self._auto(_State(start, ()))
+        for i, move in enumerate(moves, 1):
+            tree_key, node_id, facts = self._replay(state)
+            node = self.trees[tree_key].nodes[node_id]
+            offered = [a.id for a in node.answers if _conflict(a, facts) is None]
+            if node.is_outcome:
+                if move != CONTINUE or node.continue_to is None:
+                    raise ValidationError("answers", f"move {i} ({move!r}): the walk has ended at the outcome "
+                                                     f"{node_id} in {tree_key}",
+                                          repr(CONTINUE) if node.continue_to else "no further move")
+                step = Step(tree_key, node_id, None)
+            else:
+                if not isinstance(move, str) or move not in offered:
+                    why = ("contradicts an earlier answer" if any(a.id == move for a in node.answers)
+                           else "is not one of its answers")
+                    raise ValidationError("answers", f"move {i} ({move!r}) at {node_id}: {why}", ", ".join(offered))
+                step = Step(tree_key, node_id, move)
+            state = self._auto(_State(start, (*state.steps, step)))
+        self._history.append(state)
+
+    def frame(self, index: int) -> tuple[Tree, list[str], str]:
+        """Step ``index`` of the path for a player: its tree, the path drawn up to it and its caption;
+        ``index == len(steps)`` (or past it) is where the walk is now."""
+        steps = self.steps
+        index = max(0, min(index, len(steps)))
+        if index == len(steps):
+            return self.tree, self.path(), f"Step {index}/{len(steps)}: where you are now"
+        step = steps[index]
+        tree = self.trees[step.tree]
+        path = [s.node for s in steps[:index + 1] if s.tree == step.tree and s.answer is not None] or [step.node]
+        if path[-1] != step.node:
+            path.append(step.node)
+        node = tree.nodes[step.node]
+        answer = node.answer(step.answer).label if step.answer else "continue"
+        return tree, path, f"Step {index + 1}/{len(steps)}: {node.text} → {answer} ({node.article})"
 
     def record(self) -> list[dict]:
         """The decision record: one row per step (question, answer, article, automatic or not)."""

@@ -1,0 +1,83 @@
+"""The law panel's knobs as one value: the walk (tree and moves), the example product, the Art 14
+reporting clock and the PLD clocks. Moments are ISO strings on this machine's clock
+("2026-10-02T17:30"), days ISO dates ("2027-03-15"), so a saved view reads as it was entered."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+from engines.errors import ValidationError
+from engines.law.cra import EVENTS
+from engines.law.trees import Walk, load_examples, load_trees
+from engines.params import ParamsBase, param
+
+MOMENTS = ("aware", "fix_at", "notified_at")
+DAYS = ("placed", "knowledge")
+
+
+def parse_moment(value: object, name: str) -> datetime:
+    """A naive local date and time from its ISO text ("2026-10-02T17:30")."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+        if moment is not None and moment.tzinfo is None:
+            return moment
+    raise ValidationError(name, f"expected a local date and time, got {value!r}", "YYYY-MM-DDTHH:MM")
+
+
+def parse_day(value: object, name: str) -> date:
+    """A calendar day from its ISO text ("2027-03-15")."""
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ValidationError(name, f"expected a date, got {value!r}", "YYYY-MM-DD")
+
+
+def moment_text(moment: datetime) -> str:
+    """The ISO text :func:`parse_moment` reads, to the minute (what the date edits show)."""
+    return f"{moment:%Y-%m-%dT%H:%M}"
+
+
+@dataclass(frozen=True)
+class Params(ParamsBase):
+    """What the law panel shows: the walk from ``tree`` with the user's ``answers`` (answer ids, and
+    ``"continue"`` into a linked tree: :attr:`engines.law.trees.Walk.moves`), the example the
+    Start button loads, and the inputs of the two deadline clocks."""
+
+    tree: str = param("cra-scope", choices=tuple(load_trees()), label="Decision tree",
+                      tip="The tree the walk starts from")
+    example: str = param(next(iter(load_examples())), choices=tuple(load_examples()), label="Example product")
+    event: str = param("vulnerability", choices=EVENTS, label="Event")
+    fix_available: bool = param(True, label="fix / mitigation available at")
+    notified: bool = param(False, label="notification (b) submitted at")
+    latent_injury: bool = param(False, label="latent personal injury (Art 17(2))")
+    answers: tuple[str, ...] = ()
+    aware: str = "2026-10-02T17:30"
+    fix_at: str = "2026-10-09T17:30"
+    notified_at: str = "2026-10-04T17:30"
+    placed: str = "2027-03-15"
+    knowledge: str = "2029-06-01"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        answers = self.answers
+        if isinstance(answers, list):                       # a JSON round trip gives a list
+            answers = tuple(answers)
+        if not isinstance(answers, tuple):
+            raise ValidationError("answers", f"expected a list of answer ids, got {type(answers).__name__}")
+        object.__setattr__(self, "answers", answers)
+        self.walk()                                         # refuses moves the walk cannot make
+        for name in MOMENTS:
+            parse_moment(getattr(self, name), name)
+        for name in DAYS:
+            parse_day(getattr(self, name), name)
+
+    def walk(self) -> Walk:
+        """A fresh walk from :attr:`tree` that has made :attr:`answers`."""
+        w = Walk(self.tree, load_trees())
+        w.follow(self.answers)
+        return w
