@@ -1,10 +1,10 @@
 """EU law panel: the Cyber Resilience Act and the Product Liability Directive as explained decision
 trees (graph + question card + outcome card), the Art 14 reporting clock and the PLD clocks, and a
-decision-record export. All rules live in engines.law; this module only binds widgets to them.
-Educational, not legal advice."""
+decision-record export. All rules live in engines.law; this module only binds widgets to them: what
+the user sets (the walk's answers, the example, the clocks' inputs) is the panel's ``Params``, so a
+saved view reopens the same walk and clocks. Educational, not legal advice."""
 from __future__ import annotations
 
-from datetime import date, datetime
 from pathlib import Path
 
 from PySide6.QtCore import QDate, QDateTime, QTime, Qt
@@ -12,9 +12,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, Q
                                QFrame, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter,
                                QTabWidget, QVBoxLayout, QWidget)
 
-from engines.errors import ValidationError
-from engines.law import cra, pld, record
-from engines.law.trees import Walk, load_examples, load_trees
+from engines.law import record
+from engines.law.clocks import clocks
+from engines.law.outcome import cra_facts, reading
+from engines.law.params import DAYS, MOMENTS, Params, moment_text, parse_day, parse_moment
+from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
+from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
 from explorer.widgets import ElidedCombo, ErrorLabel, WrapButton
 from panels._law_views import DeadlineTimeline, TreeGraph
@@ -22,8 +25,8 @@ from panels._law_views import DeadlineTimeline, TreeGraph
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
           "(EU) 2024/2853 (PLD); quotes are article text, summaries are paraphrases. Check the Official "
           "Journal and take legal advice for real decisions.")
-CRA_CHAIN = ("cra-scope", "cra-classification", "cra-route", "cra-obligations")
-FMT = "%d %b %Y %H:%M"
+EVENTS = {"vulnerability": "Actively exploited vulnerability (Art 14(2))", "incident": "Severe incident (Art 14(4))"}
+CLOCK_FIELDS = frozenset({"event", "fix_available", "notified", "latent_injury", *MOMENTS, *DAYS})
 
 
 def _label(text: str = "", wrap: bool = True, name: str = "") -> QLabel:
@@ -35,33 +38,20 @@ def _label(text: str = "", wrap: bool = True, name: str = "") -> QLabel:
     return lab
 
 
-def _py_dt(w: QDateTimeEdit) -> datetime:
-    """The edit's local time, aware of this machine's zone: 24 hours across a summer-time change
-    are then 24 real hours (the engine adds hours in UTC)."""
-    return w.dateTime().toPython().replace(tzinfo=None).astimezone()
-
-
-def _local(moment: datetime) -> str:
-    """A deadline as this machine's clock shows it (its offset may differ from the start's)."""
-    return f"{moment.astimezone():{FMT}}"
-
-
-def _py_d(w: QDateEdit) -> date:
-    return w.date().toPython()
-
-
 class LawPanel(Panel):
     key = "law"
     title = "EU law: CRA and PLD"
     order = 90
     reads = frozenset()
     lesson = "law.md"
+    Params = Params
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.trees = load_trees()
         self.examples = load_examples()
-        self.walk = Walk("cra-scope", self.trees)
+        self.walk = self.params.walk()
+        self._walk_undo: list[tuple[str, tuple[str, ...]]] = []   # the Undo button's (tree, answers) before each move
         self._frame: int | None = None
 
         self.notice = _label(NOTICE, name="notice")
@@ -71,6 +61,11 @@ class LawPanel(Panel):
         self.body.addWidget(self.tabs, 1)
         self.tabs.addTab(self._build_tree_tab(), "Decision trees")
         self.tabs.addTab(self._build_clock_tab(), "Deadline clocks")
+        self.binder = ParamBinder(self, {"example": self.example_box, "event": self.event_box,
+                                         "fix_available": self.fix_check, "notified": self.notified_check,
+                                         "latent_injury": self.latent_check},
+                                  choices={"example": {k: ex["title"] for k, ex in self.examples.items()},
+                                           "event": EVENTS}, error=self.error.show_error)
         self._refresh()
         self._update_clocks()
 
@@ -83,23 +78,22 @@ class LawPanel(Panel):
         self.tree_box.setAccessibleName("Decision tree")
         for key, tree in self.trees.items():
             self.tree_box.addItem(tree.title, key)
-        self.tree_box.activated.connect(lambda _i: self._act(lambda: self.walk.restart(self.tree_box.currentData())))
+        self.tree_box.activated.connect(lambda _i: self._walk_to(self.tree_box.currentData(), ()))
         self.example_box = QComboBox()
         self.example_box.setAccessibleName("Example product")
         for key, ex in self.examples.items():
             self.example_box.addItem(ex["title"], key)
-        self.example_btn = QPushButton("Start from example")
-        self.example_btn.clicked.connect(lambda: self.load_example(self.example_box.currentData()))
+        self.example_btn = QPushButton("Start")
+        self.example_btn.setToolTip("Start from this example: its answers are filled in")
+        self.example_btn.clicked.connect(lambda: self.load_example(self.params.example))
         self.back_btn = QPushButton("◀ Back")
         self.back_btn.setToolTip("Go back one answer")
-        self.back_btn.clicked.connect(lambda: self._act(self.walk.back))
+        self.back_btn.clicked.connect(lambda: self._walk_to(self.params.tree, self.params.answers[:-1]))
         self.undo_btn = QPushButton("↶ Undo")
         self.undo_btn.setToolTip("Revert the last action (answer, back, restart, example)")
-        self.undo_btn.clicked.connect(lambda: self._act(self.walk.undo))
+        self.undo_btn.clicked.connect(self.undo_walk)
         self.restart_btn = QPushButton("⟲ Restart")
-        self.restart_btn.clicked.connect(lambda: self._act(self.walk.restart))
-        self.example_btn.setText("Start")
-        self.example_btn.setToolTip("Start from this example: its answers are filled in")
+        self.restart_btn.clicked.connect(lambda: self._walk_to(self.params.tree, ()))
         self.md_btn = QPushButton("Export .md…")
         self.md_btn.setToolTip("Export the record of your answers as Markdown")
         self.md_btn.clicked.connect(lambda: self._export_dialog("md"))
@@ -147,7 +141,7 @@ class LawPanel(Panel):
         self.outcome_text = _label()
         self.outcome_text.setTextFormat(Qt.RichText)
         self.continue_btn = QPushButton()
-        self.continue_btn.clicked.connect(lambda: self._act(self.walk.continue_on))
+        self.continue_btn.clicked.connect(lambda: self._walk_to(self.params.tree, (*self.params.answers, CONTINUE)))
         self.error = ErrorLabel()
         for w in (self.card_kind, self.card_title, self.card_help, self.card_article):
             card_lay.addWidget(w)
@@ -166,47 +160,42 @@ class LawPanel(Panel):
         self.answer_buttons: list[QPushButton] = []
         return page
 
-    def _act(self, action) -> None:
-        """Run a walk action, show a validation error inline, redraw and re-announce the timeline."""
-        try:
-            action()
-            self.error.show_error(None)
-        except ValidationError as exc:
-            self.error.show_error(str(exc))
-        self._frame = None
-        self.export_status.setText("")
-        self._refresh()
-        self.timeline_changed.emit()
+    def _walk_to(self, tree: str, answers, note: str = "", **more) -> None:
+        """Move the walk (an undoable params edit); a refused move shows its reason on the card."""
+        before = (self.params.tree, self.params.answers)
+        error = self.update_params(tree=tree, answers=tuple(answers), **more)
+        if error is None and (self.params.tree, self.params.answers) != before:
+            self._walk_undo.append(before)
+        self.error.show_error(error)
+        self.export_status.setText(note)
+
+    def undo_walk(self) -> None:
+        """The Undo button: the walk as it was before the last move (answer, back, restart, example)."""
+        if self._walk_undo:
+            tree, answers = self._walk_undo.pop()
+            self.error.show_error(self.update_params(tree=tree, answers=answers))
 
     def load_example(self, key: str) -> None:
         ex = self.examples[key]
-        self._act(lambda: self.walk.replay(ex["answers"], start="cra-scope"))
-        self.export_status.setText(f"Example: {ex['title']}. {ex['note']}")
+        walk = Walk("cra-scope", self.trees)
+        walk.replay(ex["answers"])
+        self._walk_to("cra-scope", walk.moves, f"Example: {ex['title']}. {ex['note']}", example=key)
 
     def answer(self, answer_id: str) -> None:
-        self._act(lambda: self.walk.answer(answer_id))
+        self._walk_to(self.params.tree, (*self.params.answers, answer_id))
 
     def cra_facts(self) -> dict:
-        return {k: v for k, v in self.walk.facts.items() if k in cra.FACT_KEYS}
+        return cra_facts(self.walk)
 
-    def engine_result(self) -> tuple[str, list[tuple[str, str]]]:
-        """The rule engine's reading of the facts collected so far, for the outcome card."""
-        node, tree = self.walk.current, self.walk.tree
-        facts = self.walk.facts
-        if tree.key in CRA_CHAIN and node.is_outcome and self.walk.start == "cra-scope":
-            a = cra.assess(self.cra_facts())
-            routes = ", ".join(sorted(a.routes)) or "none"
-            head = (f"Rule engine: in scope = {'yes' if a.in_scope else 'no'}, role = {a.role}, tier = {a.tier or '–'}, "
-                    f"routes = {routes}")
-            return head, a.reasons
-        if node.engine == "pld.liable":
-            keys = set(pld.LIABLE_DEFAULTS)
-            who = pld.liable({k: v for k, v in facts.items() if k in keys})
-            return "Rule engine: liable = " + ", ".join(o for o in pld.OPERATORS if o in who), []
-        if tree.key == "pld-damage" and node.is_outcome:
-            ok = pld.compensable(facts["damage"], bool(facts.get("professional_use", False)))
-            return f"Rule engine: {facts['damage']} compensable = {'yes' if ok else 'no'}", []
-        return "", []
+    def params_updated(self, changed: frozenset[str]) -> None:
+        if changed & {"tree", "answers"}:
+            self.walk = self.params.walk()
+            self._frame = None
+            self.export_status.setText("")
+            self._refresh()
+            self.timeline_changed.emit()
+        if changed & CLOCK_FIELDS:
+            self._update_clocks()
 
     def _refresh(self) -> None:
         th = self.theme
@@ -216,8 +205,8 @@ class LawPanel(Panel):
         self.tree_box.setCurrentIndex(idx)
         self.graph.theme = th
         self.graph.draw(tree, w.path())
-        self.back_btn.setEnabled(w.can_back())
-        self.undo_btn.setEnabled(w.can_undo())
+        self.back_btn.setEnabled(bool(self.params.answers))
+        self.undo_btn.setEnabled(bool(self._walk_undo))
         big = th.point_size * 1.35
         self.card_kind.setText(("OUTCOME" if node.is_outcome else "QUESTION") + f" · {tree.title}")
         self.card_title.setText(node.text)
@@ -251,11 +240,11 @@ class LawPanel(Panel):
             if node.obligations:
                 html += "<b>Obligations and consequences</b><ul>" + "".join(
                     f"<li>{t} <b>({a})</b></li>" for t, a in node.obligations) + "</ul>"
-            head, reasons = self.engine_result()
-            if head:
-                html += f"<p><b>{head}</b></p>"
-            if reasons:
-                html += "<ul>" + "".join(f"<li><b>{a}</b>: {t}</li>" for a, t in reasons) + "</ul>"
+            r = reading(w)
+            if r.head:
+                html += f"<p><b>{r.head}</b></p>"
+            if r.reasons:
+                html += "<ul>" + "".join(f"<li><b>{a}</b>: {t}</li>" for a, t in r.reasons) + "</ul>"
         self.outcome_text.setText(html)
         self.outcome_text.setVisible(bool(html))
         can = w.can_continue()
@@ -268,7 +257,7 @@ class LawPanel(Panel):
     def export_record(self, path: str | Path, fmt: str) -> Path:
         """Write the decision record as Markdown (``md``) or HTML (``html``)."""
         path = Path(path)
-        reasons = self.engine_result()[1] or None
+        reasons = list(reading(self.walk).reasons) or None
         text = record.to_markdown(self.walk, reasons) if fmt == "md" else record.to_html(self.walk, reasons)
         path.write_text(text, encoding="utf-8")
         self.export_status.setText(f"Decision record written to {path}")
@@ -291,15 +280,13 @@ class LawPanel(Panel):
         cra_lay = QHBoxLayout(cra_box)
         form = QFormLayout()
         self.event_box = ElidedCombo()
-        self.event_box.addItem("Actively exploited vulnerability (Art 14(2))", "vulnerability")
-        self.event_box.addItem("Severe incident (Art 14(4))", "incident")
+        for key, text in EVENTS.items():
+            self.event_box.addItem(text, key)
         self.event_box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)   # not the panel's width
         self.event_box.setMinimumContentsLength(14)
-        self.aware_edit = QDateTimeEdit(QDateTime(QDate(2026, 10, 2), QTime(17, 30)))
-        self.fix_check = QCheckBox("fix / mitigation available at")
-        self.fix_edit = QDateTimeEdit(QDateTime(QDate(2026, 10, 9), self.aware_edit.time()))
-        self.notified_check = QCheckBox("notification (b) submitted at")
-        self.notified_edit = QDateTimeEdit(QDateTime(QDate(2026, 10, 4), self.aware_edit.time()))
+        self.aware_edit, self.fix_edit, self.notified_edit = QDateTimeEdit(), QDateTimeEdit(), QDateTimeEdit()
+        self.fix_check = QCheckBox(Params.spec("fix_available")["label"])
+        self.notified_check = QCheckBox(Params.spec("notified")["label"])
         for w in (self.aware_edit, self.fix_edit, self.notified_edit):
             w.setCalendarPopup(True)
             w.setDisplayFormat("dd MMM yyyy HH:mm")
@@ -319,12 +306,11 @@ class LawPanel(Panel):
         pld_box = QGroupBox("PLD limitation and expiry clocks")
         pld_lay = QHBoxLayout(pld_box)
         pform = QFormLayout()
-        self.placed_edit = QDateEdit(QDate(2027, 3, 15))
-        self.knowledge_edit = QDateEdit(QDate(2029, 6, 1))
+        self.placed_edit, self.knowledge_edit = QDateEdit(), QDateEdit()
         for w in (self.placed_edit, self.knowledge_edit):
             w.setCalendarPopup(True)
             w.setDisplayFormat("dd MMM yyyy")
-        self.latent_check = QCheckBox("latent personal injury (Art 17(2))")
+        self.latent_check = QCheckBox(Params.spec("latent_injury")["label"])
         pform.addRow("Placed on the market:", self.placed_edit)
         pform.addRow("Knew damage, defect, operator:", self.knowledge_edit)
         pform.addRow(self.latent_check)
@@ -337,64 +323,47 @@ class LawPanel(Panel):
         pld_lay.addWidget(self.pld_plot, 3)
         lay.addWidget(pld_box, 1)
 
-        for sig in (self.event_box.currentIndexChanged, self.aware_edit.dateTimeChanged, self.fix_edit.dateTimeChanged,
-                    self.notified_edit.dateTimeChanged, self.fix_check.toggled, self.notified_check.toggled,
-                    self.placed_edit.dateChanged, self.knowledge_edit.dateChanged, self.latent_check.toggled):
-            sig.connect(self._update_clocks)
-        self.fix_check.setChecked(True)
+        # the date edits send ISO text: the walk's moves and these are the view's params
+        self.moment_edits = {"aware": self.aware_edit, "fix_at": self.fix_edit, "notified_at": self.notified_edit}
+        self.day_edits = {"placed": self.placed_edit, "knowledge": self.knowledge_edit}
+        for name, w in self.moment_edits.items():
+            w.dateTimeChanged.connect(lambda v, n=name: self._set_clock(
+                n, moment_text(v.toPython().replace(tzinfo=None)), self.cra_error))
+        for name, w in self.day_edits.items():
+            w.dateChanged.connect(lambda v, n=name: self._set_clock(n, v.toPython().isoformat(), self.pld_error))
         return page
 
-    def clock_inputs(self) -> dict:
-        return {"event": self.event_box.currentData(), "aware": _py_dt(self.aware_edit),
-                "fix_available": _py_dt(self.fix_edit) if self.fix_check.isChecked() else None,
-                "notified": _py_dt(self.notified_edit) if self.notified_check.isChecked() else None}
+    def _set_clock(self, name: str, value: str, error: ErrorLabel) -> None:
+        message = self.update_params(**{name: value})
+        if message:
+            error.show_error(message)
 
-    def _update_clocks(self, *_args) -> None:
-        self.fix_edit.setEnabled(self.fix_check.isChecked())
-        self.notified_edit.setEnabled(self.notified_check.isChecked())
-        self.clocks = {}
-        args = self.clock_inputs()
-        try:
-            d = cra.reporting_deadlines(**args)
-            self.clocks["cra"] = d
-            self.cra_error.show_error(None)
-            final_need = "a fix time" if args["event"] == "vulnerability" else "the notification time"
-            lines = [f"<b>Art 14 applies at awareness: {'YES' if d['applies'] else 'NO — applies from 11 Sep 2026 (Art 71(2))'}</b>",
-                     f"Early warning due: {_local(d['early_warning'])} (24 h)",
-                     f"Notification due: {_local(d['notification'])} (72 h)",
-                     "Final report due: " + (_local(d["final_report"]) if d["final_report"] else f"— needs {final_need}")]
-            self.cra_result.setText("<br>".join(lines))
-            marks = [(args["aware"], "aware", "event"), (d["early_warning"], "24 h early warning", "deadline"),
-                     (d["notification"], "72 h notification", "deadline")]
-            if args["fix_available"] and args["event"] == "vulnerability":
-                marks.append((args["fix_available"], "fix available", "event"))
-            if args["notified"] and args["event"] == "incident":
-                marks.append((args["notified"], "notified", "event"))
-            if d["final_report"]:
-                marks.append((d["final_report"], "final report", "deadline"))
-            self.cra_plot.draw(marks)
-        except ValidationError as exc:
-            self.cra_error.show_error(str(exc))
-            self.cra_result.setText("")
-            self.cra_plot.draw([])
-        try:
-            placed, known = _py_d(self.placed_edit), _py_d(self.knowledge_edit)
-            lim = pld.limitation(placed, known, self.latent_check.isChecked())
-            reg = pld.regime(placed)
-            self.clocks["pld"] = {"regime": reg, **lim}
-            self.pld_error.show_error(None)
-            self.pld_result.setText(
-                f"<b>Regime: {'Directive (EU) 2024/2853' if reg == '2024/2853' else 'Directive 85/374/EEC (Art 2(1), 21)'}</b><br>"
-                f"Start proceedings by: {lim['claim_deadline']:%d %b %Y} (3 years from knowledge, Art 16)<br>"
-                f"Rights expire: {lim['expiry']:%d %b %Y} (Art 17)")
-            self.pld_plot.draw([(placed, "placed on market", "event"), (known, "knowledge", "event"),
-                                (lim["claim_deadline"], "claim deadline", "deadline"),
-                                (lim["expiry"], "expiry", "deadline"),
-                                (pld.NEW_REGIME_AFTER, "new PLD: after this day", "rule")])
-        except ValidationError as exc:
-            self.pld_error.show_error(str(exc))
-            self.pld_result.setText("")
-            self.pld_plot.draw([])
+    def _show_dates(self) -> None:
+        """Write the params' moments and days into the date edits without their signals firing."""
+        p = self.params
+        for name, w in self.moment_edits.items():
+            m = parse_moment(getattr(p, name), name)
+            w.blockSignals(True)
+            w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute, m.second)))
+            w.blockSignals(False)
+        for name, w in self.day_edits.items():
+            d = parse_day(getattr(p, name), name)
+            w.blockSignals(True)
+            w.setDate(QDate(d.year, d.month, d.day))
+            w.blockSignals(False)
+        self.fix_edit.setEnabled(p.fix_available)
+        self.notified_edit.setEnabled(p.notified)
+
+    def _update_clocks(self) -> None:
+        self._show_dates()
+        c = clocks(self.params)
+        self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
+        for clock, error, error_label, result, plot in (
+                (c.cra, c.cra_error, self.cra_error, self.cra_result, self.cra_plot),
+                (c.pld, c.pld_error, self.pld_error, self.pld_result, self.pld_plot)):
+            error_label.show_error(error)
+            result.setText("<br>".join(clock.lines) if clock else "")
+            plot.draw(list(clock.marks) if clock else [])
 
     # ---- panel contract ------------------------------------------------------------------
     def timeline(self) -> TimelineSpec | None:
@@ -408,27 +377,15 @@ class LawPanel(Panel):
         return TimelineSpec(n_frames=len(steps) + 1, chapters=chapters, fps=1.0)
 
     def show_frame(self, index: int) -> None:
-        steps = self.walk.steps
-        index = max(0, min(index, len(steps)))
-        self._frame = index
-        if index == len(steps):
-            self.graph.draw(self.walk.tree, self.walk.path())
-            self.frame_label.setText(f"Step {index}/{len(steps)}: where you are now")
-            return
-        step = steps[index]
-        tree = self.trees[step.tree]
-        path = [s.node for s in steps[:index + 1] if s.tree == step.tree and s.answer is not None] or [step.node]
-        if path[-1] != step.node:
-            path.append(step.node)
+        self._frame = max(0, min(index, len(self.walk.steps)))
+        tree, path, caption = self.walk.frame(index)
         self.graph.draw(tree, path)
-        node = tree.nodes[step.node]
-        answer = node.answer(step.answer).label if step.answer else "continue"
-        self.frame_label.setText(f"Step {index + 1}/{len(steps)}: {node.text} → {answer} ({node.article})")
+        self.frame_label.setText(caption)
 
     def result(self) -> object:
-        head, reasons = self.engine_result()
+        r = reading(self.walk)
         return {"tree": self.walk.tree.key, "node": self.walk.current.id, "facts": self.walk.facts,
-                "record": self.walk.record(), "engine": head, "reasons": reasons,
+                "record": self.walk.record(), "engine": r.head, "reasons": [list(x) for x in r.reasons],
                 "clocks": {k: {kk: (vv.isoformat() if hasattr(vv, "isoformat") else vv) for kk, vv in v.items()}
                            for k, v in self.clocks.items()}}
 
@@ -450,12 +407,12 @@ class LawPanel(Panel):
         for key in self.examples:
             self.load_example(key)
             assert self.walk.current.is_outcome, key
-        self.walk.back()
-        self.walk.undo()
-        self.event_box.setCurrentIndex(1)
-        self.notified_check.setChecked(True)
+        self.back_btn.click()
+        self.undo_btn.click()
+        assert self.walk.current.is_outcome
+        self.update_params(event="incident", notified=True)
         assert self.clocks["cra"]["final_report"] is not None
-        self.event_box.setCurrentIndex(0)
+        self.update_params(event="vulnerability")
         spec = self.timeline()
         self.show_frame(0)
         self.show_frame(spec.n_frames - 1)

@@ -190,3 +190,38 @@ def test_every_deadline_label_ends_inside_its_chart(qtbot):
         assert len(labels) == 4
         for label in labels:
             assert label.sceneBoundingRect().right() <= view.right() + 1, (width, label.textItem.toPlainText())
+
+
+def _new_window(qtbot):
+    from explorer.context import AppContext
+    from explorer.main_window import MainWindow
+
+    win = MainWindow(AppContext(device="cpu"), remember_layout=False)
+    qtbot.addWidget(win)
+    win.resize(1500, 950)
+    win.show()
+    return win
+
+
+def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path):
+    """A saved view puts back the walk (answers and continues) and the clocks' inputs, not the opening view."""
+    from explorer.view_state import load_view_state, save_view_state
+
+    p = window.show_panel("law")
+    for label in ("No: software", "Yes", "None of these", "Yes (paid", "We make it", "No"):
+        _click_answer(qtbot, p, label)
+    qtbot.mouseClick(p.continue_btn, Qt.LeftButton)             # on into the classification tree
+    _click_answer(qtbot, p, "IV-2")
+    assert p.walk.current.is_outcome and p.walk.tree.key == "cra-classification" and p.outcome_text.text()
+    p.notified_check.setChecked(True)
+    p.knowledge_edit.setDate(QDate(2031, 2, 3))
+    node, outcome, facts = p.walk.current.id, p.outcome_text.text(), p.walk.facts
+    path = save_view_state(window.view_state(), tmp_path / "law.json")
+    other = _new_window(qtbot)
+    other.apply_view_state(load_view_state(path))
+    q = other.current_panel()
+    assert q.key == "law" and q.params == p.params and q.params.answers == p.params.answers
+    assert q.walk.current.id == node and q.walk.facts == facts
+    assert q.card_title.text() == p.card_title.text() and q.outcome_text.text() == outcome
+    assert q.notified_check.isChecked() and q.knowledge_edit.date() == QDate(2031, 2, 3)
+    assert q.clocks == p.clocks and q.pld_result.text() == p.pld_result.text()
