@@ -14,7 +14,8 @@ from engines.errors import ValidationError, require_bool, require_choice, requir
 
 def param(default: Any, lo: float | None = None, hi: float | None = None, *, label: str, unit: str = "",
           step: float = 1, decimals: int = 0, choices: tuple | None = None, tip: str = "") -> Any:
-    """A parameter field: its default, allowed range (or ``choices``) and how a control shows it."""
+    """A parameter field: its default, allowed range (or ``choices``; for text, ``hi`` is the longest
+    allowed) and how a control shows it."""
     return field(default=default, metadata={"lo": lo, "hi": hi, "label": label, "unit": unit, "step": step,
                                             "decimals": decimals, "choices": choices, "tip": tip})
 
@@ -34,6 +35,10 @@ class ParamsBase:
                 require_choice(value, f.name, m["choices"])
             elif isinstance(f.default, bool):
                 require_bool(value, f.name)
+            elif isinstance(f.default, str):
+                if not isinstance(value, str) or (m["hi"] is not None and len(value) > m["hi"]):
+                    raise ValidationError(f.name, f"expected text of at most {m['hi'] or 'any'} characters, "
+                                                  f"got {type(value).__name__}", "text")
             elif isinstance(f.default, int):
                 object.__setattr__(self, f.name, require_int(value, f.name, int(m["lo"]), int(m["hi"])))
             elif isinstance(f.default, float):
