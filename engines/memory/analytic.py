@@ -28,19 +28,12 @@ import numpy as np
 
 from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
 from engines.hardware import gpu as gpu_spec
+from engines.memory.labels import STRATEGY_LABELS
 from engines.models import ModelArch
 from engines.scenario import INT_RANGES, STRATEGIES, Scenario
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 CATEGORIES = ("params", "grads", "optimizer", "activations", "buffers", "reserve")
-STRATEGY_LABELS = {
-    "dp": "DP (no sharding)",
-    "zero1": "ZeRO-1 (P_os)",
-    "zero2": "ZeRO-2 (P_os+g)",
-    "zero3": "ZeRO-3 (P_os+g+p)",
-    "fsdp": "FSDP full shard",
-    "fsdp-hybrid": "FSDP hybrid shard",
-}
 STAGE_OF = {"dp": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "fsdp-hybrid": 3}
 
 DDP_BUCKET_BYTES = 25 * 2**20
@@ -377,6 +370,11 @@ class Communication:
     @property
     def total_bytes(self) -> float:
         return self.intra_bytes + self.inter_bytes
+
+    @property
+    def links(self) -> str:
+        """Which links carry the traffic: "NVLink", "network" or "NVLink + network"."""
+        return "NVLink" if self.inter_bytes == 0 else ("network" if self.intra_bytes == 0 else "NVLink + network")
 
 
 def communication(scenario: Scenario, strategy: str | None = None, dp: int | None = None,

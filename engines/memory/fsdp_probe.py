@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Callable
 
 from engines.errors import ValidationError, require_int
-from engines.memory_measure import MeasureConfig, MeasurementCancelled, build_model, scaled_down_arch
+from engines.memory.measure import (ComparisonRow, MeasureConfig, MeasurementCancelled, build_model,
+                                    scaled_down_arch)
 from engines.models import ModelArch
 
 
@@ -53,6 +54,13 @@ class FsdpProbeResult:
     mixed_precision: bool
     note: str
 
+    def rows(self) -> tuple[ComparisonRow, ...]:
+        """Each rank's measured shard bytes beside the even Ψ/N split, per model-state category."""
+        why = "dim-0 sharding pads uneven tensors"
+        return tuple(ComparisonRow(c, r.rank, a, m, why) for r in self.ranks
+                     for c, m, a in (("params", r.params, r.analytic_params), ("grads", r.grads, r.analytic_grads),
+                                     ("optimizer", r.optimizer, r.analytic_optimizer)))
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -71,7 +79,7 @@ def run_fsdp_probe(arch: ModelArch, world_size: int = 2, reshard_after_forward: 
     cancelled = cancelled or (lambda: False)
     small = scaled_down_arch(arch, config)
     port = _free_port()
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])   # the repository: engines/memory/ is two below
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "OMP_NUM_THREADS": "1"}
     args = ["--world", str(world_size), "--port", str(port), "--arch", json.dumps(small.to_dict()),

@@ -9,7 +9,7 @@ How each category is measured (torch is imported lazily, inside functions):
   ``torch.autograd.graph.saved_tensors_hooks`` and counted once per storage, minus storages that
   belong to parameters or buffers (weights a GEMM saves are not activations);
 - on CUDA additionally ``torch.cuda.max_memory_allocated`` for the whole step.
-The analytic side is :mod:`engines.memory` on the same scaled-down architecture.
+The analytic side is :mod:`engines.memory.analytic` on the same scaled-down architecture.
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engines.errors import require, require_int
-from engines.memory import (optimizer_bytes_per_param, output_activation_bytes, embedding_activation_bytes,
-                            layer_activation_bytes, weight_bytes)
+from engines.errors import Cancelled, require, require_int
+from engines.memory.analytic import (embedding_activation_bytes, layer_activation_bytes, optimizer_bytes_per_param,
+                                     output_activation_bytes, weight_bytes)
 from engines.models import ModelArch
 from engines.scenario import Scenario
 
@@ -69,6 +69,28 @@ class MeasuredMemory:
     def ratio(self, category: str) -> float:
         """measured / analytic for one category."""
         return self.measured[category] / self.analytic[category]
+
+    def rows(self) -> tuple["ComparisonRow", ...]:
+        """Analytic beside measured, one row per category, with why the two differ."""
+        return tuple(ComparisonRow(c, None, self.analytic[c], self.measured[c], self.explanations[c])
+                     for c in MEASURE_CATEGORIES)
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One category (of one rank, for a sharded run): the analytic bytes, the measured bytes and why
+    they differ."""
+
+    category: str
+    rank: int | None
+    analytic: float
+    measured: float
+    why: str
+
+    @property
+    def diff_pct(self) -> float:
+        """How far the measurement is above (+) or below (−) the analytic figure, in per cent."""
+        return (self.measured / self.analytic - 1) * 100
 
 
 def scaled_down_arch(arch: ModelArch, config: MeasureConfig = MeasureConfig()) -> ModelArch:
@@ -297,8 +319,9 @@ def measure_training_step(scenario: Scenario, device: str = "cpu", config: Measu
                           peak_allocated=peak, seconds=time.perf_counter() - start, notes=notes)
 
 
-class MeasurementCancelled(Exception):
-    """Raised between phases when the caller's ``cancelled()`` turned true."""
+class MeasurementCancelled(Cancelled):
+    """Raised between phases when the caller's ``cancelled()`` turned true: an
+    :class:`engines.errors.Cancelled`, so a job slot treats it as any cancelled engine call."""
 
 
 def _check(cancelled: Callable[[], bool]) -> None:

@@ -1,0 +1,116 @@
+"""What one training-memory view shows, computed in one call: every strategy's breakdown, the sweep
+over 1…1024 GPUs and the DP → ZeRO-3 sharding timeline for one scenario and one set of knobs."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from engines.errors import ValidationError
+from engines.memory.analytic import (SHARD_ORDER, STAGE_OF, STRATEGIES, MemoryBreakdown, MemorySweep, Options, ZeroFrame,
+                                     breakdown, sweep, zero_timeline)
+from engines.scenario import Scenario
+
+SWEEP_MAX_GPUS = 1024
+"""The sweep spans 1…1024 GPUs, whatever the scenario's own count."""
+FRAME_CATEGORIES = ("params", "grads", "optimizer", "activations")
+"""What the sharding animation stacks per GPU (buffers and reserve are not part of the story)."""
+
+
+@dataclass(frozen=True)
+class ShardBlock:
+    """One category of one GPU in a sharding frame: its bytes now, and the part that is the GPU's
+    own 1/N shard (all of it while the category is not yet being split)."""
+
+    category: str
+    total: float
+    kept: float
+    split: float
+    sharding: bool
+
+
+@dataclass(frozen=True)
+class MemoryStudy:
+    """Every strategy's per-GPU breakdown (``None`` where a strategy does not apply, e.g. hybrid
+    sharding on part of a node), the GPU-count sweep and the sharding timeline."""
+
+    scenario: Scenario
+    options: Options
+    strategies: tuple[str, ...]
+    breakdowns: tuple[MemoryBreakdown | None, ...]
+    sweep: MemorySweep
+    frames: tuple[ZeroFrame, ...]
+    chapters: tuple[tuple[int, str], ...]
+    sweep_scenario: Scenario        # the scenario the sweep was computed for (its GPU count does not matter)
+
+    @property
+    def own(self) -> MemoryBreakdown:
+        """The breakdown of the scenario's own strategy."""
+        return self.breakdowns[self.strategies.index(self.scenario.strategy)]
+
+    def by_strategy(self) -> dict[str, MemoryBreakdown | None]:
+        return dict(zip(self.strategies, self.breakdowns))
+
+    @property
+    def default_frame(self) -> int:
+        """The end of the scenario's own stage in the animation (FSDP ≈ ZeRO-3: the last frame)."""
+        stage = STAGE_OF[self.scenario.strategy]
+        if stage == 3:
+            return len(self.frames) - 1
+        return self.chapters[stage + 1][0] - 1
+
+    def shard_blocks(self, index: int) -> tuple[ShardBlock, ...]:
+        """Frame ``index`` per category: each GPU keeps its 1/N of a category being split (of the
+        full DP bytes, frame 0) while the rest fades out."""
+        frame, full = self.frames[index], self.frames[0].bytes
+        n = frame.dp
+        out = []
+        for cat in FRAME_CATEGORIES:
+            total = frame.bytes[cat]
+            split = frame.split.get(cat, 0.0)
+            sharding = cat in SHARD_ORDER and split > 0
+            out.append(ShardBlock(cat, total, full[cat] / n if sharding else total, split, sharding))
+        return tuple(out)
+
+    def table(self) -> list[dict]:
+        """One flat row per strategy that applies (the CSV export)."""
+        rows = []
+        smallest = self.sweep.smallest_fit
+        for s, b in zip(self.strategies, self.breakdowns):
+            if b is None:
+                continue
+            rows.append({"strategy": s, **{f"{c}_GB": round(v / 1e9, 4) for c, v in b.categories().items()},
+                         "total_GB": round(b.total / 1e9, 4), "fits": b.fits, "smallest_fitting_gpus": smallest.get(s),
+                         "comm_GB_per_step": round(b.comm.total_bytes / 1e9, 4),
+                         "comm_seconds": round(b.comm.seconds, 5), "cpu_offload_GB": round(b.cpu / 1e9, 4),
+                         "nvme_offload_GB": round(b.nvme / 1e9, 4)})
+        return rows
+
+    def per_strategy(self) -> dict[str, dict]:
+        """Categories, total, verdict and traffic of every strategy that applies (the JSON export)."""
+        return {s: {**b.categories(), "total": b.total, "fits": b.fits, "comm_bytes": b.comm.total_bytes,
+                    "comm_seconds": b.comm.seconds}
+                for s, b in zip(self.strategies, self.breakdowns) if b is not None}
+
+
+def memory_study(scenario: Scenario, options: Options | None = None,
+                 previous: MemoryStudy | None = None) -> MemoryStudy:
+    """Breakdowns, sweep and timeline for ``scenario``. The sweep does not depend on the GPU count:
+    it is taken from ``previous`` when only the count (or nothing it reads) changed. Raises
+    :class:`ValidationError` when the scenario's own strategy does not apply."""
+    options = options or Options()
+    own = breakdown(scenario, scenario.strategy, options)
+    breakdowns = tuple(own if s == scenario.strategy else _try_breakdown(scenario, s, options) for s in STRATEGIES)
+    sweep_scenario = dataclasses.replace(scenario, n_gpus=scenario.tp * scenario.pp)
+    if previous is not None and (previous.sweep_scenario, previous.options) == (sweep_scenario, options):
+        sw = previous.sweep
+    else:
+        sw = sweep(scenario, STRATEGIES, SWEEP_MAX_GPUS, options)
+    frames, chapters = zero_timeline(scenario, options=options)
+    return MemoryStudy(scenario, options, STRATEGIES, breakdowns, sw, tuple(frames), tuple(chapters), sweep_scenario)
+
+
+def _try_breakdown(scenario: Scenario, strategy: str, options: Options) -> MemoryBreakdown | None:
+    try:
+        return breakdown(scenario, strategy, options)
+    except ValidationError:
+        return None

@@ -1,0 +1,126 @@
+"""The training-memory view's computation, Qt-free: knobs, one study per edit, timeline frames,
+measurement rows, labels and the compatibility modules."""
+from __future__ import annotations
+
+import pytest
+
+from engines import memory as mem
+from engines.errors import Cancelled, ValidationError
+from engines.memory.fsdp_probe import FsdpProbeResult, RankBytes
+from engines.memory.measure import ComparisonRow
+from engines.memory.params import Params
+from engines.memory.study import FRAME_CATEGORIES, memory_study
+from engines.scenario import STRATEGIES, Scenario
+
+
+def test_params_declare_todays_default_and_validate():
+    p = Params()
+    assert p.fp32_grad_accum is False and p.options == mem.Options()
+    assert Params(**p.to_dict()) == p and Params.from_dict({"fp32_grad_accum": True}).options.fp32_grad_accum
+    with pytest.raises(ValidationError, match="fp32_grad_accum"):
+        Params(fp32_grad_accum="false")
+    with pytest.raises(ValidationError, match="nope"):
+        Params.from_dict({"nope": 1})
+
+
+def test_study_holds_every_strategys_breakdown_and_the_sweep():
+    sc = Scenario().with_changes(n_gpus=64, strategy="zero2")
+    study = memory_study(sc, Params(fp32_grad_accum=True).options)
+    opts = mem.Options(fp32_grad_accum=True)
+    assert study.strategies == STRATEGIES and study.own == mem.breakdown(sc, "zero2", opts)
+    for s, b in study.by_strategy().items():
+        assert b is not None and b.total == pytest.approx(mem.breakdown(sc, s, opts).total)
+    assert study.sweep.smallest_fit == mem.sweep(sc, STRATEGIES, 1024, opts).smallest_fit
+    frames, chapters = mem.zero_timeline(sc, options=opts)
+    assert list(study.frames) == frames and list(study.chapters) == chapters
+
+
+def test_a_strategy_that_does_not_apply_is_none_and_the_own_one_raises():
+    sc = Scenario().with_changes(n_gpus=24, gpus_per_node=16, tp=1, pp=1)   # DP 24: not whole nodes of 16
+    study = memory_study(sc)
+    assert study.by_strategy()["fsdp-hybrid"] is None and study.own is not None
+    with pytest.raises(ValidationError, match="n_gpus"):
+        memory_study(sc.with_changes(strategy="fsdp-hybrid"))
+
+
+def test_the_sweep_is_reused_when_only_the_gpu_count_changes():
+    first = memory_study(Scenario().with_changes(n_gpus=64))
+    moved = memory_study(first.scenario.with_changes(n_gpus=128), previous=first)
+    assert moved.sweep is first.sweep and moved.own.n_gpus == 128
+    longer = memory_study(moved.scenario.with_changes(seq_len=2048), previous=moved)
+    assert longer.sweep is not moved.sweep
+    other_knob = memory_study(moved.scenario, Params(fp32_grad_accum=True).options, previous=moved)
+    assert other_knob.sweep is not moved.sweep
+
+
+@pytest.mark.parametrize("strategy, stage", [("dp", 0), ("zero1", 1), ("zero2", 2), ("zero3", 3), ("fsdp", 3)])
+def test_the_timeline_opens_at_the_end_of_the_scenarios_own_stage(strategy, stage):
+    study = memory_study(Scenario().with_changes(strategy=strategy, n_gpus=64))
+    expected = len(study.frames) - 1 if stage == 3 else study.chapters[stage + 1][0] - 1
+    assert study.default_frame == expected
+    assert study.frames[study.default_frame].stage_label == mem.STRATEGY_LABELS[mem.TIMELINE_STAGES[stage]]
+
+
+def test_shard_blocks_keep_one_nth_of_what_is_being_split():
+    study = memory_study(Scenario().with_changes(n_gpus=64))
+    dp, full = study.scenario.dp, study.frames[0].bytes
+    first = study.shard_blocks(0)
+    assert [b.category for b in first] == list(FRAME_CATEGORIES)
+    assert all(not b.sharding and b.kept == b.total == full[b.category] for b in first)
+    for b in study.shard_blocks(len(study.frames) - 1):
+        if b.category == "activations":
+            assert not b.sharding and b.kept == b.total
+        else:
+            assert b.sharding and b.split == 1.0
+            assert b.kept == pytest.approx(full[b.category] / dp) and b.total == pytest.approx(b.kept)
+
+
+def test_table_and_json_rows_come_from_the_breakdowns():
+    sc = Scenario().with_changes(n_gpus=64)
+    study = memory_study(sc)
+    rows = {r["strategy"]: r for r in study.table()}
+    b = mem.breakdown(sc, "zero3")
+    assert rows["zero3"]["total_GB"] == round(b.total / 1e9, 4) and rows["zero3"]["fits"] == b.fits
+    assert rows["zero3"]["smallest_fitting_gpus"] == mem.smallest_fitting_gpus(sc)["zero3"]
+    assert study.per_strategy()["zero3"]["comm_bytes"] == b.comm.total_bytes
+
+
+def test_links_name_where_the_traffic_goes():
+    assert mem.Communication(1.0, 0.0, 1.0, 2.0).links == "NVLink"
+    assert mem.Communication(0.0, 1.0, 1.0, 2.0).links == "network"
+    assert mem.Communication(1.0, 1.0, 1.0, 2.0).links == "NVLink + network"
+
+
+def test_measurement_and_fsdp_rows_compare_analytic_and_measured():
+    row = ComparisonRow("params", None, 100.0, 103.0, "why")
+    assert row.diff_pct == pytest.approx(3.0)
+    result = FsdpProbeResult(2, True, 1000, [RankBytes(r, 2010, 2000, 4000, 2000.0, 2000.0, 4000.0) for r in (0, 1)],
+                             1.0, True, "")
+    rows = result.rows()
+    assert [(r.rank, r.category) for r in rows] == [(r, c) for r in (0, 1) for c in ("params", "grads", "optimizer")]
+    assert rows[0].diff_pct == pytest.approx(0.5) and rows[1].diff_pct == 0
+
+
+def test_measurement_cancel_is_the_engines_cancel():
+    from engines.memory.measure import MeasurementCancelled
+
+    assert issubclass(MeasurementCancelled, Cancelled)
+
+
+def test_one_source_of_strategy_names():
+    for names in (mem.STRATEGY_LABELS, mem.STRATEGY_SHORT, *mem.STRATEGY_TICKS):
+        assert set(names) == set(STRATEGIES)
+    assert mem.breakdown(Scenario(), "zero1").label == mem.STRATEGY_LABELS["zero1"]
+
+
+def test_old_module_paths_still_import():
+    import engines.fsdp_probe as old_probe
+    import engines.memory_measure as old_measure
+    from engines.memory import fsdp_probe, measure
+
+    for name in ("MEASURE_CATEGORIES", "MeasureConfig", "MeasuredMemory", "MeasurementCancelled", "analytic_for",
+                 "build_model", "measure_training_step", "scaled_down_arch", "_check", "_explain", "_storage_key"):
+        assert getattr(old_measure, name) is getattr(measure, name)
+    for name in ("RankBytes", "FsdpProbeResult", "run_fsdp_probe", "main", "_rank_main", "_free_port"):
+        assert getattr(old_probe, name) is getattr(fsdp_probe, name)
+    assert mem.per_stage_memory is mem.analytic.per_stage_memory
