@@ -6,16 +6,16 @@ without activations, weight-only figures use ‖W − Ŵ‖_F / ‖W‖_F instea
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Callable
 
-from engines.errors import require_int
+from engines.errors import Cancelled, require_int
 
 SQ_ALPHAS = tuple(round(0.05 * i, 2) for i in range(21))
 TRACE_COLUMNS = 48
 
 
-@dataclass
+@dataclass(frozen=True)
 class LayerAnalysis:
     name: str
     shape: tuple[int, int]
@@ -34,10 +34,23 @@ class LayerAnalysis:
     sq_curve: list = field(default_factory=list)        # [(alpha, error)]
     act_max: list = field(default_factory=list)         # per-channel max|x| (held-out)
     rotated_max: list = field(default_factory=list)
-    calib_act_max: object = None                        # torch tensor for live SmoothQuant previews
-    weight_col_max: object = None
+    calib_act_max: tuple = ()                           # per-channel max|x| (calibration): SmoothQuant previews
+    weight_col_max: tuple = ()                          # per-input-channel max|w| of the whole layer
     collapse: dict = field(default_factory=dict)
     schemes: list = field(default_factory=list)
+
+
+class _Draft:
+    """The analysis while it is built, frozen into a :class:`LayerAnalysis` by :meth:`done`."""
+
+    def __init__(self, name, shape, rows_used, bits, group_size, has_activations) -> None:
+        self.__dict__.update({f.name: (f.default_factory() if f.default_factory is not MISSING else f.default)
+                              for f in fields(LayerAnalysis)})
+        self.__dict__.update(name=name, shape=shape, rows_used=rows_used, bits=bits, group_size=group_size,
+                             has_activations=has_activations)
+
+    def done(self) -> LayerAnalysis:
+        return LayerAnalysis(**{f.name: getattr(self, f.name) for f in fields(LayerAnalysis)})
 
 
 def _hist(t, edges):
@@ -49,8 +62,9 @@ def _hist(t, edges):
 def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: int | None = 128,
             max_rows: int = 256, sq_alpha: float = 0.5, int8_threshold: float = 6.0,
             progress: Callable[[float, str], None] | None = None,
-            cancelled: Callable[[], bool] | None = None) -> LayerAnalysis | None:
-    """Analyse ``w`` (out, in) with optional activations; GPTQ/AWQ use the first ``max_rows`` rows."""
+            cancelled: Callable[[], bool] | None = None) -> LayerAnalysis:
+    """Analyse ``w`` (out, in) with optional activations; GPTQ/AWQ use the first ``max_rows`` rows.
+    Raises :class:`engines.errors.Cancelled` when ``cancelled()`` turns true."""
     import numpy as np
     import torch
 
@@ -62,10 +76,14 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
     max_rows = require_int(max_rows, "max_rows", 1)
     check_group(group_size, w.shape[1])
     step = (lambda f, text: progress(f, text)) if progress else (lambda f, text: None)
-    stop = cancelled or (lambda: False)
+    def stop() -> bool:
+        if cancelled is not None and cancelled():
+            raise Cancelled()
+        return False
+
     has_x = x_calib is not None and x_eval is not None
     ws = w[:max_rows]
-    res = LayerAnalysis(name, tuple(w.shape), ws.shape[0], bits, group_size, has_x)
+    res = _Draft(name, tuple(w.shape), ws.shape[0], bits, group_size, has_x)
     if has_x:
         xc, xe = check_matrix(x_calib, "x").float(), check_matrix(x_eval, "x").float()
         err = lambda w_hat, rows=ws: relative_output_error(xe, rows, w_hat)  # noqa: E731
@@ -79,12 +97,10 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
     if has_x:
         step(0.05, "GPTQ")
         methods["GPTQ"] = gptq(ws, xc, bits, group_size, trace_columns=TRACE_COLUMNS)
-        if stop():
-            return None
+        stop()
         methods["GPTQ act-order"] = gptq(ws, xc, bits, group_size, act_order=True)
         step(0.3, "AWQ α search")
-        if stop():
-            return None
+        stop()
         methods["AWQ"] = awq(ws, xc, bits, group_size if group_size else None)
         res.awq_alpha = methods["AWQ"].alpha
         res.awq_curve = list(zip(methods["AWQ"].extra["alphas"], methods["AWQ"].extra["losses"]))
@@ -110,19 +126,20 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
         r = rtn(ws, bits, g)
         res.group_sweep.append({"group": g or ws.shape[1], "bpw": r.bits_per_weight, "error": err(r.dequant)})
     if not has_x or stop():
-        return None if stop() else res
+        return res.done()
 
     # activation side on the full layer (cheap): outlier collapse and the three fixes
     step(0.65, "W8A8 and the three fixes")
     res.act_max = xe.abs().amax(0).tolist()
-    res.calib_act_max = xc.abs().amax(0)
-    res.weight_col_max = w.abs().amax(0)
+    calib_act_max = xc.abs().amax(0)
+    res.calib_act_max = tuple(calib_act_max.tolist())
+    res.weight_col_max = tuple(w.abs().amax(0).tolist())
     xq, wq = w8a8(xe, w, "tensor", "tensor")
     res.w8a8["naive per-tensor W8A8"] = relative_output_error(xe, w, wq, xq)
     xq, wq = w8a8(xe, w, "row", "row")
     res.w8a8["per-channel W / per-token A"] = relative_output_error(xe, w, wq, xq)
     for a in SQ_ALPHAS:
-        sm = smoothquant(xe, w, a, act_max=res.calib_act_max)
+        sm = smoothquant(xe, w, a, act_max=calib_act_max)
         xq, wq = w8a8(sm.x, sm.w, "tensor", "tensor")
         res.sq_curve.append((a, relative_output_error(sm.x, sm.w, wq, xq)))
     res.w8a8[f"SmoothQuant α={sq_alpha:g}"] = dict(res.sq_curve).get(round(sq_alpha, 2), res.sq_curve[10][1])
@@ -146,8 +163,7 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
                     "codes_with": np.bincount((codes_rest.flatten() + 127).cpu().numpy(), minlength=255).tolist(),
                     "codes_without": np.bincount((alone.codes.flatten() + 127).cpu().numpy(), minlength=255).tolist()}
     step(0.75, "W4A16 / W8A8 / W4A4")
-    if stop():
-        return None
+    stop()
     res.schemes = scheme_errors(xc, xe, ws, group_size or ws.shape[1])
     step(1.0, "done")
-    return res
+    return res.done()

@@ -31,7 +31,7 @@ def test_analyse_on_cuda_matches_cpu(key):
     args = dict(bits=4, group_size=cpu_layer.group_size, max_rows=64)
     a = analyse(key, cpu_layer.weight, cpu_layer.calib, cpu_layer.heldout, **args)
     b = analyse(key, gpu_layer.weight, gpu_layer.calib, gpu_layer.heldout, **args)
-    assert b.calib_act_max.device.type == "cuda"
+    assert len(b.calib_act_max) == gpu_layer.weight.shape[1]   # plain floats, off the device
     assert a.weight_only.keys() == b.weight_only.keys()
     for method in a.weight_only:
         assert _close(a.weight_only[method], b.weight_only[method]), method

@@ -25,7 +25,7 @@ def test_analysis_of_a_pack_layer(panel):
     assert spec.n_frames == len(panel.steps) + len(a.gptq_trace) and len(spec.chapters) == 2
     for i in (0, 3, len(panel.steps), spec.n_frames - 1):
         panel.show_frame(i)
-    assert "GPTQ" in panel.gptq_text.text()
+    assert "GPTQ" in panel.weights.gptq_text.text()
     rows = panel.table()
     assert any(r["section"] == "serving" for r in rows) and any(r["section"] == "kv" for r in rows)
 
@@ -33,18 +33,19 @@ def test_analysis_of_a_pack_layer(panel):
 def test_group_that_does_not_divide_falls_back_with_a_message(panel):
     panel.layer_box.setCurrentText("smollm2.l20.q_proj")   # 576 inputs: 128 does not divide
     assert "576" in panel.error.text() and panel.group_box.currentText() == "64"
+    assert panel.params.group_size == 64
     panel.tasks.cancel()
 
 
 def test_alpha_slider_and_kv_controls(panel):
     panel.alpha_slider.slider.setValue(80)                    # drag to α = 0.80
-    assert panel.sq_preview["alpha"] == pytest.approx(0.8)
-    assert panel.sq_preview["error"] == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
-    panel.kv_bits.setValue(2)                        # the torch comparison runs off the GUI thread
-    assert panel.kv_tasks.wait(60_000)
+    assert panel.preview.alpha == pytest.approx(0.8) and panel.params.sq_alpha == pytest.approx(0.8)
+    assert panel.preview.error == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
+    panel.kv_view.bits_spin.setValue(2)              # the torch comparison runs off the GUI thread
+    assert panel.params.kv_bits == 2 and panel.kv_tasks.wait(60_000)
     assert {r["bits"] for r in panel.kv_rows} == {2}
     k_token = next(r for r in panel.kv_rows if (r["tensor"], r["axis"]) == ("K", "token"))["relative_error"]
-    assert f"K error {k_token:.3f}" in panel.kv_text.text()
+    assert f"K error {k_token:.3f}" in panel.kv_view.text.text()
 
 
 def test_scenario_change_updates_serving(panel, ctx):
@@ -62,7 +63,7 @@ def test_every_format_and_column_of_the_serving_table_is_in_view(make_panel, qtb
     tabs = p.findChildren(QTabWidget)[0]
     tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Formats for serving"))
     qtbot.wait(100)
-    t = p.serving_table
+    t = p.serving_view.table
     assert t.rowCount() == len(p.serving) == 6
     assert t.horizontalHeader().length() <= t.viewport().width() + 1
     assert t.verticalHeader().length() <= t.viewport().height() + 1
@@ -75,6 +76,7 @@ def test_user_files(panel, tmp_path):
     panel.load_user_file(str(tmp_path / "w.safetensors"), "proj.weight")
     assert panel.tasks.wait(120_000)
     assert panel.analysis.shape == (16, 64) and not panel.analysis.has_activations
+    assert panel.params.tensor.startswith("file:") and panel.layer_box.currentText() == "proj.weight (w.safetensors)"
     (tmp_path / "bad.npy").write_bytes(b"not an npy file")
     panel.load_user_file(str(tmp_path / "bad.npy"), "array")
     assert panel.error.isVisible() and "file" in panel.error.text()
@@ -94,7 +96,7 @@ def test_bar_chart_names_and_values_are_whole_and_apart(make_panel, ctx, qtbot, 
         p.layer_box.setCurrentText("minilm.l2.query")
         assert p.tasks.wait(240_000) and p.kv_tasks.wait(60_000)
         tabs = p.findChildren(QTabWidget)[0]
-        charts = {p.fix_plot, p.wonly_plot, p.scheme_plot, p.kv_plot}
+        charts = {p.fixes.fix_plot, p.weights.wonly_plot, p.groups.scheme_plot, p.kv_view.plot}
         checked = set()
         for i in range(tabs.count()):
             tabs.setCurrentIndex(i)

@@ -1,0 +1,97 @@
+"""The quantization panel's knobs and view computations, Qt-free: Params, the group fallback, the
+heat-map statistics, the SmoothQuant preview, the KV study and a cancelled analysis."""
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from engines.errors import Cancelled, ValidationError
+from engines.quant import Params
+from engines.quant.params import KV_BLOCKS, PACK_LAYERS, parse_user_ref, user_tensor_ref
+from engines.quant.study import (fit_group, heat_profile, kv_memory_gb, kv_study, layer_inputs, run_analysis,
+                                 setup_layer, smooth_preview)
+from engines.quant.tensors import kv_layers, layer_keys, profile
+
+
+def test_params_defaults_round_trip_and_validation():
+    p = Params()
+    assert (p.tensor, p.bits, p.group_size, p.sq_alpha, p.kv_block, p.kv_bits) == ("minilm.l2.ffn_in", 4, 128, 0.5, 11, 4)
+    assert Params(**dataclasses.asdict(p)) == p and Params.from_dict(p.to_dict()) == p
+    assert Params(sq_alpha=0.37).sq_alpha == 0.35            # α moves on the sweep's 0.05 grid
+    for bad in ({"bits": 9}, {"group_size": 48}, {"tensor": "nope"}, {"kv_block": 3}, {"sq_alpha": 1.5}):
+        with pytest.raises(ValidationError, match=next(iter(bad))):
+            Params(**bad)
+
+
+def test_declared_choices_match_the_pack():
+    assert PACK_LAYERS == tuple(layer_keys()) and KV_BLOCKS == tuple(kv_layers())
+
+
+def test_user_tensor_references():
+    ref = user_tensor_ref("/tmp/a::b/w.safetensors", "proj.weight")
+    assert parse_user_ref(ref) == ("/tmp/a::b/w.safetensors", "proj.weight")
+    assert Params(tensor=ref).tensor == ref and parse_user_ref("minilm.l2.query") is None
+
+
+def test_group_fallback_takes_the_largest_group_that_divides():
+    assert fit_group(128, 1536).group_size == 128 and fit_group(128, 1536).note is None
+    fit = fit_group(128, 576)
+    assert fit.group_size == 64 and "576" in fit.note
+    assert fit_group(32, 50).group_size is None and fit_group(None, 50).note is None
+
+
+def test_setup_uses_the_fitted_group_and_row_zero():
+    s = setup_layer(Params(tensor="smollm2.l20.q_proj"))
+    assert s.group.group_size == 64 and s.inputs.shape[1] == 576 and s.steps
+    assert s.steps[0]["values"] == pytest.approx(s.inputs.weight[0, :8].tolist(), abs=1e-6)
+
+
+def test_heat_profile_matches_torch_statistics():
+    h = heat_profile("smollm2", "down_in")
+    data = profile("smollm2", "down_in")
+    ratio = data.amax(1) / data.median(1).values
+    assert h.worst_block == int(ratio.argmax()) == 11 and h.worst_ratio == pytest.approx(float(ratio.max()), rel=1e-5)
+    assert h.worst_channel == int(data[11].argmax()) and h.log_max.shape == tuple(data.shape)
+    assert heat_profile("minilm", "mlp_in").common == ((99, 6),)
+    assert heat_profile("minilm", "residual") is None
+
+
+def test_kv_study_and_memory():
+    kv = kv_study(11, 2)
+    assert kv.bits == 2 and {r["bits"] for r in kv.rows} == {2} and len(kv.top_channels) == 3
+    assert kv.error("K", "channel") < kv.error("K", "token")
+
+    class Arch:
+        layers, kv_heads, head_dim = 32, 8, 128
+    gbs = dict(kv_memory_gb(Arch, 1, 1024))
+    assert gbs[16] == pytest.approx(2 * 32 * 8 * 128 * 1024 * 2 / 1e9) and gbs[4] == pytest.approx(gbs[16] / 4)
+
+
+def test_analysis_result_is_frozen_plain_data_and_previews_alpha():
+    w = torch.randn(8, 64, generator=torch.Generator().manual_seed(0))
+    xc, xe = torch.randn(96, 64), torch.randn(64, 64)
+    xc[:, 3] *= 40
+    xe[:, 3] *= 40
+    from engines.quant.explore import analyse
+
+    a = analyse("toy", w, xc, xe, bits=4, group_size=32)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.bits = 3
+    assert isinstance(a.calib_act_max, tuple) and not any(isinstance(v, torch.Tensor)
+                                                           for v in dataclasses.asdict(a).values())
+    pv = smooth_preview(a, 0.8)
+    assert pv.alpha == 0.8 and pv.error == pytest.approx(dict(a.sq_curve)[0.8])
+    assert np.argmax(pv.original) == 3 and pv.smoothed[3] < pv.original[3]
+
+
+def test_user_file_inputs_and_a_cancelled_analysis(tmp_path):
+    from safetensors.torch import save_file
+
+    save_file({"proj.weight": torch.randn(16, 64)}, str(tmp_path / "w.safetensors"))
+    x = layer_inputs(user_tensor_ref(str(tmp_path / "w.safetensors"), "proj.weight"))
+    assert x.shape == (16, 64) and x.calib is None and "proj.weight" in x.name
+    s = setup_layer(Params(tensor=user_tensor_ref(str(tmp_path / "w.safetensors"), "proj.weight")))
+    assert run_analysis(s, 0.5).shape == (16, 64)
+    with pytest.raises(Cancelled):
+        run_analysis(setup_layer(Params(tensor="minilm.l2.query")), 0.5, cancelled=lambda: True)
