@@ -1,120 +1,37 @@
 """Training memory: where every byte of a GPU goes under DP, ZeRO-1/2/3 and FSDP.
 
-Binding code only: numbers come from ``engines.memory`` (analytic), ``engines.memory_measure``
-(one real torch step) and ``engines.fsdp_probe`` (a real gloo FSDP2 run).
+A thin view: numbers come from ``engines.memory`` (``study.memory_study``: analytic, synchronous),
+``engines.memory.measure`` (one real torch step) and ``engines.memory.fsdp_probe`` (a real gloo
+FSDP2 run); the charts are drawn by ``panels._memory_views``. The panel's own knob (fp32 gradient
+accumulation) is ``engines.memory.params.Params``.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
 
-import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QHeaderView,
-                               QLabel, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QTableWidgetItem
 
-from engines import memory as mem
 from engines.errors import ValidationError
-from engines.hardware import gpu as gpu_spec
+from engines.memory import CATEGORY_LABELS, STRATEGY_LABELS
+from engines.memory.params import Params
+from engines.memory.study import MemoryStudy, memory_study
 from engines.scenario import RECOMPUTE, STRATEGIES
-from explorer.fast_items import Bars, Scatter
+from explorer.binder import ParamBinder
 from explorer.flow_layout import FlowLayout, keep_together
-from explorer.panel import Panel, TimelineSpec
-from explorer.tasks import Cancelled
-from explorer.label_layer import PAD as LABEL_PAD
-from explorer.label_layer import Label, label_layer, range_end_for_label
 from explorer.live_text import LiveText
-from explorer.widgets import ErrorLabel, RowLegend, cache_static, make_plot, pen, Tabs
+from explorer.panel import Panel, TimelineSpec
+from explorer.widgets import ErrorLabel
+from panels._memory_views import MemoryCharts, _Pool
 
-CATEGORY_LABELS = {"params": "weights", "grads": "gradients", "optimizer": "optimizer states",
-                   "activations": "activations", "buffers": "comm buffers", "reserve": "fragmentation reserve"}
-CATEGORY_COLOR = {"params": 4, "grads": 0, "optimizer": 2, "activations": 1, "buffers": 6, "reserve": 5}
-CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer": Qt.FDiagPattern,
-                    "activations": Qt.Dense6Pattern, "buffers": Qt.CrossPattern, "reserve": Qt.Dense7Pattern}
-SHORT = {"dp": "DP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
-         "fsdp-hybrid": "FSDP hybrid"}
-TICK = {**SHORT, "fsdp-hybrid": "hybrid"}  # bar ticks sit 65 px apart at 1600 px wide
-TICK_COMPACT = {**TICK, "zero1": "Z1", "zero2": "Z2", "zero3": "Z3"}  # narrower charts
-TICK_TINY = {**TICK_COMPACT, "fsdp-hybrid": "HSDP"}  # presenter fonts (HSDP: PyTorch's name for hybrid sharding)
-LETTER = {"params": "W", "grads": "G", "optimizer": "O", "activations": "A", "buffers": "B", "reserve": "R"}
-DRAWN_GPUS = 4
-SWEEP_POINTS = 160  # points drawn per sweep curve: log-spaced, plenty for a 1…1024 log axis
-SWEEP_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
-SWEEP_SYMBOLS = ("o", "s", "t", "d", "x", "+")
+FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
+                        "optimizer": "optimizer (Adam m, v)"}
 
 
-class _Pool:
-    """Plot items reused across redraws: updating is far cheaper than re-creating, which keeps a
-    timeline frame within a few milliseconds. Labels go to the plot's one LabelLayer."""
-
-    def __init__(self, plot) -> None:
-        self.plot = plot
-        self.items: dict[str, list] = {"bar": [], "line": []}
-        self.z = {"bar": 0, "line": 5}
-        self.used = dict.fromkeys(self.items, 0)
-        self.layer = label_layer(plot)
-        self.labels: list[Label] = []
-
-    def begin(self) -> None:
-        self.used = dict.fromkeys(self.items, 0)
-        self.labels = []
-
-    def _next(self, kind: str, make):
-        pool = self.items[kind]
-        if self.used[kind] == len(pool):
-            item = make()
-            item.setZValue(self.z[kind])
-            self.plot.addItem(item)
-            pool.append(item)
-        item = pool[self.used[kind]]
-        self.used[kind] += 1
-        item.show()
-        return item
-
-    def bar(self, **opts):
-        item = self._next("bar", lambda: Bars(**opts))  # a plot always uses the same keys
-        if getattr(item, "_pool_opts", None) != opts:   # the same bars again: no repaint
-            item._pool_opts = opts
-            item.setOpts(**opts)
-        return item
-
-    def text(self, text: str, pos: tuple[float, float], anchor: tuple[float, float], font: QFont, color: str,
-             fill=None) -> None:
-        self.labels.append(Label(text, float(pos[0]), float(pos[1]), anchor, font, color, fill))
-
-    def line(self, pos: float, angle: int, line_pen):
-        item = self._next("line", lambda: pg.InfiniteLine(angle=angle, movable=False))
-        if getattr(item, "_pool_opts", None) != (pos, angle, line_pen):   # unchanged: no repaint
-            item._pool_opts = (pos, angle, line_pen)
-            item.setAngle(angle)
-            item.setPen(line_pen)
-            item.setPos(pos)
-        return item
-
-    def end(self) -> None:
-        for kind, pool in self.items.items():
-            for item in pool[self.used[kind]:]:
-                item.hide()
-        self.layer.set_labels(self.labels)
-
-
-def _nice_ceil(x: float) -> float:
-    """The next 1, 2, 2.5 or 5 × 10^k at or above ``x``: axis ranges that rarely change re-render rarely."""
-    e = 10.0 ** np.floor(np.log10(x))
-    return next(m * e for m in (1, 2, 2.5, 5, 10) if m * e >= x * (1 - 1e-9))
-
-
-def _gb(x: float) -> str:
-    return f"{x / 1e9:,.2f} GB" if x < 1e12 else f"{x / 1e12:,.2f} TB"
-
-
-class MemoryPanel(Panel):
+class MemoryPanel(MemoryCharts, Panel):
     key = "memory"
     title = "Training memory"
     order = 10
+    Params = Params
     reads = frozenset({"model", "arch", "gpu", "n_gpus", "gpus_per_node", "tp", "pp", "internode_gbps", "strategy",
                        "micro_batch", "seq_len", "grad_accum", "precision", "optimizer", "recompute",
                        "sequence_parallel", "offload_optimizer", "offload_params", "offload_target"})
@@ -123,17 +40,17 @@ class MemoryPanel(Panel):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.scenario = ctx.scenario.value
-        self.breakdowns: dict[str, mem.MemoryBreakdown] = {}
-        self.sweep_result: mem.MemorySweep | None = None
-        self.frames: list[mem.ZeroFrame] = []
-        self.chapters: list[tuple[int, str]] = []
+        self.study: MemoryStudy | None = None
+        self.breakdowns: dict = {}           # strategy → MemoryBreakdown (None: does not apply here)
+        self.sweep_result = None
+        self.frames: tuple = ()
+        self.chapters: tuple = ()
         self.measured = None
         self.fsdp = None
         self._frame = 0
         self._style_cache: dict = {}
         self._drawn: dict[str, object] = {}  # view → the inputs it shows (skip redraws that change nothing)
         self._spec: tuple | None = None
-        self._sweep_key: tuple | None = None
         self._build_controls()
         self._build_views()
         self._pools = {name: _Pool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
@@ -144,7 +61,7 @@ class MemoryPanel(Panel):
         row = FlowLayout()
         self.strategy_combo = QComboBox()
         for s in STRATEGIES:
-            self.strategy_combo.addItem(mem.STRATEGY_LABELS[s], s)
+            self.strategy_combo.addItem(STRATEGY_LABELS[s], s)
         self.strategy_combo.setAccessibleName("Sharding strategy")
         self.strategy_combo.currentIndexChanged.connect(
             lambda _i: self._update(strategy=self.strategy_combo.currentData()))
@@ -173,107 +90,21 @@ class MemoryPanel(Panel):
         self.offload_to.setToolTip("CPU RAM (ZeRO-Offload) or NVMe (ZeRO-Infinity, Rajbhandari et al. 2021)")
         self.offload_to.currentIndexChanged.connect(
             lambda _i: self._update(offload_target=self.offload_to.currentData()))
-        self.fp32_acc = QCheckBox("fp32 grad acc.")
-        self.fp32_acc.setToolTip("Keep a 4-byte fp32 gradient accumulator beside the 16-bit gradient (20 B/param)")
-        self.fp32_acc.toggled.connect(lambda _v: self._recompute())
+        spec = Params.spec("fp32_grad_accum")          # the panel's own knob: label and tip from its field
+        self.fp32_acc = QCheckBox(spec["label"])
+        self.fp32_acc.setToolTip(spec["tip"])
         offload = keep_together(QLabel("Offload:"), self.offload_opt, self.offload_par, self.offload_to)
         for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.fp32_acc, offload):
             row.addWidget(w)                    # wraps onto more lines where the tab is narrow
         self.body.addLayout(row)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
+        self.binder = ParamBinder(self, {"fp32_grad_accum": self.fp32_acc}, error=self.error.show_error)
         self.verdict = LiveText(min_lines=3)
         self.verdict.setAccessibleName("Fit verdict")
         self.body.addWidget(self.verdict)
 
-    def _build_views(self) -> None:
-        th = self.theme
-        key = "   ".join(f"<b>{LETTER[c]}</b> = {CATEGORY_LABELS[c]}" for c in mem.CATEGORIES)
-        self.key_label = QLabel(f"Blocks (letter, pattern and colour): {key}. ▼ marks your strategy. "
-                                "GB = 10⁹ bytes.")
-        self.key_label.setWordWrap(True)
-        self.body.addWidget(self.key_label)
-        self.frame_caption = LiveText(min_lines=2)
-        self.frame_caption.setAccessibleName("Sharding frame")
-        grid = QGridLayout()
-        self.bars_plot = make_plot(th, "Per-GPU memory by strategy", "GB per GPU", "")
-        self.bars_plot.setAccessibleName("Stacked per-GPU memory for every strategy, with the GPU's memory")
-        self.bars_plot.setMouseEnabled(x=False, y=False)
-        grid.addWidget(self.bars_plot, 0, 0)
-        self.shard_plot = make_plot(th, "Sharding, DP → ZeRO-3 (play the timeline)", "GB per GPU", "GPU")
-        self.shard_plot.setAccessibleName("Sharding animation across a handful of GPUs")
-        self.shard_plot.setMouseEnabled(x=False, y=False)
-        shard_box = QVBoxLayout()
-        shard_box.addWidget(self.frame_caption)
-        shard_box.addWidget(self.shard_plot, 1)
-        grid.addLayout(shard_box, 0, 1)
-        self.sweep_plot = make_plot(th, "Per-GPU memory against GPU count (log–log)", "GB per GPU", "GPUs")
-        self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
-        self.sweep_plot.setLogMode(x=True, y=True)
-        self.sweep_curves: list[tuple[pg.PlotDataItem, Scatter]] = []  # (line, markers) per strategy
-        self.sweep_legend = RowLegend(colCount=6, frame=False)
-        for row, s in enumerate(STRATEGIES):
-            line, marks = pg.PlotDataItem(), Scatter()
-            self.sweep_plot.addItem(line)
-            self.sweep_plot.addItem(marks)
-            self.sweep_legend.addItem(line, SHORT[s])
-            self.sweep_curves.append((line, marks))
-            for item in (line.curve, line.scatter, marks):  # redrawn only when the sweep changes
-                item.setCacheMode(QGraphicsItem.DeviceCoordinateCache)
-        self.sweep_plot.getPlotItem().layout.addItem(self.sweep_legend, 5, 1)
-        self.sweep_marker = pg.InfiniteLine(angle=90, movable=False)  # the scenario's GPU count
-        self.sweep_plot.addItem(self.sweep_marker)
-
-        # The lower row is one full-width tab widget: the sweep gets the whole width (its legend one
-        # row) instead of a quarter of the panel, and a chart redraws only while its tab shows.
-        self.lower_tabs = Tabs()
-        self.lower_tabs.addTab(self.sweep_plot, "Memory against GPU count")
-        self.comm_plot = make_plot(th, "Data-parallel traffic per GPU per step", "", "GB sent per step")
-        self.comm_plot.setAccessibleName("Communication bytes and time per step for every strategy")
-        self.comm_plot.setMouseEnabled(x=False, y=False)
-        self.lower_tabs.addTab(self.comm_plot, "Communication per step")
-        box = self.measure_box = QWidget()
-        bl = QVBoxLayout(box)
-        bl.setContentsMargins(4, 4, 4, 4)
-        buttons = QHBoxLayout()
-        self.measure_button = QPushButton("Measure one step")
-        self.measure_button.setToolTip("Scaled-down model of this scenario's shape; one real mixed-precision "
-                                       "training step on the compute device, every byte counted")
-        self.measure_button.clicked.connect(self.run_measurement)
-        self.fsdp_button = QPushButton("FSDP2 run (2 ranks)")
-        self.fsdp_button.setToolTip("torch fully_shard on 2 CPU processes over gloo; per-rank shard bytes")
-        self.fsdp_button.clicked.connect(self.run_fsdp)
-        buttons.addWidget(self.measure_button)
-        buttons.addWidget(self.fsdp_button)
-        bl.addLayout(buttons)
-        bl.addWidget(self.tasks.widget())
-        self.measure_table = QTableWidget(0, 5)
-        self.measure_table.setHorizontalHeaderLabels(["category", "analytic", "measured", "diff", "why they differ"])
-        self.measure_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.measure_table.horizontalHeader().setStretchLastSection(True)
-        self.measure_table.verticalHeader().hide()
-        self.measure_table.setWordWrap(True)
-        self.measure_table.setAccessibleName("Measured against analytic bytes per category")
-        bl.addWidget(self.measure_table, 1)
-        self.measure_note = QLabel("Runs in the background with progress and Cancel.")
-        self.measure_note.setWordWrap(True)
-        bl.addWidget(self.measure_note)
-        self.lower_tabs.addTab(box, "Measured vs analytic (real torch)")
-        self.lower_tabs.currentChanged.connect(lambda _i: self._redraw())  # a chart draws when shown
-        grid.addWidget(self.lower_tabs, 1, 0, 1, 2)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
-        grid.setRowStretch(0, 1)
-        grid.setRowStretch(1, 1)
-        self.body.addLayout(grid, 1)
-        for plot in (self.bars_plot, self.shard_plot, self.sweep_plot, self.comm_plot):
-            cache_static(plot)
-        self.comm_plot.getViewBox().sigResized.connect(self._comm_resized)
-        self.bars_plot.getViewBox().sigResized.connect(lambda *_a: self._relabel("bars"))
-        self.shard_plot.getViewBox().sigResized.connect(lambda *_a: self._relabel("frame"))
-        self.sweep_plot.getViewBox().sigResized.connect(lambda *_a: self._fit_legend())
-
-    # --- scenario ---------------------------------------------------------------------------
+    # --- scenario and parameters ------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
         self.scenario = scenario
         for w, val in ((self.strategy_combo, scenario.strategy), (self.recompute_combo, scenario.recompute),
@@ -291,427 +122,52 @@ class MemoryPanel(Panel):
             w.blockSignals(False)
         self._recompute()
 
+    def params_updated(self, changed: frozenset[str]) -> None:
+        self._recompute()
+
     def _update(self, **changes) -> None:
         self.error.show_error(self.ctx.scenario.try_update(**changes))
 
-    def options(self) -> mem.Options:
-        return mem.Options(fp32_grad_accum=self.fp32_acc.isChecked())
-
     def _recompute(self) -> None:
-        """Analytic engine calls only (about a millisecond), then redraw what changed and is visible."""
-        sc = self.scenario
+        """One analytic engine call (about a millisecond), then redraw what changed and is visible."""
         try:
-            opts = self.options()
-            own = mem.breakdown(sc, sc.strategy, opts)
-            self.breakdowns = {s: own if s == sc.strategy else self._try_breakdown(s, opts) for s in STRATEGIES}
-            sweep_key = (dataclasses.replace(sc, n_gpus=sc.tp * sc.pp), opts)  # the sweep spans every count
-            if sweep_key != self._sweep_key:
-                self.sweep_result, self._sweep_key = mem.sweep(sc, STRATEGIES, 1024, opts), sweep_key
-            self.frames, self.chapters = mem.zero_timeline(sc, options=opts)
+            study = memory_study(self.scenario, self.params.options, previous=self.study)
         except ValidationError as exc:
             self.error.show_error(str(exc))
             return
+        self.study, self.breakdowns, self.sweep_result = study, study.by_strategy(), study.sweep
+        self.frames, self.chapters = study.frames, study.chapters
         self.error.show_error(None)
         self._redraw()
-        spec = (len(self.frames), tuple(self.chapters))
+        spec = (len(self.frames), self.chapters)
         if spec != self._spec:  # the player restarts on a new spec: only tell it when the spec changed
             self._spec = spec
             self.timeline_changed.emit()
-        self.show_frame(self._default_frame() if self._frame == 0 else min(self._frame, len(self.frames) - 1))
+        self.show_frame(study.default_frame if self._frame == 0 else min(self._frame, len(self.frames) - 1))
 
-    def _redraw(self) -> None:
-        """Each view redraws only when its inputs changed; a chart in the lower tabs only while it shows."""
-        if not self.breakdowns:
-            return
-        self._draw_verdict()
-        self._draw_bars()
-        shown = self.lower_tabs.currentWidget()
-        if shown is self.sweep_plot:
-            self._draw_sweep()
-        elif shown is self.comm_plot:
-            self._draw_comm()
-
-    def _changed(self, view: str, signature) -> bool:
-        """True (and remembered) when ``view``'s inputs differ from what it shows now."""
-        if self._drawn.get(view) == signature:
-            return False
-        self._drawn[view] = signature
-        return True
-
-    def _try_breakdown(self, strategy: str, opts: mem.Options) -> mem.MemoryBreakdown | None:
-        """Other strategies for comparison; one that does not apply here (hybrid on part of a node) is skipped."""
-        try:
-            return mem.breakdown(self.scenario, strategy, opts)
-        except ValidationError:
-            return None
-
-    def _default_frame(self) -> int:
-        """The end of the scenario's own stage in the animation (FSDP ≈ ZeRO-3: the last frame)."""
-        stage = mem.STAGE_OF[self.scenario.strategy]
-        if stage == 3:
-            return len(self.frames) - 1
-        return self.chapters[stage + 1][0] - 1
-
-    # --- drawing ----------------------------------------------------------------------------
-    def _font(self, scale: float = 0.9) -> QFont:
-        """Fonts, pens and brushes are cached per theme: building them each frame costs milliseconds."""
-        key = ("font", scale, self.theme.point_size)
-        if key not in self._style_cache:
-            f = QFont()
-            f.setPointSizeF(self.theme.point_size * scale)
-            self._style_cache[key] = f
-        return self._style_cache[key]
-
-    def _pen(self, color: str, width: float = 1.0, style=Qt.SolidLine):
-        key = ("pen", color, width, style)
-        if key not in self._style_cache:
-            self._style_cache[key] = pen(color, width, style)
-        return self._style_cache[key]
-
-    def _brush(self, color: str) -> QBrush:
-        key = ("plain", color)
-        if key not in self._style_cache:
-            self._style_cache[key] = pg.mkBrush(QColor(color))
-        return self._style_cache[key]
-
-    def _category_brushes(self, category: str, alpha: float = 0.9) -> tuple[QBrush, QBrush]:
-        key = ("brush", category, round(alpha, 2), self.theme.name)
-        if key not in self._style_cache:
-            c = QColor(self.theme.color(CATEGORY_COLOR[category]))
-            c.setAlphaF(round(alpha, 2))
-            overlay = QColor(self.theme.fg)
-            overlay.setAlphaF(0.45 * round(alpha, 2))
-            self._style_cache[key] = (QBrush(c), QBrush(overlay, CATEGORY_PATTERN[category]))
-        return self._style_cache[key]
-
-    def _text_height(self, plot, y_span: float, scale: float) -> float:
-        """Height of one text line of ``scale`` in data units of ``plot`` (to keep labels apart)."""
-        px = max(plot.getViewBox().height(), 120.0)
-        return QFontMetrics(self._font(scale)).height() * 1.1 * y_span / px
-
-    def _top_with_labels(self, plot, tops: list[tuple[float, int]], scale: float) -> float:
-        """A y-range top that leaves ``lines`` text lines above each ``(value, lines)``. Labels keep
-        their size in pixels, so the share of the range they need grows as the chart gets shorter
-        (presenter fonts, a small window) and a fixed margin would cut them off."""
-        line_px = QFontMetrics(self._font(scale)).height()
-        view_px = max(plot.getViewBox().height(), 120.0)
-        return max(range_end_for_label(value, 0.0, lines * line_px + 2 * LABEL_PAD, view_px, 0.4 * view_px)
-                   for value, lines in tops)
-
-    def _right_with_labels(self, plot, start: float, left: float, width_px: float) -> float:
-        """The x-range right end that leaves ``width_px`` pixels after data ``start`` when the range
-        begins at ``left``, in quarter steps so a label a few pixels longer does not move the axes."""
-        view_px = max(plot.getViewBox().width(), 120.0)
-        right = range_end_for_label(start, left, width_px, view_px, 0.25 * view_px) \
-            if view_px - width_px > 0.25 * view_px else start + 4.0
-        return math.ceil(right * 4) / 4
-
-    def _stack(self, pool: _Pool, xs: list[float], values: dict[str, list[float]], width: float,
-               label_min: float = float("inf"), avoid: tuple[float, float] = (0.0, 0.0),
-               room_px: float = float("inf")) -> float:
-        """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB.
-
-        A block label whose centre falls in the band ``avoid`` (the memory line and its label) moves
-        to the middle of the larger part of its block outside the band, or is dropped. Labels wider
-        than ``room_px`` (the pixels between two stacks) would run into their neighbours': all of
-        the chart's labels are shortened alike ("W 16.06" → "W 16" → "W")."""
-        base = np.zeros(len(xs))
-        lo, hi = avoid
-        blocks = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}  # all blocks in two bar items
-        placed = []                                                          # (letter, value, x, y)
-        for cat in mem.CATEGORIES:
-            if cat not in values:
-                continue
-            h = np.array(values[cat]) / 1e9
-            fill, hatch = self._category_brushes(cat)
-            blocks["x"] += list(xs)
-            blocks["y0"] += list(base)
-            blocks["height"] += list(h)
-            blocks["fill"] += [fill] * len(xs)
-            blocks["hatch"] += [hatch] * len(xs)
-            for x, b0, hh in zip(xs, base, h):
-                if hh < label_min:
-                    continue
-                y = b0 + hh / 2
-                if lo < y < hi:
-                    below, above = lo - b0, b0 + hh - hi
-                    if max(below, above) < label_min / 2:
-                        continue
-                    y = b0 + below / 2 if below >= above else hi + above / 2
-                placed.append((LETTER[cat], float(hh), x, y))
-            base = base + h
-        if placed:   # one format for the whole chart: the longest that fits between two stacks
-            metrics = QFontMetrics(self._font(0.7))
-            widest = max(placed, key=lambda p: p[1])
-            fmt = next((f for f in ("{} {:,.2f}", "{} {:,.0f}")
-                        if metrics.horizontalAdvance(f.format("W", widest[1])) + 2 * LABEL_PAD + 6 <= room_px), "{}")
-            backing = self._brush(self.theme.bg)
-            for letter, value, x, y in placed:
-                pool.text(fmt.format(letter, value), (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
-        pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks["fill"],
-                 hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
-        return float(base.max()) if len(xs) else 0.0
-
-    def _memory_line(self, pool: _Pool, cap_gb: float, x_label: float) -> None:
-        """The GPU's memory as a dashed line, labelled just above its right end (``x_label``)."""
-        pool.line(cap_gb, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))
-        pool.text(f"GPU memory {cap_gb:,.0f} GB", (x_label, cap_gb), (1, 1), self._font(0.75), self.theme.fg)
-
-    def _draw_verdict(self) -> None:
-        b = self.breakdowns[self.scenario.strategy]
-        cap = b.gpu_memory
-        state = "<b>fits</b>" if b.fits else "<b>does NOT fit</b>"
-        free = f"{_gb(b.headroom)} free" if b.fits else f"{_gb(-b.headroom)} over"
-        smallest = self.sweep_result.smallest_fit
-        parts = [f"{SHORT[s]} {smallest[s] if smallest[s] else '> 1024'}" for s in STRATEGIES]
-        cpu = f"; CPU RAM per GPU for offload: {_gb(b.cpu)}" if b.cpu else ""
-        cpu += f"; NVMe per GPU for offload: {_gb(b.nvme)}" if b.nvme else ""
-        sc = self.scenario
-        text = (f"<span style='font-size:{self.theme.point_size * 1.25:.0f}pt'>{b.label} on {sc.n_gpus} × "
-                f"{gpu_spec(sc.gpu).label} (TP {sc.tp} × PP {sc.pp} × DP {sc.dp}): {_gb(b.total)} of {_gb(cap)} "
-                f"per GPU — {state} ({free}){cpu}.</span><br>Smallest GPU count that fits (≤ 1024, multiples of "
-                f"TP×PP): {', '.join(parts)}." + ("<br><i>" + "; ".join(b.notes) + "</i>" if b.notes else ""))
-        self.verdict.setText(text)
-
-    def _draw_bars(self) -> None:
-        shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
-        values = {c: [getattr(self.breakdowns[s], c) for s in shown] for c in mem.CATEGORIES}
-        cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
-        if not self._changed("bars", (tuple(shown), str(values), cap, self.scenario.strategy)):
-            return
-        p, pool = self.bars_plot, self._pools["bars"]
-        pool.begin()
-        xs = list(range(len(shown)))
-        left, right = -0.7, len(xs) + 0.8                   # room for the memory line's label on the right
-        room = p.getViewBox().width() / (right - left)       # pixels per stack
-        yours = self.scenario.strategy
-        mark = "yours ▼" if QFontMetrics(self._font(0.75)).horizontalAdvance("yours ▼") + 2 * LABEL_PAD + 6 <= room \
-            else "▼"                                          # the key above the charts says what ▼ means
-        tops = [(self.breakdowns[s].total / 1e9, 3 if s == yours else 2) for s in shown] + [(cap, 2)]
-        y_top = max(self._top_with_labels(p, tops, 0.75), max(v for v, _n in tops) * 1.1)
-        line_h = self._text_height(p, y_top, 0.75)
-        # a block gets a label only when some of it still shows above and below the label's box: a label
-        # as tall as its block hid the block, and the stack read as floating pieces at presenter sizes
-        label_min = max(0.07 * y_top, 1.5 * self._text_height(p, y_top, 0.7))
-        self._stack(pool, xs, values, 0.62, label_min=label_min, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h),
-                    room_px=room)
-        pool.line(cap, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))  # labelled in the free right margin
-        pool.text(f"GPU memory\n{cap:,.0f} GB", (right - 0.05, cap), (1, 1), self._font(0.75), self.theme.fg)
-        backing = self._brush(self.theme.bg)  # a total label may sit on the memory line: hide it there
-        for x, s in zip(xs, shown):
-            b = self.breakdowns[s]
-            above = f"{mark}\n" if s == yours else ""       # the y axis says GB
-            pool.text(f"{above}{b.total / 1e9:,.1f}\n{'fits' if b.fits else 'too big'}", (x, b.total / 1e9),
-                      (0.5, 1), self._font(0.75), self.theme.fg, backing)
-        pool.end()
-        names = next((names for names in (TICK, TICK_COMPACT) if self._ticks_fit(p, [names[s] for s in shown], room)),
-                     TICK_TINY)
-        self._set_axes(p, "bars", bottom=[(x, names[s]) for x, s in zip(xs, shown)],
-                       x_range=(left, right), y_range=(0, y_top))
-
-    def _ticks_fit(self, plot, labels: list[str], room: float, gap: int = 10) -> bool:
-        """True when every two neighbouring tick labels, ``room`` pixels apart centre to centre,
-        keep ``gap`` pixels between them."""
-        metrics = QFontMetrics(plot.getAxis("bottom").style["tickFont"] or QFont())
-        widths = [metrics.horizontalAdvance(t) for t in labels]
-        return all((a + b) / 2 + gap <= room for a, b in zip(widths, widths[1:]))
-
-    def _set_axes(self, plot, view: str, bottom=None, left=None, x_range=None, y_range=None) -> None:
-        """Ticks and ranges, touched only when they change (each change re-renders the cached axis)."""
-        for name, ticks in (("bottom", bottom), ("left", left)):
-            if ticks is not None and self._changed(f"{view}-{name}", ticks):
-                plot.getAxis(name).setTicks([ticks])
-        x_range = x_range if x_range is not None and self._changed(f"{view}-x", x_range) else None
-        y_range = y_range if y_range is not None and self._changed(f"{view}-y", y_range) else None
-        if x_range or y_range:   # one call: each range change re-lays out the view and its axes
-            plot.setRange(xRange=x_range, yRange=y_range, padding=0)
-
-    def show_frame(self, index: int) -> None:
-        """Draw one sharding frame: each GPU keeps its own 1/N shard (solid) while the part it will
-        drop fades out. All blocks go into four multi-bar items so a frame costs a few milliseconds."""
-        if not self.frames:
-            return
-        index = max(0, min(int(index), len(self.frames) - 1))
-        self._frame = index
-        frame = self.frames[index]
-        cap = self.breakdowns[self.scenario.strategy].gpu_memory / 1e9
-        if not self._changed("frame", (frame, self.frames[0].bytes, cap)):
-            return
-        p, pool = self.shard_plot, self._pools["shard"]
-        pool.begin()
-        n = frame.dp
-        drawn = min(DRAWN_GPUS, n)
-        xs = list(range(drawn))
-        full_dp = self.frames[0].bytes
-        y_top = max(self.frames[0].total / 1e9 * 1.12, self._top_with_labels(p, [(cap, 1)], 0.75))
-        line_h = self._text_height(p, y_top, 0.72)
-        metrics = QFontMetrics(self._font(0.72))
-        label_px = 0.0
-        per_px = y_top / max(p.getViewBox().height(), 120.0)          # data units per pixel
-        solid = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
-        fading = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
-        base, next_label = 0.0, (metrics.height() / 2 + LABEL_PAD + 1) * per_px   # labels sit on the axis, not across it
-        for cat in ("params", "grads", "optimizer", "activations"):
-            total = frame.bytes[cat] / 1e9
-            split = frame.split.get(cat, 0.0)
-            sharding = cat in mem.SHARD_ORDER and split > 0
-            kept = full_dp[cat] / n / 1e9 if sharding else total
-            fill, hatch = self._category_brushes(cat)
-            for group, y0, height, brushes in ((solid, base, kept, (fill, hatch)),
-                                               (fading, base + kept, total - kept,
-                                                self._category_brushes(cat, alpha=max(0.12, 1 - split)))):
-                if height <= 1e-12:
-                    continue
-                group["x"] += xs
-                group["y0"] += [y0] * drawn
-                group["height"] += [height] * drawn
-                group["fill"] += [brushes[0]] * drawn
-                group["hatch"] += [brushes[1]] * drawn
-            label = CATEGORY_LABELS[cat] + (f" 1/{n}" if sharding else "")
-            label_y = max(base + total / 2, next_label)
-            if cap - 0.7 * line_h < label_y < cap + 1.6 * line_h:  # keep clear of the memory line's label
-                label_y = cap - 0.7 * line_h if label_y < cap and cap - 0.7 * line_h >= next_label \
-                    else cap + 1.6 * line_h
-            next_label = label_y + line_h
-            text = f"{LETTER[cat]} {label}: {total:,.2f}"
-            widest = text.replace(f"1/{n}", "1/8888") if sharding else text   # the room does not change
-            label_px = max(label_px, metrics.horizontalAdvance(widest) + 2 * LABEL_PAD)  # with a GPU count
-            pool.text(text, (drawn - 1 + 0.33, label_y), (0, 0.5), self._font(0.72), self.theme.fg)
-            base += total
-        for group, edge in ((solid, self._pen(self.theme.fg, 1)), (fading, self._pen(self.theme.fg, 1, Qt.DotLine))):
-            if group["x"]:
-                pool.bar(x=group["x"], y0=group["y0"], height=group["height"], width=0.6, brushes=group["fill"],
-                         hatches=group["hatch"], pen=edge)
-        right = max(drawn + 2.3, self._right_with_labels(p, drawn - 1 + 0.33, -0.5, label_px + 4))  # labels end inside
-        self._memory_line(pool, cap, right - 0.1)
-        pool.end()
-        ticks = [(x, str(r)) for x, r in zip(xs, xs[:-1] + [n - 1])]   # GPUs 0, 1, 2 and the last one
-        title = f"{frame.stage_label} — {frame.total / 1e9:,.2f} GB per GPU × {n} GPUs (data-parallel)"
-        if n > drawn:
-            title += f"; {drawn} drawn"
-        self.frame_caption.setText(f"<b>{title}</b>")
-        self._set_axes(p, "shard", bottom=ticks, x_range=(-0.5, right), y_range=(0, y_top))
-
-    def _draw_sweep(self) -> None:
-        """Per-GPU memory over 1…1024 GPUs: the curves redraw only when the sweep changes (not on a
-        GPU-count edit, which just moves the dotted marker)."""
-        sw, strategy = self.sweep_result, self.scenario.strategy
-        cap = sw.gpu_memory / 1e9
-        p = self.sweep_plot
-        if self._changed("sweep", (sw.totals.tobytes(), strategy, cap)):
-            for row, s in enumerate(sw.strategies):
-                ok = ~np.isnan(sw.totals[row])
-                x, y = sw.n_gpus[ok], sw.totals[row][ok] / 1e9
-                keep = np.unique(np.geomspace(1, max(len(x), 1), SWEEP_POINTS).astype(int) - 1) if len(x) else []
-                x, y = x[keep], y[keep]
-                color = self.theme.color(row if row != 3 else 7)
-                line, marks = self.sweep_curves[STRATEGIES.index(s)]
-                line.setData(x, y, pen=self._pen(color, 2.5 if s == strategy else 1.8, SWEEP_STYLES[row]))
-                m = np.unique(np.geomspace(1, len(x), 8).astype(int) - 1) if len(x) else []
-                marks.setData(x=np.log10(x[m]), y=np.log10(y[m]), symbol=SWEEP_SYMBOLS[row],  # log axes: a bare
-                              brush=self._brush(color),  # scatter item is placed in log10 units itself
-                              pen=self._pen(self.theme.fg, 1), size=9)
-                label = self.sweep_legend.getLabel(line)
-                if label is not None:
-                    label.setText(f"{SHORT[s]}{' ◀ yours' if s == strategy else ''}", color=self.theme.fg,
-                                  size=f"{self.theme.point_size * 0.85:.1f}pt")
-            self._fit_legend()
-            pool = self._pools["sweep"]
-            pool.begin()
-            pool.line(np.log10(cap), 0, self._pen(self.theme.error, 2.5, Qt.DashLine))
-            pool.text(f"GPU memory {cap:,.0f} GB", (np.log10(1024), np.log10(cap)), (1, 1), self._font(0.75),
-                      self.theme.fg)
-            pool.end()
-            finite = sw.totals[np.isfinite(sw.totals)] / 1e9
-            lo, hi = min(finite.min(), cap), max(finite.max(), cap)
-            nice = [m * 10.0**e for e in range(-3, 7) for m in (1, 2, 3, 5)]
-            ticks = [v for v in nice if lo / 1.5 <= v <= hi * 1.5]
-            self._set_axes(p, "sweep", left=[(np.log10(v), f"{v:g}") for v in ticks],
-                           bottom=[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)],
-                           x_range=(-0.06, np.log10(1024) * 1.02), y_range=(np.log10(lo / 1.3), np.log10(hi * 1.4)))
-        self.sweep_marker.setPos(np.log10(self.scenario.n_gpus))
-
-    def _relabel(self, view: str) -> None:
-        """Label spacing is worked out in pixels: a resized chart lays its labels out again."""
-        self._drawn.pop(view, None)
-        if not self.breakdowns:
-            return
-        if view == "bars":
-            self._draw_bars()
-        else:
-            self.show_frame(self._frame)
-
-    def _comm_resized(self, *_args) -> None:
-        """The label room depends on the chart's width: redraw the chart after a resize."""
-        self._drawn.pop("comm", None)
-        if self.breakdowns and self.lower_tabs.currentWidget() is self.comm_plot:
-            self._draw_comm()
-
-    def _fit_legend(self) -> None:
-        """As many legend columns as the chart's width holds (one row when the chart is wide, three at most)."""
-        metrics = QFontMetrics(self._font(0.85))
-        entry = max(metrics.horizontalAdvance(SHORT[s]) for s in STRATEGIES) + 45
-        entry += metrics.horizontalAdvance(" ◀ yours") / 3  # one entry in a row carries the mark
-        cols = max(2, min(len(STRATEGIES), int(max(self.sweep_plot.width(), 300) // entry)))
-        if cols != self.sweep_legend.columnCount:
-            self.sweep_legend.setColumnCount(cols)
-        self.sweep_legend.updateSize()
-
-    def _draw_comm(self) -> None:
-        shown = [s for s in STRATEGIES if self.breakdowns.get(s) is not None]
-        comms = [self.breakdowns[s].comm for s in shown]
-        if not self._changed("comm", (tuple(shown), tuple(comms))):
-            return
-        p, pool = self.comm_plot, self._pools["comm"]
-        pool.begin()
-        ys = list(range(len(shown)))[::-1]
-        vals = [c.total_bytes / 1e9 for c in comms]
-        fill, hatch = self._category_brushes("buffers", 0.8)
-        pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brushes=[fill] * len(ys), hatches=[hatch] * len(ys),
-                 pen=self._pen(self.theme.fg, 1))
-        top = max(max(vals, default=0.0), 1e-9)
-        metrics = QFontMetrics(self._font(0.72))
-        width_px = max(p.getViewBox().width(), 200.0)
-        x_max = top * 1.2
-        for y, c, v in zip(ys, comms, vals):
-            where = "NVLink" if c.inter_bytes == 0 else ("network" if c.intra_bytes == 0 else "NVLink + network")
-            text = f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {where}"
-            pool.text(text, (v + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
-            x_max = max(x_max, range_end_for_label(v, 0.0, metrics.horizontalAdvance(text) + 16, width_px,
-                                                   0.2 * width_px))   # the label must end inside the plot
-        pool.end()
-        self._set_axes(p, "comm", left=[(y, SHORT[s]) for y, s in zip(ys, shown)],
-                       x_range=(0, _nice_ceil(x_max)), y_range=(-0.6, len(ys) - 0.4))
-
-    # --- measured mode ------------------------------------------------------------------------
+    # --- measured mode: each job calls one engine function --------------------------------------
     def run_measurement(self) -> None:
         scenario, device = self.scenario, self.ctx.device
         self.lower_tabs.setCurrentWidget(self.measure_box)
 
         def work(progress, cancelled):
-            from engines.memory_measure import MeasurementCancelled, measure_training_step
+            from engines.memory.measure import measure_training_step
 
-            try:
-                return measure_training_step(scenario, device, progress=progress, cancelled=cancelled)
-            except MeasurementCancelled:
-                raise Cancelled() from None
+            return measure_training_step(scenario, device, progress=progress, cancelled=cancelled)
 
-        self.tasks.run(work, self._show_measurement, label="One real training step…", on_error=self._task_failed)
+        self.jobs("measure").run(work, self._show_measurement, label="One real training step…",
+                                 on_error=self._task_failed)
 
     def run_fsdp(self) -> None:
         arch = self.scenario.arch
         self.lower_tabs.setCurrentWidget(self.measure_box)
 
         def work(progress, cancelled):
-            from engines.fsdp_probe import run_fsdp_probe
-            from engines.memory_measure import MeasurementCancelled
+            from engines.memory.fsdp_probe import run_fsdp_probe
 
-            try:
-                return run_fsdp_probe(arch, 2, progress=progress, cancelled=cancelled)
-            except MeasurementCancelled:
-                raise Cancelled() from None
+            return run_fsdp_probe(arch, 2, progress=progress, cancelled=cancelled)
 
-        self.tasks.run(work, self._show_fsdp, label="FSDP2 on 2 gloo ranks…", on_error=self._task_failed)
+        self.jobs("measure").run(work, self._show_fsdp, label="FSDP2 on 2 gloo ranks…", on_error=self._task_failed)
 
     def _task_failed(self, text: str) -> None:
         self.measure_note.setText("Failed: " + text.strip().splitlines()[-1])
@@ -725,14 +181,15 @@ class MemoryPanel(Panel):
             for j, val in enumerate(row):
                 t.setItem(i, j, QTableWidgetItem(val))
 
+    @staticmethod
+    def _row_cells(name: str, row) -> list[str]:
+        return [name, f"{row.analytic / 1e6:,.3f} MB", f"{row.measured / 1e6:,.3f} MB", f"{row.diff_pct:+.2f}%",
+                row.why]
+
     def _show_measurement(self, result) -> None:
         self.measured = result
-        rows = []
-        for c in ("params", "grads", "optimizer", "activations"):
-            a, m = result.analytic[c], result.measured[c]
-            rows.append([CATEGORY_LABELS[c], f"{a / 1e6:,.3f} MB", f"{m / 1e6:,.3f} MB", f"{(m / a - 1) * 100:+.2f}%",
-                         result.explanations[c]])
-        self._fill_table(rows, ["category", "analytic", "measured", "diff", "why they differ"])
+        self._fill_table([self._row_cells(CATEGORY_LABELS[r.category], r) for r in result.rows()],
+                         ["category", "analytic", "measured", "diff", "why they differ"])
         arch = result.arch
         peak = f"; CUDA peak allocated {result.peak_allocated / 1e6:,.1f} MB" if result.peak_allocated else ""
         self.measure_note.setText(
@@ -743,14 +200,9 @@ class MemoryPanel(Panel):
 
     def _show_fsdp(self, result) -> None:
         self.fsdp = result
-        rows = []
-        for r in result.ranks:
-            for c, m, a in (("params (fp32 shard = master)", r.params, r.analytic_params),
-                            ("grads (fp32 shard)", r.grads, r.analytic_grads),
-                            ("optimizer (Adam m, v)", r.optimizer, r.analytic_optimizer)):
-                rows.append([f"rank {r.rank}: {c}", f"{a / 1e6:,.3f} MB", f"{m / 1e6:,.3f} MB",
-                             f"{(m / a - 1) * 100:+.2f}%", "dim-0 sharding pads uneven tensors"])
-        self._fill_table(rows, ["rank / category", "Ψ/N split", "measured", "diff", "why they differ"])
+        self._fill_table([self._row_cells(f"rank {r.rank}: {FSDP_CATEGORY_LABELS[r.category]}", r)
+                          for r in result.rows()],
+                         ["rank / category", "Ψ/N split", "measured", "diff", "why they differ"])
         self.measure_note.setText(
             f"torch FSDP2 fully_shard on {result.world_size} CPU processes (gloo), Ψ = {result.param_count:,}, "
             f"{result.seconds:.1f} s: each rank holds 4 + 4 + 8 = 16 B per parameter / N — ZeRO-3's total with "
@@ -761,17 +213,14 @@ class MemoryPanel(Panel):
         if not self.frames:
             return None
         return TimelineSpec(len(self.frames), list(self.chapters), fps=12.0,
-                            start=self._default_frame())   # opens on the scenario's own ZeRO stage
+                            start=self.study.default_frame)   # opens on the scenario's own ZeRO stage
 
     def result(self) -> object:
         b = self.breakdowns.get(self.scenario.strategy)
         if b is None:
             return None
         out = {"breakdown": dataclasses.asdict(b), "total": b.total, "fits": b.fits,
-               "per_strategy": {s: {**bb.categories(), "total": bb.total, "fits": bb.fits,
-                                    "comm_bytes": bb.comm.total_bytes, "comm_seconds": bb.comm.seconds}
-                                for s, bb in self.breakdowns.items() if bb is not None},
-               "smallest_fit": self.sweep_result.smallest_fit if self.sweep_result else {}}
+               "per_strategy": self.study.per_strategy(), "smallest_fit": self.sweep_result.smallest_fit}
         if self.measured is not None:
             out["measured"] = {"measured": self.measured.measured, "analytic": self.measured.analytic}
         if self.fsdp is not None:
@@ -779,33 +228,7 @@ class MemoryPanel(Panel):
         return out
 
     def table(self) -> list[dict]:
-        rows = []
-        smallest = self.sweep_result.smallest_fit if self.sweep_result else {}
-        for s, b in self.breakdowns.items():
-            if b is None:
-                continue
-            rows.append({"strategy": s, **{f"{c}_GB": round(v / 1e9, 4) for c, v in b.categories().items()},
-                         "total_GB": round(b.total / 1e9, 4), "fits": b.fits, "smallest_fitting_gpus": smallest.get(s),
-                         "comm_GB_per_step": round(b.comm.total_bytes / 1e9, 4),
-                         "comm_seconds": round(b.comm.seconds, 5), "cpu_offload_GB": round(b.cpu / 1e9, 4),
-                         "nvme_offload_GB": round(b.nvme / 1e9, 4)})
-        return rows
-
-    def apply_theme(self, theme) -> None:
-        super().apply_theme(theme)
-        self._style_cache = {}
-        self._drawn = {}
-        self.frame_caption.reset_height()
-        self.verdict.reset_height()
-        self.sweep_marker.setPen(self._pen(theme.muted, 1.5, Qt.DotLine))
-        self.sweep_legend.setLabelTextColor(theme.fg)
-        self.sweep_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.15 + 10  # + the label margins
-        for plot, lines in ((self.bars_plot, 14), (self.shard_plot, 12), (self.sweep_plot, 14)):
-            plot.setMinimumHeight(int(theme.point_size * lines))   # title, axis (and legend) leave the data room
-        self._fit_legend()
-        if self.breakdowns:
-            self._redraw()
-            self.show_frame(self._frame)
+        return self.study.table() if self.study is not None else []
 
     def selftest(self) -> None:
         self.set_scenario(self.ctx.scenario.value)

@@ -58,7 +58,7 @@ def test_bad_input_shown_inline(make_panel, ctx):
 def test_measured_mode_runs_in_the_worker(make_panel, qtbot):
     p = make_panel(MemoryPanel)
     p.measure_button.click()
-    assert p.tasks.wait(120_000)
+    assert p.jobs("measure").wait(120_000)
     assert p.measured is not None
     assert p.measure_table.rowCount() == 4
     for cat in ("params", "grads", "optimizer", "activations"):
@@ -186,3 +186,17 @@ def test_chart_labels_stay_inside_their_charts_and_apart_at_presenter_sizes(make
             assert not any(a.intersects(b) for b in boxes[i + 1:]), p._pools["bars"].layer.texts()[i]
     finally:
         ctx.set_theme(font_scale=1.0)
+
+
+def test_fp32_accumulation_is_a_panel_parameter_both_ways(make_panel, ctx):
+    from engines.memory.params import Params
+
+    p = make_panel(MemoryPanel)
+    grads = p.breakdowns[ctx.scenario.value.strategy].grads
+    p.fp32_acc.setChecked(True)                         # the check box edits the params (one undo step)
+    assert p.params == Params(fp32_grad_accum=True)
+    ctx.scenario.undo_stack.undo()
+    assert p.params == Params() and not p.fp32_acc.isChecked()
+    assert p.breakdowns[ctx.scenario.value.strategy].grads == pytest.approx(grads)
+    p.set_params(Params(fp32_grad_accum=True), record=False)   # a saved view: the box follows, bytes redrawn
+    assert p.fp32_acc.isChecked() and p.breakdowns[ctx.scenario.value.strategy].grads == pytest.approx(3 * grads)
