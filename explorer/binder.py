@@ -61,6 +61,22 @@ class ParamBinder:
         else:
             raise TypeError(f"no binding for {type(w).__name__} ({name})")
 
+    def set_choice(self, name: str, value, label: str) -> None:
+        """Add a choice to a combo-bound field, or rename one (a file tensor opened, a label that
+        follows the scenario); the combo shows the current value's label afterwards."""
+        labels = self.choices.setdefault(name, {})
+        combo = self.widgets[name]
+        combo.blockSignals(True)
+        try:
+            if value in labels and combo.findText(labels[value]) >= 0:
+                combo.setItemText(combo.findText(labels[value]), label)
+            else:
+                combo.addItem(label)
+        finally:
+            combo.blockSignals(False)
+        labels[value] = label
+        self.show(self.panel.params)
+
     def show(self, params) -> None:
         """Write ``params`` into the widgets without their signals firing."""
         for name, w in self.widgets.items():

@@ -150,10 +150,7 @@ class K8sPanel(Panel):
             label = f"{MODEL_SERVER} ({self.plan.model}: {self.plan.gpus_needed} GPU(s) per replica)"
         except ValidationError as exc:
             self.plan, label = None, f"{MODEL_SERVER} (unavailable: {exc})"
-        self.binder.choices["scenario"]["model-server"] = label     # the binder maps labels back to keys
-        self.chooser.blockSignals(True)
-        self.chooser.setItemText(self.chooser.findData("model-server"), label)
-        self.chooser.blockSignals(False)
+        self.binder.set_choice("scenario", "model-server", label)
         if self.timeline_data is None and not self.tasks.running:
             self._show_params()
         elif self.params.scenario == "model-server" and not self.params.yaml_shown:

@@ -133,9 +133,7 @@ class QuantPanel(Panel):
         except ValidationError as exc:
             self.error.show_error(str(exc))
             return False
-        labels[ref] = f"{name} ({path.rsplit('/', 1)[-1]})"
-        self.layer_box.addItem(labels[ref])
-        self.binder.show(self.params)
+        self.binder.set_choice("tensor", ref, f"{name} ({path.rsplit('/', 1)[-1]})")
         return True
 
     def _open_file(self) -> None:
