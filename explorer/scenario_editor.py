@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 
 from engines.errors import ValidationError
 from engines.hardware import GPUS
+from engines.memory.labels import STRATEGY_LABELS   # one source for every view that names a strategy
 from engines.models import PRESETS, ModelArch
 from engines.presets import CUSTOM, switch_model
 from engines.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
@@ -21,8 +22,6 @@ from engines.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATE
 from explorer.live_text import LiveText
 from explorer.widgets import ElidedCombo, ErrorLabel
 
-STRATEGY_LABELS = {"dp": "DP (no sharding)", "zero1": "ZeRO-1 (optimizer)", "zero2": "ZeRO-2 (+ gradients)",
-                   "zero3": "ZeRO-3 (+ parameters)", "fsdp": "FSDP full shard", "fsdp-hybrid": "FSDP hybrid shard"}
 
 # field: (label, tooltip); the allowed range is the engine's INT_RANGES
 INT_FIELDS = {
