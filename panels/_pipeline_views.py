@@ -11,8 +11,10 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem
 
+from explorer.fast_items import Bars
+from explorer.label_layer import range_end_for_label
 from explorer.theme import Theme
-from explorer.widgets import RowLegend, bottom_axis, cache_static, pen, style_axis
+from explorer.widgets import RowLegend, bottom_axis, cache_static, make_plot, pen, style_axis
 
 
 OP_NAMES = {"F": "F forward", "B": "B backward", "I": "I input-grad", "W": "W weight-grad"}
@@ -319,6 +321,54 @@ class Texts:
             item.hide()
 
 
+MEMORY_STYLE = (("weights", 5), ("gradients", 0), ("optimizer", 2), ("activations", 1), ("buffers + reserve", 6))
+"""Legend label and theme colour of each part in engines.pipeline.study.MEMORY_PARTS order."""
+
+
+class StageMemoryChart:
+    """Per-stage stacked memory bars (a LayoutStudy's parts), each total written on its bar, and
+    the GPU's memory as a dashed line; updated in place."""
+
+    def __init__(self, theme: Theme) -> None:
+        self.plot = make_plot(theme, "Memory per GPU by stage", "GB", "pipeline stage")
+        self.plot.setAccessibleName("Per-stage memory from the memory engine")
+        self.plot.setMouseEnabled(x=False, y=False)
+        cache_static(self.plot)
+        self.bars = [Bars(x=[0], height=[0], width=0.7) for _ in MEMORY_STYLE]
+        self.legend = self.plot.addLegend(offset=(10, 10))  # top left: above the short bars
+        for item, (label, _) in zip(self.bars, MEMORY_STYLE):
+            self.plot.addItem(item)
+            self.legend.addItem(item, label)  # BarGraphItem is not auto-listed
+        self.totals = Texts(self.plot)
+        self.cap = pg.InfiniteLine(angle=0, movable=False)
+        self.plot.addItem(self.cap)
+
+    def show(self, study, th: Theme) -> None:
+        n = len(study.stage_memory)
+        xs = list(range(n))
+        base = [0.0] * n
+        for item, vals, (_, color) in zip(self.bars, study.parts_gb or [()] * len(MEMORY_STYLE), MEMORY_STYLE):
+            item.setOpts(x=xs, y0=base, height=list(vals), width=0.7, brush=th.color(color), pen=th.fg)
+            base = [b + v for b, v in zip(base, vals)]
+        self.totals.begin()
+        font = QFont()
+        font.setPointSizeF(th.point_size * 0.85)
+        for i, total in enumerate(base):  # the number on each bar: colour is never the only cue
+            self.totals.add(f"{total:.1f} GB", (i, total), (0.5, 1), th.fg, font)
+        cap = study.gpu_memory_gb
+        self.totals.add(f"GPU memory {cap:.0f} GB", (n - 0.45, cap), (1, 1), th.fg, font)
+        self.totals.end()
+        self.cap.setPos(cap)
+        self.cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
+        self.plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(study.stage_memory)]])
+        self.plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
+        # room above the tallest thing (bars or the memory line and its label) for the legend
+        view_px = max(self.plot.getViewBox().height(), 150.0)
+        legend_px = self.legend.height() + 2.5 * QFontMetrics(font).height()
+        top = range_end_for_label(max(max(base, default=0), cap), 0.0, legend_px, view_px, 0.4 * view_px)
+        self.plot.setYRange(0, top, padding=0)
+
+
 class TPView(pg.PlotWidget):
     """Steps of one tensor-parallel block (columns) × GPUs (rows). Each cell shows which part of
     the tensor the GPU holds: the whole (replicated), slice i of t (column / sequence shard) or
@@ -558,3 +608,80 @@ def group_path(points: list[tuple[float, float]], dx: float, dy: float, spine_x:
 def _span(values: list[int]) -> str:
     """'3' or '0–7' for a sorted list of small integers."""
     return str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
+
+
+# --- captions: engine results as text -------------------------------------------------------------
+
+
+def formula_html(label: str, side, t_comm: float) -> str:
+    """The simulated bubble of one side (an engines.pipeline.SideResult) beside the published formulas."""
+    sim = side.sim
+    lines = [f"<b>{label}</b> — simulated: makespan {sim.makespan:.2f}; "
+             f"bubble / total (GPipe's denominator) <b>{sim.bubble_fraction:.1%}</b>, "
+             f"bubble / ideal (Megatron's) <b>{sim.bubble_over_ideal:.1%}</b>; "
+             f"peak in flight per rank {sim.peak_in_flight}" + (" (chunks)" if side.chunks > 1 else "")]
+    for f in side.formulas:
+        value = f"{f.value:.2f} time units" if f.denominator == "time" else f"{f.value:.1%}"
+        lines.append(f"{f.name} = {f.expression} = {value}  "       # the source smaller: the line wraps
+                     f"<small><i>[{f.source}]</i></small>")   # less, the Gantt gets the room
+    if t_comm > 0:
+        lines.append("<i>p2p latency is on: the formulas assume free communication.</i>")
+    return "<br>".join(lines)
+
+
+def exec_summary(label: str, run) -> str:
+    """What an executed run (engines.pipeline.ExecutedRun) measured, in one paragraph."""
+    ms = run.measured
+    costs = ", ".join(f"{OP_NAMES[k]} {v * 1e3:.2f} ms" for k, v in run.mean_costs.items())
+    return (f"{label} on {run.device}: measured makespan {ms.makespan * 1e3:.1f} ms, "
+            f"bubble / total {ms.bubble_fraction:.1%} (simulated {run.simulated.bubble_fraction:.1%}); "
+            f"mean op times: {costs}. Peak in flight {ms.peak_in_flight}. Pipelined gradients vs one plain "
+            f"forward/backward: max difference {run.max_grad_error:.1e}. Measured times include thread and "
+            f"Python overhead; hand-offs between ranks are in-process (no network).")
+
+
+def tp_counts_html(tp, sc) -> str:
+    """Collectives per phase of an engines.pipeline.TPStudy, and the ring traffic."""
+    parts = []
+    for phase, counts in (("forward", tp.forward), ("backward", tp.backward)):
+        cs = ", ".join(f"{n} {c}" for c, n in counts if n)
+        parts.append(f"{phase}: {cs or 'no collectives'}")
+    return (f"Per layer, per micro-batch ({sc.arch.label}, t = {sc.tp}"
+            f"{', SP on' if sc.sequence_parallel else ''}): " + "; ".join(parts) +
+            f". Ring traffic per GPU per layer: {tp.bytes_per_gpu / 1e6:,.1f} MB "
+            "(TP and TP+SP move the same bytes)."
+            + (" <b>t = 1: one GPU holds every matrix whole, so the all-reduces have nothing to "
+               "sum.</b> Raise t (2 to 8, within a node) to see the column-then-row split."
+               if sc.tp == 1 else ""))
+
+
+def tp_caption_html(steps, i: int) -> str:
+    if not steps:
+        return ""
+    st = steps[i]
+    what = f"<b>{st.collective}</b> ({st.operator}), {st.bytes_per_gpu / 1e6:,.1f} MB sent per GPU" \
+        if st.collective else (f"operator {st.operator}: identity in this pass" if st.operator else st.kind)
+    return (f"Step {i + 1}/{len(steps)} — {st.phase}, {st.region}: <b>{st.label}</b>. "
+            f"Each GPU holds {st.shape_per_gpu}. {what}.")
+
+
+def layout_html(study, sc, max_nodes: int) -> str:
+    """The rank grid's groups (an engines.pipeline.LayoutStudy) and the links they use."""
+    lay = study.layout
+    nv = f"NVLink {study.nvlink_gbps:,.0f} GB/s"
+    net = f"network {sc.internode_gbps:,.0f} GB/s per GPU"
+    lines = [f"<b>{sc.n_gpus} GPUs = DP {sc.dp} × TP {sc.tp} × PP {sc.pp}</b> on {lay.n_nodes} node(s) "
+             f"of {sc.gpus_per_node}. Squares show the global rank = tp + TP·(dp + DP·pp) (Megatron order), "
+             "so TP rank = rank mod TP; shade and hatch = pipeline stage."]
+    names = {"tp": "TP groups (solid red line: one example)", "dp": "DP groups (dashed)", "pp": "PP groups (dotted)"}
+    for kind, s in lay.summary().items():
+        if s["size"] <= 1:
+            lines.append(f"{names[kind]}: size 1, no communication.")
+            continue
+        where = "all inside a node → " + nv if s["intra_node"] == s["groups"] else \
+            ("all across nodes → " + net if s["intra_node"] == 0 else
+             f"{s['intra_node']} of {s['groups']} inside a node")
+        lines.append(f"{names[kind]}: {s['groups']} group{'s' if s['groups'] != 1 else ''} of {s['size']}, {where}.")
+    if lay.n_nodes > max_nodes:
+        lines.append(f"<i>Drawing the first {max_nodes} of {lay.n_nodes} nodes.</i>")
+    return "<br>".join(lines)

@@ -23,7 +23,7 @@ from typing import Callable
 
 from engines.device import resolve_device
 from engines.errors import ValidationError, require_int
-from engines.pipeline import Action, Simulation, TimedOp, check_orders, schedule, simulate, \
+from engines.pipeline.schedules import Action, Simulation, TimedOp, check_orders, schedule, simulate, \
     timed_from_measurements
 
 

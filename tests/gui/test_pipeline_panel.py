@@ -13,20 +13,21 @@ def panel(make_panel, ctx):
 
 
 def test_gantt_follows_scenario_and_controls(panel, ctx):
-    kind, v, sim = panel.sims[0]
-    assert kind == "1f1b" and sim.n_ranks == 4
+    side = panel.sims[0]
+    sim = side.sim
+    assert side.kind == "1f1b" and sim.n_ranks == 4
     assert sim.peak_in_flight == [4, 3, 2, 1]
     assert sim.bubble_over_ideal == pytest.approx(3 / 8)
     assert "37.5%" in panel.formula[0].text() and "27.3%" in panel.formula[0].text()
     right = panel.sims[1]
-    assert right[0] == "interleaved-1f1b" and right[2].bubble_over_ideal == pytest.approx(3 / 16)
+    assert right.kind == "interleaved-1f1b" and right.sim.bubble_over_ideal == pytest.approx(3 / 16)
 
     panel.m_spin.setValue(16)  # writes the scenario's gradient-accumulation steps
     assert ctx.scenario.value.grad_accum == 16
-    assert panel.sims[0][2].bubble_over_ideal == pytest.approx(3 / 16)
+    assert panel.sims[0].sim.bubble_over_ideal == pytest.approx(3 / 16)
 
     panel.kind[0].setCurrentIndex(panel.kind[0].findData("zb-h1"))
-    assert panel.sims[0][0] == "zb-h1"
+    assert panel.sims[0].kind == "zb-h1"
     assert "ZB-H1" in panel.formula[0].text()
 
 
@@ -39,7 +40,7 @@ def test_invalid_combination_is_shown_inline(panel, ctx):
 
 def test_pipeline_degree_edits_the_scenario_or_explains(panel, ctx):
     panel.p_spin.setValue(2)
-    assert ctx.scenario.value.pp == 2 and panel.sims[0][2].n_ranks == 2
+    assert ctx.scenario.value.pp == 2 and panel.sims[0].sim.n_ranks == 2
     panel.p_spin.setValue(3)  # 64 GPUs are not divisible by TP 8 × PP 3
     assert ctx.scenario.value.pp == 2
     assert panel.sched_error.isVisible() and panel.p_spin.value() == 2
@@ -49,7 +50,7 @@ def test_timeline_sweeps_the_cursor(panel):
     spec = panel.timeline()
     assert spec.n_frames > 10
     panel.show_frame(spec.n_frames - 1)
-    t_max = max(s[2].makespan for s in panel.sims if s)
+    t_max = max(s.sim.makespan for s in panel.sims if s)
     assert panel.gantts[0].cursor.value() == pytest.approx(t_max)
 
 
@@ -105,14 +106,14 @@ def test_big_schedules_simulate_once_in_the_worker(panel, ctx, qtbot, monkeypatc
     import panels.pipeline as mod
 
     calls = []
-    real = mod._simulate_sides
-    monkeypatch.setattr(mod, "_simulate_sides", lambda *a, **k: calls.append(a[0].m) or real(*a, **k))
+    real = mod.compare_schedules
+    monkeypatch.setattr(mod, "compare_schedules", lambda *a, **k: calls.append(a[0].m) or real(*a, **k))
     for m in (128, 192, 256):  # a burst of edits above SYNC_MAX_OPS (p·m·v = 4·256·2)
         ctx.scenario.update(grad_accum=m)
-    assert panel.sims[0][2].n_ranks == 4 and panel.sims[0][2].bubble_over_ideal == pytest.approx(3 / 8)  # old drawing
-    qtbot.waitUntil(lambda: panel.sims[0] and len(panel.sims[0][2].ops) == 4 * 256 * 2, timeout=60_000)
+    assert panel.sims[0].sim.n_ranks == 4 and panel.sims[0].sim.bubble_over_ideal == pytest.approx(3 / 8)  # old drawing
+    qtbot.waitUntil(lambda: panel.sims[0] and len(panel.sims[0].sim.ops) == 4 * 256 * 2, timeout=60_000)
     assert calls == [256]  # debounced: the burst ran one simulation, of the last value
-    assert panel.sims[0][2].bubble_over_ideal == pytest.approx(3 / 256)
+    assert panel.sims[0].sim.bubble_over_ideal == pytest.approx(3 / 256)
     assert "1.2%" in panel.formula[0].text()
 
 
