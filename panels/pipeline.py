@@ -6,42 +6,22 @@ run, TP steps, the rank grid and per-stage memory all come from ``engines.pipeli
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
-                               QSpinBox, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QCheckBox, QTabWidget
 
 from engines.errors import ValidationError
-from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, ScheduleRequest, TPStudy, compare_schedules,
-                              layout_study, run_executed, schedule_request, timeline_marks, tp_study)
-from engines.pipeline.params import Params
-from explorer.binder import ParamBinder, param_slider
-from explorer.flow_layout import FlowLayout, keep_together
-from explorer.live_text import LiveText
+from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, Params, ScheduleRequest, TPStudy,
+                              compare_schedules, layout_study, run_executed, schedule_request, timeline_marks, tp_study)
+from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ErrorLabel
-from panels._pipeline_views import GanttView, LayoutView, StageMemoryChart, TPView, gantt_geometry
-from panels._pipeline_views import exec_summary, formula_html, layout_html, tp_caption_html, tp_counts_html
+from panels._pipeline_views import (ExecutedPage, LayoutPage, LayoutView, SchedulesPage, TPPage, exec_summary,
+                                    formula_html, gantt_geometry, int_spin, layout_html, param_spin, tp_caption_html,
+                                    tp_counts_html)
 
 GANTT_FRAMES = 240
 PREVIEW_MAX_OPS = 256  # p·m·v above this: cost sliders redraw on release only
 TABS = ("schedules", "executed", "tp", "layout")
 SYNC_MAX_OPS = 512  # p·m·v per side up to which an edit simulates at once (a few ms); above: in the worker
 DEBOUNCE_MS = 150  # a burst of edits to a big schedule runs one simulation
-COSTS = ("t_f", "t_b", "w_share_pct", "t_comm")
-
-
-def _spin(lo: int, hi: int, tip: str, step: int = 1) -> QSpinBox:
-    s = QSpinBox()
-    s.setRange(lo, hi)
-    s.setSingleStep(step)
-    s.setKeyboardTracking(False)
-    s.setToolTip(tip)
-    s.setAccessibleName(tip)
-    return s
-
-
-def _param_spin(name: str) -> QSpinBox:
-    m = Params.spec(name)
-    return _spin(int(m["lo"]), int(m["hi"]), m["tip"], int(m["step"]))
 
 
 class PipelinePanel(Panel):
@@ -76,10 +56,11 @@ class PipelinePanel(Panel):
         self._debounce.setInterval(DEBOUNCE_MS)
         self._debounce.timeout.connect(self._start_schedule_task)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self._build_schedules(), "Schedules")
-        self.tabs.addTab(self._build_executed(), "Executed on torch")
-        self.tabs.addTab(self._build_tp(), "Tensor parallel")
-        self.tabs.addTab(self._build_layout(), "3D layout")
+        self._build_pages()
+        self.tabs.addTab(self.schedules_page, "Schedules")
+        self.tabs.addTab(self.executed_page, "Executed on torch")
+        self.tabs.addTab(self.tp_page, "Tensor parallel")
+        self.tabs.addTab(self.layout_page, "3D layout")
         self.tabs.currentChanged.connect(self._tab_changed)
         self.body.addWidget(self.tabs, 1)
         self.binder = ParamBinder(self, {"left_kind": self.kind[0], "right_kind": self.kind[1], "v": self.v_spin,
@@ -88,122 +69,28 @@ class PipelinePanel(Panel):
                                   error=self.sched_error.show_error)
 
     # --- construction ---------------------------------------------------------------------
-    def _build_schedules(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        box = QGroupBox("Schedule and costs")   # p is the scenario's PP, m its gradient accumulation (tooltips)
-        inside = QVBoxLayout(box)
-        self.kind = [QComboBox(), QComboBox()]
-        for combo, name in zip(self.kind, ("left", "right")):
-            for k in KINDS:
-                combo.addItem(KIND_LABELS[k], k)
-            combo.setAccessibleName(f"Schedule on the {name}")
-        self.p_spin = _spin(1, 64, "p: pipeline ranks (scenario PP)")
-        self.m_spin = _spin(1, 512, "m: micro-batches per step (scenario gradient accumulation)")
-        self.v_spin = _param_spin("v")
-        self.p_spin.valueChanged.connect(lambda v: self._edit_scenario(pp=int(v)))
-        self.m_spin.valueChanged.connect(lambda v: self._edit_scenario(grad_accum=int(v)))
-        self.costs = {name: param_slider(Params, name) for name in COSTS}
-        for name, s in self.costs.items():
-            s.valueChanging.connect(lambda value, n=name: self._preview(n, value))
-        controls = FlowLayout()     # wraps at presenter font sizes instead of pushing the panel sideways
-        controls.addWidget(keep_together(QLabel("Left"), self.kind[0]))
-        controls.addWidget(keep_together(QLabel("Right"), self.kind[1]))
-        for lbl, w in (("p ranks", self.p_spin), ("m micro-batches", self.m_spin), ("v chunks", self.v_spin)):
-            controls.addWidget(keep_together(QLabel(lbl), w))
-        for s in self.costs.values():
-            controls.addWidget(s)
-        inside.addLayout(controls)
-        self.cost_note = QLabel("Costs are per rank's whole stage; a chunk costs 1/v of it (ZB-V: v = 2). "
-                                "Blocks: F plain, B hatched ╱, I hatched ╲, W cross-hatched; idle time dotted grey.")
-        self.cost_note.setObjectName("muted")
-        self.cost_note.setWordWrap(True)
-        inside.addWidget(self.cost_note)
-        self.sched_error = ErrorLabel()
-        inside.addWidget(self.sched_error)
-        lay.addWidget(box)
-        self.context_line = LiveText()
-        self.context_line.setAccessibleName("Where this pipeline sits in the scenario")
-        lay.addWidget(self.context_line)
-        grid = QGridLayout()   # charts in one row, captions in the next: a longer caption on one
-        self.gantts = [GanttView(self.theme, "left"), GanttView(self.theme, "right")]  # side no longer
-        self.gantts[1].gantt.setXLink(self.gantts[0].gantt)                          # shortens its chart
-        self.formula = [LiveText(min_lines=4), LiveText(min_lines=4)]
-        for col, (g, f) in enumerate(zip(self.gantts, self.formula)):
-            g.setAccessibleName("Pipeline Gantt chart and in-flight activations")
-            grid.addWidget(g, 0, col)
-            f.setAccessibleName("Bubble: measured in the simulation and the published formulas")
-            grid.addWidget(f, 1, col)
-            grid.setColumnStretch(col, 1)
-        grid.setRowStretch(0, 1)
-        lay.addLayout(grid, 1)
-        return page
-
-    def _build_executed(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        top = FlowLayout()          # wraps at presenter sizes on a narrow screen
-        self.run_button = QPushButton("Run the left schedule on real torch")
-        self.run_button.setAccessibleName("Run the executed mode")
-        self.run_button.clicked.connect(self.run_executed)
-        self.hidden_spin = _param_spin("hidden")
-        top.addWidget(self.run_button)
-        top.addWidget(keep_together(QLabel("hidden width"), self.hidden_spin))
-        top.addWidget(self.exec_tasks.widget())
-        lay.addLayout(top)
-        self.exec_info = QLabel("A small MLP is cut into p·v stages; one thread per rank (a CUDA stream each on a GPU) "
-                                "runs the left schedule's order with real forward and backward work.")
-        self.exec_info.setWordWrap(True)
-        lay.addWidget(self.exec_info)
-        self.exec_error = ErrorLabel()
-        lay.addWidget(self.exec_error)
-        row = QHBoxLayout()
-        self.exec_gantts = [GanttView(self.theme, "measured"), GanttView(self.theme, "simulated from measured op times")]
-        for g in self.exec_gantts:
-            g.show_placeholder("Not run yet:\npress Run above")
-        self.exec_gantts[1].gantt.setXLink(self.exec_gantts[0].gantt)
-        for g in self.exec_gantts:
-            row.addWidget(g, 1)
-        lay.addLayout(row, 1)
-        return page
-
-    def _build_tp(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        top = FlowLayout()
-        self.tp_spin = _spin(1, 64, "t: tensor-parallel GPUs (scenario TP)")
-        self.tp_spin.valueChanged.connect(lambda v: self._edit_scenario(tp=int(v)))
-        self.sp_check = QCheckBox("sequence parallelism (LayerNorm/dropout on s/t tokens)")
-        self.sp_check.toggled.connect(lambda on: self._edit_scenario(sequence_parallel=bool(on)))
-        top.addWidget(keep_together(QLabel("TP degree t"), self.tp_spin))
-        top.addWidget(self.sp_check)
-        lay.addLayout(top)
-        self.tp_error = ErrorLabel()
-        lay.addWidget(self.tp_error)
-        self.tp_view = TPView(self.theme)
-        self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
-        lay.addWidget(self.tp_view, 1)
-        self.tp_caption = LiveText(min_lines=2)  # changes every frame: must not re-lay out the panel
-        lay.addWidget(self.tp_caption)
-        self.tp_counts = LiveText(min_lines=2)
-        lay.addWidget(self.tp_counts)
-        return page
-
-    def _build_layout(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        self.layout_error = ErrorLabel()
-        lay.addWidget(self.layout_error)
-        row = QHBoxLayout()
-        self.layout_view = LayoutView(self.theme)
-        self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
-        row.addWidget(self.layout_view, 3)
-        self.memory = StageMemoryChart(self.theme)
-        row.addWidget(self.memory.plot, 2)
-        lay.addLayout(row, 1)
-        self.layout_text = LiveText(min_lines=4)
-        lay.addWidget(self.layout_text)
-        return page
+    def _build_pages(self) -> None:
+        self.schedules_page = page = SchedulesPage(self.theme, Params, KINDS, KIND_LABELS)
+        page.p_spin.valueChanged.connect(lambda v: self._edit_scenario(pp=int(v)))
+        page.m_spin.valueChanged.connect(lambda v: self._edit_scenario(grad_accum=int(v)))
+        for name, slider in page.costs.items():
+            slider.valueChanging.connect(lambda value, n=name: self._preview(n, value))
+        for name in ("kind", "p_spin", "m_spin", "v_spin", "costs", "cost_note", "sched_error", "context_line",
+                     "gantts", "formula"):
+            setattr(self, name, getattr(page, name))
+        self.hidden_spin = param_spin(Params, "hidden")
+        self.executed_page = ExecutedPage(self.theme, self.hidden_spin, self.exec_tasks.widget())
+        self.executed_page.run_button.clicked.connect(self.run_executed)
+        for name in ("run_button", "exec_info", "exec_error", "exec_gantts"):
+            setattr(self, name, getattr(self.executed_page, name))
+        self.tp_page = TPPage(self.theme, int_spin(1, 64, "t: tensor-parallel GPUs (scenario TP)"))
+        self.tp_page.tp_spin.valueChanged.connect(lambda v: self._edit_scenario(tp=int(v)))
+        self.tp_page.sp_check.toggled.connect(lambda on: self._edit_scenario(sequence_parallel=bool(on)))
+        for name in ("tp_spin", "sp_check", "tp_error", "tp_view", "tp_caption", "tp_counts"):
+            setattr(self, name, getattr(self.tp_page, name))
+        self.layout_page = LayoutPage(self.theme)
+        for name in ("layout_error", "layout_view", "memory", "layout_text"):
+            setattr(self, name, getattr(self.layout_page, name))
 
     # --- what tests and exports read ------------------------------------------------------
     @property

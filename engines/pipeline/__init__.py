@@ -15,7 +15,7 @@ from engines.pipeline.schedules import (KINDS, MAX_CHUNKS, MAX_MICROBATCHES, MAX
                                         BubbleFormula, Simulation, TimedOp, _interleaved_rank, _one_f_one_b_rank,
                                         _summarise, _zb_h1_rank, _zb_v_rank, bubble_formulas, check_layers,
                                         check_orders, op_costs, schedule, simulate, stage_to_rank,
-                                        timed_from_measurements)
+                                        timed_from_measurements)  # noqa: F401 (private names: tests)
 from engines.pipeline.execution import ExecutedRun, ExecutionCancelled, execute, run_order
 from engines.pipeline.layout import (COLLECTIVES, Group, Layout3D, RankPlace, TPStep, collective_counts,
                                      layout_from_scenario, rank_grid, ring_bytes, tp_layer_steps, verify_tp_split)
