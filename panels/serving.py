@@ -1,33 +1,28 @@
 """Inference serving: one replica's memory, static vs continuous batching, load curves, sizing, real decode."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.hardware import gpu as gpu_spec
 from engines.scenario import INT_RANGES
-from engines.serving import (GIB, WEIGHT_BITS_EFFECTIVE, DeploymentStudy, ReplicaMemory, SimResult, batching_runs,
-                             capacity, deployment_study, replica_memory)
+from engines.serving import (DeploymentStudy, ReplicaMemory, SimResult, batching_runs,
+                             deployment_study, replica_memory)
 from engines.serving.params import Params, study_workload, timeline_workload
 from explorer.binder import ParamBinder, fields_of, param_slider
 from explorer.fast_items import Bars
 from explorer.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
-from explorer.widgets import ErrorLabel, Tabs, brush, legend_below, make_plot, pen, set_title
 from explorer.live_text import LiveText, pin_size
+from explorer.widgets import ErrorLabel, Tabs, brush, make_plot, pen, set_title
+from panels._serving_views import LoadChart, ReplicaMemoryChart, sizing_words
 
 N_FRAMES = 200
 BITS = {"bf16 (16-bit)": 16, "8-bit (fp8/int8)": 8, "int4 (g128)": 4}
 DEBOUNCE_MS = 150
-PART_ROWS = 4          # memory waterfall: one row per part, so labels never collide
-MAX_GPU_LINES = 32     # GPU boundaries drawn one by one in the memory chart
 
 
 class ServingPanel(Panel):
@@ -85,26 +80,8 @@ class ServingPanel(Panel):
         self.binder = ParamBinder(self, self.sliders, error=self.error.show_error)
 
         grid = QGridLayout()
-        self.mem_plot = make_plot(ctx.theme, "One replica's memory", "", "GiB (2³⁰ B)")
-        self.mem_plot.setAccessibleName("Memory of one serving replica")
-        self.mem_plot.setMouseEnabled(x=False, y=False)
-        self.mem_plot.getAxis("left").setTicks([[]])
-        self.mem_plot.getAxis("left").setTicks([[(PART_ROWS - 1 - i, name) for i, name in
-                                                 enumerate(("weights", "KV cache", "activations", "overhead"))]])
-        self.mem_plot.setYRange(-0.7, PART_ROWS + 0.6, padding=0)
-        self.mem_bars = [Bars(x0=[0], y=[PART_ROWS - 1 - i], width=[0], height=0.6)
-                         for i in range(PART_ROWS)]
-        self.mem_values = [pg.TextItem("", anchor=(0, 0.5)) for _ in range(PART_ROWS)]
-        for item in (*self.mem_bars, *self.mem_values):
-            self.mem_plot.addItem(item)
-        self.gpu_lines: list = []          # one dashed line per GPU of the replica, grown on demand
-        self.gpu_tag = pg.TextItem("", anchor=(1, 0))
-        self.mem_plot.addItem(self.gpu_tag)
-        self.mem_text = LiveText()
-        box = QVBoxLayout()
-        box.addWidget(self.mem_plot, 1)
-        box.addWidget(self.mem_text)
-        grid.addLayout(box, 0, 0)
+        self.replica = ReplicaMemoryChart(ctx.theme)
+        grid.addWidget(self.replica, 0, 0)
 
         self.batch_plots = {}
         bbox = QVBoxLayout()
@@ -126,41 +103,8 @@ class ServingPanel(Panel):
         bbox.addWidget(self.batch_text)
         grid.addLayout(bbox, 0, 1)
 
-        self.load_plot = make_plot(ctx.theme, "Latency and throughput against load", "p90 TTFT (s)", "arrivals (req/s)")
-        self.load_plot.setAccessibleName("Latency and throughput against load")
-        self.load_legend = legend_below(self.load_plot)
-        self.tput_view = pg.ViewBox()
-        pi = self.load_plot.getPlotItem()
-        pi.showAxis("right")
-        pi.scene().addItem(self.tput_view)
-        pi.getAxis("right").linkToView(self.tput_view)
-        self.tput_view.setXLink(pi)
-        pi.getAxis("right").setLabel("output tokens/s →")   # "→" marks the legend's right-axis curves
-        pi.vb.sigResized.connect(lambda: self.tput_view.setGeometry(pi.vb.sceneBoundingRect()))
-        self.load_curves = {}
-        for policy in ("static", "continuous"):
-            ttft = self.load_plot.plot([], [], name=f"{policy} TTFT")
-            tput = pg.PlotDataItem([], [])
-            self.tput_view.addItem(tput)
-            self.load_legend.addItem(tput, f"{policy} tok/s →")   # TTFT in the first column, tok/s in the second
-            self.load_curves[policy] = (ttft, tput)
-        self.target_line = pg.InfiniteLine(angle=0, label="TTFT target", labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
-        self.load_plot.addItem(self.target_line)
-        # where each policy saturates: its curve ends there, the queue grows without bound beyond
-        # static's label reads right of its line, continuous's left of it: they never overlap
-        self.sat_lines = {p: pg.InfiniteLine(angle=90, label="", labelOpts={"position": pos, "anchors": [anchor, anchor]})
-                          for p, pos, anchor in (("static", 0.95, (0, 0)), ("continuous", 0.7, (1, 0)))}
-        self.unstable_region = pg.LinearRegionItem(movable=False)
-        self.unstable_region.setZValue(-10)
-        self.unstable_text = pg.TextItem("unstable", anchor=(0, 0), angle=90)
-        self.sized_marker = pg.ScatterPlotItem(symbol="star", size=22)
-        self._fills: dict = {}
-        for item in (self.unstable_region, *self.sat_lines.values(), self.sized_marker, self.unstable_text):
-            self.load_plot.addItem(item)
-        self.load_plot.setToolTip("p90 time to first token in steady state against the arrival rate, per policy. "
-                                  "Hollow markers: estimates whose run had not settled. Each curve ends where its "
-                                  "policy saturates; ★ is the rate each replica is sized for.")
-        grid.addWidget(self.load_plot, 1, 0)
+        self.load = LoadChart(ctx.theme)
+        grid.addWidget(self.load, 1, 0)
 
         # Sizing and the decode measurement share one tabbed cell: side by side they needed more
         # height than a 1080p projector gives the panel at presenter text size.
@@ -301,99 +245,15 @@ class ServingPanel(Panel):
 
     # --- drawing: existing items are updated, never recreated --------------------------------
     def _draw_memory(self) -> None:
-        m, t = self.memory, self.theme
-        if m is None:
-            return
-        parts = m.parts()
-        sizes = np.array([b for _, b in parts], dtype=float) / GIB
-        x0 = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        for bar, label, x, w in zip(self.mem_bars, self.mem_values, x0, sizes):
-            bar.setOpts(x0=[x], width=[w])
-            label.setText(f"{w:,.1f}")
-            label.setPos(x + w, bar.opts["y"][0])
-        per_gpu = m.usable_per_gpu_bytes / GIB
-        # one dashed line per GPU boundary; past MAX_GPU_LINES they would merge into a grey band
-        # (and a 1.8-million-GPU replica froze the window adding items): then only the last one
-        bounds = range(1, m.gpus_needed + 1) if m.gpus_needed <= MAX_GPU_LINES else [m.gpus_needed]
-        while len(self.gpu_lines) < len(bounds):
-            line = pg.InfiniteLine(angle=90, pen=pen(t.fg, 1.5, Qt.DashLine))
-            self.mem_plot.addItem(line)
-            self.gpu_lines.append(line)
-        for i, line in enumerate(self.gpu_lines):
-            line.setVisible(i < len(bounds))
-            if i < len(bounds):
-                line.setPos(bounds[i] * per_gpu)
-        self.gpu_tag.setText(f"{m.gpus_needed} × 90% of {m.gpu_memory_bytes / 1e9:.0f} GB")
-        self.gpu_tag.setPos(m.gpus_needed * per_gpu, PART_ROWS + 0.55)
-        self.mem_plot.setXRange(0, max(sizes.sum(), m.gpus_needed * per_gpu) * 1.08, padding=0)
-        self.mem_plot.getViewBox().updateMatrix()
-        s = self.ctx.scenario.value
-        cap = capacity(s, m.gpus_needed)
-        packed = (f" ({WEIGHT_BITS_EFFECTIVE[m.weight_bits]:g} bits with their scales for every weight, embeddings "
-                  "and head too, as the sizing rule assumes; GPTQ/AWQ checkpoints keep those at 16 bits, as the "
-                  "Quantization panel's table does)") if m.weight_bits < 16 else ""
-        self.mem_text.setText(
-            f"{s.arch.label}: weights {m.weight_bits}-bit{packed} + KV {m.kv_bits}-bit for {m.batch} × {m.context:,} tokens "
-            f"= {m.total_bytes / GIB:,.1f} GiB → {m.gpus_needed} × {gpu_spec(m.gpu).label} (TP divides {s.arch.heads} heads). "
-            f"KV room: {cap.max_tokens:,} tokens = {cap.max_batch_at_context} sequences at this context, "
-            f"or {cap.max_context_at_batch:,} tokens each at this batch.")
+        if self.memory is not None:
+            self.replica.draw(self.memory, self.ctx.scenario.value)
 
     def _draw_curves(self) -> None:
-        study = self.study
-        if study is None:
-            return
-        target, curves, z = study.target, study.curves, study.sizing
-        top_rate = 1.08 * max(c.rates.max() for c in curves.values())
-        ttft_top = 0.0
-        for policy, (ttft_curve, tput_curve) in self.load_curves.items():
-            c = curves[policy]
-            ttft = c.series("ttft_p90_s")
-            ok = np.isfinite(ttft)
-            fill = self._fills[policy]
-            ttft_curve.setData(c.rates[ok], ttft[ok], symbolBrush=[fill if done else None for done in c.settled[ok]])
-            tput_curve.setData(c.rates, c.throughput())
-            ttft_top = max(ttft_top, float(ttft[ok].max()) if ok.any() else 0.0)
-            line = self.sat_lines[policy]
-            line.setPos(c.saturation_rate_per_s)
-            line.label.setText(f"{policy} saturates: {c.saturation_rate_per_s:,.2f}")
-        self.target_line.setPos(target.ttft_p90_s)
-        y_top = min(max(ttft_top, target.ttft_p90_s), 5 * target.ttft_p90_s) * 1.05
-        self.load_plot.setXRange(0, top_rate, padding=0)
-        self.load_plot.setYRange(0, y_top)
-        cont = curves["continuous"].saturation_rate_per_s
-        self.unstable_region.setRegion((cont, top_rate))
-        self.unstable_text.setText("unstable")
-        self.unstable_text.setPos(cont, 0)
-        if z.feasible and z.at_rate is not None and math.isfinite(z.at_rate.ttft_p90_s):
-            self.sized_marker.setData([z.max_rate_per_replica], [z.at_rate.ttft_p90_s])
-        else:
-            self.sized_marker.setData([], [])
-        self.tput_view.setYRange(0, max(float(np.nanmax(curves["continuous"].throughput())), 1.0) * 1.1)
-        self.tput_view.setGeometry(self.load_plot.getPlotItem().vb.sceneBoundingRect())
-        self.sizing_text.setText(self._sizing_words())
-
-    def _sizing_words(self) -> str:
-        study = self.study
-        z, target, curves = study.sizing, study.target, study.curves
-        goal = f"p90 TTFT ≤ {target.ttft_p90_s:g} s, TPOT ≤ {target.tpot_p90_s * 1e3:g} ms"
-        sat_s, sat_c = curves["static"].saturation_rate_per_s, curves["continuous"].saturation_rate_per_s
-        compare = f"Saturation: static {sat_s:,.2f}, continuous {sat_c:,.2f} req/s ({sat_c / sat_s:.1f}×)."
-        self.sizing_text.setToolTip(
-            f"Highest rate on the load curves meeting {goal}: static {curves['static'].max_rate_meeting(target):,.2f}, "
-            f"continuous {curves['continuous'].max_rate_meeting(target):,.2f} req/s. All speeds are roofline "
-            "bounds: real servers reach a fraction of them.")
-        if not z.feasible:
-            return f"<b>No replica meets {goal}</b> in steady state, even at light load.<br>{compare}"
-        a = z.at_rate
-        binds = (f"headroom binds (≤ {z.max_utilisation:.0%})" if z.limited_by == "headroom"
-                 else f"the target binds below {z.max_utilisation:.0%}")
-        return (f"<b>{z.replicas:,} replicas × {z.gpus_per_replica} GPU = {z.gpus:,} GPUs</b> for {z.rate_per_s:,.0f} "
-                f"req/s: {z.rate_per_s / z.replicas:,.2f} req/s each, <b>utilisation {z.utilisation:.0%}</b> of "
-                f"{z.saturation_rate_per_replica:,.2f} req/s saturation (roofline {z.roofline_rate_per_replica:,.2f}). "
-                f"At most {z.max_rate_per_replica:,.2f} req/s per replica: {binds}; there p90 TTFT "
-                f"{a.ttft_p90_s:.3g} s, TPOT {a.tpot_p90_s * 1e3:.3g} ms ★ over {a.requests:,} simulated requests, "
-                f"warm-up ({a.warmup:,}) and drain ({a.cooldown:,}) dropped, halves within {a.change:.1%}."
-                f"<br>{compare}")
+        self.load.draw(self.study)
+        if self.study is not None:
+            text, tip = sizing_words(self.study)
+            self.sizing_text.setText(text)
+            self.sizing_text.setToolTip(tip)
 
     def timeline(self) -> TimelineSpec | None:
         if self.memory is None:
@@ -460,53 +320,14 @@ class ServingPanel(Panel):
         super().apply_theme(theme)
         t = theme
         pin_size(self.tasks.widget(), 40)
-        styles = [brush(t.color(4)), pg.mkBrush(t.color(0), style=Qt.BDiagPattern), brush(t.color(2)),
-                  pg.mkBrush(t.color(6), style=Qt.Dense4Pattern)]
-        for bar, label, fill in zip(self.mem_bars, self.mem_values, styles):
-            bar.setOpts(brush=fill, pen=pen(t.fg, 1))
-            label.setColor(t.fg)
-        for line in self.gpu_lines:
-            line.setPen(pen(t.fg, 1.5, Qt.DashLine))
-        self.gpu_tag.setColor(t.fg)
-        self.load_plot.setMinimumHeight(int(t.point_size * 14))   # title, axis and a two-row legend leave the data room
-        # fixed axis widths, room for "100000" tokens/s: an axis that widens only after its first paint
-        # showed 1500 as "150" until then
-        self.load_plot.getAxis("left").setWidth(int(t.point_size * 4.5))
-        self.load_plot.getAxis("right").setWidth(int(t.point_size * 6))
+        self.replica.apply_theme(t)
+        self.load.apply_theme(t)
         for policy, (plot, bars, cursor) in self.batch_plots.items():
             plot.setMinimumHeight(int(t.point_size * 9))   # title, slots and time axis readable at any text size
             bars["prefill"].setOpts(brush=pg.mkBrush(t.color(0), style=Qt.BDiagPattern), pen=pen(t.fg, 0.8))
             bars["decode"].setOpts(brush=brush(t.color(4) if policy == "continuous" else t.color(5), 0.85),
                                    pen=pen(t.fg, 0.8))
             cursor.setPen(pen(t.fg, 1.5))
-        # policy by colour *and* line and marker; metric by weight: TTFT bold, tokens/s thin with triangles
-        styles = {"static": (t.color(5), Qt.DashLine, "s", Qt.DotLine, "t"),
-                  "continuous": (t.color(4), Qt.SolidLine, "o", Qt.DashDotLine, "t1")}
-        for policy, (colour, style, sym, tput_style, tput_sym) in styles.items():
-            ttft, tput = self.load_curves[policy]
-            ttft.setPen(pen(colour, 3, style))
-            ttft.setSymbol(sym)
-            ttft.setSymbolBrush(brush(colour))
-            ttft.setSymbolPen(pen(colour, 2))
-            tput.setPen(pen(colour, 1.5, tput_style))
-            tput.setSymbol(tput_sym)
-            tput.setSymbolBrush(brush(colour, 0.5))
-            self._fills[policy] = brush(colour)   # a marker left hollow: its estimate did not settle
-            self.sat_lines[policy].setPen(pen(colour, 2, style))
-            self.sat_lines[policy].label.setColor(t.fg)
-        self.target_line.setPen(pen(t.fg, 1.5, Qt.DashDotLine))
-        label_font = QFont()
-        label_font.setPointSizeF(t.point_size * 0.85)
-        for label in (self.target_line.label, *(line.label for line in self.sat_lines.values())):
-            label.setColor(t.fg)
-            label.setFont(label_font)   # pyqtgraph's default size does not follow the theme
-        self.unstable_region.setBrush(brush(t.fg, 0.15))   # a hatch would scale with the view: a plain tint
-        for line in self.unstable_region.lines:
-            line.setPen(pen(t.fg, 0))
-        self.unstable_text.setColor(t.fg)
-        self.sized_marker.setPen(pen(t.fg, 1.5))
-        self.sized_marker.setBrush(brush(t.color(4)))
-        self._draw_curves()
 
     def result(self) -> object:
         return {"replica_memory": self.memory, "sizing": self.sizing,

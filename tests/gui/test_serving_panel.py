@@ -13,13 +13,13 @@ def test_format_controls_drive_replica_memory(make_panel, ctx):
     assert p.memory == replica_memory(ctx.scenario.value)
     p.kv_combo.setCurrentText("8-bit (fp8/int8)")
     assert p.memory.kv_bytes == 40 * GIB
-    assert "GiB" in p.mem_text.text()
+    assert "GiB" in p.replica.text.text()
     from engines.hardware import gpu
-    assert f"× {gpu(ctx.scenario.value.gpu).label} (" in p.mem_text.text()   # the GPU's name, not its key
+    assert f"× {gpu(ctx.scenario.value.gpu).label} (" in p.replica.text.text()   # the GPU's name, not its key
     # int4 sizes every weight at 4.25 bits; the text says so and points to the quantization panel's rule
-    assert "4.25 bits" in p.mem_text.text() and "embeddings" in p.mem_text.text()
+    assert "4.25 bits" in p.replica.text.text() and "embeddings" in p.replica.text.text()
     p.weight_combo.setCurrentText("bf16 (16-bit)")
-    assert "embeddings" not in p.mem_text.text()
+    assert "embeddings" not in p.replica.text.text()
 
 
 def test_batching_timeline_and_curves(make_panel, ctx):
@@ -38,10 +38,10 @@ def test_batching_timeline_and_curves(make_panel, ctx):
     assert "GPUs" in text and f"utilisation {z.utilisation:.0%}" in text
     assert f"{z.at_rate.requests:,} simulated requests" in text and "warm-up" in text and "drain" in text
     # the curves stop at saturation: nothing drawn past it, the saturation line sits there
-    for policy, (ttft_curve, _) in p.load_curves.items():
+    for policy, (ttft_curve, _) in p.load.curves.items():
         xs, _ = ttft_curve.getData()
         assert xs.max() < curves[policy].saturation_rate_per_s
-        assert p.sat_lines[policy].value() == curves[policy].saturation_rate_per_s
+        assert p.load.sat_lines[policy].value() == curves[policy].saturation_rate_per_s
 
 
 def test_headroom_control_changes_the_sizing(make_panel, ctx):
@@ -98,7 +98,7 @@ def test_extreme_scenario_values_show_as_they_are_and_do_not_freeze(make_panel, 
     2,000); a 1.8-million-GPU replica added one line item per GPU and froze the window."""
     import time
 
-    from panels.serving import MAX_GPU_LINES
+    from panels._serving_views import MAX_GPU_LINES
 
     p = make_panel(ServingPanel)
     ctx.scenario.try_update(serve_batch=2000)
@@ -107,6 +107,6 @@ def test_extreme_scenario_values_show_as_they_are_and_do_not_freeze(make_panel, 
     ctx.scenario.try_update(serve_batch=100_000, serve_context=10_000_000)
     assert time.perf_counter() - t0 < 10
     assert p.memory.gpus_needed > MAX_GPU_LINES
-    assert len(p.gpu_lines) <= MAX_GPU_LINES and sum(line.isVisible() for line in p.gpu_lines) == 1
+    assert len(p.replica.gpu_lines) <= MAX_GPU_LINES and sum(line.isVisible() for line in p.replica.gpu_lines) == 1
     ctx.scenario.try_update(serve_batch=8, serve_context=8192)
-    assert sum(line.isVisible() for line in p.gpu_lines) == p.memory.gpus_needed
+    assert sum(line.isVisible() for line in p.replica.gpu_lines) == p.memory.gpus_needed
