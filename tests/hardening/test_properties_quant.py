@@ -85,7 +85,21 @@ def test_gptq_is_finite_and_not_worse_than_rtn_on_its_calibration_set(rows, cols
     assert bool(torch.isfinite(res.dequant).all())
     err_g = float(((x @ (res.dequant - w).T) ** 2).sum())
     err_r = float(((x @ (rtn(w, bits).dequant - w).T) ** 2).sum())
-    assert err_g <= err_r * 1.05 + 1e-6
+    # GPTQ quantizes greedily, column by column, against a dampened Hessian: no single case is
+    # guaranteed to beat round-to-nearest (hypothesis found 7×8 at 6 bits 5.2 % worse), so one case
+    # may be a little worse; on average it is clearly better (next test)
+    assert err_g <= err_r * 1.10 + 1e-6
+
+
+def test_gptq_beats_rtn_on_average_over_random_layers():
+    ratios = []
+    for seed in range(40):
+        gen = torch.Generator().manual_seed(seed)
+        w = torch.randn(12, 16, generator=gen)
+        x = torch.randn(64, 16, generator=gen)
+        res = gptq(w, x, 4)
+        ratios.append(float(((x @ (res.dequant - w).T) ** 2).sum()) / float(((x @ (rtn(w, 4).dequant - w).T) ** 2).sum()))
+    assert sum(ratios) / len(ratios) < 0.95 and max(ratios) < 1.10
 
 
 @FAST
