@@ -12,7 +12,7 @@ from dataclasses import fields
 
 from PySide6.QtWidgets import QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox, QWidget
 
-from explorer.widgets import LabeledSlider
+from explorer.ui.widgets import LabeledSlider
 
 
 def fields_of(params_cls) -> list[str]:

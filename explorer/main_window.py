@@ -18,14 +18,14 @@ from explorer import exports
 from explorer.app import send_undo_to_the_scenario
 from explorer.context import AppContext
 from explorer.files import FileProblem
-from explorer.flow_layout import FlowLayout
+from explorer.ui.flow_layout import FlowLayout
 from explorer.gc_guard import freeze_long_lived
 from explorer.panel import Panel, PanelInfo, registered_panels
 from explorer.scenario_editor import ScenarioEditor
 from explorer.theme import qt_palette, stylesheet
 from explorer.timeline import PlayerWidget
 from explorer.view_state import ViewState, load_view_state, save_view_state
-from explorer.widgets import LessonView
+from explorer.ui.widgets import LessonView
 
 log = logging.getLogger("explorer")
 

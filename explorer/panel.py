@@ -177,7 +177,7 @@ class Panel(QWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         """Re-style plots for the theme; subclasses call super() then recolour their items."""
-        from explorer.widgets import style_plot
+        from explorer.ui.widgets import style_plot
 
         try:
             import pyqtgraph as pg

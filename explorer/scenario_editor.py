@@ -19,8 +19,8 @@ from engines.models import PRESETS, ModelArch
 from engines.presets import CUSTOM, switch_model
 from engines.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
                               Scenario)
-from explorer.live_text import LiveText
-from explorer.widgets import ElidedCombo, ErrorLabel
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import ElidedCombo, ErrorLabel
 
 
 # field: (label, tooltip); the allowed range is the engine's INT_RANGES

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton, QSlider, QWidget)
 
-from explorer.live_text import pin_size
+from explorer.ui.live_text import pin_size
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics
 
 from engines.law.trees import Tree, layout
-from explorer.label_layer import range_end_for_label
+from explorer.ui.label_layer import range_end_for_label
 from explorer.theme import Theme
-from explorer.widgets import brush, pen
+from explorer.ui.widgets import brush, pen
 
 
 NODE_PX = 26    # the largest node symbol, in pixels

@@ -15,11 +15,12 @@ from PySide6.QtWidgets import (QGraphicsItem, QGridLayout, QHBoxLayout, QHeaderV
 from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_SHORT, STRATEGY_TICKS
 from engines.hardware import gpu as gpu_spec
 from engines.scenario import STRATEGIES
-from explorer.fast_items import Bars, Scatter
-from explorer.label_layer import PAD as LABEL_PAD
-from explorer.label_layer import Label, label_layer, range_end_for_label
-from explorer.live_text import LiveText
-from explorer.widgets import RowLegend, Tabs, cache_static, make_plot, pen
+from explorer.ui.fast_items import Scatter
+from explorer.ui.label_layer import PAD as LABEL_PAD
+from explorer.ui.label_layer import range_end_for_label
+from explorer.ui.live_text import LiveText
+from explorer.ui.pool import ItemPool
+from explorer.ui.widgets import RowLegend, Tabs, cache_static, make_plot, pen
 
 CATEGORY_COLOR = {"params": 4, "grads": 0, "optimizer": 2, "activations": 1, "buffers": 6, "reserve": 5}
 CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer": Qt.FDiagPattern,
@@ -28,61 +29,6 @@ DRAWN_GPUS = 4
 SWEEP_POINTS = 160  # points drawn per sweep curve: log-spaced, plenty for a 1…1024 log axis
 SWEEP_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
 SWEEP_SYMBOLS = ("o", "s", "t", "d", "x", "+")
-
-
-class _Pool:
-    """Plot items reused across redraws: updating is far cheaper than re-creating, which keeps a
-    timeline frame within a few milliseconds. Labels go to the plot's one LabelLayer."""
-
-    def __init__(self, plot) -> None:
-        self.plot = plot
-        self.items: dict[str, list] = {"bar": [], "line": []}
-        self.z = {"bar": 0, "line": 5}
-        self.used = dict.fromkeys(self.items, 0)
-        self.layer = label_layer(plot)
-        self.labels: list[Label] = []
-
-    def begin(self) -> None:
-        self.used = dict.fromkeys(self.items, 0)
-        self.labels = []
-
-    def _next(self, kind: str, make):
-        pool = self.items[kind]
-        if self.used[kind] == len(pool):
-            item = make()
-            item.setZValue(self.z[kind])
-            self.plot.addItem(item)
-            pool.append(item)
-        item = pool[self.used[kind]]
-        self.used[kind] += 1
-        item.show()
-        return item
-
-    def bar(self, **opts):
-        item = self._next("bar", lambda: Bars(**opts))  # a plot always uses the same keys
-        if getattr(item, "_pool_opts", None) != opts:   # the same bars again: no repaint
-            item._pool_opts = opts
-            item.setOpts(**opts)
-        return item
-
-    def text(self, text: str, pos: tuple[float, float], anchor: tuple[float, float], font: QFont, color: str,
-             fill=None) -> None:
-        self.labels.append(Label(text, float(pos[0]), float(pos[1]), anchor, font, color, fill))
-
-    def line(self, pos: float, angle: int, line_pen):
-        item = self._next("line", lambda: pg.InfiniteLine(angle=angle, movable=False))
-        if getattr(item, "_pool_opts", None) != (pos, angle, line_pen):   # unchanged: no repaint
-            item._pool_opts = (pos, angle, line_pen)
-            item.setAngle(angle)
-            item.setPen(line_pen)
-            item.setPos(pos)
-        return item
-
-    def end(self) -> None:
-        for kind, pool in self.items.items():
-            for item in pool[self.used[kind]:]:
-                item.hide()
-        self.layer.set_labels(self.labels)
 
 
 def _nice_ceil(x: float) -> float:
@@ -276,7 +222,7 @@ class MemoryCharts:
             if view_px - width_px > 0.25 * view_px else start + 4.0
         return math.ceil(right * 4) / 4
 
-    def _stack(self, pool: _Pool, xs: list[float], values: dict[str, list[float]], width: float,
+    def _stack(self, pool: ItemPool, xs: list[float], values: dict[str, list[float]], width: float,
                label_min: float = float("inf"), avoid: tuple[float, float] = (0.0, 0.0),
                room_px: float = float("inf")) -> float:
         """Draw stacked category blocks at ``xs`` (patterned, lettered); returns the tallest stack in GB.
@@ -322,7 +268,7 @@ class MemoryCharts:
                  hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
         return float(base.max()) if len(xs) else 0.0
 
-    def _memory_line(self, pool: _Pool, cap_gb: float, x_label: float) -> None:
+    def _memory_line(self, pool: ItemPool, cap_gb: float, x_label: float) -> None:
         """The GPU's memory as a dashed line, labelled just above its right end (``x_label``)."""
         pool.line(cap_gb, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))
         pool.text(f"GPU memory {cap_gb:,.0f} GB", (x_label, cap_gb), (1, 1), self._font(0.75), self.theme.fg)

@@ -13,12 +13,12 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QGraphicsItem, QGraphicsRec
                                QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget)
 
 from explorer.binder import param_slider
-from explorer.fast_items import Bars
-from explorer.flow_layout import FlowLayout, keep_together
-from explorer.label_layer import range_end_for_label
-from explorer.live_text import LiveText
+from explorer.ui.fast_items import Bars
+from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.label_layer import range_end_for_label
+from explorer.ui.live_text import LiveText
 from explorer.theme import Theme
-from explorer.widgets import ErrorLabel, RowLegend, bottom_axis, cache_static, make_plot, pen, style_axis
+from explorer.ui.widgets import ErrorLabel, RowLegend, bottom_axis, cache_static, make_plot, pen, style_axis
 
 
 OP_NAMES = {"F": "F forward", "B": "B backward", "I": "I input-grad", "W": "W weight-grad"}

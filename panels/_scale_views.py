@@ -14,9 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
 from engines.scale import CLUSTER_SIZES, SPAN_KINDS, CheckpointStudy, Interruptions, RunResult, interruptions_per_day
-from explorer.fast_items import Bars, Scatter
-from explorer.live_text import LiveText
-from explorer.widgets import Tabs, brush, make_plot, pen
+from explorer.ui.fast_items import Bars, Scatter
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import Tabs, brush, make_plot, pen
 
 KIND_LABELS = {"compute": "kept work", "checkpoint": "checkpoint write", "lost": "lost work", "restart": "restart"}
 MIN_SPAN_PX = 2.0   # narrowest span drawn on the run timeline, in pixels

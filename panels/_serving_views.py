@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from engines.hardware import gpu as gpu_spec
 from engines.serving import GIB, WEIGHT_BITS_EFFECTIVE, DeploymentStudy, ReplicaMemory, capacity
-from explorer.fast_items import Bars
-from explorer.live_text import LiveText
-from explorer.widgets import brush, legend_below, make_plot, pen
+from explorer.ui.fast_items import Bars
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import brush, legend_below, make_plot, pen
 
 PART_ROWS = 4          # memory waterfall: one row per part, so labels never collide
 MAX_GPU_LINES = 32     # GPU boundaries drawn one by one in the memory chart

@@ -22,9 +22,9 @@ from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, Yaml
 from engines.k8s.scenarios import GUIDES, ModelServerPlan, Timeline, guide_keys, model_server_plan, run_guide
 from explorer.binder import ParamBinder
 from explorer.fonts import mono_font
-from explorer.live_text import LiveText
+from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ErrorLabel
+from explorer.ui.widgets import ErrorLabel
 from panels._k8s_views import ClusterView, GraphView
 
 YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"

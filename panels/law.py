@@ -19,7 +19,7 @@ from engines.law.params import DAYS, MOMENTS, Params, moment_text, parse_day, pa
 from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
 from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ElidedCombo, ErrorLabel, WrapButton
+from explorer.ui.widgets import ElidedCombo, ErrorLabel, WrapButton
 from panels._law_views import DeadlineTimeline, TreeGraph
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "

@@ -17,11 +17,12 @@ from engines.memory.params import Params
 from engines.memory.study import MemoryStudy, memory_study
 from engines.scenario import RECOMPUTE, STRATEGIES
 from explorer.binder import ParamBinder
-from explorer.flow_layout import FlowLayout, keep_together
-from explorer.live_text import LiveText
+from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ErrorLabel
-from panels._memory_views import MemoryCharts, _Pool
+from explorer.ui.widgets import ErrorLabel
+from explorer.ui.pool import ItemPool
+from panels._memory_views import MemoryCharts
 
 FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
                         "optimizer": "optimizer (Adam m, v)"}
@@ -53,7 +54,7 @@ class MemoryPanel(MemoryCharts, Panel):
         self._spec: tuple | None = None
         self._build_controls()
         self._build_views()
-        self._pools = {name: _Pool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
+        self._pools = {name: ItemPool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
                                                              ("sweep", self.sweep_plot), ("comm", self.comm_plot))}
 
     # --- construction -----------------------------------------------------------------------

@@ -8,11 +8,11 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout
 
 from engines.overview import Overview, Params, human_bytes, human_count, summarize
-from explorer.fast_items import Bars
-from explorer.label_layer import PAD, Label, label_layer, range_end_for_label
-from explorer.live_text import LiveText
+from explorer.ui.fast_items import Bars
+from explorer.ui.label_layer import PAD, Label, label_layer, range_end_for_label
+from explorer.ui.live_text import LiveText
 from explorer.panel import Panel
-from explorer.widgets import brush, log_axes, make_plot, pen
+from explorer.ui.widgets import brush, log_axes, make_plot, pen
 
 
 class _Card(QFrame):

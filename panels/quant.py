@@ -18,9 +18,9 @@ from engines.quant.params import (GROUP_LABELS, KV_BLOCK_LABELS, PACK_LAYERS, PR
 from engines.quant.study import (best_alpha, heat_profile, kv_memory_gb, kv_study, live_profile, run_analysis,
                                  setup_layer, smooth_preview)
 from explorer.binder import ParamBinder, param_slider
-from explorer.flow_layout import FlowLayout, keep_together
+from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ErrorLabel, style_axis
+from explorer.ui.widgets import ErrorLabel, style_axis
 from panels._quant_views import (AffineView, FixesView, GroupsView, KVView, OutlierView, ServingView, WeightView,
                                  tidy)
 

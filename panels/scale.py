@@ -18,12 +18,12 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QPushButton, QS
 from engines.scale import (MFU_REFERENCES, ZOOM_INTERVALS, FailureSimulation, Params, RunResult, ScaleAnalysis,
                            daly_interval, llama3_interruptions, scale_analysis, simulate_failures)
 from explorer.binder import ParamBinder, param_slider
-from explorer.flow_layout import FlowLayout
-from explorer.label_layer import Label, label_layer
-from explorer.live_text import LiveText, pin_size
+from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.label_layer import Label, label_layer
+from explorer.ui.live_text import LiveText, pin_size
 from explorer.panel import Panel, TimelineSpec
-from explorer.widgets import ErrorLabel, brush, legend_below, log_axes, make_plot, pen
-from explorer.fast_items import Bars
+from explorer.ui.widgets import ErrorLabel, brush, legend_below, log_axes, make_plot, pen
+from explorer.ui.fast_items import Bars
 from panels._scale_views import ClusterAndTriage, RunTimeline, plain_log_ticks
 
 N_FRAMES = 240

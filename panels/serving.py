@@ -12,12 +12,12 @@ from engines.serving import (DeploymentStudy, ReplicaMemory, SimResult, batching
                              deployment_study, replica_memory)
 from engines.serving.params import Params, study_workload, timeline_workload
 from explorer.binder import ParamBinder, fields_of, param_slider
-from explorer.fast_items import Bars
-from explorer.flow_layout import FlowLayout, keep_together
+from explorer.ui.fast_items import Bars
+from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.tasks import Cancelled
-from explorer.live_text import LiveText, pin_size
-from explorer.widgets import ErrorLabel, Tabs, brush, make_plot, pen, set_title
+from explorer.ui.live_text import LiveText, pin_size
+from explorer.ui.widgets import ErrorLabel, Tabs, brush, make_plot, pen, set_title
 from panels._serving_views import LoadChart, ReplicaMemoryChart, sizing_words
 
 N_FRAMES = 200

@@ -70,3 +70,15 @@ def test_panels_never_import_each_other():
             bad[p.name] = sorted(others)
     assert not bad, f"panels must not import each other: {bad}"
 
+
+
+def test_the_toolkit_imports_neither_engines_nor_panels():
+    bad = {str(p.relative_to(ROOT)): sorted(_imports(p) & {"engines", "panels"})
+           for p in (ROOT / "explorer" / "ui").rglob("*.py")}
+    bad = {k: v for k, v in bad.items() if v}
+    assert not bad, f"explorer/ui is the chart toolkit: it must not depend on topics: {bad}"
+    within = {str(p.relative_to(ROOT)): sorted(m for m in _full_imports(p) if m.startswith("explorer.")
+                                               and not m.startswith(("explorer.ui", "explorer.theme", "explorer.fonts")))
+              for p in (ROOT / "explorer" / "ui").rglob("*.py")}
+    within = {k: v for k, v in within.items() if v}
+    assert not within, f"the toolkit uses only itself, the theme and the fonts: {within}"
