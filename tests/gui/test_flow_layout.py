@@ -4,8 +4,8 @@ from contextlib import contextmanager
 import pytest
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 
-from explorer.flow_layout import FlowLayout
-from explorer.widgets import LabeledSlider
+from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.widgets import LabeledSlider
 
 
 @contextmanager
@@ -84,7 +84,7 @@ def test_no_wrapped_text_is_cut_off(window, qtbot, presenter, size):
     1280×800 projector a form's rows were not counted and law's due dates were cut off)."""
     from PySide6.QtWidgets import QLabel
 
-    from explorer.live_text import LiveText
+    from explorer.ui.live_text import LiveText
 
     with shown_at(window, size, presenter=presenter):
         for cls in window.panel_classes:

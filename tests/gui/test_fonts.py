@@ -43,7 +43,7 @@ def test_both_families_ship_in_assets(ctx):
 
 
 def test_lesson_code_is_in_the_mono_font(ctx, qtbot):
-    from explorer.widgets import LessonView
+    from explorer.ui.widgets import LessonView
 
     view = LessonView("Set `replicas: 3` here.\n\n```\nkind: Pod\n```\n\n    indented: code\n")
     qtbot.addWidget(view)

@@ -153,7 +153,7 @@ def test_the_deadline_clocks_paint_with_their_date_axes_and_grid(make_panel):
 def test_a_grid_under_a_date_axis_that_never_painted_still_finds_its_lines(qtbot):
     import pyqtgraph as pg
 
-    from explorer.tick_grid import install_grid
+    from explorer.ui.tick_grid import install_grid
 
     plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
     qtbot.addWidget(plot)

@@ -1,7 +1,7 @@
 """LiveText: a live readout repaints itself, not the panel around it."""
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from explorer.live_text import LiveText
+from explorer.ui.live_text import LiveText
 
 
 def test_a_readout_alternating_between_two_and_three_lines_keeps_its_height(qtbot):

@@ -4,8 +4,8 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from explorer.theme import THEMES
-from explorer.tick_grid import _tick_levels
-from explorer.widgets import make_plot
+from explorer.ui.tick_grid import _tick_levels
+from explorer.ui.widgets import make_plot
 
 
 def _render(plot) -> QImage:
@@ -45,7 +45,7 @@ def test_grid_follows_ticks_and_survives_clear(qtbot):
     plot.clear()                                                # panels clear and redraw their items
     assert grid.parentItem() is vb and grid.scene() is not None
     dark = THEMES["dark"]
-    from explorer.widgets import style_plot
+    from explorer.ui.widgets import style_plot
     style_plot(plot, dark)
     assert pi._tick_grid is grid and grid.pens[0].color().name() == QColor(dark.fg).name()
     assert np.isclose(grid.pens[0].color().alphaF(), 0.25, atol=0.01)
@@ -90,7 +90,7 @@ def test_new_tick_text_at_the_same_places_does_not_repaint_the_plot_area(qtbot):
 def test_label_layer_draws_text_at_its_anchor_and_skips_equal_updates(qtbot):
     from PySide6.QtGui import QFont
 
-    from explorer.label_layer import Label, label_layer
+    from explorer.ui.label_layer import Label, label_layer
 
     plot = make_plot(THEMES["light"], "t", "y", "x")
     qtbot.addWidget(plot)
@@ -131,7 +131,7 @@ def _tick_texts(axis) -> list[str]:
 def test_an_axis_restyled_while_its_range_is_below_one_keeps_plain_values(qtbot):
     """A theme change that lands before a plot's data (range 0–0.5) must not freeze a milli- prefix
     scale on an axis without units: its 0–10 s values later read 0–10000 (seen in presenter mode)."""
-    from explorer.widgets import style_plot
+    from explorer.ui.widgets import style_plot
 
     plot = make_plot(THEMES["light"], "t", "p90 TTFT (s)", "x")
     qtbot.addWidget(plot)
@@ -147,7 +147,7 @@ def test_an_axis_restyled_while_its_range_is_below_one_keeps_plain_values(qtbot)
 
 
 def test_a_long_title_is_cut_to_the_plot_width_and_a_panel_tooltip_stays(qtbot):
-    from explorer.widgets import set_title
+    from explorer.ui.widgets import set_title
 
     plot = make_plot(THEMES["light"], "A title far too long to fit a plot this narrow, by design", "y", "x")
     qtbot.addWidget(plot)
@@ -196,7 +196,7 @@ def test_bottom_tick_text_keeps_its_descenders_in_a_cached_axis(qtbot):
 def test_legends_follow_the_theme_and_a_legend_below_fits_the_plot_width(qtbot):
     """Legend text scales with the theme (pyqtgraph's fixed 9 pt is unreadable when projected), and a
     legend under the axes takes only as many columns as the plot's width holds."""
-    from explorer.widgets import LEGEND_SCALE, legend_below, style_plot
+    from explorer.ui.widgets import LEGEND_SCALE, legend_below, style_plot
 
     big = THEMES["light"].scaled(1.8)
     plot = make_plot(THEMES["light"], "t", "y", "x")

@@ -160,7 +160,7 @@ def test_lesson_text_is_laid_out_all_the_way_down(ctx, qtbot):
     """Scrolling through the Explanation shows every paragraph: each text block below the first
     screen gets laid out as it scrolls into view (before, memory's sections 3-5 stayed blank)."""
     from engines.assets import asset_path
-    from explorer.widgets import LessonView
+    from explorer.ui.widgets import LessonView
 
     view = LessonView()
     qtbot.addWidget(view)
