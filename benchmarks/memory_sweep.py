@@ -12,8 +12,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engines.memory import sweep  # noqa: E402
-from engines.models import PRESETS  # noqa: E402
-from engines.scenario import STRATEGIES, Scenario  # noqa: E402
+from engines.core.models import PRESETS  # noqa: E402
+from engines.core.scenario import STRATEGIES, Scenario  # noqa: E402
 
 TARGET_MS = 5.0
 CASES = {

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engines.models import PRESETS  # noqa: E402
-from engines.scenario import Scenario  # noqa: E402
+from engines.core.models import PRESETS  # noqa: E402
+from engines.core.scenario import Scenario  # noqa: E402
 from engines.serving import (LatencyTarget, capacity, default_workload, deployment_study, replica_memory,  # noqa: E402
                              saturation_throughput, simulate_batching, size_deployment, step_cost)
 

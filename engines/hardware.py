@@ -1,39 +1,6 @@
-"""The GPU catalogue (memory, HBM bandwidth, dense tensor peaks), loaded from ``assets/presets/gpus.json``."""
-from __future__ import annotations
+"""Moved to :mod:`engines.core.hardware` (the shared core); this name stays importable as the same module."""
+import sys
 
-from dataclasses import dataclass
+from engines.core import hardware as _moved
 
-from engines.assets import load_json_asset
-from engines.errors import require_choice
-
-
-@dataclass(frozen=True)
-class GPU:
-    key: str
-    label: str
-    memory_gb: float       # 1e9 bytes
-    bandwidth_gbps: float  # HBM GB/s
-    bf16_tflops: float     # dense
-    fp8_tflops: float      # dense, 0 = unsupported
-    int8_tops: float       # dense
-    nvlink_gbps: float     # intra-node per-GPU bandwidth
-    source: str
-
-    @property
-    def memory_bytes(self) -> float:
-        return self.memory_gb * 1e9
-
-    def peak_flops(self, precision: str = "bf16") -> float:
-        """Dense peak in FLOP/s for ``bf16`` (also fp16), ``fp8`` or ``int8``."""
-        precision = {"fp16": "bf16", "bf16": "bf16", "fp8": "fp8", "int8": "int8"}.get(precision, precision)
-        require_choice(precision, "precision", ("bf16", "fp8", "int8"))
-        return {"bf16": self.bf16_tflops, "fp8": self.fp8_tflops, "int8": self.int8_tops}[precision] * 1e12
-
-
-GPUS: dict[str, GPU] = {k: GPU(key=k, **v) for k, v in load_json_asset("presets", "gpus.json").items()
-                        if not k.startswith("_")}
-
-
-def gpu(key: str) -> GPU:
-    require_choice(key, "gpu", tuple(GPUS))
-    return GPUS[key]
+sys.modules[__name__] = _moved

@@ -126,7 +126,7 @@ class DeviceProbe(QRunnable):
         self.signals = _ProbeSignals()
 
     def run(self) -> None:
-        from engines.device import device_label, resolve_device
+        from engines.core.device import device_label, resolve_device
 
         try:
             dev = resolve_device(self.requested)

@@ -43,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     app = make_app()
     sink = install_excepthook()
-    from engines.errors import ValidationError
-    from engines.presets import apply_preset
-    from engines.scenario import Scenario
+    from engines.core.errors import ValidationError
+    from engines.core.presets import apply_preset
+    from engines.core.scenario import Scenario
     from explorer.context import AppContext
     from explorer.files import FileProblem
     from explorer.main_window import MainWindow
@@ -152,7 +152,7 @@ def _screenshot(win, args, problems: list[str]) -> int:
     if problems:
         print("explorer: " + "; ".join(problems), file=sys.stderr)
         return 1
-    from engines.errors import ValidationError
+    from engines.core.errors import ValidationError
 
     try:
         w, h = (int(v) for v in args.size.lower().split("x"))
@@ -163,7 +163,7 @@ def _screenshot(win, args, problems: list[str]) -> int:
         print(f"explorer: --size must be between 1x1 and {MAX_SIDE}x{MAX_SIDE}, got {args.size!r}", file=sys.stderr)
         return 2
     if args.device != "cpu":
-        from engines.device import device_label, resolve_device
+        from engines.core.device import device_label, resolve_device
 
         try:
             dev = resolve_device(args.device)

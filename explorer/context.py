@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from engines.scenario import Scenario
+from engines.core.scenario import Scenario
 from explorer.gc_guard import install_main_thread_gc
 from explorer.scenario_model import ScenarioModel
 from explorer.theme import THEMES, Theme

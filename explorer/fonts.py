@@ -17,7 +17,7 @@ _bundled: set[str] = set()
 def register_bundled_fonts() -> None:
     """Register assets/fonts and make DejaVu Sans the application font (the frozen app cannot
     rely on the system's fonts)."""
-    from engines.assets import asset_path
+    from engines.core.assets import asset_path
 
     folder = asset_path("fonts")
     if folder.is_dir():

@@ -11,9 +11,9 @@ from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialo
                                QLabel, QMainWindow, QMessageBox, QProgressDialog, QScrollArea, QStyle, QTabWidget,
                                QWidget)
 
-from engines.errors import ValidationError
-from engines.presets import apply_preset, scenario_presets
-from engines.models import PRESETS
+from engines.core.errors import ValidationError
+from engines.core.presets import apply_preset, scenario_presets
+from engines.core.models import PRESETS
 from explorer import exports
 from explorer.app import send_undo_to_the_scenario
 from explorer.context import AppContext
@@ -149,7 +149,7 @@ class PanelHost(QScrollArea):
 
 def panel_icon(name: str) -> QIcon:
     """An icon from assets/icons; empty if the file is missing."""
-    from engines.assets import asset_path
+    from engines.core.assets import asset_path
 
     path = asset_path("icons", name)
     return QIcon(str(path)) if path.exists() else QIcon()
@@ -380,7 +380,7 @@ class MainWindow(QMainWindow):
     # --- scenario actions --------------------------------------------------------------------
     def apply_preset(self, name: str) -> None:
         """A preset from the menu or ``--preset``. A model preset goes the editor's way: it keeps the
-        layout where it fits and says what it had to change (engines.presets.switch_model)."""
+        layout where it fits and says what it had to change (engines.core.presets.switch_model)."""
         if name in PRESETS:
             self.show_error(None)
             self.editor.choose_model(name)

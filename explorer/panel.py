@@ -14,9 +14,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
-from engines.assets import asset_path
-from engines.errors import ValidationError
-from engines.scenario import Scenario
+from engines.core.assets import asset_path
+from engines.core.errors import ValidationError
+from engines.core.scenario import Scenario
 from explorer.tasks import TaskRunner
 from explorer.theme import Theme
 from explorer.timeline import TimelineSpec
@@ -31,7 +31,7 @@ class Panel(QWidget):
     icon: ClassVar[str] = ""
     reads: ClassVar[frozenset[str]] = frozenset()
     lesson: ClassVar[str] = ""
-    Params: ClassVar[type | None] = None   # the topic's engines.params.ParamsBase subclass, if it has knobs
+    Params: ClassVar[type | None] = None   # the topic's engines.core.params.ParamsBase subclass, if it has knobs
 
     timeline_changed = Signal()
     params_changed = Signal(object)        # the new Params

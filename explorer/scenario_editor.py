@@ -12,12 +12,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
                                QScrollArea, QSpinBox, QVBoxLayout, QWidget)
 
-from engines.errors import ValidationError
-from engines.hardware import GPUS
+from engines.core.errors import ValidationError
+from engines.core.hardware import GPUS
 from engines.memory.labels import STRATEGY_LABELS   # one source for every view that names a strategy
-from engines.models import PRESETS, ModelArch
-from engines.presets import CUSTOM, switch_model
-from engines.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
+from engines.core.models import PRESETS, ModelArch
+from engines.core.presets import CUSTOM, switch_model
+from engines.core.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
                               Scenario)
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ElidedCombo, ErrorLabel
@@ -179,7 +179,7 @@ class ScenarioEditor(QScrollArea):
                     e.show_error(None)
 
     def choose_model(self, key: str) -> None:
-        """A preset model keeps the parallel layout where it can (engines.presets.switch_model); the
+        """A preset model keeps the parallel layout where it can (engines.core.presets.switch_model); the
         note under the combo says what had to change, and the window's status bar repeats it."""
         if key == CUSTOM:
             self._edit("model", key)

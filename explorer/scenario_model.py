@@ -1,6 +1,6 @@
 """The evented scenario model every panel binds to (napari EventedModel / glue echo style).
 
-Holds one immutable :class:`engines.scenario.Scenario`. ``update(**changes)`` validates the whole
+Holds one immutable :class:`engines.core.scenario.Scenario`. ``update(**changes)`` validates the whole
 new scenario, swaps it in, pushes an undo step and emits once: ``changed(frozenset_of_fields)``
 plus one per-field signal on ``events`` for each field that really changed. A preset load is a
 single update, so panels redraw once, not N times.
@@ -13,8 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from engines.errors import ValidationError
-from engines.scenario import FIELD_NAMES, Scenario
+from engines.core.errors import ValidationError
+from engines.core.scenario import FIELD_NAMES, Scenario
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 
 # One Signal(object) per scenario field, created from the dataclass so the two never drift apart.

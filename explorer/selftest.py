@@ -19,7 +19,7 @@ def run_selftest(win, sink, font_problems: list[str], requested_device: str = "a
     failures: list[str] = [f"fonts: {p}" for p in font_problems]
     out = Path(tempfile.mkdtemp(prefix="explorer-selftest-"))
     try:
-        from engines.device import device_label, resolve_device
+        from engines.core.device import device_label, resolve_device
 
         dev = resolve_device(requested_device)
         win.set_device(dev, device_label(dev))

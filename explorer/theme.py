@@ -96,7 +96,7 @@ def stylesheet(theme: Theme) -> str:
     carries it (a stylesheet font-size would override every widget's own font, e.g. the big numbers
     on the overview cards).
     """
-    from engines.assets import asset_path
+    from engines.core.assets import asset_path
 
     tick = asset_path("icons", f"check-{'FFFFFF' if theme.name == 'light' else '000000'}.svg").as_posix()
     return f"""

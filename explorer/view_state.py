@@ -2,7 +2,7 @@
 
 Qt-free, so a script can write or read one; the window turns it into widgets
 (``MainWindow.view_state`` / ``apply_view_state``). Files are versioned JSON, migrated step by step
-(:func:`engines.versioned.upgrade`), saved atomically; a broken file raises :class:`FileProblem`
+(:func:`engines.core.versioned.upgrade`), saved atomically; a broken file raises :class:`FileProblem`
 saying what is wrong, and nothing is changed.
 """
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.errors import ValidationError
-from engines.scenario import Scenario
-from engines.versioned import Step, upgrade
+from engines.core.errors import ValidationError
+from engines.core.scenario import Scenario
+from engines.core.versioned import Step, upgrade
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 
 VIEW_STATE_VERSION = 1

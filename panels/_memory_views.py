@@ -13,8 +13,8 @@ from PySide6.QtWidgets import (QGraphicsItem, QGridLayout, QHBoxLayout, QHeaderV
                                QTableWidget, QVBoxLayout, QWidget)
 
 from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_SHORT, STRATEGY_TICKS
-from engines.hardware import gpu as gpu_spec
-from engines.scenario import STRATEGIES
+from engines.core.hardware import gpu as gpu_spec
+from engines.core.scenario import STRATEGIES
 from explorer.ui.fast_items import Scatter
 from explorer.ui.label_layer import PAD as LABEL_PAD
 from explorer.ui.label_layer import range_end_for_label

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from engines.hardware import gpu as gpu_spec
+from engines.core.hardware import gpu as gpu_spec
 from engines.serving import GIB, WEIGHT_BITS_EFFECTIVE, DeploymentStudy, ReplicaMemory, capacity
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, YamlRun, deployment_status, explain_pod,
                          run_yaml)
 from engines.k8s.scenarios import GUIDES, ModelServerPlan, Timeline, guide_keys, model_server_plan, run_guide

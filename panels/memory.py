@@ -11,11 +11,11 @@ import dataclasses
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QTableWidgetItem
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.memory import CATEGORY_LABELS, STRATEGY_LABELS
 from engines.memory.params import Params
 from engines.memory.study import MemoryStudy, memory_study
-from engines.scenario import RECOMPUTE, STRATEGIES
+from engines.core.scenario import RECOMPUTE, STRATEGIES
 from explorer.binder import ParamBinder
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText

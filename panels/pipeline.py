@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QCheckBox, QTabWidget
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, Params, ScheduleRequest, TPStudy,
                               compare_schedules, layout_study, run_executed, schedule_request, timeline_marks, tp_study)
 from explorer.binder import ParamBinder

@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QFileDialog, QInputDialog, QLabel, QPushButton, QSpinBox, QTabWidget
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.quant.params import (GROUP_LABELS, KV_BLOCK_LABELS, PACK_LAYERS, PROFILE_MODELS, PROFILE_SITES, Params,
                                   parse_user_ref, user_tensor_ref)
 from engines.quant.study import (best_alpha, heat_profile, kv_memory_gb, kv_study, live_profile, run_analysis,
@@ -214,7 +214,7 @@ class QuantPanel(Panel):
 
     # --- scenario / timeline ---------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
-        from engines.hardware import gpu
+        from engines.core.hardware import gpu
         from engines.quant import serving_table
 
         first = self._scenario is None

@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.scenario import INT_RANGES
+from engines.core.scenario import INT_RANGES
 from engines.serving import (DeploymentStudy, ReplicaMemory, SimResult, batching_runs,
                              deployment_study, replica_memory)
 from engines.serving.params import Params, study_workload, timeline_workload
@@ -292,7 +292,7 @@ class ServingPanel(Panel):
         device = self.ctx.device
 
         def work(progress, cancelled):
-            from engines.decode_bench import BenchCancelled, run_decode_bench
+            from engines.serving.decode_bench import BenchCancelled, run_decode_bench
 
             try:
                 return run_decode_bench(device, batches=(1, 4, 16), context=256, steps=8,

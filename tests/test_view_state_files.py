@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from engines.errors import ValidationError
-from engines.scenario import Scenario
+from engines.core.errors import ValidationError
+from engines.core.scenario import Scenario
 from engines.serving.params import Params as ServingParams
-from engines.versioned import upgrade
+from engines.core.versioned import upgrade
 from explorer.files import FileProblem
 from explorer.view_state import VIEW_STATE_VERSION, ViewState, load_view_state, save_view_state
 

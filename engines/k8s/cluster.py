@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from engines.errors import ValidationError, require_int, require_number
+from engines.core.errors import ValidationError, require_int, require_number
 from engines.k8s import manifests, rules
 from engines.k8s.base import Context, ImageBehavior
 from engines.k8s.deployment import DeploymentController, fenceposts

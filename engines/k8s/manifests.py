@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from engines.errors import ValidationError, require_bool, require_int, require_number
+from engines.core.errors import ValidationError, require_bool, require_int, require_number
 from engines.k8s import rules
 from engines.k8s.quota import validate_hard
 from engines.k8s.store import API_VERSIONS, clone

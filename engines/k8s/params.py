@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.errors import require
+from engines.core.errors import require
 from engines.k8s.scenarios import guide_keys
 from engines.k8s.yaml_run import EXAMPLE_YAML, check_yaml
-from engines.params import ParamsBase, param
+from engines.core.params import ParamsBase, param
 
 MAX_POD_NAME = 253      # a DNS-1123 subdomain: metadata.name's limit
 

@@ -11,7 +11,7 @@ import math
 import re
 from fractions import Fraction
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": Fraction(1),

@@ -8,7 +8,7 @@ limits.cpu, limits.memory, requests.nvidia.com/gpu.
 """
 from __future__ import annotations
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.k8s import rules
 from engines.k8s.base import Controller, Context
 from engines.k8s.quantity import format_bytes, format_cpu, resource_amount

@@ -10,7 +10,7 @@ import re
 from functools import cmp_to_key
 from typing import Iterable, Mapping
 
-from engines.errors import ValidationError, require_int, require_number
+from engines.core.errors import ValidationError, require_int, require_number
 from engines.k8s.quantity import parse_quantity, resource_amount
 
 # --- constants with their upstream names -----------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Callable
 
 import networkx as nx
 
-from engines.errors import Cancelled, require_choice
+from engines.core.errors import Cancelled, require_choice
 from engines.k8s import rules
 from engines.k8s.cluster import Cluster
 from engines.k8s.quantity import format_bytes
@@ -382,10 +382,10 @@ def run_guide(key: str, scenario=None, seed: int = 0, progress: Callable[[float]
               cancelled: Callable[[], bool] | None = None) -> Timeline:
     """Play a guided scenario and record one frame per simulated second. ``progress(fraction)``
     is called once per simulated second; ``cancelled()`` is asked as often (true: raise
-    :class:`engines.errors.Cancelled`)."""
+    :class:`engines.core.errors.Cancelled`)."""
     require_choice(key, "scenario", tuple(guide_keys()))
     if key == "model-server":
-        from engines.scenario import Scenario
+        from engines.core.scenario import Scenario
         guide = model_server_guide(scenario or Scenario())
     else:
         guide = GUIDES[key]

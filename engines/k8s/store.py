@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 
 KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Service", "EndpointSlice", "ResourceQuota")
 API_VERSIONS = {"Node": "v1", "Pod": "v1", "Service": "v1", "ResourceQuota": "v1", "ReplicaSet": "apps/v1",

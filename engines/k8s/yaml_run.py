@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.k8s.manifests import load_manifests
 from engines.k8s.scenarios import Guide, Timeline, play_guide
 
@@ -125,7 +125,7 @@ def yaml_guide(objs: tuple[dict, ...]) -> Guide:
 def run_yaml(text: str, progress: Callable[[float, str], None] | None = None,
              cancelled: Callable[[], bool] | None = None) -> YamlRun:
     """Check ``text`` and play it for ``YAML_SECONDS`` in a fresh cluster. ``progress(fraction,
-    text)`` once per simulated second; ``cancelled()`` true raises ``engines.errors.Cancelled``.
+    text)`` once per simulated second; ``cancelled()`` true raises ``engines.core.errors.Cancelled``.
     Bad manifests raise ValidationError; an object the cluster refuses on apply is the run's error."""
     check = check_yaml(text)
     guide = yaml_guide(check.objects)

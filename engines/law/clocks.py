@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import NamedTuple
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.law import cra, pld
 from engines.law.params import Params, parse_day, parse_moment
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Mapping
 
-from engines.errors import ValidationError, require_choice
+from engines.core.errors import ValidationError, require_choice
 
 #: Art 71(2): "However, Article 14 shall apply from 11 September 2026".
 ART14_APPLIES_FROM = date(2026, 9, 11)

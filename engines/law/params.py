@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.law.cra import EVENTS
 from engines.law.trees import Walk, load_examples, load_trees
-from engines.params import ParamsBase, param
+from engines.core.params import ParamsBase, param
 
 MOMENTS = ("aware", "fix_at", "notified_at")
 DAYS = ("placed", "knowledge")

@@ -26,7 +26,7 @@ import calendar
 from datetime import date, datetime
 from typing import Mapping
 
-from engines.errors import ValidationError, require_choice
+from engines.core.errors import ValidationError, require_choice
 
 #: Art 2(1): products placed on the market or put into service *after* this date.
 NEW_REGIME_AFTER = date(2026, 12, 9)

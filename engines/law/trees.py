@@ -15,8 +15,8 @@ from typing import Iterable, Mapping, Sequence
 import networkx as nx
 import yaml
 
-from engines.assets import asset_path
-from engines.errors import ValidationError
+from engines.core.assets import asset_path
+from engines.core.errors import ValidationError
 
 TREE_FILES = ("cra.yaml", "pld.yaml")
 

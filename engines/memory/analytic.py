@@ -26,11 +26,11 @@ from typing import Sequence
 
 import numpy as np
 
-from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
-from engines.hardware import gpu as gpu_spec
+from engines.core.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
+from engines.core.hardware import gpu as gpu_spec
 from engines.memory.labels import STRATEGY_LABELS
-from engines.models import ModelArch
-from engines.scenario import INT_RANGES, STRATEGIES, Scenario
+from engines.core.models import ModelArch
+from engines.core.scenario import INT_RANGES, STRATEGIES, Scenario
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 CATEGORIES = ("params", "grads", "optimizer", "activations", "buffers", "reserve")

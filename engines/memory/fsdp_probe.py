@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from engines.errors import ValidationError, require_int
+from engines.core.errors import ValidationError, require_int
 from engines.memory.measure import (ComparisonRow, MeasureConfig, MeasurementCancelled, build_model,
                                     scaled_down_arch)
-from engines.models import ModelArch
+from engines.core.models import ModelArch
 
 
 @dataclass(frozen=True)

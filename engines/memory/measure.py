@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from engines.errors import Cancelled, require, require_int
+from engines.core.errors import Cancelled, require, require_int
 from engines.memory.analytic import (embedding_activation_bytes, layer_activation_bytes, optimizer_bytes_per_param,
                                      output_activation_bytes, weight_bytes)
-from engines.models import ModelArch
-from engines.scenario import Scenario
+from engines.core.models import ModelArch
+from engines.core.scenario import Scenario
 
 MEASURE_CATEGORIES = ("params", "grads", "optimizer", "activations")
 
@@ -321,7 +321,7 @@ def measure_training_step(scenario: Scenario, device: str = "cpu", config: Measu
 
 class MeasurementCancelled(Cancelled):
     """Raised between phases when the caller's ``cancelled()`` turned true: an
-    :class:`engines.errors.Cancelled`, so a job slot treats it as any cancelled engine call."""
+    :class:`engines.core.errors.Cancelled`, so a job slot treats it as any cancelled engine call."""
 
 
 def _check(cancelled: Callable[[], bool]) -> None:

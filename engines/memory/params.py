@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engines.memory.analytic import Options
-from engines.params import ParamsBase, param
+from engines.core.params import ParamsBase, param
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.memory.analytic import (SHARD_ORDER, STAGE_OF, STRATEGIES, MemoryBreakdown, MemorySweep, Options, ZeroFrame,
                                      breakdown, sweep, zero_timeline)
-from engines.scenario import Scenario
+from engines.core.scenario import Scenario
 
 SWEEP_MAX_GPUS = 1024
 """The sweep spans 1…1024 GPUs, whatever the scenario's own count."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.params import ParamsBase
+from engines.core.params import ParamsBase
 
 
 @dataclass(frozen=True)

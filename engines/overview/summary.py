@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.hardware import gpu as gpu_of
-from engines.scenario import Scenario
+from engines.core.hardware import gpu as gpu_of
+from engines.core.scenario import Scenario
 
 BYTES_PER_PARAM_MIXED_ADAM = 16
 

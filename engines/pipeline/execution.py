@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from engines.device import resolve_device
-from engines.errors import ValidationError, require_int
+from engines.core.device import resolve_device
+from engines.core.errors import ValidationError, require_int
 from engines.pipeline.schedules import Action, Simulation, TimedOp, check_orders, schedule, simulate, \
     timed_from_measurements
 

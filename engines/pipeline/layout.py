@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.errors import require, require_int
+from engines.core.errors import require, require_int
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter")
 

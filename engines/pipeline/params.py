@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.params import ParamsBase, param
+from engines.core.params import ParamsBase, param
 from engines.pipeline.schedules import KINDS
 
 KIND_LABELS = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved-1f1b": "Interleaved 1F1B", "zb-h1": "ZB-H1",

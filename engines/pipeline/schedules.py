@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from numbers import Integral
 
-from engines.errors import ValidationError, require, require_choice, require_int, require_number
+from engines.core.errors import ValidationError, require, require_choice, require_int, require_number
 
 KINDS = ("gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v")
 OPS = ("F", "B", "I", "W")

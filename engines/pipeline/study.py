@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from engines.errors import Cancelled, ValidationError
+from engines.core.errors import Cancelled, ValidationError
 from engines.pipeline.layout import COLLECTIVES, Layout3D, TPStep, collective_counts, layout_from_scenario, \
     tp_layer_steps
 from engines.pipeline.params import Params
@@ -214,7 +214,7 @@ class LayoutStudy:
 
 
 def layout_study(scenario) -> LayoutStudy:
-    from engines.hardware import gpu
+    from engines.core.hardware import gpu
     from engines.memory import per_stage_memory
 
     spec = gpu(scenario.gpu)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engines.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
+from engines.core.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
 
 GRANULARITIES = ("tensor", "row", "column", "group")
 SCALE_BITS = 16   # fp16 scale

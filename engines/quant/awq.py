@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from engines.errors import require, require_int
+from engines.core.errors import require, require_int
 from engines.quant.affine import (QuantResult, affine_params, bits_per_value, check_bits, check_group,
                                   check_layer)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Callable
 
-from engines.errors import Cancelled, require_int
+from engines.core.errors import Cancelled, require_int
 
 SQ_ALPHAS = tuple(round(0.05 * i, 2) for i in range(21))
 TRACE_COLUMNS = 48
@@ -64,7 +64,7 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
             progress: Callable[[float, str], None] | None = None,
             cancelled: Callable[[], bool] | None = None) -> LayerAnalysis:
     """Analyse ``w`` (out, in) with optional activations; GPTQ/AWQ use the first ``max_rows`` rows.
-    Raises :class:`engines.errors.Cancelled` when ``cancelled()`` turns true."""
+    Raises :class:`engines.core.errors.Cancelled` when ``cancelled()`` turns true."""
     import numpy as np
     import torch
 

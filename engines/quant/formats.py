@@ -9,7 +9,7 @@ brings the constant to 0.127 bit; not modelled). Levels copied from bitsandbytes
 """
 from __future__ import annotations
 
-from engines.errors import require, require_int
+from engines.core.errors import require, require_int
 from engines.quant.affine import QuantResult, check_matrix
 
 FP8_E4M3_MAX = 448.0

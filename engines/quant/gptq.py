@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from engines.errors import ValidationError, require_int, require_number
+from engines.core.errors import ValidationError, require_int, require_number
 from engines.quant.affine import (QuantResult, affine_params, bits_per_value, check_bits, check_group,
                                   check_layer)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.errors import require_number
+from engines.core.errors import require_number
 from engines.quant.affine import check_layer
 
 

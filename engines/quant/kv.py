@@ -10,7 +10,7 @@ token; Pope et al., "Efficiently Scaling Transformer Inference", arXiv 2211.0510
 """
 from __future__ import annotations
 
-from engines.errors import require, require_choice, require_int, require_number
+from engines.core.errors import require, require_choice, require_int, require_number
 from engines.quant.affine import QuantResult, check_matrix, quantize
 from engines.serving import kv_cache_bytes as serving_kv_cache_bytes
 

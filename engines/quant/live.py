@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from engines.errors import ValidationError, require_choice
+from engines.core.errors import ValidationError, require_choice
 
 MODELS = ("smollm2", "minilm")
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

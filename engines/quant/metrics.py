@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from engines.errors import require
+from engines.core.errors import require
 from engines.quant.affine import check_matrix
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.errors import ValidationError
-from engines.params import ParamsBase, param
+from engines.core.errors import ValidationError
+from engines.core.params import ParamsBase, param
 
 PACK_LAYERS = ("smollm2.l20.q_proj", "smollm2.l11.down_proj", "minilm.l2.query", "minilm.l2.ffn_in",
                "minilm.l0.ffn_out")

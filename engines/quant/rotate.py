@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engines.errors import ValidationError, require_choice, require_int
+from engines.core.errors import ValidationError, require_choice, require_int
 
 KINDS = ("hadamard", "orthogonal")
 MAX_ORTHOGONAL = 16384

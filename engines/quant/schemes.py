@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.errors import require_int
+from engines.core.errors import require_int
 from engines.quant.affine import quantize, rtn
 from engines.quant.kv import kv_cache_bytes
 

@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from engines.errors import Cancelled, ValidationError
+from engines.core.errors import Cancelled, ValidationError
 from engines.quant.params import GROUP_SIZES, PROFILE_SITES, Params, parse_user_ref
 
 WORKED_VALUES = 8          # weights of row 0 in the worked example

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from engines.assets import asset_path
-from engines.errors import ValidationError, require
+from engines.core.assets import asset_path
+from engines.core.errors import ValidationError, require
 
 PACK_FILE = ("tensors", "quant_pack.safetensors")
 USER_SUFFIXES = (".safetensors", ".npy", ".pt", ".pth", ".bin")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from engines.errors import ValidationError, require_choice, require_int, require_number
-from engines.hardware import gpu as gpu_by_key
-from engines.models import ModelArch
+from engines.core.errors import ValidationError, require_choice, require_int, require_number
+from engines.core.hardware import gpu as gpu_by_key
+from engines.core.models import ModelArch
 
 
 def flops_per_token(params: int, layers: int, heads: int, head_dim: int, seq_len: int,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.params import ParamsBase, param
+from engines.core.params import ParamsBase, param
 
 ZOOM_INTERVALS = (12, 60, 0)
 """Run-timeline windows: this many checkpoint intervals around the cursor; 0 shows the whole run."""

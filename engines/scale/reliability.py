@@ -20,8 +20,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from engines.assets import load_json_asset
-from engines.errors import require, require_int, require_number
+from engines.core.assets import load_json_asset
+from engines.core.errors import require, require_int, require_number
 
 DAY = 86_400.0
 SPAN_KINDS = ("compute", "checkpoint", "lost", "restart")

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from engines.errors import Cancelled, require_number
+from engines.core.errors import Cancelled, require_number
 from engines.scale.mfu import TrainingThroughput, training_throughput
 from engines.scale.params import Params
 from engines.scale.reliability import (Interruptions, RunResult, ScalePoint, daly_interval, expected_goodput,
@@ -158,7 +158,7 @@ def simulate_failures(study: CheckpointStudy, interruptions: Interruptions | Non
     """The study's Monte Carlo check and one run at Daly's interval (causes from Llama 3 Table 5).
 
     Each run does WORK_MTBFS job MTBFs of work. One probe at a time, so a cancel is prompt:
-    raises :class:`engines.errors.Cancelled` when ``cancelled()`` turns true.
+    raises :class:`engines.core.errors.Cancelled` when ``cancelled()`` turns true.
     """
     progress = progress or (lambda _f, _t: None)
     cancelled = cancelled or (lambda: False)

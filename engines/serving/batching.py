@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engines.errors import ValidationError, require_int, require_number
+from engines.core.errors import ValidationError, require_int, require_number
 from engines.serving.replica import StepCost
 
 DISTRIBUTIONS = ("fixed", "uniform", "exponential")

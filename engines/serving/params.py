@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.params import ParamsBase, param
+from engines.core.params import ParamsBase, param
 from engines.serving.batching import LatencyTarget, Workload
 
 TIMELINE_REQUESTS = 48

@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass
 
 
-from engines.errors import ValidationError, require_int, require_number
-from engines.hardware import GPU, gpu as gpu_by_key
-from engines.models import ModelArch
+from engines.core.errors import ValidationError, require_int, require_number
+from engines.core.hardware import GPU, gpu as gpu_by_key
+from engines.core.models import ModelArch
 
 GIB = 2**30
 

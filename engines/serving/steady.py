@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from engines.errors import Cancelled, ValidationError, require_int, require_number
+from engines.core.errors import Cancelled, ValidationError, require_int, require_number
 from engines.serving.batching import POLICIES, LatencyTarget, SimResult, Workload, simulate_batching
 from engines.serving.replica import StepCost, capacity, replica_memory, step_cost
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from engines.device import cuda_available, device_label, resolve_device
-from engines.errors import ValidationError
+from engines.core.device import cuda_available, device_label, resolve_device
+from engines.core.errors import ValidationError
 
 
 def test_cpu_is_always_there_and_named():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.k8s import Cluster, load_manifests, oom_score_adj, qos_class, resolve_fenceposts
 from engines.k8s import rules
 

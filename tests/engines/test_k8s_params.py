@@ -5,7 +5,7 @@ from dataclasses import asdict, replace
 
 import pytest
 
-from engines.errors import Cancelled, ValidationError
+from engines.core.errors import Cancelled, ValidationError
 from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, check_yaml, deployment_status, explain_pod,
                          node_status, pod_limit_error, run_yaml)
 from engines.k8s.scenarios import guide_keys, run_guide

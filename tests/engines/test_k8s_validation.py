@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.k8s import Cluster, oom_score_adj, qos_class, resolve_fenceposts
 from engines.k8s import rules
 

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.law import Params
 from engines.law.clocks import clocks
 from engines.law.outcome import reading

@@ -4,7 +4,7 @@ from datetime import date, datetime
 
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.law import pld
 
 

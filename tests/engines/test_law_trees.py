@@ -3,7 +3,7 @@ outcome with the rule engines, the walk (back, undo, continue, auto-answers) and
 import networkx as nx
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.law import cra, pld, record
 from engines.law.trees import Walk, load_examples, load_trees, parse_trees, validate_all, validate_tree
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from engines import memory as mem
-from engines.errors import ValidationError
-from engines.models import PRESETS
-from engines.scenario import STRATEGIES, Scenario
+from engines.core.errors import ValidationError
+from engines.core.models import PRESETS
+from engines.core.scenario import STRATEGIES, Scenario
 
 GB = 1e9
 
@@ -140,7 +140,7 @@ def test_activation_validation():
     assert e.value.field == "seq_len"
 
 
-# --- Llama 3 parameter counts (engines.models, lead-owned; used here) -------------------------
+# --- Llama 3 parameter counts (engines.core.models, lead-owned; used here) -------------------------
 @pytest.mark.parametrize("key, count", [("llama3-8b", 8_030_261_248), ("llama3-70b", 70_553_706_496),
                                         ("llama3-405b", 405_853_388_800)])
 def test_llama3_counts(key, count):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines.models import PRESETS
+from engines.core.models import PRESETS
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")

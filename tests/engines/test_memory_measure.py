@@ -5,8 +5,8 @@ import pytest
 
 from engines.memory_measure import (MEASURE_CATEGORIES, MeasureConfig, MeasurementCancelled, measure_training_step,
                                     scaled_down_arch)
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 
 pytest.importorskip("torch")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from engines import memory as mem
-from engines.errors import Cancelled, ValidationError
+from engines.core.errors import Cancelled, ValidationError
 from engines.memory.fsdp_probe import FsdpProbeResult, RankBytes
 from engines.memory.measure import ComparisonRow
 from engines.memory.params import Params
 from engines.memory.study import FRAME_CATEGORIES, memory_study
-from engines.scenario import STRATEGIES, Scenario
+from engines.core.scenario import STRATEGIES, Scenario
 
 
 def test_params_declare_todays_default_and_validate():

@@ -1,11 +1,11 @@
 """MFU against PaLM's published 46.2% and the Llama 3 405B worked case."""
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.mfu import (flops_per_token, hardware_flops_per_token, mfu, model_flops_per_token,
                          tokens_per_second, training_throughput)
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 
 
 def test_palm_540b_published_mfu():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.parallel_layout import collective_counts, rank_grid, ring_bytes, tp_layer_steps, verify_tp_split
 
 

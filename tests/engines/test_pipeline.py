@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.pipeline import (Action, TimedOp, bubble_formulas, check_orders, schedule, simulate,
                               timed_from_measurements)
 

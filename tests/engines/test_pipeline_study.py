@@ -5,11 +5,11 @@ import pytest
 
 import engines.parallel_layout as compat_layout
 import engines.pipeline_exec as compat_exec
-from engines.errors import Cancelled, ValidationError
-from engines.params import defaults_of
+from engines.core.errors import Cancelled, ValidationError
+from engines.core.params import defaults_of
 from engines.pipeline import (KINDS, Costs, Params, ScheduleRequest, backward_split, chunks_for, compare_schedules,
                               in_ms, layout_study, schedule, schedule_request, simulate, timeline_marks, tp_study)
-from engines.scenario import Scenario
+from engines.core.scenario import Scenario
 
 
 def test_old_import_paths_still_work():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.quant import (awq, bits_per_value, fp8_e4m3, gptq, gptq_reference, hadamard, kv_cache_bytes, levels_used,
                            llm_int8, nf4, quantize, quantize_kv, relative_output_error, rotate, rotation_matrix, rtn,
                            serving_table, smoothquant, sqnr_db, worked_example)
@@ -201,8 +201,8 @@ def test_kv_per_channel_isolates_a_key_outlier_channel():
 
 
 def test_serving_decode_is_bytes_over_bandwidth():
-    from engines.hardware import gpu
-    from engines.models import PRESETS
+    from engines.core.hardware import gpu
+    from engines.core.models import PRESETS
 
     arch, g = PRESETS["llama3-8b"], gpu("h100-sxm")
     rows = {r["format"].split()[0]: r for r in serving_table(arch, g, batch=1, context=1, kv_bits=16)}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from engines.errors import Cancelled, ValidationError
+from engines.core.errors import Cancelled, ValidationError
 from engines.quant import Params
 from engines.quant.params import KV_BLOCKS, PACK_LAYERS, parse_user_ref, user_tensor_ref
 from engines.quant.study import (fit_group, heat_profile, kv_memory_gb, kv_study, layer_inputs, run_analysis,

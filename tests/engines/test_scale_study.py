@@ -6,12 +6,12 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from engines.errors import Cancelled, ValidationError
+from engines.core.errors import Cancelled, ValidationError
 from engines.scale import (CLUSTER_SIZES, GRID_POINTS, MC_RUNS, PROBE_FACTORS, WORK_MTBFS, Params, ZOOM_INTERVALS,
                            checkpoint_study, cluster_sweep, daly_interval, decades, expected_goodput,
                            interruptions_per_day, job_mtbf, llama3_interruptions, monte_carlo_goodput, scale_analysis,
                            simulate_failures, simulate_run, training_throughput, young_interval)
-from engines.scenario import Scenario
+from engines.core.scenario import Scenario
 
 
 def test_params_defaults_ranges_and_round_trip():

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from engines.errors import ValidationError
-from engines.models import PRESETS, ModelArch
-from engines.presets import apply_preset, preset_names
-from engines.scenario import SCHEMA_VERSION, Scenario
+from engines.core.errors import ValidationError
+from engines.core.models import PRESETS, ModelArch
+from engines.core.presets import apply_preset, preset_names
+from engines.core.scenario import SCHEMA_VERSION, Scenario
 
 
 def test_llama3_parameter_counts_from_architecture():
@@ -88,7 +88,7 @@ def test_the_custom_preset_keeps_the_architecture_to_edit():
 
 
 def test_gpu_catalogue_has_sources_and_required_parts():
-    from engines.hardware import GPUS
+    from engines.core.hardware import GPUS
 
     for key in ("a100-80gb", "h100-sxm", "h200", "b200", "mi300x", "rtx4090"):
         g = GPUS[key]
@@ -118,7 +118,7 @@ def test_switching_model_adapts_a_layout_the_new_shape_cannot_take():
     """TP splits whole heads (Megatron-LM §3): SmolLM2-135M's 9 heads take no TP 8, so the switch
     drops TP to the largest divisor of 8 that divides 9 (1), turns sequence parallelism off with it
     and says so; the GPU count stays a multiple of TP × PP."""
-    from engines.presets import switch_model
+    from engines.core.presets import switch_model
 
     base = apply_preset(Scenario(), "llama3-405b-16k")            # TP 8, PP 16, SP on, 16,384 GPUs
     new, note = switch_model(base, "smollm2-135m")
@@ -131,7 +131,7 @@ def test_switching_model_adapts_a_layout_the_new_shape_cannot_take():
 
 
 def test_switching_model_keeps_the_largest_fitting_divisor():
-    from engines.presets import switch_model
+    from engines.core.presets import switch_model
 
     six = Scenario().with_changes(model="gpt3-175b", n_gpus=48, tp=6, pp=1)    # 96 heads: TP 6 fits
     new, note = switch_model(six, "llama3-8b")                                   # 32 heads: 6 → 2, not 1
@@ -144,7 +144,7 @@ def test_switching_model_keeps_the_largest_fitting_divisor():
 
 
 def test_every_model_switch_from_every_preset_gives_a_valid_scenario():
-    from engines.presets import scenario_presets, switch_model
+    from engines.core.presets import scenario_presets, switch_model
 
     for start in scenario_presets():
         base = apply_preset(Scenario(), start)

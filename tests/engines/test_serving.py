@@ -3,9 +3,9 @@ import math
 
 import pytest
 
-from engines.errors import ValidationError
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.errors import ValidationError
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 from engines.serving import (GIB, Workload, activation_bytes, capacity, format_speeds, kv_bytes_per_token,
                              kv_cache_bytes, replica_memory, step_cost, weight_bytes)
 

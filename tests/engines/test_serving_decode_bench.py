@@ -1,9 +1,9 @@
 """Real decode timing: runs on this machine's CPU (and CUDA when present); measured beside modelled."""
 import pytest
 
-from engines.decode_bench import BenchCancelled, run_decode_bench
-from engines.errors import ValidationError
-from engines.models import ModelArch
+from engines.serving.decode_bench import BenchCancelled, run_decode_bench
+from engines.core.errors import ValidationError
+from engines.core.models import ModelArch
 
 SMALL = ModelArch(label="tiny", layers=2, hidden=256, heads=4, kv_heads=2, ffn=512, vocab=1024)
 

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from engines.errors import ValidationError
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.errors import ValidationError
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 from engines.serving import (LatencyTarget, Workload, max_rate_under_target, replica_memory, simulate_batching,
                              size_deployment, step_cost)
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.errors import Cancelled, ValidationError
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.errors import Cancelled, ValidationError
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 from engines.serving import (COOLDOWN_FRACTION, TOLERANCE, WARMUP_FRACTION, LatencyTarget, Workload, capacity,
                              default_workload, load_curves, max_rate_under_target, replica_memory, saturation_rate,
                              saturation_throughput, simulate_batching, size_deployment, steady_state, step_cost)

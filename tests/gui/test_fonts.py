@@ -32,7 +32,7 @@ def test_fixed_width_check_tells_proportional_text_apart(ctx):
 def test_both_families_ship_in_assets(ctx):
     """The frozen bundle copies assets/ whole (build.spec): a family found only on this machine
     would be missing from it."""
-    from engines.assets import asset_path
+    from engines.core.assets import asset_path
 
     shipped = set()
     for f in asset_path("fonts").glob("*.ttf"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engines import memory as mem
-from engines.scenario import STRATEGIES
+from engines.core.scenario import STRATEGIES
 from panels.memory import MemoryPanel
 
 

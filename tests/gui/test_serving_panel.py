@@ -14,7 +14,7 @@ def test_format_controls_drive_replica_memory(make_panel, ctx):
     p.kv_combo.setCurrentText("8-bit (fp8/int8)")
     assert p.memory.kv_bytes == 40 * GIB
     assert "GiB" in p.replica.text.text()
-    from engines.hardware import gpu
+    from engines.core.hardware import gpu
     assert f"× {gpu(ctx.scenario.value.gpu).label} (" in p.replica.text.text()   # the GPU's name, not its key
     # int4 sizes every weight at 4.25 bits; the text says so and points to the quantization panel's rule
     assert "4.25 bits" in p.replica.text.text() and "embeddings" in p.replica.text.text()

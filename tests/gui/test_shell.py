@@ -29,7 +29,7 @@ def test_preset_load_emits_once_with_every_changed_field(ctx, qtbot):
     ctx.scenario.changed.connect(seen.append)
     per_field = []
     ctx.scenario.events.n_gpus.connect(per_field.append)
-    from engines.presets import apply_preset
+    from engines.core.presets import apply_preset
 
     ctx.scenario.replace(apply_preset(ctx.scenario.value, "llama3-405b-16k"))
     assert len(seen) == 1
@@ -159,7 +159,7 @@ def test_model_switch_adapts_tp_and_says_so_in_the_editor_and_status_bar(window)
 def test_lesson_text_is_laid_out_all_the_way_down(ctx, qtbot):
     """Scrolling through the Explanation shows every paragraph: each text block below the first
     screen gets laid out as it scrolls into view (before, memory's sections 3-5 stayed blank)."""
-    from engines.assets import asset_path
+    from engines.core.assets import asset_path
     from explorer.ui.widgets import LessonView
 
     view = LessonView()

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from engines.scenario import Scenario
+from engines.core.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
 SAVER = r"""
 import sys
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 from explorer.files import atomic_write_text
 target = sys.argv[1]
 # a big scenario: the custom arch label padded so each write takes a while (≈ 900 KB)

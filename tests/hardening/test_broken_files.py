@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from explorer.files import FileProblem
 
 CORPUS = Path(__file__).parent / "corpus"

@@ -59,7 +59,7 @@ def cancel_all(panel) -> None:
 
 
 def model_names(ctx) -> list[str]:
-    from engines.models import PRESETS
+    from engines.core.models import PRESETS
 
     return [m for m in PRESET_MODELS if m in PRESETS and m != ctx.scenario.value.model] or list(PRESETS)[:2]
 
@@ -119,7 +119,7 @@ def test_panel_survives_abuse(window, qtbot, hook, key):
         ctx.scenario.update(model=model)
         window.apply_preset(model)
         pump(40)
-    from engines.presets import scenario_presets
+    from engines.core.presets import scenario_presets
 
     for name in list(scenario_presets())[:3]:
         window.apply_preset(name)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.k8s import Cluster, load_manifests
 from engines.k8s import rules
 
@@ -96,7 +96,7 @@ def yaml_bomb(levels: int = 9, width: int = 9) -> str:
 
 BOUNDED = """
 import sys, time
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.k8s import load_manifests
 text = open(sys.argv[1], encoding="utf-8").read()
 try:

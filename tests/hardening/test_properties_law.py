@@ -10,8 +10,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.assets import asset_path
-from engines.errors import ValidationError
+from engines.core.assets import asset_path
+from engines.core.errors import ValidationError
 from engines.law import cra, pld
 from engines.law.record import to_html, to_markdown
 from engines.law.trees import Walk, load_trees, parse_trees, validate_all, validate_tree

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engines import memory
-from engines.errors import ValidationError
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.errors import ValidationError
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 
 FAST = settings(max_examples=40, deadline=None)
 params = st.floats(1e6, 2e12, allow_nan=False)

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engines import pipeline
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 
 FAST = settings(max_examples=40, deadline=None)
 

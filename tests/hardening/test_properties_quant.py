@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from engines.errors import ValidationError
+from engines.core.errors import ValidationError
 from engines.quant import gptq, quantize, quantize_kv, rtn, sqnr_db
 
 torch = pytest.importorskip("torch")

@@ -1,4 +1,4 @@
-"""engines.scenario / presets / overview / models: any field set to garbage is a ValidationError
+"""engines.core.scenario / presets / overview / models: any field set to garbage is a ValidationError
 naming that field (never TypeError/KeyError), and valid scenarios round-trip through JSON."""
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines.errors import ValidationError
-from engines.models import PRESETS, ModelArch
+from engines.core.errors import ValidationError
+from engines.core.models import PRESETS, ModelArch
 from engines.overview import summarize
-from engines.presets import apply_preset, preset_names
-from engines.scenario import FIELD_NAMES, Scenario
+from engines.core.presets import apply_preset, preset_names
+from engines.core.scenario import FIELD_NAMES, Scenario
 
 FAST = settings(max_examples=60, deadline=None)
 garbage = st.one_of(st.none(), st.text(max_size=6), st.floats(), st.integers(-10**12, 10**12), st.booleans(),

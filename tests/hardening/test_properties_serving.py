@@ -10,10 +10,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engines import mfu, reliability, serving
-from engines.errors import ValidationError
-from engines.hardware import GPUS
-from engines.models import PRESETS
-from engines.scenario import Scenario
+from engines.core.errors import ValidationError
+from engines.core.hardware import GPUS
+from engines.core.models import PRESETS
+from engines.core.scenario import Scenario
 
 FAST = settings(max_examples=40, deadline=None)
 SLOW = settings(max_examples=12, deadline=None)

@@ -1,0 +1,71 @@
+"""Declared panel parameters: a frozen dataclass whose fields carry their label, unit and range.
+
+Each topic package exports ``Params`` built on :class:`ParamsBase` with :func:`param` fields, so
+validation, the widgets that edit a field and the saved view all read one declaration (settings
+as data, as pyqtgraph's ParameterTree does). ``Params(**asdict(p)) == p`` always holds.
+"""
+from __future__ import annotations
+
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+from engines.core.errors import ValidationError, require_bool, require_choice, require_int, require_number
+
+
+def param(default: Any, lo: float | None = None, hi: float | None = None, *, label: str, unit: str = "",
+          step: float = 1, decimals: int = 0, choices: tuple | None = None, tip: str = "") -> Any:
+    """A parameter field: its default, allowed range (or ``choices``; for text, ``hi`` is the longest
+    allowed) and how a control shows it."""
+    return field(default=default, metadata={"lo": lo, "hi": hi, "label": label, "unit": unit, "step": step,
+                                            "decimals": decimals, "choices": choices, "tip": tip})
+
+
+@dataclass(frozen=True)
+class ParamsBase:
+    """Validates every :func:`param` field on construction; bad values name the field and the range."""
+
+    version: ClassVar[int] = 1
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            m, value = f.metadata, getattr(self, f.name)
+            if not m:
+                continue
+            if m["choices"] is not None:
+                require_choice(value, f.name, m["choices"])
+            elif isinstance(f.default, bool):
+                require_bool(value, f.name)
+            elif isinstance(f.default, str):
+                if not isinstance(value, str) or (m["hi"] is not None and len(value) > m["hi"]):
+                    raise ValidationError(f.name, f"expected text of at most {m['hi'] or 'any'} characters, "
+                                                  f"got {type(value).__name__}", "text")
+            elif isinstance(f.default, int):
+                object.__setattr__(self, f.name, require_int(value, f.name, int(m["lo"]), int(m["hi"])))
+            elif isinstance(f.default, float):
+                object.__setattr__(self, f.name, require_number(value, f.name, m["lo"], m["hi"]))
+
+    @classmethod
+    def spec(cls, name: str) -> dict:
+        """The declaration of field ``name`` (label, unit, lo, hi, step, decimals, choices, tip)."""
+        for f in fields(cls):
+            if f.name == name:
+                return dict(f.metadata)
+        raise ValidationError(name, f"is not a parameter of {cls.__qualname__}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "ParamsBase":
+        """Rebuild from :meth:`to_dict`; unknown keys are refused, missing ones take their defaults."""
+        if not isinstance(data, dict):
+            raise ValidationError("params", f"expected an object, got {type(data).__name__}")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValidationError(unknown[0], f"is not a parameter of {cls.__qualname__}", ", ".join(sorted(names)))
+        return cls(**data)
+
+
+def defaults_of(cls: type[ParamsBase]) -> dict:
+    return {f.name: f.default for f in fields(cls) if f.default is not MISSING}
