@@ -82,3 +82,17 @@ def test_the_toolkit_imports_neither_engines_nor_panels():
               for p in (ROOT / "explorer" / "ui").rglob("*.py")}
     within = {k: v for k, v in within.items() if v}
     assert not within, f"the toolkit uses only itself, the theme and the fonts: {within}"
+
+
+def test_every_panel_declares_its_params_in_its_topic_package():
+    """Each panel key has a Qt-free topic package under engines/ whose Params the panel uses."""
+    from explorer.panel import registered_panels
+
+    missing = []
+    for info in registered_panels():
+        cls = info.load()
+        pkg = ROOT / "engines" / info.key
+        if not (pkg / "__init__.py").exists() or cls.Params is None or \
+                not cls.Params.__module__.startswith(f"engines.{info.key}"):
+            missing.append(info.key)
+    assert not missing, f"panels without a topic package and Params: {missing}"
