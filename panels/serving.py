@@ -15,7 +15,6 @@ from explorer.binder import ParamBinder, fields_of, param_slider
 from explorer.ui.fast_items import Bars
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
-from explorer.tasks import Cancelled
 from explorer.ui.live_text import LiveText, pin_size
 from explorer.ui.widgets import ErrorLabel, Tabs, brush, make_plot, pen, set_title
 from panels._serving_views import LoadChart, ReplicaMemoryChart, sizing_words
@@ -200,10 +199,15 @@ class ServingPanel(Panel):
         super().unbind()
 
     def _run_timeline(self, follow_with_curves: bool) -> None:
-        s, params = self.ctx.scenario.value, self.params
+        s = self.ctx.scenario.value
+        try:
+            wl = timeline_workload(self.params, s.serve_context)
+        except ValueError as exc:
+            self.error.show_error(str(exc))
+            return
 
         def work(progress, cancelled):
-            return batching_runs(s, timeline_workload(params, s.serve_context))
+            return batching_runs(s, wl)
 
         def done(sims) -> None:
             self._running_parts = set()
@@ -222,10 +226,14 @@ class ServingPanel(Panel):
 
     def _run_curves(self) -> None:
         s, p = self.ctx.scenario.value, self.params
+        try:
+            wl, target = study_workload(p, s.serve_context), p.target
+        except ValueError as exc:
+            self.error.show_error(str(exc))
+            return
 
         def work(progress, cancelled):
-            return deployment_study(s, study_workload(p, s.serve_context), p.target, p.traffic_per_s,
-                                    p.max_utilisation_pct / 100, progress, cancelled)
+            return deployment_study(s, wl, target, p.traffic_per_s, p.max_utilisation_pct / 100, progress, cancelled)
 
         self._running_parts = {"curves"}
         self.tasks.run(work, self._curves_done, label="simulating load", on_error=self._failed)
@@ -292,13 +300,10 @@ class ServingPanel(Panel):
         device = self.ctx.device
 
         def work(progress, cancelled):
-            from engines.serving.decode_bench import BenchCancelled, run_decode_bench
+            from engines.serving.decode_bench import run_decode_bench
 
-            try:
-                return run_decode_bench(device, batches=(1, 4, 16), context=256, steps=8,
-                                        progress=progress, cancelled=cancelled)
-            except BenchCancelled:
-                raise Cancelled() from None
+            return run_decode_bench(device, batches=(1, 4, 16), context=256, steps=8, progress=progress,
+                                    cancelled=cancelled)
 
         self.bench_tasks.run(work, self._bench_done, label=f"timing decode steps on {device}",
                        on_error=lambda text: self.bench_text.setText("⚠ " + text.splitlines()[0]))

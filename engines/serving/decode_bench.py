@@ -16,16 +16,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from engines.core import errors
 from engines.core.errors import ValidationError, require, require_choice, require_int
 from engines.core.models import ModelArch
-from engines.serving import StepCost
+from engines.serving.replica import StepCost
 
 Progress = Callable[[float, str], None]
 Cancelled = Callable[[], bool]
 
 
-class BenchCancelled(Exception):
-    """Raised when the caller's ``cancelled()`` turns true between steps."""
+class BenchCancelled(errors.Cancelled):
+    """Raised when the caller's ``cancelled()`` turns true between steps (an ``engines.core.errors.Cancelled``)."""
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,16 @@ def _settle(win) -> None:
         settle(panel, quiet_s=0.2)
 
 
+def _result(panel):
+    """The panel's engine result as exported, less what a re-run measures anew (timings)."""
+    doc = json.loads(json.dumps(to_jsonable(panel.result())))
+    if isinstance(doc, dict):
+        doc.pop("measurement", None)
+        doc.pop("measured", None)
+        doc.pop("executed", None)
+    return doc
+
+
 def _changed(params):
     """The same Params with its first declared number moved inside its range."""
     for f in fields(params):
@@ -51,14 +61,16 @@ def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_pat
             panel.set_params(_changed(panel.params))
         for tabs in panel.tab_widgets():
             tabs.setCurrentIndex(tabs.count() - 1)
+        _settle(window)
         if window.ctx.timeline.spec is not None:
             window.ctx.timeline.set_position(min(3, window.ctx.timeline.n_frames - 1))
         view = window.view_state()
         path = save_view_state(view, tmp_path / f"{info.key}.json")
         saved[info.key] = (path, view, panel.params, panel.inner_tabs(),
-                           window.ctx.timeline.position if window.ctx.timeline.spec is not None else None)
+                           window.ctx.timeline.position if window.ctx.timeline.spec is not None else None,
+                           _result(panel))
     other = _new_window(qtbot)
-    for key, (path, view, params, tabs, frame) in saved.items():
+    for key, (path, view, params, tabs, frame, result) in saved.items():
         other.apply_view_state(load_view_state(path))
         _settle(other)
         panel = other.current_panel()
@@ -68,6 +80,7 @@ def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_pat
         if frame is not None:
             assert other.ctx.timeline.position == frame, key
         assert other.view_state().params.get(key) == view.params.get(key)
+        assert _result(panel) == result, key             # the engine result behind the view, too
 
 
 def test_a_restored_serving_view_computes_the_same_result(window, qtbot, tmp_path):
@@ -90,6 +103,13 @@ def test_a_json_export_carries_the_view_it_came_from(window, qtbot, tmp_path):
     other = _new_window(qtbot)
     other.apply_view_state(ViewState.from_json_dict(doc["meta"]["state"]))
     assert other.current_panel().key == "serving" and other.current_panel().params.ttft_target_s == 0.7
+    state = doc["meta"]["state"]                       # a reader edits the exported view and opens it
+    state["params"]["serving"]["traffic_per_s"] = 1234.0
+    state["scenario"]["scenario"]["serve_batch"] = 24
+    other.apply_view_state(ViewState.from_json_dict(state))
+    _settle(other)
+    assert other.current_panel().params.traffic_per_s == 1234.0 and other.ctx.scenario.value.serve_batch == 24
+    assert other.current_panel().sizing.rate_per_s == 1234.0
     from PySide6.QtGui import QImage
 
     png = window.export("png", tmp_path / "s.png")
