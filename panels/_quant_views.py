@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
-                               QSpinBox, QTableWidget, QTableWidgetItem, QWidget)
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from engines.quant.params import PROFILE_SITES
 from explorer.ui.fast_items import Bars
+from explorer.ui.bar_chart import bar_chart
 from explorer.ui.label_layer import range_end_for_label
 from explorer.ui.live_text import LiveText
-from explorer.ui.bar_chart import bar_chart
 from explorer.ui.widgets import legend_below, log_axes, make_plot, no_si_prefix, pen, style_legend
 
 def tidy(plot, theme, legend: str | None = None):
@@ -392,109 +391,3 @@ class GroupsView:
             gp.setRange(xRange=(min(xs), max(xs) + 0.18 * x_span), yRange=(min(ys), max(ys) + 0.15 * y_span))
         bar_chart(self.scheme_plot, th, [r["scheme"] for r in a.schemes],
                   [r["relative_error"] for r in a.schemes], "{:.3f}")
-
-
-SERVING_COLUMNS = ("format", "weight_bits", "weights_gb", "kv_gb", "total_gb", "fits", "decode_tok_s", "bound", "mma",
-                   "note")
-SERVING_HEADS = ("format", "bits/\nweight", "weights\nGB", "KV\nGB", "total\nGB", "fits one\nGPU", "decode\ntok/s",
-                 "bound", "matmul\nin", "note")     # two-line headers: each column as wide as its numbers
-
-
-class ServingView:
-    """Memory and decode speed of each weight format for the scenario: every row and column in view."""
-
-    def __init__(self, tabs) -> None:
-        # The formats for serving get a tab of their own: under the two charts the table pushed the
-        # panel past a 1080p projector's height, and its last columns sat behind a sideways scroll.
-        g = _page(tabs, "Formats for serving")
-        self.title = LiveText()          # word-wrapped: a long scenario line must not widen the panel
-        g.addWidget(self.title, 0, 0)
-        self.table = QTableWidget()
-        self.table.setAccessibleName("Serving memory and decode speed per format")
-        self.table.verticalHeader().hide()          # the format names the row; its width goes to text
-        self.table.setWordWrap(True)
-        self.table.verticalHeader().sectionResized.connect(    # once the header has its new length
-            lambda *_a: QTimer.singleShot(0, self.fit))
-        g.addWidget(self.table, 1, 0)
-        g.setRowStretch(1, 1)
-
-    def draw(self, scenario, gpu_label: str, rows) -> None:
-        self.title.setText(
-            f"<b>{scenario.arch.label}</b> on <b>{gpu_label}</b>, batch {scenario.serve_batch}, "
-            f"context {scenario.serve_context:,}, KV cache {scenario.kv_bits}-bit: decode reads every weight and the"
-            f" KV cache once per step, so tokens/s ≈ batch × bandwidth / bytes. Your scenario's weights: "
-            f"{scenario.weight_bits}-bit.")
-        table, cols = self.table, SERVING_COLUMNS
-        table.setColumnCount(len(cols))
-        table.setHorizontalHeaderLabels(list(SERVING_HEADS))
-        table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
-            for c, key in enumerate(cols):
-                v = row[key]
-                if key == "mma" and not row["tensor_core"]:
-                    v = f"{v} (no tensor cores here: bf16)"
-                text = (f"{v:,.1f}" if isinstance(v, float) and key != "weight_bits" else
-                        f"{v:.3f}" if key == "weight_bits" else ("yes" if v is True else "NO" if v is False else str(v)))
-                table.setItem(r, c, QTableWidgetItem(text))
-        table.resizeColumnsToContents()
-        # every column in view: long format names and matmul notes wrap, the note takes the width left
-        for c, chars in ((0, 24), (cols.index("mma"), 18)):
-            table.setColumnWidth(c, min(table.columnWidth(c), table.fontMetrics().averageCharWidth() * chars))
-        table.horizontalHeader().setSectionResizeMode(len(cols) - 1, QHeaderView.Stretch)
-        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrapping
-        self.fit()
-
-    def fit(self) -> None:
-        """Every format in view without scrolling the table (at presenter sizes it showed three rows);
-        again whenever wrapping changes a row's height."""
-        t = self.table
-        rows = t.verticalHeader().length() + t.horizontalHeader().height()
-        t.setMinimumHeight(rows + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height())
-
-
-class KVView:
-    """K and V errors by scale layout, the keys' per-channel maxima, and the scenario's KV memory."""
-
-    def __init__(self, tabs, theme) -> None:
-        g = _page(tabs, "KV cache")
-        row = QHBoxLayout()
-        self.block_box = QComboBox()
-        self.block_box.setAccessibleName("Block whose keys and values are quantized")
-        self.bits_spin = QSpinBox()
-        self.bits_spin.setRange(2, 8)
-        self.bits_spin.setPrefix("KV bits: ")
-        self.bits_spin.setKeyboardTracking(False)
-        row.addWidget(self.block_box)
-        row.addWidget(self.bits_spin)
-        row.addStretch(1)
-        g.addLayout(row, 0, 0, 1, 2)
-        self.plot = make_plot(theme, "Relative error of K and V by scale layout", "", "relative error")
-        g.addWidget(self.plot, 1, 0)
-        self.chan_plot = make_plot(theme, "Keys: max|k| per channel (fixed outlier channels)", "max|k|",
-                                   "channel (3 heads × 64)")
-        g.addWidget(self.chan_plot, 1, 1)
-        self.text = _label(g, 2, 0, 2)
-        g.setRowStretch(1, 1)
-        self._key = None
-
-    def draw(self, kv, memory, th) -> None:
-        """``kv``: an engine ``KVStudy``; ``memory``: ((bits, GB), …) and the scenario, or None."""
-        key = (kv, th.name, th.font_scale)
-        if key != self._key:
-            self._key = key
-            bar_chart(self.plot, th, [f"{r['tensor']} per {r['axis']}" for r in kv.rows],
-                      [r["relative_error"] for r in kv.rows], "{:.3f}")
-            self.chan_plot.clear()
-            self.chan_plot.addItem(Bars(x=np.arange(len(kv.channel_max)), height=kv.channel_max, width=0.9,
-                                        brush=th.color(0), pen=None))
-        mem = ""
-        if memory is not None:
-            gbs, s = memory
-            mem = (f" For {s.arch.label} at batch {s.serve_batch} and context {s.serve_context:,}: KV cache "
-                   + ", ".join(f"{b}-bit {gb:,.1f} GB" for b, gb in gbs) + " (scales not counted).")
-        self.text.setText(
-            f"SmolLM2 block {kv.block} pre-RoPE keys: channels {', '.join(map(str, kv.top_channels))} dominate. "
-            f"Per-token scales (one per token and head) must cover them: K error {kv.error('K', 'token'):.3f}; "
-            f"per-channel scales isolate them: {kv.error('K', 'channel'):.3f}. Values: per-token "
-            f"{kv.error('V', 'token'):.3f} vs per-channel {kv.error('V', 'channel'):.3f} (KIVI pairs keys "
-            f"per-channel with values per-token; the Hadamard on the head dimension is QuaRot's alternative)." + mem)

@@ -13,9 +13,10 @@ from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, Para
                               compare_schedules, layout_study, run_executed, schedule_request, timeline_marks, tp_study)
 from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
-from panels._pipeline_views import (ExecutedPage, LayoutPage, LayoutView, SchedulesPage, TPPage, exec_summary,
-                                    formula_html, gantt_geometry, int_spin, layout_html, param_spin, tp_caption_html,
-                                    tp_counts_html)
+from panels._pipeline_parallel_views import (LayoutPage, LayoutView, TPPage, layout_html, tp_caption_html,
+                                             tp_counts_html)
+from panels._pipeline_pages import ExecutedPage, SchedulesPage, int_spin, param_spin
+from panels._pipeline_views import exec_summary, formula_html, gantt_geometry
 
 GANTT_FRAMES = 240
 PREVIEW_MAX_OPS = 256  # p·m·v above this: cost sliders redraw on release only

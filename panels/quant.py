@@ -21,8 +21,8 @@ from explorer.binder import ParamBinder, param_slider
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel, style_axis
-from panels._quant_views import (AffineView, FixesView, GroupsView, KVView, OutlierView, ServingView, WeightView,
-                                 tidy)
+from panels._quant_serving_views import KVView, ServingView
+from panels._quant_views import AffineView, FixesView, GroupsView, OutlierView, WeightView, tidy
 
 AFFINE_TAB, GPTQ_TAB = 0, 3
 

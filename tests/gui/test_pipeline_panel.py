@@ -142,7 +142,7 @@ def test_the_3d_layout_shows_every_node_whatever_the_view_shape(make_panel, ctx)
     """With the aspect locked, setting x and y in two calls kept the last one and cropped the other:
     nodes were cut off at both sides. Every drawn GPU square must lie inside the view."""
     from explorer.theme import THEMES
-    from panels._pipeline_views import LayoutView
+    from panels._pipeline_parallel_views import LayoutView
 
     ctx.scenario.update(n_gpus=64, tp=1, pp=1)
     p = make_panel(PipelinePanel)
@@ -163,7 +163,7 @@ def test_a_group_spanning_nodes_joins_rows_by_a_spine_not_diagonals(make_panel, 
     labels. Every segment of the path is now horizontal (a row, a stub) or the vertical spine."""
     import math
 
-    from panels._pipeline_views import SPINE, group_path
+    from panels._pipeline_parallel_views import SPINE, group_path
 
     ctx.scenario.update(n_gpus=64, tp=1, pp=1)
     p = make_panel(PipelinePanel)

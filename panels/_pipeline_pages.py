@@ -1,0 +1,113 @@
+"""The pipeline panel's schedules and executed pages: widgets only; the panel connects and fills them."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+                               QSpinBox, QVBoxLayout, QWidget)
+
+from explorer.binder import param_slider
+from explorer.theme import Theme
+from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import ErrorLabel
+from panels._pipeline_views import GanttView
+
+
+class ExecutedPage(QWidget):
+    """Run button, model width and progress; the measured and simulated Gantt charts, linked."""
+
+    def __init__(self, theme: Theme, hidden_spin, progress_widget) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        top = FlowLayout()          # wraps at presenter sizes on a narrow screen
+        self.run_button = QPushButton("Run the left schedule on real torch")
+        self.run_button.setAccessibleName("Run the executed mode")
+        top.addWidget(self.run_button)
+        top.addWidget(keep_together(QLabel("hidden width"), hidden_spin))
+        top.addWidget(progress_widget)
+        lay.addLayout(top)
+        self.exec_info = QLabel("A small MLP is cut into p·v stages; one thread per rank (a CUDA stream each on a GPU) "
+                                "runs the left schedule's order with real forward and backward work.")
+        self.exec_info.setWordWrap(True)
+        lay.addWidget(self.exec_info)
+        self.exec_error = ErrorLabel()
+        lay.addWidget(self.exec_error)
+        row = QHBoxLayout()
+        self.exec_gantts = [GanttView(theme, "measured"), GanttView(theme, "simulated from measured op times")]
+        for g in self.exec_gantts:
+            g.show_placeholder("Not run yet:\npress Run above")
+        self.exec_gantts[1].gantt.setXLink(self.exec_gantts[0].gantt)
+        for g in self.exec_gantts:
+            row.addWidget(g, 1)
+        lay.addLayout(row, 1)
+
+
+def int_spin(lo: int, hi: int, tip: str, step: int = 1) -> QSpinBox:
+    s = QSpinBox()
+    s.setRange(lo, hi)
+    s.setSingleStep(step)
+    s.setKeyboardTracking(False)
+    s.setToolTip(tip)
+    s.setAccessibleName(tip)
+    return s
+
+
+def param_spin(params_cls, name: str) -> QSpinBox:
+    """A spin box with the range, step and tip the Params field declares."""
+    m = params_cls.spec(name)
+    return int_spin(int(m["lo"]), int(m["hi"]), m["tip"], int(m["step"]))
+
+
+COSTS = ("t_f", "t_b", "w_share_pct", "t_comm")
+"""The cost sliders, in the order they are shown."""
+
+
+class SchedulesPage(QWidget):
+    """Both schedules' controls (kinds, p, m, v, costs), the scenario context line, and the two
+    Gantt charts with their bubble captions."""
+
+    def __init__(self, theme: Theme, params_cls, kinds, kind_labels) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        box = QGroupBox("Schedule and costs")   # p is the scenario's PP, m its gradient accumulation (tooltips)
+        inside = QVBoxLayout(box)
+        self.kind = [QComboBox(), QComboBox()]
+        for combo, name in zip(self.kind, ("left", "right")):
+            for k in kinds:
+                combo.addItem(kind_labels[k], k)
+            combo.setAccessibleName(f"Schedule on the {name}")
+        self.p_spin = int_spin(1, 64, "p: pipeline ranks (scenario PP)")
+        self.m_spin = int_spin(1, 512, "m: micro-batches per step (scenario gradient accumulation)")
+        self.v_spin = param_spin(params_cls, "v")
+        self.costs = {name: param_slider(params_cls, name) for name in COSTS}
+        controls = FlowLayout()     # wraps at presenter font sizes instead of pushing the panel sideways
+        controls.addWidget(keep_together(QLabel("Left"), self.kind[0]))
+        controls.addWidget(keep_together(QLabel("Right"), self.kind[1]))
+        for lbl, w in (("p ranks", self.p_spin), ("m micro-batches", self.m_spin), ("v chunks", self.v_spin)):
+            controls.addWidget(keep_together(QLabel(lbl), w))
+        for s in self.costs.values():
+            controls.addWidget(s)
+        inside.addLayout(controls)
+        self.cost_note = QLabel("Costs are per rank's whole stage; a chunk costs 1/v of it (ZB-V: v = 2). "
+                                "Blocks: F plain, B hatched ╱, I hatched ╲, W cross-hatched; idle time dotted grey.")
+        self.cost_note.setObjectName("muted")
+        self.cost_note.setWordWrap(True)
+        inside.addWidget(self.cost_note)
+        self.sched_error = ErrorLabel()
+        inside.addWidget(self.sched_error)
+        lay.addWidget(box)
+        self.context_line = LiveText()
+        self.context_line.setAccessibleName("Where this pipeline sits in the scenario")
+        lay.addWidget(self.context_line)
+        grid = QGridLayout()   # charts in one row, captions in the next: a longer caption on one
+        self.gantts = [GanttView(theme, "left"), GanttView(theme, "right")]  # side no longer shortens
+        self.gantts[1].gantt.setXLink(self.gantts[0].gantt)                  # its chart
+        self.formula = [LiveText(min_lines=4), LiveText(min_lines=4)]
+        for col, (g, f) in enumerate(zip(self.gantts, self.formula)):
+            g.setAccessibleName("Pipeline Gantt chart and in-flight activations")
+            grid.addWidget(g, 0, col)
+            f.setAccessibleName("Bubble: measured in the simulation and the published formulas")
+            grid.addWidget(f, 1, col)
+            grid.setColumnStretch(col, 1)
+        grid.setRowStretch(0, 1)
+        lay.addLayout(grid, 1)
+

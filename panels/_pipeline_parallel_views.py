@@ -1,0 +1,347 @@
+"""The pipeline panel's tensor- and 3D-parallel views: one TP block step by step, and the DP × TP × PP
+rank grid grouped by node. Drawing only: they take engines.pipeline results (TPStep list, Layout3D)."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPen
+from PySide6.QtWidgets import QCheckBox, QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from explorer.theme import Theme
+from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import ErrorLabel, cache_static, pen
+from panels._pipeline_views import StageMemoryChart, Texts, _Blocks
+
+
+class TPView(pg.PlotWidget):
+    """Steps of one tensor-parallel block (columns) × GPUs (rows). Each cell shows which part of
+    the tensor the GPU holds: the whole (replicated), slice i of t (column / sequence shard) or
+    a hatched whole (a partial sum awaiting the all-reduce). Collectives are vertical bars."""
+
+    def __init__(self, theme: Theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.setMouseEnabled(x=False, y=False)
+        self.hideAxis("bottom")
+        self.getPlotItem().invertY(True)
+        cache_static(self)
+        self.cells = _Blocks()
+        self.addItem(self.cells)
+        self.texts = Texts(self)
+        self.highlight = QGraphicsRectItem()
+        self.addItem(self.highlight)
+        self.steps = []
+        self.t = 1
+        self.current = 0
+
+    def set_steps(self, steps, t: int, current: int = 0) -> None:
+        self.steps, self.t = steps, t
+        self.current = max(0, min(current, len(steps) - 1))
+        self._draw()
+
+    def set_current(self, index: int) -> None:
+        index = max(0, min(index, len(self.steps) - 1))
+        if index != self.current:
+            self.current = index
+            self._draw()
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self._draw()
+
+    def _draw(self) -> None:
+        th = self.theme
+        self.setBackground(th.bg)
+        self.texts.begin()
+        rows = min(self.t, 8)
+        rects = []
+        font = QFont()
+        font.setPointSizeF(th.point_size * 0.8)
+        for i, st in enumerate(self.steps):
+            done = i <= self.current
+            alpha = 1.0 if done else 0.25
+            x0 = i * 1.2
+            if st.collective:
+                c = QColor(th.error)
+                c.setAlphaF(alpha)
+                rects.append((QRectF(x0 + 0.3, -0.45, 0.4, rows - 0.1), QBrush(c), QBrush(QColor(th.bg), Qt.Dense5Pattern)))
+                self.texts.add(st.collective.replace("-", "-\n"), (x0 + 0.5, rows - 0.4), (0.5, 0),
+                               th.fg if done else th.muted, font)
+                continue
+            for g in range(rows):
+                base = QColor(th.muted)
+                base.setAlphaF(0.15)
+                rects.append((QRectF(x0, g - 0.4, 1.0, 0.8), QBrush(base), None))
+                col = QColor(th.color({"replicated": 1, "sequence-shard": 2, "column": 4, "row": 0,
+                                       "local": 4, "collective": 5}[st.kind]))
+                col.setAlphaF(alpha)
+                if st.kind in ("column", "local", "sequence-shard"):
+                    w = 1.0 / self.t
+                    rects.append((QRectF(x0 + g * w, g - 0.4, w, 0.8), QBrush(col), None))
+                elif st.kind == "row":
+                    rects.append((QRectF(x0, g - 0.4, 1.0, 0.8), QBrush(col), QBrush(QColor(th.bg), Qt.BDiagPattern)))
+                else:
+                    rects.append((QRectF(x0, g - 0.4, 1.0, 0.8), QBrush(col), None))
+        self.cells.outline = QPen(QColor(th.fg))
+        self.cells.outline.setCosmetic(True)
+        self.cells.set_rects(rects)
+        if self.steps:
+            x0 = self.current * 1.2
+            self.highlight.setRect(QRectF(x0 - 0.08, -0.55, 1.16, rows + 0.1))
+            p = QPen(QColor(th.error), 0)
+            p.setWidthF(3)
+            p.setCosmetic(True)
+            self.highlight.setPen(p)
+            bold = QFont()
+            bold.setPointSizeF(th.point_size)
+            bold.setBold(True)
+            for phase in ("forward", "backward"):  # phase captions above the columns
+                idx = [i for i, s in enumerate(self.steps) if s.phase == phase]
+                if idx:
+                    self.texts.add(f"{phase} pass", (idx[0] * 1.2, -1.0), (0, 1), th.fg, bold)
+            for i, st in enumerate(self.steps):  # region captions where the region changes
+                if i == 0 or self.steps[i - 1].region != st.region:
+                    self.texts.add(st.region.upper() if st.region == "mlp" else st.region, (i * 1.2, -0.5), (0, 1),
+                                   th.muted, font)
+        self.texts.end()
+        ticks = [(g, f"GPU {g}") for g in range(rows)]
+        if ticks != getattr(self, "_ticks", None):
+            self.getAxis("left").setTicks([ticks])
+            self._ticks = ticks
+        self.getAxis("left").setTextPen(pen(th.fg, 1))
+        n = max(1, len(self.steps))
+        self.setXRange(-0.2, n * 1.2, padding=0)
+        self.setYRange(-1.8, rows + 0.9, padding=0)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class LayoutView(pg.PlotWidget):
+    """GPUs as squares inside node boxes, labelled rank and (TP, DP, PP) coordinates, shaded by
+    pipeline stage; one example TP, DP and PP group is joined by solid / dashed / dotted lines."""
+
+    MAX_NODES = 16
+
+    def __init__(self, theme: Theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.setMouseEnabled(x=False, y=False)
+        self.hideAxis("bottom")
+        self.hideAxis("left")
+        self.getPlotItem().invertY(True)
+        self.layout3d = None
+        self.blocks = _Blocks()
+        self.blocks.setZValue(-1)
+        self.addItem(self.blocks)
+        self.texts = Texts(self)
+        self.group_lines = {kind: (pg.PlotCurveItem(connect="finite"), pg.ScatterPlotItem())
+                            for kind in ("tp", "dp", "pp")}                 # (path, member dots)
+        for line, dots in self.group_lines.values():
+            self.addItem(line)
+            self.addItem(dots)
+        self.setAspectLocked(True)
+
+    def set_layout(self, layout3d) -> None:
+        self.layout3d = layout3d
+        self._draw()
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self._draw()
+
+    def _pos(self, rank: int) -> tuple[float, float]:
+        g = self.layout3d.gpus_per_node
+        node, local = divmod(rank, g)
+        per_row = min(g, 8)
+        cols = 2 if self.layout3d.n_nodes <= 8 else 4
+        nx, ny = node % cols, node // cols
+        gx, gy = local % per_row, local // per_row
+        rows_per_node = -(-g // per_row)
+        return nx * (per_row + 1.2) + gx, ny * (rows_per_node + 1.6) + gy
+
+    def _draw(self) -> None:
+        th = self.theme
+        self.setBackground(th.bg)
+        lay = self.layout3d
+        if lay is None:
+            return
+        self.texts.begin()
+        shown = min(lay.n_nodes, self.MAX_NODES)
+        limit = shown * lay.gpus_per_node
+        g = lay.gpus_per_node
+        per_row = min(g, 8)
+        rows_per_node = -(-g // per_row)
+        font = QFont()
+        font.setPointSizeF(th.point_size * (0.85 if shown <= 8 else 0.65))
+        rects, labels = [], []
+        for node in range(shown):
+            x, y = self._pos(node * g)
+            rects.append((QRectF(x - 0.55, y - 0.75, per_row + 0.1, rows_per_node + 0.3), QBrush(Qt.NoBrush), None))
+            members = lay.ranks[node * g:(node + 1) * g]
+            pps = sorted({r.pp_rank for r in members})
+            dps = sorted({r.dp_rank for r in members})
+            # short enough to stay over its node's box at presenter text sizes ("DP replica 40–47" ran past it)
+            self.texts.add(f"node {node}: PP stage {_span(pps)} · DP {_span(dps)}", (x - 0.55, y - 0.75),
+                           (0, 1), th.fg, font)
+        for rp in lay.ranks[:limit]:
+            x, y = self._pos(rp.rank)
+            c = QColor(th.color([1, 0, 2, 6, 4, 5, 3][rp.pp_rank % 7]))
+            hatch = QBrush(QColor(th.bg), [None, Qt.BDiagPattern, Qt.FDiagPattern, Qt.CrossPattern][rp.pp_rank % 4]) \
+                if rp.pp_rank % 4 else None
+            box = QRectF(x - 0.42, y - 0.42, 0.84, 0.84)
+            rects.append((box, QBrush(c), hatch))
+            labels.append((box, str(rp.rank)))
+        self.texts.end()
+        self.blocks.outline = QPen(QColor(th.fg))
+        self.blocks.outline.setCosmetic(True)
+        bold = QFont(font)
+        bold.setBold(True)
+        self.blocks.font = bold
+        self.blocks.set_rects(rects, labels)
+        styles = {"tp": Qt.SolidLine, "dp": Qt.DashLine, "pp": Qt.DotLine}
+        xs = [self._pos(r)[0] for r in range(0, limit)]
+        ys = [self._pos(r)[1] for r in range(0, limit)]
+        for kind, (line, dots) in self.group_lines.items():
+            grp = next((gr for gr in lay.groups if gr.kind == kind and max(gr.members) < limit), None)
+            if grp is None or len(grp.members) < 2:
+                line.hide()
+                dots.hide()
+                continue
+            pts = [self._pos(m) for m in grp.members]
+            dx, dy = {"tp": (0.0, 0.5), "dp": (0.0, -0.5), "pp": (-0.5, 0.0)}[kind]  # in the gaps: numbers stay legible
+            colour = th.error if kind == "tp" else th.fg
+            px, py = group_path(pts, dx, dy, min(xs) - SPINE[kind])
+            line.setData(px, py, pen=pg.mkPen(colour, width=4 if kind == "tp" else 3, style=styles[kind]))
+            dots.setData([x + dx for x, _ in pts], [y + dy for _, y in pts], size=9, brush=colour, pen=pg.mkPen(colour))
+            line.show()
+            dots.show()
+        # one call: with the aspect locked, pyqtgraph then widens whichever range the widget's shape
+        # needs; two calls keep the last one and crop the other (nodes were cut off at both sides)
+        self.setRange(xRange=(min(xs) - max(SPINE.values()) - 0.3, max(xs) + 0.8),
+                      yRange=(min(ys) - 1.4, max(ys) + 0.8), padding=0)
+
+
+SPINE = {"tp": 0.85, "dp": 1.0, "pp": 1.15}   # a group's spine: this far left of the first GPU column
+
+
+def group_path(points: list[tuple[float, float]], dx: float, dy: float, spine_x: float) -> tuple[list, list]:
+    """A group's connecting path: a line along each row of members (offset by dx, dy into the gaps
+    between squares), and for a group that spans rows a vertical spine at ``spine_x``, left of the
+    node boxes, with a stub into each row. Diagonals from one row's end to the next row's start
+    crossed the node labels (a 64-GPU DP group zigzagged through every node). NaN separates
+    segments (``connect="finite"``)."""
+    nan = float("nan")
+    rows: dict[float, list[float]] = {}
+    for x, y in points:
+        rows.setdefault(round(y + dy, 6), []).append(x + dx)
+    xs: list[float] = []
+    ys: list[float] = []
+    for y, row in sorted(rows.items()):
+        xs += sorted(row) + [nan]
+        ys += [y] * len(row) + [nan]
+    if len(rows) > 1:
+        for y, row in sorted(rows.items()):
+            xs += [spine_x, min(row), nan]
+            ys += [y, y, nan]
+        xs += [spine_x, spine_x, nan]
+        ys += [min(rows), max(rows), nan]
+    return xs, ys
+
+
+def _span(values: list[int]) -> str:
+    """'3' or '0–7' for a sorted list of small integers."""
+    return str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
+
+
+# --- captions: engine results as text -------------------------------------------------------------
+
+
+def tp_counts_html(tp, sc) -> str:
+    """Collectives per phase of an engines.pipeline.TPStudy, and the ring traffic."""
+    parts = []
+    for phase, counts in (("forward", tp.forward), ("backward", tp.backward)):
+        cs = ", ".join(f"{n} {c}" for c, n in counts if n)
+        parts.append(f"{phase}: {cs or 'no collectives'}")
+    return (f"Per layer, per micro-batch ({sc.arch.label}, t = {sc.tp}"
+            f"{', SP on' if sc.sequence_parallel else ''}): " + "; ".join(parts) +
+            f". Ring traffic per GPU per layer: {tp.bytes_per_gpu / 1e6:,.1f} MB "
+            "(TP and TP+SP move the same bytes)."
+            + (" <b>t = 1: one GPU holds every matrix whole, so the all-reduces have nothing to "
+               "sum.</b> Raise t (2 to 8, within a node) to see the column-then-row split."
+               if sc.tp == 1 else ""))
+
+
+def tp_caption_html(steps, i: int) -> str:
+    if not steps:
+        return ""
+    st = steps[i]
+    what = f"<b>{st.collective}</b> ({st.operator}), {st.bytes_per_gpu / 1e6:,.1f} MB sent per GPU" \
+        if st.collective else (f"operator {st.operator}: identity in this pass" if st.operator else st.kind)
+    return (f"Step {i + 1}/{len(steps)} — {st.phase}, {st.region}: <b>{st.label}</b>. "
+            f"Each GPU holds {st.shape_per_gpu}. {what}.")
+
+
+def layout_html(study, sc, max_nodes: int) -> str:
+    """The rank grid's groups (an engines.pipeline.LayoutStudy) and the links they use."""
+    lay = study.layout
+    nv = f"NVLink {study.nvlink_gbps:,.0f} GB/s"
+    net = f"network {sc.internode_gbps:,.0f} GB/s per GPU"
+    lines = [f"<b>{sc.n_gpus} GPUs = DP {sc.dp} × TP {sc.tp} × PP {sc.pp}</b> on {lay.n_nodes} node(s) "
+             f"of {sc.gpus_per_node}. Squares show the global rank = tp + TP·(dp + DP·pp) (Megatron order), "
+             "so TP rank = rank mod TP; shade and hatch = pipeline stage."]
+    names = {"tp": "TP groups (solid red line: one example)", "dp": "DP groups (dashed)", "pp": "PP groups (dotted)"}
+    for kind, s in lay.summary().items():
+        if s["size"] <= 1:
+            lines.append(f"{names[kind]}: size 1, no communication.")
+            continue
+        where = "all inside a node → " + nv if s["intra_node"] == s["groups"] else \
+            ("all across nodes → " + net if s["intra_node"] == 0 else
+             f"{s['intra_node']} of {s['groups']} inside a node")
+        lines.append(f"{names[kind]}: {s['groups']} group{'s' if s['groups'] != 1 else ''} of {s['size']}, {where}.")
+    if lay.n_nodes > max_nodes:
+        lines.append(f"<i>Drawing the first {max_nodes} of {lay.n_nodes} nodes.</i>")
+    return "<br>".join(lines)
+
+
+class TPPage(QWidget):
+    """TP degree and sequence parallelism (scenario fields), the step view and its captions."""
+
+    def __init__(self, theme: Theme, tp_spin) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        top = FlowLayout()
+        self.tp_spin = tp_spin
+        self.sp_check = QCheckBox("sequence parallelism (LayerNorm/dropout on s/t tokens)")
+        top.addWidget(keep_together(QLabel("TP degree t"), self.tp_spin))
+        top.addWidget(self.sp_check)
+        lay.addLayout(top)
+        self.tp_error = ErrorLabel()
+        lay.addWidget(self.tp_error)
+        self.tp_view = TPView(theme)
+        self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
+        lay.addWidget(self.tp_view, 1)
+        self.tp_caption = LiveText(min_lines=2)  # changes every frame: must not re-lay out the panel
+        lay.addWidget(self.tp_caption)
+        self.tp_counts = LiveText(min_lines=2)
+        lay.addWidget(self.tp_counts)
+
+
+class LayoutPage(QWidget):
+    """The rank grid beside the per-stage memory chart, and the groups described under them."""
+
+    def __init__(self, theme: Theme) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        self.layout_error = ErrorLabel()
+        lay.addWidget(self.layout_error)
+        row = QHBoxLayout()
+        self.layout_view = LayoutView(theme)
+        self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
+        row.addWidget(self.layout_view, 3)
+        self.memory = StageMemoryChart(theme)
+        row.addWidget(self.memory.plot, 2)
+        lay.addLayout(row, 1)
+        self.layout_text = LiveText(min_lines=4)
+        lay.addWidget(self.layout_text)
