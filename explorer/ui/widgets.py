@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QThread, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSlider,
                                QSpinBox, QStyle, QStyleOptionComboBox, QStylePainter, QTabWidget, QTextBrowser,
@@ -438,6 +438,10 @@ class LabeledSlider(QWidget):
         super().changeEvent(event)
 
     def value(self) -> float:
+        """The value; only on the GUI thread: a job gets its knobs captured before it starts."""
+        if QThread.currentThread() is not self.thread():
+            raise RuntimeError(f"{self.caption.text()!r} was read from a worker thread: capture the "
+                               "value (panel.params) before starting the job")
         return float(self.spin.value())
 
     def setValue(self, value: float) -> None:

@@ -149,3 +149,16 @@ def test_undo_steps_back_through_panel_parameters_and_scenario_edits(window):
     stack.redo()
     stack.redo()
     assert panel.params.traffic_per_s == 400.0
+
+
+def test_a_worker_that_reads_a_widget_fails(make_panel, ctx):
+    """Jobs get their knobs captured before they start; reading a control from a worker is refused."""
+    from panels.serving import ServingPanel
+
+    p = make_panel(ServingPanel)
+    slider = p.sliders["traffic_per_s"]
+    runner = p.jobs("probe")
+    runner.run(lambda progress, cancelled: slider.value(), lambda _v: None, label="reads a widget")
+    assert runner.wait(30_000)
+    assert runner.last_error and "worker thread" in runner.last_error
+    assert slider.value() == p.params.traffic_per_s          # on the GUI thread it reads as ever
