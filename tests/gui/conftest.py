@@ -57,3 +57,20 @@ def window(qtbot, ctx):
     for p in win.panels:
         p.tasks.cancel()
         p.tasks.wait(30_000)
+
+
+@pytest.fixture
+def new_window(qtbot):
+    """new_window(remember=False) → another real main window with its own context (a second user's
+    app: views saved in one are reopened in it); remember=True reads and writes the saved layout."""
+    from explorer.context import AppContext
+    from explorer.main_window import MainWindow
+
+    def _make(remember: bool = False):
+        win = MainWindow(AppContext(device="cpu"), remember_layout=remember)
+        qtbot.addWidget(win)
+        win.resize(1500, 950)
+        win.show()
+        return win
+
+    return _make

@@ -255,16 +255,6 @@ def test_event_messages_are_readable_without_sideways_scrolling(make_panel, qtbo
     assert any(events[-1]["reason"] in t and events[-1]["object"] in t for t in texts)
 
 
-def _new_window(qtbot):
-    from explorer.context import AppContext
-    from explorer.main_window import MainWindow
-
-    win = MainWindow(AppContext(device="cpu"), remember_layout=False)
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    return win
-
 
 def _settle(win) -> None:
     from explorer.cli import _settle as settle
@@ -273,7 +263,7 @@ def _settle(win) -> None:
 
 
 @pytest.mark.parametrize("yaml_shown", [True, False])
-def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot, tmp_path, yaml_shown):
+def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot, tmp_path, yaml_shown, new_window):
     """A non-default guide, edited YAML (its run shown, or applied and then left for the guide), a
     clicked pod and frame 3 come back in a new window."""
     from explorer.view_state import load_view_state, save_view_state
@@ -295,7 +285,7 @@ def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot
     assert panel.params.pod == pod
     path = save_view_state(window.view_state(), tmp_path / "k8s.json")
 
-    other = _new_window(qtbot)
+    other = new_window()
     other.apply_view_state(load_view_state(path))
     _settle(other)
     again = other.current_panel()

@@ -192,18 +192,8 @@ def test_every_deadline_label_ends_inside_its_chart(qtbot):
             assert label.sceneBoundingRect().right() <= view.right() + 1, (width, label.textItem.toPlainText())
 
 
-def _new_window(qtbot):
-    from explorer.context import AppContext
-    from explorer.main_window import MainWindow
 
-    win = MainWindow(AppContext(device="cpu"), remember_layout=False)
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    return win
-
-
-def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path):
+def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path, new_window):
     """A saved view puts back the walk (answers and continues) and the clocks' inputs, not the opening view."""
     from explorer.view_state import load_view_state, save_view_state
 
@@ -217,7 +207,7 @@ def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path):
     p.knowledge_edit.setDate(QDate(2031, 2, 3))
     node, outcome, facts = p.walk.current.id, p.outcome_text.text(), p.walk.facts
     path = save_view_state(window.view_state(), tmp_path / "law.json")
-    other = _new_window(qtbot)
+    other = new_window()
     other.apply_view_state(load_view_state(path))
     q = other.current_panel()
     assert q.key == "law" and q.params == p.params and q.params.answers == p.params.answers

@@ -9,16 +9,6 @@ from explorer.exports import to_jsonable
 from explorer.view_state import ViewState, load_view_state, save_view_state
 
 
-def _new_window(qtbot, remember: bool = False):
-    from explorer.context import AppContext
-    from explorer.main_window import MainWindow
-
-    win = MainWindow(AppContext(device="cpu"), remember_layout=remember)
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    return win
-
 
 def _settle(win) -> None:
     from explorer.cli import _settle as settle
@@ -51,7 +41,7 @@ def _changed(params):
     return params
 
 
-def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_path):
+def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_path, new_window):
     window.ctx.scenario.update(serve_batch=16, micro_batch=2)
     saved = {}
     for info in window.panel_infos:
@@ -69,7 +59,7 @@ def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_pat
         saved[info.key] = (path, view, panel.params, panel.inner_tabs(),
                            window.ctx.timeline.position if window.ctx.timeline.spec is not None else None,
                            _result(panel))
-    other = _new_window(qtbot)
+    other = new_window()
     for key, (path, view, params, tabs, frame, result) in saved.items():
         other.apply_view_state(load_view_state(path))
         _settle(other)
@@ -83,24 +73,24 @@ def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_pat
         assert _result(panel) == result, key             # the engine result behind the view, too
 
 
-def test_a_restored_serving_view_computes_the_same_result(window, qtbot, tmp_path):
+def test_a_restored_serving_view_computes_the_same_result(window, qtbot, tmp_path, new_window):
     panel = window.show_panel("serving")
     panel.update_params(traffic_per_s=333.0, max_utilisation_pct=60.0)
     _settle(window)
     path = save_view_state(window.view_state(), tmp_path / "s.json")
-    other = _new_window(qtbot)
+    other = new_window()
     other.apply_view_state(load_view_state(path))
     _settle(other)
     assert to_jsonable(other.current_panel().sizing) == to_jsonable(panel.sizing)
     assert other.current_panel().sizing.rate_per_s == 333.0
 
 
-def test_a_json_export_carries_the_view_it_came_from(window, qtbot, tmp_path):
+def test_a_json_export_carries_the_view_it_came_from(window, qtbot, tmp_path, new_window):
     panel = window.show_panel("serving")
     panel.update_params(ttft_target_s=0.7)
     _settle(window)
     doc = json.loads(window.export("json", tmp_path / "s.json").read_text())
-    other = _new_window(qtbot)
+    other = new_window()
     other.apply_view_state(ViewState.from_json_dict(doc["meta"]["state"]))
     assert other.current_panel().key == "serving" and other.current_panel().params.ttft_target_s == 0.7
     state = doc["meta"]["state"]                       # a reader edits the exported view and opens it
@@ -127,12 +117,12 @@ def test_a_bad_view_changes_nothing(window):
         window.apply_view_state(ViewState(before_scenario, "nope"))
 
 
-def test_panel_parameters_survive_a_restart(qtbot):
-    first = _new_window(qtbot, remember=True)
+def test_panel_parameters_survive_a_restart(qtbot, new_window):
+    first = new_window(remember=True)
     first.show_panel("serving").update_params(traffic_per_s=777.0)
     first.close()
     QApplication.processEvents()
-    second = _new_window(qtbot, remember=True)
+    second = new_window(remember=True)
     assert second.panel("serving").params.traffic_per_s == 777.0
     second.close()
 
