@@ -185,6 +185,7 @@ class MainWindow(QMainWindow):
         self._pending_tabs: dict[str, tuple[str, ...]] = {}
         self._pending_frame: int | None = None   # a view's frame, kept until the user moves the timeline
         self._placing_frame = False
+        self._pending_play = False
         for info in self.panel_infos:
             # The panel is placed here when its tab is first shown (it scrolls only if it cannot fit).
             host = PanelHost()
@@ -205,6 +206,9 @@ class MainWindow(QMainWindow):
         self.error_label = QLabel()
         self.error_label.setObjectName("error")
         self.statusBar().addWidget(self.error_label, 1)
+        from explorer.lessons.player import TourPlayer
+
+        self.tour = TourPlayer(self)
         self._build_menus()
         self._build_shortcuts()
         ctx.timeline.position_changed.connect(self._show_frame)
@@ -344,6 +348,7 @@ class MainWindow(QMainWindow):
 
     def _activate(self, index: int) -> None:
         self._pending_frame = None
+        self._pending_play = False
         panel = self.current_panel()
         if panel is None:
             return
@@ -360,10 +365,10 @@ class MainWindow(QMainWindow):
             self._placing_frame = True
             try:
                 self.ctx.timeline.set_spec(panel.timeline(), keep_position=True)
-                if self._pending_frame is not None and self.ctx.timeline.spec is not None:
-                    self.ctx.timeline.set_position(self._pending_frame)
             finally:
                 self._placing_frame = False
+            if self._pending_frame is not None and self.ctx.timeline.spec is not None:
+                self._place_frame()
 
     def _show_frame(self, index: int) -> None:
         if self._pending_frame is not None and index != self._pending_frame and not self._placing_frame:
@@ -475,17 +480,27 @@ class MainWindow(QMainWindow):
         self.show_panel(view.panel)
         if view.frame is not None:
             self.set_frame(view.frame)
+        else:
+            self._pending_frame, self._pending_play = None, False
 
-    def set_frame(self, frame: int) -> None:
+    def set_frame(self, frame: int, play: bool = False) -> None:
         """Go to ``frame`` now, and again once the panel's timeline arrives from its job (its length may
-        depend on the result)."""
+        depend on the result); ``play`` then plays on to the next chapter mark (a tour step)."""
         self._pending_frame = frame
+        self._pending_play = play
         if self.ctx.timeline.spec is not None:
-            self._placing_frame = True
-            try:
-                self.ctx.timeline.set_position(frame)
-            finally:
-                self._placing_frame = False
+            self._place_frame()
+
+    def _place_frame(self) -> None:
+        self._placing_frame = True
+        try:
+            self.ctx.timeline.set_position(self._pending_frame)
+        finally:
+            self._placing_frame = False
+        if self._pending_play:
+            self._pending_play = False
+            self._pending_frame = None          # the animation moves on from here
+            self.ctx.timeline.play_chapter()
 
     def open_view(self, path: str | Path) -> bool:
         try:
@@ -634,6 +649,13 @@ class MainWindow(QMainWindow):
             if self.isFullScreen():
                 self.showNormal()
             self.restoreState(state)
+
+    @property
+    def presenting(self) -> bool:
+        return self._before_presenter is not None
+
+    def show_tour_page(self) -> None:
+        """Leave the start page for the panels (a tour step, a panel chosen)."""
 
     def toggle_full_screen(self) -> None:
         self.showNormal() if self.isFullScreen() else self.showFullScreen()

@@ -49,6 +49,7 @@ class Panel(QWidget):
         self._dirty = False
         self._bound = False
         self._text_size = ctx.theme.point_size   # the size plot labels without a font of their own have
+        self._views: dict[str, QWidget] = {}
 
     # --- shell wiring ----------------------------------------------------------------------
     def bind(self) -> None:
@@ -152,6 +153,24 @@ class Panel(QWidget):
                 if widget.tabText(i) == title:
                     widget.setCurrentIndex(i)
                     break
+
+    # --- named views: what a tour step can focus on or point at ------------------------------
+    def name_view(self, name: str, widget: QWidget, title: str = "") -> QWidget:
+        """Give ``widget`` (a chart, a table, a group of controls) a stable name tour files can use."""
+        self._views[name] = widget
+        widget.setProperty("view_title", title or name)
+        return widget
+
+    def views(self) -> dict[str, QWidget]:
+        """The named views, in the order they were named."""
+        return dict(self._views)
+
+    def view_widget(self, name: str) -> QWidget | None:
+        """A named view, else the control bound to the parameter ``name`` (None if neither)."""
+        if name in self._views:
+            return self._views[name]
+        binder = getattr(self, "binder", None)
+        return binder.widgets.get(name) if binder is not None else None
 
     # --- to override ---------------------------------------------------------------------
     def set_scenario(self, scenario: Scenario) -> None:

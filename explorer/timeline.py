@@ -37,6 +37,7 @@ class TimelineModel(QObject):
         self.position = 0
         self.speed = 1.0
         self.loop = True
+        self._stop_at: int | None = None      # play_chapter: the frame to stop on
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.PreciseTimer)
         self._timer.timeout.connect(self._tick)
@@ -51,6 +52,9 @@ class TimelineModel(QObject):
         return self._timer.isActive()
 
     def set_spec(self, spec: TimelineSpec | None, keep_position: bool = False) -> None:
+        """Bind a new spec; ``keep_position`` (the same panel, recomputed) also keeps a chapter being
+        played going, so a tour step's animation survives its panel's result arriving."""
+        stop_at = self._stop_at if keep_position and self.playing else None
         self.stop()
         self.spec = spec if spec and spec.n_frames > 0 else None
         start = self.spec.start if self.spec else 0
@@ -58,6 +62,9 @@ class TimelineModel(QObject):
         self.position = max(0, pos)
         self.spec_changed.emit(self.spec)
         self.position_changed.emit(self.position)
+        if stop_at is not None and self.spec is not None and self.position < min(stop_at, self.n_frames - 1):
+            self.play()
+            self._stop_at = min(stop_at, self.n_frames - 1)
 
     def set_position(self, index: int) -> None:
         if not self.spec:
@@ -107,7 +114,19 @@ class TimelineModel(QObject):
         fps = (self.spec.fps if self.spec else 10.0) * self.speed
         return max(16, int(1000 / max(fps, 0.1)))
 
+    def play_chapter(self) -> None:
+        """Play from here to the next chapter mark (or the end) and stop there: a tour step's animation."""
+        if not self.spec or self.n_frames < 2:
+            return
+        marks = sorted(i for i, _ in self.spec.chapters if i > self.position)
+        end = marks[0] if marks else self.n_frames - 1
+        if end <= self.position:
+            return
+        self.play()
+        self._stop_at = end
+
     def play(self) -> None:
+        self._stop_at = None
         if not self.spec or self.n_frames < 2:
             return
         if self.position >= self.n_frames - 1:
@@ -116,6 +135,7 @@ class TimelineModel(QObject):
         self.playing_changed.emit(True)
 
     def stop(self) -> None:
+        self._stop_at = None
         if self._timer.isActive():
             self._timer.stop()
             self.playing_changed.emit(False)
@@ -124,6 +144,10 @@ class TimelineModel(QObject):
         self.stop() if self.playing else self.play()
 
     def _tick(self) -> None:
+        if self._stop_at is not None and self.position + 1 >= self._stop_at:
+            self.set_position(self._stop_at)
+            self.stop()
+            return
         if self.position >= self.n_frames - 1:
             if self.loop:
                 self.set_position(0)

@@ -1,0 +1,200 @@
+"""Plays a tour in the window: applies each step's view, points at what it is about, and (in presenter
+mode) folds everything but the step's chart away so the picture gets the room."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QStackedWidget, QTabWidget, QWidget
+
+from engines.core.errors import ValidationError
+from explorer.lessons.tour import Tour, TourStep
+
+
+class Marker(QWidget):
+    """A thick dashed frame around the widget a step points at, drawn over the window. Shape as well as
+    colour (a dashed double line), so it reads without colour vision; clicks pass through."""
+
+    PAD = 6
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.setAttribute(Qt.WA_NoSystemBackground)
+        self.setObjectName("tour_marker")
+        self.target: QWidget | None = None
+        self.colour = QColor("#d55e00")          # Okabe–Ito vermillion
+        self._timer = QTimer(self)
+        self._timer.setInterval(150)             # follows the target through layout changes
+        self._timer.timeout.connect(self.place)
+        self.hide()
+
+    def point_at(self, target: QWidget | None) -> None:
+        self.target = target
+        if target is None:
+            self._timer.stop()
+            self.hide()
+            return
+        self._timer.start()
+        self.place()
+
+    def place(self) -> None:
+        t, window = self.target, self.parentWidget()
+        if t is None or not t.isVisible():
+            self.hide()
+            return
+        top_left = t.mapTo(window, t.rect().topLeft())
+        rect = QRect(top_left, t.size()).adjusted(-self.PAD, -self.PAD, self.PAD, self.PAD)
+        if rect != self.geometry():
+            self.setGeometry(rect)
+        if not self.isVisible():
+            self.show()
+        self.raise_()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        p = QPainter(self)
+        p.setRenderHint(QPainter.Antialiasing)
+        r = self.rect().adjusted(3, 3, -3, -3)
+        p.setPen(QPen(QColor("white"), 6))
+        p.drawRoundedRect(r, 6, 6)
+        pen = QPen(self.colour, 4, Qt.DashLine)
+        p.setPen(pen)
+        p.drawRoundedRect(r, 6, 6)
+
+
+class Fold:
+    """Hides everything in a panel except one widget and the path to it (tab bars included), and puts
+    it all back: presenter mode's "the chart fills the panel"."""
+
+    def __init__(self) -> None:
+        self._hidden: list[QWidget] = []
+
+    @property
+    def active(self) -> bool:
+        return bool(self._hidden)
+
+    def around(self, target: QWidget, root: QWidget) -> None:
+        self.restore()
+        w = target
+        while w is not None and w is not root:
+            parent = w.parentWidget()
+            if parent is None:
+                break
+            if isinstance(parent, QTabWidget):
+                bar = parent.tabBar()
+                if bar.isVisibleTo(parent):
+                    bar.hide()
+                    self._hidden.append(bar)
+            elif not isinstance(parent, QStackedWidget) and parent.layout() is not None:
+                lay = parent.layout()
+                for i in range(lay.count()):
+                    sib = lay.itemAt(i).widget()
+                    if sib is not None and sib is not w and sib.isVisibleTo(parent):
+                        sib.hide()
+                        self._hidden.append(sib)
+            w = parent
+
+    def restore(self) -> None:
+        for w in reversed(self._hidden):
+            try:
+                w.show()
+            except RuntimeError:                 # deleted with its panel
+                pass
+        self._hidden.clear()
+
+
+class TourPlayer(QObject):
+    """The tour being shown and its current step; every way of moving (keys, buttons, command line,
+    the benchmark) goes through :meth:`go`."""
+
+    changed = Signal()                  # a new tour, a new step, or an edit
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.win = window
+        self.tour: Tour | None = None
+        self.index = 0
+        self.path: Path | None = None   # the file it came from or was saved to
+        self.shipped = False            # a shipped lesson tour: "Save tour as…" makes the teacher's copy
+        self.modified = False
+        self.marker = Marker(window)
+        self.fold = Fold()
+        self.error: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.tour is not None
+
+    @property
+    def step(self) -> TourStep | None:
+        return self.tour.steps[self.index] if self.tour is not None else None
+
+    def start(self, tour: Tour, index: int = 0, path: Path | None = None, shipped: bool = False) -> bool:
+        self.tour, self.path, self.shipped, self.modified = tour, path, shipped, False
+        return self.go(index)
+
+    def stop(self) -> None:
+        self.tour = None
+        self.marker.point_at(None)
+        self.fold.restore()
+        self.changed.emit()
+
+    def next(self) -> bool:
+        return self.go(self.index + 1) if self.tour and self.index + 1 < len(self.tour.steps) else False
+
+    def previous(self) -> bool:
+        return self.go(self.index - 1) if self.tour and self.index > 0 else False
+
+    def go(self, index: int) -> bool:
+        """Show step ``index``; a step that cannot be applied says why (status bar) and changes nothing."""
+        if self.tour is None:
+            return False
+        if not 0 <= index < len(self.tour.steps):
+            raise ValidationError("step", f"{index + 1} is not a step of this tour", f"1…{len(self.tour.steps)}")
+        step = self.tour.steps[index]
+        self.marker.point_at(None)
+        self.fold.restore()
+        try:
+            view = step.view_state()
+            self.win.apply_view_state(view)
+        except ValidationError as exc:
+            self.error = f"step {index + 1}: {exc}"
+            self.win.show_error(f"Tour {self.tour.lesson}, {self.error}")
+            self.changed.emit()
+            return False
+        self.error = None
+        self.win.show_error(None)
+        self.index = index
+        timeline = self.win.ctx.timeline
+        if step.frame is None and timeline.spec is not None:
+            timeline.set_position(timeline.spec.start)
+        elif step.frame is not None and step.play:
+            self.win.set_frame(step.frame, play=True)
+        self.win.show_tour_page()
+        self.arrange()
+        self.changed.emit()
+        return True
+
+    def arrange(self) -> None:
+        """Point at the step's highlight, and in presenter mode fold the panel around its focus."""
+        step, panel = self.step, self.win.current_panel()
+        if step is None or panel is None:
+            return
+        self.fold.restore()
+        if self.win.presenting and step.focus:
+            target = panel.view_widget(step.focus)
+            if target is not None:
+                self.fold.around(target, panel)
+        mark = panel.view_widget(step.highlight) if step.highlight else None
+        QTimer.singleShot(0, lambda: self.marker.point_at(mark) if self.step is step else None)
+
+    # --- authoring -------------------------------------------------------------------------
+    def edit(self, tour: Tour, index: int | None = None) -> None:
+        """Replace the tour with an edited copy (the view stays as it is)."""
+        self.tour, self.modified = tour, True
+        if index is not None:
+            self.index = max(0, min(index, len(tour.steps) - 1))
+        self.changed.emit()
+
+
