@@ -1,6 +1,7 @@
 """The pipeline panel's schedules and executed pages: widgets only; the panel connects and fills them."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
@@ -31,14 +32,16 @@ class ExecutedPage(QWidget):
         lay.addWidget(self.exec_info)
         self.exec_error = ErrorLabel()
         lay.addWidget(self.exec_error)
-        row = QHBoxLayout()
+        self.charts = QWidget()
+        row = QHBoxLayout(self.charts)
+        row.setContentsMargins(0, 0, 0, 0)
         self.exec_gantts = [GanttView(theme, "measured"), GanttView(theme, "simulated from measured op times")]
         for g in self.exec_gantts:
             g.show_placeholder("Not run yet:\npress Run above")
         self.exec_gantts[1].gantt.setXLink(self.exec_gantts[0].gantt)
         for g in self.exec_gantts:
             row.addWidget(g, 1)
-        lay.addLayout(row, 1)
+        lay.addWidget(self.charts, 1)
 
 
 def int_spin(lo: int, hi: int, tip: str, step: int = 1) -> QSpinBox:
@@ -95,10 +98,21 @@ class SchedulesPage(QWidget):
         self.sched_error = ErrorLabel()
         inside.addWidget(self.sched_error)
         lay.addWidget(box)
+        self.context = QWidget()   # where the pipeline sits in the scenario, or that it is a demonstration
+        row = QHBoxLayout(self.context)
+        row.setContentsMargins(0, 0, 0, 0)
         self.context_line = LiveText()
         self.context_line.setAccessibleName("Where this pipeline sits in the scenario")
-        lay.addWidget(self.context_line)
-        grid = QGridLayout()   # charts in one row, captions in the next: a longer caption on one
+        row.addWidget(self.context_line, 1)
+        self.demo_button = QPushButton()   # shown only while the schedules are a demonstration (PP = 1)
+        self.demo_button.setToolTip("Write the demonstration's p and m into the scenario as PP and gradient "
+                                    "accumulation (one edit: Undo reverts it)")
+        self.demo_button.hide()
+        row.addWidget(self.demo_button, 0, Qt.AlignTop)
+        lay.addWidget(self.context)
+        self.charts = QWidget()
+        grid = QGridLayout(self.charts)   # charts in one row, captions in the next: a longer caption on one
+        grid.setContentsMargins(0, 0, 0, 0)
         self.gantts = [GanttView(theme, "left"), GanttView(theme, "right")]  # side no longer shortens
         self.gantts[1].gantt.setXLink(self.gantts[0].gantt)                  # its chart
         self.formula = [LiveText(min_lines=4), LiveText(min_lines=4)]
@@ -109,5 +123,40 @@ class SchedulesPage(QWidget):
             grid.addWidget(f, 1, col)
             grid.setColumnStretch(col, 1)
         grid.setRowStretch(0, 1)
-        lay.addLayout(grid, 1)
+        lay.addWidget(self.charts, 1)
 
+
+
+def context_html(sc, shape) -> str:
+    """Where the drawn pipeline (an engines.pipeline.PipelineShape) sits in the scenario ``sc``, or
+    that it is a demonstration because the scenario has none."""
+    run = (f"{sc.n_gpus} GPUs = DP {sc.dp} × TP {sc.tp} × PP {sc.pp}; a step pushes m = {sc.grad_accum} "
+           f"micro-batch(es) of {sc.micro_batch} × {sc.seq_len:,} tokens through each replica.")
+    if shape.demo:
+        return (f"<b>The scenario has no pipeline (PP = {sc.pp}): showing p = {shape.p}, m = {shape.m} as a "
+                f"demonstration.</b> The scenario itself: {run} Changing p or m here, or the button, makes both the "
+                "scenario's own (one edit: Undo reverts it).")
+    return (f"This pipeline of p = {shape.p} ranks is one of DP = {sc.dp} data-parallel replicas running at once; "
+            f"each rank is TP = {sc.tp} GPU(s) ({sc.n_gpus} GPUs = DP × TP × PP). A step pushes m = {shape.m} "
+            f"micro-batches of {sc.micro_batch} × {sc.seq_len:,} tokens through it.")
+
+
+def named_views(s: SchedulesPage, e: ExecutedPage, t, g) -> tuple[tuple[str, QWidget, str], ...]:
+    """(name, widget, title) of the views a tour step can focus on or highlight, from the four pages
+    (schedules, executed, tensor parallel, 3D layout)."""
+    return (("schedules", s.charts, "Both schedules' Gantt charts with their bubble figures"),
+            ("gantt_left", s.gantts[0], "Left schedule's Gantt chart"),
+            ("gantt_right", s.gantts[1], "Right schedule's Gantt chart"),
+            ("bubble_left", s.formula[0], "Left schedule's bubble: simulated and published formulas"),
+            ("bubble_right", s.formula[1], "Right schedule's bubble: simulated and published formulas"),
+            ("context", s.context, "Where the pipeline sits in the scenario"),
+            ("apply_demo", s.demo_button, "Apply the demonstration's p and m to the scenario"),
+            ("p_ranks", s.p_spin, "p: pipeline ranks (scenario PP)"),
+            ("m_microbatches", s.m_spin, "m: micro-batches (scenario gradient accumulation)"),
+            ("executed", e.charts, "Measured and simulated run on torch"),
+            ("tp_split", t.split, "Tensor-parallel split of one block, step by step"),
+            ("tp_degree", t.tp_spin, "t: tensor-parallel GPUs (scenario TP)"),
+            ("sequence_parallel", t.sp_check, "Sequence parallelism"),
+            ("layout", g.grid, "DP × TP × PP rank grid and memory per stage"),
+            ("rank_grid", g.layout_view, "DP × TP × PP rank grid"),
+            ("stage_memory", g.memory.plot, "Memory per pipeline stage"))

@@ -319,13 +319,17 @@ class TPPage(QWidget):
         lay.addLayout(top)
         self.tp_error = ErrorLabel()
         lay.addWidget(self.tp_error)
+        self.split = QWidget()     # the step view with its captions: what a tour focuses on
+        inner = QVBoxLayout(self.split)
+        inner.setContentsMargins(0, 0, 0, 0)
         self.tp_view = TPView(theme)
         self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
-        lay.addWidget(self.tp_view, 1)
+        inner.addWidget(self.tp_view, 1)
         self.tp_caption = LiveText(min_lines=2)  # changes every frame: must not re-lay out the panel
-        lay.addWidget(self.tp_caption)
+        inner.addWidget(self.tp_caption)
         self.tp_counts = LiveText(min_lines=2)
-        lay.addWidget(self.tp_counts)
+        inner.addWidget(self.tp_counts)
+        lay.addWidget(self.split, 1)
 
 
 class LayoutPage(QWidget):
@@ -336,12 +340,16 @@ class LayoutPage(QWidget):
         lay = QVBoxLayout(self)
         self.layout_error = ErrorLabel()
         lay.addWidget(self.layout_error)
+        self.grid = QWidget()      # rank grid, stage memory and the groups' text: what a tour focuses on
+        inner = QVBoxLayout(self.grid)
+        inner.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         self.layout_view = LayoutView(theme)
         self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
         row.addWidget(self.layout_view, 3)
         self.memory = StageMemoryChart(theme)
         row.addWidget(self.memory.plot, 2)
-        lay.addLayout(row, 1)
+        inner.addLayout(row, 1)
         self.layout_text = LiveText(min_lines=4)
-        lay.addWidget(self.layout_text)
+        inner.addWidget(self.layout_text)
+        lay.addWidget(self.grid, 1)

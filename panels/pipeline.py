@@ -9,13 +9,14 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QCheckBox, QTabWidget
 
 from engines.core.errors import ValidationError
-from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, Params, ScheduleRequest, TPStudy,
-                              compare_schedules, layout_study, run_executed, schedule_request, timeline_marks, tp_study)
+from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, Params, PipelineShape, ScheduleRequest,
+                              TPStudy, compare_schedules, layout_study, pipeline_shape, run_executed, schedule_request,
+                              timeline_marks, tp_study)
 from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
 from panels._pipeline_parallel_views import (LayoutPage, LayoutView, TPPage, layout_html, tp_caption_html,
                                              tp_counts_html)
-from panels._pipeline_pages import ExecutedPage, SchedulesPage, int_spin, param_spin
+from panels._pipeline_pages import ExecutedPage, SchedulesPage, context_html, int_spin, named_views, param_spin
 from panels._pipeline_views import exec_summary, formula_html, gantt_geometry
 
 GANTT_FRAMES = 240
@@ -38,6 +39,7 @@ class PipelinePanel(Panel):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.scenario = None
+        self.shape: PipelineShape | None = None  # the p, m drawn: the scenario's, or the demonstration's at PP = 1
         self.sims: list = [None, None]        # engines.pipeline.SideResult per side, None when not drawn
         self.executed = None                  # engines.pipeline.ExecutedRun
         self.exec_view = None                 # engines.pipeline.ExecutedView: the run in milliseconds
@@ -68,16 +70,20 @@ class PipelinePanel(Panel):
                                          **self.costs, "hidden": self.hidden_spin},
                                   choices={"left_kind": KIND_LABELS, "right_kind": KIND_LABELS},
                                   error=self.sched_error.show_error)
+        for name, widget, title in named_views(self.schedules_page, self.executed_page, self.tp_page,
+                                               self.layout_page):
+            self.name_view(name, widget, title)    # what tour steps focus on and highlight
 
     # --- construction ---------------------------------------------------------------------
     def _build_pages(self) -> None:
         self.schedules_page = page = SchedulesPage(self.theme, Params, KINDS, KIND_LABELS)
-        page.p_spin.valueChanged.connect(lambda v: self._edit_scenario(pp=int(v)))
-        page.m_spin.valueChanged.connect(lambda v: self._edit_scenario(grad_accum=int(v)))
+        page.p_spin.valueChanged.connect(lambda v: self._edit_shape(pp=int(v)))
+        page.m_spin.valueChanged.connect(lambda v: self._edit_shape(grad_accum=int(v)))
+        page.demo_button.clicked.connect(self.apply_demo)
         for name, slider in page.costs.items():
             slider.valueChanging.connect(lambda value, n=name: self._preview(n, value))
         for name in ("kind", "p_spin", "m_spin", "v_spin", "costs", "cost_note", "sched_error", "context_line",
-                     "gantts", "formula"):
+                     "demo_button", "gantts", "formula"):
             setattr(self, name, getattr(page, name))
         self.hidden_spin = param_spin(Params, "hidden")
         self.executed_page = ExecutedPage(self.theme, self.hidden_spin, self.exec_tasks.widget())
@@ -112,11 +118,22 @@ class PipelinePanel(Panel):
         if err:
             target = self.tp_error if ("tp" in changes or "sequence_parallel" in changes) else self.sched_error
             target.show_error(err)
-            if self.scenario is not None:
-                self._sync_controls(self.scenario)  # put the control back on the scenario's value
+        if self.scenario is not None:
+            self._sync_controls(self.scenario)  # an edit refused or changing nothing: back to what is drawn
+
+    def _edit_shape(self, **change: int) -> None:
+        """p or m edited: on a demonstration both shown values go into the scenario (one undoable
+        edit), so the schedules keep what the controls show."""
+        self._edit_scenario(**(self.shape.scenario_changes(**change) if self.shape and self.shape.demo else change))
+
+    def apply_demo(self) -> None:
+        """Make the demonstration's p and m the scenario's PP and gradient accumulation (undoable)."""
+        if self.shape is not None and self.shape.demo:
+            self._edit_scenario(**self.shape.scenario_changes())
 
     def _sync_controls(self, sc) -> None:
-        for w, v in ((self.p_spin, sc.pp), (self.m_spin, sc.grad_accum), (self.tp_spin, sc.tp),
+        shape = self.shape or pipeline_shape(sc.pp, sc.grad_accum)
+        for w, v in ((self.p_spin, shape.p), (self.m_spin, shape.m), (self.tp_spin, sc.tp),
                      (self.sp_check, sc.sequence_parallel)):
             w.blockSignals(True)
             w.setChecked(v) if isinstance(w, QCheckBox) else w.setValue(v)
@@ -133,14 +150,12 @@ class PipelinePanel(Panel):
         """Engine data is recomputed only for the views whose inputs changed, and drawn only on the
         visible tab (hidden tabs draw when shown); big schedules simulate in the worker."""
         self.scenario = sc = scenario
+        self.shape = shape = pipeline_shape(sc.pp, sc.grad_accum)
         self._sync_controls(sc)
-        self.context_line.setText(
-            f"This pipeline of p = {sc.pp} rank(s) is one of DP = {sc.dp} data-parallel replicas running at once; "
-            f"each rank is TP = {sc.tp} GPU(s) ({sc.n_gpus} GPUs = DP × TP × PP). A step pushes m = {sc.grad_accum} "
-            f"micro-batches of {sc.micro_batch} × {sc.seq_len:,} tokens through it."
-            + (" <b>PP = 1: one stage, so no pipeline and no bubble.</b> Raise p ranks (and m) to see one, "
-               "e.g. p = 4, m = 8." if sc.pp == 1 else ""))
-        if self._changed("schedules", (sc.pp, sc.grad_accum, sc.arch.layers)):
+        self.context_line.setText(context_html(sc, shape))
+        self.demo_button.setText(f"Use p = {shape.p}, m = {shape.m} in the scenario")
+        self.demo_button.setVisible(shape.demo)
+        if self._changed("schedules", (shape.p, shape.m, sc.arch.layers)):
             self._recompute()
         if self._changed("tp", (sc.tp, sc.sequence_parallel, sc.arch, sc.seq_len, sc.micro_batch, sc.precision)):
             self._update_tp()
@@ -193,8 +208,7 @@ class PipelinePanel(Panel):
             self._recompute(params)
 
     def _request(self, params: Params) -> ScheduleRequest:
-        sc = self.scenario
-        return schedule_request(params, sc.pp, sc.grad_accum, sc.arch.layers)
+        return schedule_request(params, self.shape.p, self.shape.m, self.scenario.arch.layers)
 
     def _recompute(self, params: Params | None = None) -> None:
         """Small schedules simulate now (a few ms); big ones go to the worker after a short pause, the
@@ -259,7 +273,7 @@ class PipelinePanel(Panel):
     def run_executed(self) -> None:
         if self.scenario is None:
             return
-        req = ExecRequest.of(self.params, self.scenario.pp, self.scenario.grad_accum, self.ctx.device)
+        req = ExecRequest.of(self.params, self.shape.p, self.shape.m, self.ctx.device)  # the p, m drawn
         self.exec_error.show_error(None)
 
         def work(progress, cancelled):
@@ -352,6 +366,8 @@ class PipelinePanel(Panel):
 
     def result(self) -> object:
         out = {"schedules": [], "tp_steps": [vars(s) for s in self.tp_steps]}
+        if self.shape is not None:
+            out["pipeline"] = {"p": self.shape.p, "m": self.shape.m, "demonstration": self.shape.demo}
         for s in self.sims:
             if s:
                 sim = s.sim

@@ -20,10 +20,10 @@ from engines.pipeline.execution import ExecutedRun, ExecutionCancelled, execute,
 from engines.pipeline.layout import (COLLECTIVES, Group, Layout3D, RankPlace, TPStep, collective_counts,
                                      layout_from_scenario, rank_grid, ring_bytes, tp_layer_steps, verify_tp_split)
 from engines.pipeline.params import KIND_LABELS, Params
-from engines.pipeline.study import (Costs, ExecRequest, ExecutedView, LayoutStudy, ScheduleComparison,
-                                    ScheduleRequest, SideResult, TPStudy, backward_split, chunks_for,
-                                    compare_schedules, in_ms, layout_study, run_executed, schedule_request,
-                                    timeline_marks, tp_study)
+from engines.pipeline.study import (DEMO_M, DEMO_P, Costs, ExecRequest, ExecutedView, LayoutStudy,
+                                    PipelineShape, ScheduleComparison, ScheduleRequest, SideResult, TPStudy,
+                                    backward_split, chunks_for, compare_schedules, in_ms, layout_study,
+                                    pipeline_shape, run_executed, schedule_request, timeline_marks, tp_study)
 
 __all__ = [
     "KINDS", "MAX_CHUNKS", "MAX_MICROBATCHES", "MAX_SECONDS", "MAX_STAGES", "OPS", "Action", "BubbleFormula",
@@ -33,7 +33,8 @@ __all__ = [
     "COLLECTIVES", "Group", "Layout3D", "RankPlace", "TPStep", "collective_counts", "layout_from_scenario",
     "rank_grid", "ring_bytes", "tp_layer_steps", "verify_tp_split",
     "KIND_LABELS", "Params",
-    "Costs", "ExecRequest", "ExecutedView", "LayoutStudy", "ScheduleComparison", "ScheduleRequest", "SideResult",
-    "TPStudy", "backward_split", "chunks_for", "compare_schedules", "in_ms", "layout_study", "run_executed",
-    "schedule_request", "timeline_marks", "tp_study",
+    "DEMO_M", "DEMO_P", "Costs", "ExecRequest", "ExecutedView", "LayoutStudy", "PipelineShape", "ScheduleComparison",
+    "ScheduleRequest", "SideResult",
+    "TPStudy", "backward_split", "chunks_for", "compare_schedules", "in_ms", "layout_study", "pipeline_shape",
+    "run_executed", "schedule_request", "timeline_marks", "tp_study",
 ]

@@ -65,6 +65,30 @@ class ScheduleRequest:
         return self.p * self.m * max(chunks_for(k, self.v) for k in self.kinds)
 
 
+DEMO_P, DEMO_M = 4, 8
+"""The pipeline the panel shows when the scenario has none (PP = 1): the bubble is (4-1)/8 = 37.5 %."""
+
+
+@dataclass(frozen=True)
+class PipelineShape:
+    """The p and m the schedules are drawn for: the scenario's own, or the demonstration values
+    when the scenario has no pipeline (``demo``)."""
+
+    p: int
+    m: int
+    demo: bool = False
+
+    def scenario_changes(self, **override: int) -> dict[str, int]:
+        """The scenario edit that makes this shape the scenario's own (``pp``/``grad_accum`` overrides)."""
+        return {"pp": self.p, "grad_accum": self.m, **override}
+
+
+def pipeline_shape(pp: int, grad_accum: int) -> PipelineShape:
+    """The scenario's (pp, grad_accum) when it has a pipeline (PP > 1), else the demonstration
+    (:data:`DEMO_P`, :data:`DEMO_M`): one stage has no bubble to show."""
+    return PipelineShape(pp, grad_accum) if pp > 1 else PipelineShape(DEMO_P, DEMO_M, demo=True)
+
+
 def schedule_request(params: Params, pp: int, grad_accum: int, layers: int) -> ScheduleRequest:
     """The request for ``params`` on a scenario with PP ``pp``, ``grad_accum`` micro-batches and ``layers``."""
     return ScheduleRequest((params.left_kind, params.right_kind), pp, grad_accum, params.v, layers, Costs.of(params))

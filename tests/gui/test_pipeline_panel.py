@@ -134,8 +134,55 @@ def test_a_scenario_without_pipeline_or_tensor_parallelism_says_how_to_see_them(
     assert "t = 1" in panel.tp_counts.text() and "nothing to sum" in panel.tp_counts.text()
     ctx.scenario.update(pp=1)
     assert "PP = 1" in panel.context_line.text() and "p = 4, m = 8" in panel.context_line.text()
-    panel.p_spin.setValue(4)                                       # the panel's own control edits the scenario
-    assert ctx.scenario.value.pp == 4 and "no bubble" not in panel.context_line.text()
+    panel.p_spin.setValue(2)              # the panel's own control edits the scenario (with the m it shows)
+    assert (ctx.scenario.value.pp, ctx.scenario.value.grad_accum) == (2, 8)
+    assert "demonstration" not in panel.context_line.text()
+
+
+def test_a_scenario_without_a_pipeline_opens_on_a_demonstration(make_panel, ctx):
+    """PP = 1 (the default scenario): the schedules show p = 4, m = 8, the panel says so, and a
+    button (or editing p or m) makes them the scenario's own in one undoable edit."""
+    sc = ctx.scenario.value
+    assert (sc.pp, sc.grad_accum) == (1, 1)
+    panel = make_panel(PipelinePanel)
+    assert panel.sims[0].sim.n_ranks == 4 and panel.sims[0].sim.bubble_over_ideal == pytest.approx(3 / 8)
+    assert "37.5%" in panel.formula[0].text()
+    assert (panel.p_spin.value(), panel.m_spin.value()) == (4, 8)
+    assert ("The scenario has no pipeline (PP = 1): showing p = 4, m = 8 as a demonstration"
+            in panel.context_line.text())
+    assert panel.demo_button.isVisible() and "p = 4, m = 8" in panel.demo_button.text()
+    assert panel.result()["pipeline"] == {"p": 4, "m": 8, "demonstration": True}
+    assert (ctx.scenario.value.pp, ctx.scenario.value.grad_accum) == (1, 1)   # showing it changes nothing
+
+    panel.demo_button.click()
+    assert (ctx.scenario.value.pp, ctx.scenario.value.grad_accum) == (4, 8)
+    assert not panel.demo_button.isVisible() and "demonstration" not in panel.context_line.text()
+    assert panel.sims[0].sim.n_ranks == 4 and panel.result()["pipeline"]["demonstration"] is False
+
+    ctx.scenario.undo_stack.undo()                                   # one edit: one undo restores both
+    assert (ctx.scenario.value.pp, ctx.scenario.value.grad_accum) == (1, 1)
+    assert panel.demo_button.isVisible() and (panel.p_spin.value(), panel.m_spin.value()) == (4, 8)
+
+    panel.m_spin.setValue(16)             # m edited on the demonstration: p = 4 goes in with it
+    assert (ctx.scenario.value.pp, ctx.scenario.value.grad_accum) == (4, 16)
+    assert panel.sims[0].sim.bubble_over_ideal == pytest.approx(3 / 16)
+    ctx.scenario.undo_stack.undo()
+
+    panel.p_spin.setValue(1)              # asking for one stage keeps the demonstration on screen
+    assert ctx.scenario.value.pp == 1 and panel.p_spin.value() == 4 and panel.sims[0].sim.n_ranks == 4
+
+    ctx.scenario.update(pp=2, grad_accum=3)   # a scenario with a pipeline is shown as it is
+    assert panel.sims[0].sim.n_ranks == 2 and (panel.p_spin.value(), panel.m_spin.value()) == (2, 3)
+    assert not panel.demo_button.isVisible() and "p = 2 ranks" in panel.context_line.text()
+
+
+def test_the_demonstration_cannot_be_applied_where_the_gpus_do_not_split(make_panel, ctx):
+    ctx.scenario.update(n_gpus=8, tp=8)          # 8 GPUs: no room for PP 4 beside TP 8
+    panel = make_panel(PipelinePanel)
+    assert panel.demo_button.isVisible()
+    panel.demo_button.click()
+    assert ctx.scenario.value.pp == 1 and panel.sched_error.isVisible() and "PP 4" in panel.sched_error.text()
+    assert (panel.p_spin.value(), panel.m_spin.value()) == (4, 8) and panel.sims[0].sim.n_ranks == 4
 
 
 def test_the_3d_layout_shows_every_node_whatever_the_view_shape(make_panel, ctx):
