@@ -11,6 +11,7 @@ more than ``MAX_YAML_PODS`` pods) are reported up front, naming the field.
 from __future__ import annotations
 
 from collections import OrderedDict
+from html import escape
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
@@ -113,6 +114,15 @@ class K8sPanel(Panel):
         split.addWidget(tabs)
         split.setSizes([620, 380])
         self.body.addWidget(split, 1)
+        for name, widget, title in (("caption", self.caption, "What happens this second"),
+                                    ("cluster", self.cluster, "Nodes and pods"),
+                                    ("graph", self.graph, "Owns (ownerReferences) and selects (labels)"),
+                                    ("cluster_graph", left, "Nodes, pods and the ownership graph"),
+                                    ("loop", self.loop, "Reconcile loop: the rule each controller fired"),
+                                    ("events", self.events, "Events (kubectl get events)"),
+                                    ("explainer", self.explainer, "Requests vs limits of the selected pod"),
+                                    ("yaml", yaml_box, "Your YAML")):
+            self.name_view(name, widget, title)
         self.binder = ParamBinder(self, {"scenario": self.chooser}, choices={"scenario": labels},
                                   error=self.error.show_error)
 
@@ -272,7 +282,8 @@ class K8sPanel(Panel):
         by_controller: dict[str, list[str]] = {}
         for d in f.decisions:
             by_controller.setdefault(d["controller"], []).append(d["text"])
-        html = "".join(f"<b>{ctrl}</b><ul>" + "".join(f"<li>{t}</li>" for t in texts[-6:]) + "</ul>"
+        # plain text: "3 observed < 4 desired" must not open a tag
+        html = "".join(f"<b>{escape(ctrl)}</b><ul>" + "".join(f"<li>{escape(t)}</li>" for t in texts[-6:]) + "</ul>"
                        for ctrl, texts in by_controller.items())
         _set_html(self.loop, html or "<i>No controller acted this second: desired = observed everywhere.</i>")
 

@@ -315,3 +315,17 @@ def test_a_refused_yaml_changes_no_parameter(panel):
     panel.yaml.setPlainText(deployment("x", 5_000))
     panel.run_yaml()
     assert panel.params == before and "Error: Deployment/x spec.replicas" in panel.yaml_report.text()
+
+
+def test_views_are_named_for_tours(panel):
+    views = panel.views()
+    assert {"caption", "cluster", "graph", "cluster_graph", "loop", "events", "explainer", "yaml"} <= set(views)
+    assert views["cluster"] is panel.cluster and views["explainer"] is panel.explainer
+    assert panel.view_widget("scenario") is panel.chooser       # the parameter's control
+
+
+def test_loop_rules_are_shown_as_plain_text(panel):
+    """"3 observed < 4 desired → create 1": the "<" must not start an HTML tag and swallow the rest."""
+    panel.chooser.setCurrentIndex(panel.chooser.findData("self-heal"))
+    panel.show_frame(12)
+    assert "3 observed < 4 desired → create 1" in panel.loop.toPlainText()
