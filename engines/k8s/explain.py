@@ -43,9 +43,20 @@ def explain_pod(pod: dict) -> PodExplanation:
                                              "(OOMKilled, exit 137); it restarts in place with back-off." if mem_lim
                                              else "none: bounded only by the node; under node pressure it is evicted first "
                                                   "if its usage exceeds its request."))
+    cpu = pod.get("cpu")
+    if cpu and cpu["demand"] > cpu["used"]:
+        lines.append(f"CPU now: wants {format_cpu(cpu['demand'])}, gets {format_cpu(cpu['used'])}: throttled in "
+                     f"{cpu['throttled']} of its {cpu['periods']} periods so far, still running "
+                     f"({pod['restarts']} restarts).")
+    elif cpu:
+        lines.append(f"CPU now: {format_cpu(cpu['used'])}, not throttled.")
     if pod["usage"] is not None:
         lines.append(f"Usage now: {format_bytes(pod['usage'])} "
                      f"({'above' if pod['usage'] > req.get('memory', 0) else 'within'} its memory request).")
+    image, template = pod.get("image"), pod.get("template_image")
+    if template and image != template:
+        lines.append(f"Image <b>{image}</b>, but its ReplicaSet's template says {template}: a hand edit. The "
+                     "ReplicaSet counts pods and never compares images, so it stays until the pod is replaced.")
     lines.append(f"Eviction rank under memory pressure: usage &gt; request first, then priority ({pod['priority']}), "
                  "then usage − request. QoS only predicts this order.")
     return PodExplanation(pod["name"], tuple(lines))

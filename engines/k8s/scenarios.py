@@ -83,8 +83,22 @@ def snapshot_nodes(c: Cluster) -> list[dict]:
     return out
 
 
+def _cpu(c: Cluster, p: dict) -> dict | None:
+    """The pod's CFS counters (cAdvisor-style): CPU demand, CPU granted, periods run and throttled."""
+    if p["spec"].get("nodeName") not in c.kubelets:
+        return None
+    m = c.metrics(p["metadata"]["name"], p["metadata"].get("namespace") or "default")
+    if m["memory_bytes"] is None:           # no container running: nothing to count
+        return None
+    return {"demand": m["cpu_demand_millis"], "used": m["cpu_millis"], "periods": m["nr_periods"],
+            "throttled": m["nr_throttled"]}
+
+
 def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "") -> Frame:
     pods = []
+    # a ReplicaSet's pod template image: a pod running another image was edited by hand
+    templates = {r["metadata"]["name"]: r["spec"]["template"]["spec"]["containers"][0].get("image", "")
+                 for r in c.list("ReplicaSet")}
     for p in c.list("Pod"):
         owner = controller_ref(p)
         req, lim = rules.pod_requests(p), rules.pod_limits(p)
@@ -92,6 +106,8 @@ def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "") ->
                      "ready": rules.is_pod_ready(p), "badge": pod_badge(p), "qos": rules.qos_class(p),
                      "owner": owner["name"] if owner else None, "labels": dict(p["metadata"].get("labels") or {}),
                      "requests": req, "limits": lim, "image": p["spec"]["containers"][0].get("image", ""),
+                     "template_image": templates.get(owner["name"]) if owner and owner.get("kind") == "ReplicaSet"
+                     else None, "cpu": _cpu(c, p),
                      "restarts": rules.max_restarts(p), "active": rules.is_active(p),
                      "scheduled": rules.condition(p, "PodScheduled"), "priority": p["spec"].get("priority", 0) or 0,
                      "usage": c.kubelets[p["spec"]["nodeName"]].usage(f"default/{p['metadata']['name']}")
@@ -333,8 +349,11 @@ class ModelServerPlan:
         gpu_mem = format_bytes(self.gpu_memory_bytes)
         return (f"{self.model}: one replica needs {gpu_mem} of GPU memory → nvidia.com/gpu: {self.gpus_needed} "
                 f"(engines.serving); host memory request = weights ({format_bytes(self.weights_bytes)}) for loading. "
-                f"{self.n_nodes} node(s) × {self.gpus_per_node} GPUs fit {self.fit} replica(s); {self.replicas} requested"
-                + (" → the extra one stays Pending: Insufficient nvidia.com/gpu." if self.replicas > self.fit else "."))
+                + (f"No node has {self.gpus_needed} GPUs (a pod runs on one node; {self.n_nodes} node(s) × "
+                   f"{self.gpus_per_node} GPUs) → every replica stays Pending: Insufficient nvidia.com/gpu."
+                   if self.fit == 0 else
+                   f"{self.n_nodes} node(s) × {self.gpus_per_node} GPUs fit {self.fit} replica(s); {self.replicas} requested"
+                   + (" → the extra one stays Pending: Insufficient nvidia.com/gpu." if self.replicas > self.fit else ".")))
 
 
 def model_server_plan(scenario) -> ModelServerPlan:
@@ -344,7 +363,7 @@ def model_server_plan(scenario) -> ModelServerPlan:
     mem = replica_memory(scenario)
     gpus_per_node = scenario.gpus_per_node
     n_nodes = max(1, min(2, scenario.n_gpus // gpus_per_node))
-    fit = (n_nodes * gpus_per_node) // mem.gpus_needed
+    fit = n_nodes * (gpus_per_node // mem.gpus_needed)    # a pod runs on one node: GPUs do not pool across nodes
     return ModelServerPlan(model=str(scenario.model), gpu_memory_bytes=int(mem.total_bytes),
                            weights_bytes=int(mem.weights_bytes), gpus_needed=int(mem.gpus_needed),
                            gpus_per_node=int(gpus_per_node), n_nodes=n_nodes, fit=fit, replicas=max(1, min(10, fit + 1)))

@@ -102,3 +102,30 @@ def test_status_lines():
 def test_params_replace_keeps_validating():
     with pytest.raises(ValidationError):
         replace(Params(), scenario="nope")
+
+
+def test_explanation_shows_cpu_throttling_and_a_hand_edited_image():
+    busy = next(p for p in run_guide("limits").frames[20].pods if p["name"] == "busy")
+    text = explain_pod(busy).html
+    assert "CPU now: wants 800m, gets 200m: throttled in" in text and "(0 restarts)" in text
+    crashed = next(p for p in run_guide("limits").frames[20].pods if p["name"] == "leaky")
+    assert crashed["cpu"] is None and "CPU now" not in explain_pod(crashed).html   # no container running
+    pods = run_guide("hand-edit").frames[15].pods
+    edited = [p for p in pods if p["image"] != p["template_image"]]
+    assert [p["image"] for p in edited] == ["web:hotfix"] and edited[0]["template_image"] == "web:1"
+    assert "its ReplicaSet's template says web:1" in explain_pod(edited[0]).html
+    assert all("template says" not in explain_pod(p).html for p in pods if p not in edited)
+
+
+def test_model_server_fits_replicas_per_node():
+    """A pod runs on one node: a 16-GPU replica fits no 8-GPU node, however many nodes there are."""
+    from engines.core.presets import apply_preset
+    from engines.core.scenario import Scenario
+    from engines.k8s.scenarios import model_server_plan
+    big = model_server_plan(apply_preset(Scenario(), "llama3-405b"))
+    assert (big.gpus_needed, big.gpus_per_node, big.fit, big.replicas) == (16, 8, 0, 1)
+    assert "every replica stays Pending" in big.summary
+    frame = run_guide("model-server", apply_preset(Scenario(), "llama3-405b")).frames[-1]
+    assert [p["badge"] for p in frame.pods] == ["Pending (unschedulable)"]
+    mid = model_server_plan(apply_preset(Scenario(), "llama3-70b"))
+    assert (mid.gpus_needed, mid.fit, mid.replicas) == (4, 4, 5) and "the extra one stays Pending" in mid.summary
