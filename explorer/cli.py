@@ -26,12 +26,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="1600x1000", help="window size for --screenshot, WxH")
     p.add_argument("--selftest", action="store_true", help="open every panel offscreen, drive it, export, exit")
     p.add_argument("--list-panels", action="store_true", help="print the panel keys and exit")
+    p.add_argument("--list-lessons", action="store_true",
+                   help="print every lesson (id, ready/coming, title) and exit")
+    p.add_argument("--lesson", metavar="ID", help="open the guided tour of lesson ID (e.g. A2)")
+    p.add_argument("--step", type=int, default=1, metavar="N", help="with --lesson: the step to show (from 1)")
+    p.add_argument("--tour", metavar="FILE", help="open a tour file (a teacher's own), like --lesson")
+    p.add_argument("--export-lesson", nargs=2, metavar=("ID", "OUT"),
+                   help="write lesson ID's tour as slides, OUT.html or OUT.pdf, and exit")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    headless = bool(args.screenshot or args.selftest or args.list_panels or args.save_state)
+    if args.list_lessons:
+        return _list_lessons()
+    headless = bool(args.screenshot or args.selftest or args.list_panels or args.save_state or args.export_lesson)
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if headless and not os.environ.get("EXPLORER_CONFIG_DIR"):
@@ -98,6 +107,33 @@ def main(argv: list[str] | None = None) -> int:
         except ValidationError as exc:
             print(f"explorer: {exc}", file=sys.stderr)
             return 2
+    elif headless and view is None and not (args.lesson or args.tour):
+        win.lessons.show_start()          # what the app can teach, as a first start shows it
+    tour = None
+    if args.lesson or args.tour or args.export_lesson:
+        from explorer.lessons import lesson_tour, load_tour
+
+        try:
+            tour = (load_tour(args.tour) if args.tour else
+                    lesson_tour(args.export_lesson[0] if args.export_lesson else args.lesson))
+            if not 1 <= args.step <= len(tour.steps):
+                raise ValidationError("step", f"{args.step} is not a step of {tour.lesson}", f"1…{len(tour.steps)}")
+        except (ValidationError, FileProblem) as exc:
+            print(f"explorer: {exc}", file=sys.stderr)
+            if headless:
+                return 2
+            win.show_error(str(exc))
+            tour = None
+    if args.export_lesson:
+        return _quit(win, _export_lesson(win, tour, args))
+    if tour is not None and headless:
+        win.resize(*_size(args))
+        win.show()
+        if args.presenter:
+            win.set_presenter(True, full_screen=False)
+        if not win.tour.start(tour, args.step - 1, shipped=not args.tour):
+            print(f"explorer: {win.tour.error}", file=sys.stderr)
+            return _quit(win, 2)
 
     if args.save_state:
         if args.frame is not None:
@@ -119,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     win.show()
     if args.presenter:
         win.set_presenter(True)
+    if tour is not None:
+        win.tour.start(tour, args.step - 1, shipped=not args.tour)
     # torch (~1.5 s to import) is loaded on a worker thread once the window has painted, so the
     # import does not compete with the first paint for the interpreter.
     from PySide6.QtCore import QTimer
@@ -128,6 +166,40 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("EXPLORER_STARTUP_PROBE"):
         _report_first_paint(win)
     return app.exec()
+
+
+def _list_lessons() -> int:
+    """One line per lesson: id, ready/coming, title (no window, no Qt)."""
+    from explorer.lessons import lessons
+
+    for item in lessons():
+        print(f"{item.id}\t{item.status}\t{item.title}")
+    return 0
+
+
+def _size(args) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        w, h = 1600, 1000
+    return max(400, min(w, MAX_SIDE)), max(300, min(h, MAX_SIDE))
+
+
+def _export_lesson(win, tour, args) -> int:
+    from explorer.lessons.slides import export_tour
+
+    win.resize(*_size(args))
+    win.show()
+    win.set_presenter(True, full_screen=False)     # slides: large type, each step's view given the room
+    out = args.export_lesson[1]
+    try:
+        export_tour(win, tour, out, progress=lambda i, n: print(f"step {i} of {n}", file=sys.stderr))
+    except (OSError, ValueError) as exc:
+        print(f"explorer: cannot export {tour.lesson} to {out}: {getattr(exc, 'strerror', None) or exc}",
+              file=sys.stderr)
+        return 2
+    print(f"wrote {out} ({len(tour.steps)} steps)")
+    return 0
 
 
 def _quit(win, code: int) -> int:

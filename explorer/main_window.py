@@ -175,7 +175,6 @@ class MainWindow(QMainWindow):
         self._apply_theme(ctx.theme)  # first: widgets created below inherit the font size
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.setCentralWidget(self.tabs)
         # Tabs hold empty hosts; a panel is built the first time its tab is shown (fast start-up).
         self.panel_infos: list[PanelInfo] = ([PanelInfo.of(c) for c in panel_classes] if panel_classes is not None
                                              else registered_panels())
@@ -191,6 +190,10 @@ class MainWindow(QMainWindow):
             host = PanelHost()
             self._hosts[info.key] = host
             self.tabs.addTab(host, panel_icon(info.icon), info.title)
+        from explorer.lessons.shell import LessonsShell
+
+        self.lessons = LessonsShell(self)   # navigator, start page and tour bar around the panels
+        self.tour = self.lessons.player
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self.editor = ScenarioEditor(ctx.scenario)
         self.editor.notice.connect(lambda text: self.statusBar().showMessage(text, 15_000))
@@ -206,9 +209,6 @@ class MainWindow(QMainWindow):
         self.error_label = QLabel()
         self.error_label.setObjectName("error")
         self.statusBar().addWidget(self.error_label, 1)
-        from explorer.lessons.player import TourPlayer
-
-        self.tour = TourPlayer(self)
         self._build_menus()
         self._build_shortcuts()
         ctx.timeline.position_changed.connect(self._show_frame)
@@ -287,17 +287,18 @@ class MainWindow(QMainWindow):
         self.presenter_action = self._action(v, "Presenter mode", self.toggle_presenter, "Ctrl+Shift+F",
                                              checkable=True)
         self._action(v, "Full screen", self.toggle_full_screen, "F11")
+        self.lessons.build_menu(mb)
         h = mb.addMenu("&Help")
         self._action(h, "About", lambda: QMessageBox.about(
             self, "AI Systems Explorer", "Linked, animated panels for the arithmetic of AI infrastructure.\n"
             "Every number comes from an engine; every formula cites its source in the Explanation dock."))
 
     def _build_shortcuts(self) -> None:
+        from explorer.lessons.shell import keys_for
+
         t = self.ctx.timeline
-        keys = {"Space": t.toggle, "Right": lambda: t.step(1), "Left": lambda: t.step(-1),
-                "Shift+Right": lambda: t.step(10), "Shift+Left": lambda: t.step(-10), "Home": t.home,
-                "End": t.end, "PgDown": lambda: t.chapter(1), "PgUp": lambda: t.chapter(-1),
-                "Esc": self._cancel_current}
+        keys = {"Space": t.toggle, "Shift+Right": lambda: t.step(10), "Shift+Left": lambda: t.step(-10),
+                "Home": t.home, "End": t.end, "Esc": self._cancel_current, **keys_for(self)}
         self.shortcuts = []
         for key, fn in keys.items():
             sc = QShortcut(QKeySequence(key), self)
@@ -344,6 +345,8 @@ class MainWindow(QMainWindow):
     def show_panel(self, key: str) -> Panel:
         p = self.panel(key)
         self.tabs.setCurrentWidget(self._hosts[key])
+        self.lessons.show_panels()
+        self.lessons.panel_shown(key)
         return p
 
     def _activate(self, index: int) -> None:
@@ -354,6 +357,7 @@ class MainWindow(QMainWindow):
             return
         self.lesson.setMarkdown(panel.lesson_markdown())
         self.ctx.timeline.set_spec(panel.timeline())
+        self.lessons.panel_shown(panel.key)
 
     @property
     def panel_classes(self) -> list[type[Panel]]:
@@ -649,6 +653,7 @@ class MainWindow(QMainWindow):
             if self.isFullScreen():
                 self.showNormal()
             self.restoreState(state)
+        self.lessons.presenter_changed()
 
     @property
     def presenting(self) -> bool:
@@ -656,6 +661,7 @@ class MainWindow(QMainWindow):
 
     def show_tour_page(self) -> None:
         """Leave the start page for the panels (a tour step, a panel chosen)."""
+        self.lessons.show_panels()
 
     def toggle_full_screen(self) -> None:
         self.showNormal() if self.isFullScreen() else self.showFullScreen()
@@ -708,10 +714,12 @@ class MainWindow(QMainWindow):
                 self._pending_params.update({k: dict(v) for k, v in view.params.items() if k in known})
                 self._pending_tabs.update({k: tuple(v) for k, v in view.tabs.items() if k in known})
         tab = st.value("tab")
-        if tab:
+        if tab and tab != "start":
             for i, c in enumerate(self.panel_infos):
                 if c.key == tab:
                     self.tabs.setCurrentIndex(i)
+        else:          # a first start, or the start page last time: show what the app can teach
+            self.lessons.show_start()
 
     def closeEvent(self, event) -> None:  # noqa: N802
         for p in self.panels:
@@ -723,7 +731,7 @@ class MainWindow(QMainWindow):
             st.setValue("geometry", self.saveGeometry())
             st.setValue("state", self.saveState())
             cur = self.current_panel()
-            st.setValue("tab", cur.key if cur else "")
+            st.setValue("tab", "start" if self.lessons.on_start_page else (cur.key if cur else ""))
             st.setValue("view", self.view_state().to_json())
             st.sync()
         super().closeEvent(event)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QStackedWidget, QTabWidget, QWidget
+from PySide6.QtWidgets import (QBoxLayout, QGridLayout, QLayout, QSizePolicy, QStackedWidget, QTabWidget,
+                               QWidget)
 
 from engines.core.errors import ValidationError
 from explorer.lessons.tour import Tour, TourStep
@@ -69,6 +70,7 @@ class Fold:
 
     def __init__(self) -> None:
         self._hidden: list[QWidget] = []
+        self._undo: list = []            # how to put stretch factors and spacers back
 
     @property
     def active(self) -> bool:
@@ -86,22 +88,63 @@ class Fold:
                 if bar.isVisibleTo(parent):
                     bar.hide()
                     self._hidden.append(bar)
-            elif not isinstance(parent, QStackedWidget) and parent.layout() is not None:
-                lay = parent.layout()
-                for i in range(lay.count()):
-                    sib = lay.itemAt(i).widget()
-                    if sib is not None and sib is not w and sib.isVisibleTo(parent):
+            elif not isinstance(parent, QStackedWidget):
+                for sib in parent.findChildren(QWidget, options=Qt.FindDirectChildrenOnly):
+                    if sib is not w and not sib.isWindow() and sib.isVisibleTo(parent):
                         sib.hide()
                         self._hidden.append(sib)
+                if parent.layout() is not None:
+                    self._give_room(parent.layout(), w)
             w = parent
 
+    def _give_room(self, lay: QLayout, w: QWidget) -> None:
+        """All of ``lay``'s stretch to the item holding ``w``; its spacers shrink to nothing."""
+        for i in range(lay.count()):
+            item = lay.itemAt(i)
+            holds = item.widget() is w or (item.layout() is not None and _holds(item.layout(), w))
+            spacer = item.spacerItem()
+            if spacer is not None:
+                hint, policy = spacer.sizeHint(), spacer.sizePolicy()
+                self._undo.append(lambda s=spacer, h=hint, p=policy, lay=lay: (
+                    s.changeSize(h.width(), h.height(), p.horizontalPolicy(), p.verticalPolicy()), lay.invalidate()))
+                spacer.changeSize(0, 0, QSizePolicy.Fixed, QSizePolicy.Fixed)
+            if isinstance(lay, QBoxLayout):
+                old = lay.stretch(i)
+                self._undo.append(lambda lay=lay, i=i, old=old: lay.setStretch(i, old))
+                lay.setStretch(i, 1 if holds else 0)
+            elif isinstance(lay, QGridLayout) and holds:
+                row, col, _rs, _cs = lay.getItemPosition(i)
+                for r in range(lay.rowCount()):
+                    self._undo.append(lambda lay=lay, r=r, old=lay.rowStretch(r): lay.setRowStretch(r, old))
+                    lay.setRowStretch(r, 1 if r == row else 0)
+                for c in range(lay.columnCount()):
+                    self._undo.append(lambda lay=lay, c=c, old=lay.columnStretch(c): lay.setColumnStretch(c, old))
+                    lay.setColumnStretch(c, 1 if c == col else 0)
+            if holds and item.layout() is not None:
+                self._give_room(item.layout(), w)
+        lay.invalidate()
+
     def restore(self) -> None:
+        for undo in reversed(self._undo):
+            try:
+                undo()
+            except RuntimeError:                 # deleted with its panel
+                pass
+        self._undo.clear()
         for w in reversed(self._hidden):
             try:
                 w.show()
             except RuntimeError:                 # deleted with its panel
                 pass
         self._hidden.clear()
+
+
+def _holds(lay: QLayout, w: QWidget) -> bool:
+    for i in range(lay.count()):
+        item = lay.itemAt(i)
+        if item.widget() is w or (item.layout() is not None and _holds(item.layout(), w)):
+            return True
+    return False
 
 
 class TourPlayer(QObject):

@@ -1,0 +1,217 @@
+"""Lessons in the window: the start page and navigator, tours applied step by step (every shipped
+step checked and rendered), keys, presenter folding, authoring, and the command line."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget
+
+from explorer.lessons import Tour, TourStep, lesson_tour, lessons, load_tour
+from explorer.lessons.checks import settle, step_problems
+
+ROOT = Path(__file__).resolve().parents[2]
+READY = [x.id for x in lessons() if x.ready]
+
+
+@pytest.mark.parametrize("lesson_id", READY)
+def test_every_step_of_a_shipped_tour_shows_its_view_and_renders(window, lesson_id):
+    from explorer.exports import render_image
+
+    tour = lesson_tour(lesson_id)
+    for i in range(len(tour.steps)):
+        assert step_problems(window, tour, i) == []
+        image = render_image(window.current_panel().export_widget(), 0.5)
+        colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+        assert len(colours) > 3, f"{lesson_id} step {i + 1} rendered blank"
+    assert window.tour.index == len(tour.steps) - 1
+
+
+def test_the_start_page_lists_every_course_and_starts_a_ready_lesson(new_window, qtbot):
+    win = new_window(remember=True)                 # a first start: no remembered tab
+    assert win.lessons.on_start_page
+    page = win.lessons.start_page
+    assert len(page.cards) == 8 and set(page.buttons) == set(READY)
+    first = READY[0]
+    qtbot.mouseClick(page.buttons[first], Qt.LeftButton)
+    assert win.tour.active and win.tour.tour.lesson == first and not win.lessons.on_start_page
+    assert win.current_panel().key == lesson_tour(first).steps[0].panel
+    assert win.lessons.bar.isVisible() and "step 1 of" in win.lessons.bar.where.text()
+    for p in win.panels:
+        p.cancel_jobs()
+
+
+def test_the_navigator_opens_every_panel_in_one_click_without_scrolling(window, qtbot):
+    nav = window.lessons.nav
+    assert not window.tabs.tabBar().isVisible()
+    for info in window.panel_infos:
+        item = nav._items[("panel", info.key)]
+        rect = nav.visualItemRect(item)
+        assert nav.viewport().rect().contains(rect), f"{info.key} needs scrolling"
+        qtbot.mouseClick(nav.viewport(), Qt.LeftButton, pos=rect.center())
+        assert window.current_panel().key == info.key
+    coming = next(x for x in lessons() if not x.ready)
+    assert "(coming)" in nav._items[("lesson", coming.id)].text(0)
+
+
+def _mini_tour() -> Tour:
+    return Tour("T", "Test tour", (
+        TourStep(panel="overview", caption="One.", claim="a"),
+        TourStep(panel="memory", caption="Two.", claim="b", preset="llama3-70b", scenario={"strategy": "zero3"},
+                 params={"fp32_grad_accum": True}, tabs=("Communication per step",)),
+        TourStep(panel="pipeline", caption="Three.", claim="c", scenario={"pp": 4, "grad_accum": 8}, frame=2),
+    ))
+
+
+def test_keys_move_the_tour_and_leave_the_timeline_its_own(window, qtbot):
+    t = window.ctx.timeline
+    window.show_panel("pipeline")
+    window.ctx.scenario.replace(window.ctx.scenario.value.with_changes(pp=4, grad_accum=8))
+    settle(window)
+    t.set_position(0)
+    qtbot.keyClick(window, Qt.Key_PageDown)             # no tour: the next chapter
+    assert t.position > 0 and not window.tour.active
+    assert window.tour.start(_mini_tour())
+    qtbot.keyClick(window, Qt.Key_PageDown)             # a tour: the next step
+    assert window.tour.index == 1 and window.current_panel().key == "memory"
+    qtbot.keyClick(window, Qt.Key_Right, Qt.AltModifier)
+    assert window.tour.index == 2
+    settle(window)
+    frame = t.position
+    qtbot.keyClick(window, Qt.Key_Right)                # not presenting: arrows step frames
+    assert window.tour.index == 2 and t.position == frame + 1
+    qtbot.keyClick(window, Qt.Key_PageUp)
+    assert window.tour.index == 1
+    window.set_presenter(True, full_screen=False)
+    qtbot.keyClick(window, Qt.Key_Right)                # presenting: a clicker's arrow moves the tour
+    assert window.tour.index == 2
+    qtbot.keyClick(window, Qt.Key_Left, Qt.AltModifier)
+    assert window.tour.index == 1
+    window.set_presenter(False)
+
+
+def test_presenter_mode_gives_the_focused_view_the_room_and_gives_it_back(window, qtbot):
+    memory = window.panel("memory")
+    memory.name_view("sweep", memory.sweep_plot)
+    tour = Tour("T", "t", (TourStep(panel="memory", caption="Look.", tabs=("Memory against GPU count",),
+                                    focus="sweep", highlight="fp32_grad_accum"),
+                           TourStep(panel="overview", caption="Next.")))
+    window.set_presenter(True, full_screen=False)
+    docks = [d for d in window.findChildren(QDockWidget) if d.objectName() != "timeline_dock"]
+    assert window.tour.start(tour)
+    settle(window)
+    assert not any(d.isVisible() for d in docks) and not window.lessons.nav.isVisible()
+    assert memory.sweep_plot.isVisible() and not memory.fp32_acc.isVisible()
+    assert memory.sweep_plot.height() > 0.6 * memory.height()
+    window.lessons.bar.controls_button.click()          # "show controls" (F6) brings them back
+    assert all(d.isVisible() for d in docks) and memory.fp32_acc.isVisible()
+    window.lessons.bar.controls_button.click()
+    assert not memory.fp32_acc.isVisible()
+    window.tour.stop()
+    assert memory.fp32_acc.isVisible() and all(d.isVisible() for d in docks)
+    window.set_presenter(False)
+
+
+def test_a_step_that_animates_plays_its_chapter(window, qtbot):
+    tour = Tour("T", "t", (TourStep(panel="pipeline", caption="Play.", scenario={"pp": 4, "grad_accum": 8},
+                                    frame=0, play=True),))
+    assert window.tour.start(tour)
+    t = window.ctx.timeline
+    qtbot.waitUntil(lambda: t.spec is not None and t.position > 0, timeout=20_000)
+    qtbot.waitUntil(lambda: not t.playing, timeout=60_000)
+    marks = sorted(i for i, _ in t.spec.chapters if i > 0)
+    assert t.position == (marks[0] if marks else t.n_frames - 1)
+
+
+def test_a_bad_step_says_why_and_changes_nothing(window):
+    before = window.view_state()
+    tour = Tour("T", "t", (TourStep(panel="memory", caption="Bad.", scenario={"n_gpus": 0}),))
+    assert not window.tour.start(tour)
+    assert "n_gpus" in window.error_label.text() and window.view_state() == before
+
+
+def test_authoring_add_edit_move_delete_save_and_reopen(window, tmp_path):
+    shell = window.lessons
+    window.show_panel("memory")
+    shell.new_tour("First view.")
+    window.ctx.scenario.replace(window.ctx.scenario.value.with_changes(n_gpus=128))
+    window.show_panel("pipeline")
+    shell.add_step("Second view.")
+    assert [s.caption for s in window.tour.tour.steps] == ["First view.", "Second view."]
+    assert window.tour.tour.steps[1].scenario == {"n_gpus": 128} and window.tour.tour.steps[1].panel == "pipeline"
+    shell.edit_caption("Second, edited.")
+    shell.move_step(-1)
+    assert [s.caption for s in window.tour.tour.steps] == ["Second, edited.", "First view."]
+    assert "edited, not saved" in shell.bar.where.text()
+    out = tmp_path / "mine.json"
+    assert shell.save_tour(out) and not window.tour.modified
+    shell.delete_step()
+    assert len(window.tour.tour.steps) == 1
+    assert shell.open_tour(out) and [s.caption for s in window.tour.tour.steps] == ["Second, edited.", "First view."]
+    assert window.current_panel().key == "pipeline" and window.ctx.scenario.value.n_gpus == 128
+
+
+def test_a_shipped_tour_copied_and_adapted(window, tmp_path):
+    shell = window.lessons
+    assert shell.start_lesson(READY[0])
+    shell.edit_caption("My own words for the first step.")
+    out = tmp_path / "copy.json"
+    assert shell.save_tour(out)
+    copy = load_tour(out)
+    assert copy.steps[0].caption == "My own words for the first step."
+    assert copy.steps[1:] == lesson_tour(READY[0]).steps[1:]
+
+
+def test_a_broken_tour_file_is_refused_and_the_running_tour_stays(window, tmp_path):
+    shell = window.lessons
+    assert shell.start_lesson(READY[0])
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "explorer-tour", "schema_version": 1, "lesson": "X", "title": "T", "steps": [{}]}')
+    assert not shell.open_tour(bad)
+    assert "bad.json" in window.error_label.text() and window.tour.tour.lesson == READY[0]
+
+
+def test_slides_html_and_pdf_have_one_slide_per_step(window, tmp_path):
+    from explorer.lessons.slides import export_tour
+
+    tour = _mini_tour()
+    html = export_tour(window, tour, tmp_path / "deck.html").read_text(encoding="utf-8")
+    assert html.count("<section class='slide'") == 3 and html.count("data:image/png;base64,") == 3
+    assert "http://" not in html and "https://" not in html            # offline
+    pdf = export_tour(window, tour, tmp_path / "deck.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf)) == 3
+    with pytest.raises(ValueError, match=r"\.html or \.pdf"):
+        export_tour(window, tour, tmp_path / "deck.pptx")
+
+
+def _cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_cli_lists_lessons_opens_a_step_and_exports(tmp_path):
+    r = _cli("--list-lessons")
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert r.returncode == 0 and len(rows) == 30 and rows[0][0] == "A1"
+    assert {s for _, s, _ in rows} <= {"ready", "coming"} and ["A2", "ready"] == rows[1][:2]
+    shot, state = tmp_path / "a2.png", tmp_path / "a2.json"
+    r = _cli("--lesson", "A2", "--step", "2", "--screenshot", str(shot), "--presenter", "--size", "1280x800")
+    assert r.returncode == 0, r.stderr
+    assert shot.stat().st_size > 10_000
+    r = _cli("--lesson", "A2", "--step", "2", "--save-state", str(state))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(state.read_text())["panel"] == lesson_tour("A2").steps[1].panel
+    deck = tmp_path / "a2.pdf"
+    r = _cli("--export-lesson", "A2", str(deck))
+    assert r.returncode == 0, r.stderr
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", deck.read_bytes())) == len(lesson_tour("A2").steps)
+    for args, says in ((("--lesson", "Z9", "--screenshot", str(shot)), "no lesson 'Z9'"),
+                       (("--lesson", "A2", "--step", "99", "--screenshot", str(shot)), "99 is not a step"),
+                       (("--export-lesson", "A2", str(tmp_path / "x.doc")), ".html or .pdf")):
+        r = _cli(*args)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
