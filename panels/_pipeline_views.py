@@ -343,6 +343,8 @@ class StageMemoryChart:
         self.totals = Texts(self.plot)
         self.cap = pg.InfiniteLine(angle=0, movable=False)
         self.plot.addItem(self.cap)
+        self._fit = None     # (tallest thing in GB, label line height in px) once drawn
+        self.plot.getViewBox().sigResized.connect(self._fit_y)   # a short chart (presenter) refits
 
     def show(self, study, th: Theme) -> None:
         n = len(study.stage_memory)
@@ -363,11 +365,20 @@ class StageMemoryChart:
         self.cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
         self.plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(study.stage_memory)]])
         self.plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
-        # room above the tallest thing (bars or the memory line and its label) for the legend
-        view_px = max(self.plot.getViewBox().height(), 150.0)
-        legend_px = self.legend.height() + 2.5 * QFontMetrics(font).height()
-        top = range_end_for_label(max(max(base, default=0), cap), 0.0, legend_px, view_px, 0.4 * view_px)
-        self.plot.setYRange(0, top, padding=0)
+        self._fit = (max(max(base, default=0), cap), QFontMetrics(font).height())
+        self._fit_y()
+
+    def _fit_y(self) -> None:
+        """Room above the tallest thing (bars or the memory line and its label) for the legend, laid
+        out in one row of columns when the chart is wide, so a short chart keeps room for its bars."""
+        if self._fit is None:
+            return
+        tallest, line_px = self._fit
+        vb = self.plot.getViewBox()
+        self.legend.setColumnCount(3 if vb.width() >= 480 else 1)
+        view_px = max(vb.height(), 150.0)
+        legend_px = self.legend.layout.preferredHeight() + 2.5 * line_px
+        self.plot.setYRange(0, range_end_for_label(tallest, 0.0, legend_px, view_px, 0.4 * view_px), padding=0)
 
 
 def formula_html(label: str, side, t_comm: float) -> str:
