@@ -94,7 +94,17 @@ class ClusterView(QWidget):
         pending = [x for x in f.pods if not x["node"] and x["active"]]
         columns = max(1, len(nodes) + (1 if pending else 0))
         w = (self.width() - 10) / columns
-        h = self.height() - 10
+        # a footer with the simulated time (and the level-triggered twin, if any): tour captions cite
+        # both, and in presenter mode the panel's caption line is folded away
+        footer = f"t = {f.t:.0f} s" + (f" · {f.twin}" if f.twin else "")
+        h = self.height() - 10 - line - 2
+        bold = QFont(font)
+        bold.setBold(bool(f.twin))
+        p.setFont(bold)
+        p.setPen(QColor(t.fg))
+        p.drawText(QRectF(8, self.height() - line - 4, self.width() - 16, line), Qt.AlignLeft,
+                   p.fontMetrics().elidedText(footer, Qt.ElideRight, self.width() - 16))
+        p.setFont(font)
         for i, node in enumerate(nodes + ([{"name": "unscheduled (Pending)", "pending": True}] if pending else [])):
             x0 = 5 + i * w
             box = QRectF(x0 + 3, 5, w - 6, h)
@@ -155,8 +165,10 @@ class ClusterView(QWidget):
                     p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft,
                                fit(fm, inner, "taint: " + ", ".join(sorted(set(node["taints"])))))
                     y += line + 4
-                pods = [x for x in f.pods if x["node"] == node["name"] and (x["active"] or x["badge"] == "Evicted"
-                                                                            or x["badge"].startswith("Completed"))]
+                # kubectl get pods lists these too: Terminating (deleted, not yet gone: stuck while its
+                # node is unreachable), Evicted, Completed
+                pods = [x for x in f.pods if x["node"] == node["name"] and (
+                    x["active"] or x["badge"] in ("Evicted", "Terminating") or x["badge"].startswith("Completed"))]
             else:
                 pods = pending
             for pod in pods:

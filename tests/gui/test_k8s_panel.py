@@ -329,3 +329,13 @@ def test_loop_rules_are_shown_as_plain_text(panel):
     panel.chooser.setCurrentIndex(panel.chooser.findData("self-heal"))
     panel.show_frame(12)
     assert "3 observed < 4 desired → create 1" in panel.loop.toPlainText()
+
+
+def test_terminating_pods_are_drawn_on_their_node(panel):
+    """A stopped node's deleted pods stay Terminating while it is away: the cluster view shows them."""
+    panel.chooser.setCurrentIndex(panel.chooser.findData("stop-node"))
+    panel.show_frame(355)
+    stuck = {p["name"] for p in panel.result()["pods"] if p["badge"] == "Terminating"}
+    assert len(stuck) == 2
+    panel.cluster.repaint()
+    assert stuck <= {name for _rect, name in panel.cluster.tiles}
