@@ -178,7 +178,8 @@ class GanttView(pg.GraphicsLayoutWidget):
         for plot, left, bottom in ((self.gantt, None, None), (self.flight, "in flight", "time")):
             style_axis(plot.getAxis("left"), theme, left)
             style_axis(plot.getAxis("bottom"), theme, bottom)
-        self.gantt.setTitle(self.title, color=theme.fg, size=f"{theme.point_size * 1.05:.0f}pt")
+        self._drawn_title = None
+        self._fit_title()
         for c in (self.cursor, self.cursor2):
             c.setPen(pg.mkPen(theme.error, width=3))
         self.legend.row_height = QFontMetrics(self._legend_font()).height() * 1.15 + 10  # + the label margins
@@ -213,9 +214,7 @@ class GanttView(pg.GraphicsLayoutWidget):
         self.sim, self.title = sim, title
         self.placeholder.hide()
         th = self.theme
-        if title != self._drawn_title:
-            self.gantt.setTitle(title, color=th.fg, size=f"{th.point_size * 1.05:.0f}pt")
-            self._drawn_title = title
+        self._fit_title()
         n = sim.n_ranks
         grey = QColor(th.muted)
         grey.setAlphaF(0.35)
@@ -271,9 +270,24 @@ class GanttView(pg.GraphicsLayoutWidget):
             self._ticks = ticks
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        super().resizeEvent(event)
         if hasattr(self, "legend") and event.oldSize().width() != event.size().width():
-            self.legend.fit_columns(event.size().width(), self._legend_font())
+            self.legend.fit_columns(event.size().width(), self._legend_font())   # first: the layout's
+            self._fit_title()                                   # minimum width must allow the new size
+        super().resizeEvent(event)
+
+    def _fit_title(self) -> None:
+        """The title, cut with an ellipsis where the chart is narrower: a wider title widened the whole
+        chart past its widget and cut off its right side (the end of the schedule, the cursor)."""
+        size = f"{self.theme.point_size * 1.05:.0f}"
+        font = QFont()
+        font.setPointSizeF(float(size))
+        room = max(40, self.width() - int(self.gantt.getAxis("left").width()) - 40)   # layout margins
+        shown = QFontMetrics(font).elidedText(self.title, Qt.ElideRight, room)
+        if shown != getattr(self, "_drawn_title", None):
+            self.gantt.setTitle(shown, color=self.theme.fg, size=f"{size}pt")
+            self._drawn_title = shown
+            self.setToolTip(self.title if shown != self.title else "")
+            self.ci.setGeometry(QRectF(0, 0, self.width(), self.height()))   # shrink back to the widget
 
     def set_time_range(self, t_max: float) -> None:
         """Time axis 0…t_max (+1 %). Compared with the range shown, not the last one asked for: a

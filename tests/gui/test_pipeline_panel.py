@@ -224,3 +224,14 @@ def test_a_group_spanning_nodes_joins_rows_by_a_spine_not_diagonals(make_panel, 
     assert segments and all(a[1] == b[1] or a[0] == b[0] == -SPINE["dp"] for a, b in segments)
     rows = {y for _, y in pts}
     assert sum(1 for a, b in segments if a[0] == b[0]) == 1 and len(rows) == 4   # one spine joins 4 rows
+
+
+def test_a_narrow_gantt_shortens_its_title_instead_of_cutting_off_the_schedule(make_panel, ctx, qtbot):
+    """A title wider than the chart made the chart wider than its widget: the end of the schedule
+    (and the cursor sweeping over it, so GIF frames repeated) fell outside the picture."""
+    panel = make_panel(PipelinePanel, size=(520, 900))          # the demonstration: p = 4, m = 8, v = 2
+    qtbot.wait(50)
+    for g in panel.gantts:
+        assert g.ci.geometry().width() <= g.width() + 0.5
+    right = panel.gantts[1]
+    assert right.gantt.titleLabel.text.endswith("…") and "v=2" in right.toolTip()
