@@ -24,6 +24,7 @@ class ServingView:
         # The formats for serving get a tab of their own: under the two charts the table pushed the
         # panel past a 1080p projector's height, and its last columns sat behind a sideways scroll.
         g = _page(tabs, "Formats for serving")
+        self.page = g.parentWidget()
         self.title = LiveText()          # word-wrapped: a long scenario line must not widen the panel
         g.addWidget(self.title, 0, 0)
         self.table = QTableWidget()
@@ -74,6 +75,7 @@ class KVView:
 
     def __init__(self, tabs, theme) -> None:
         g = _page(tabs, "KV cache")
+        self.page = g.parentWidget()
         row = QHBoxLayout()
         self.block_box = QComboBox()
         self.block_box.setAccessibleName("Block whose keys and values are quantized")

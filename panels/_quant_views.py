@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
+                               QWidget)
 
 from engines.quant.params import PROFILE_SITES
 from explorer.ui.fast_items import Bars
@@ -42,6 +43,18 @@ def _page(tabs, title: str) -> QGridLayout:
     return grid
 
 
+def _column(grid, row: int, col: int, *widgets) -> QWidget:
+    """``widgets`` stacked in one cell (the first takes the height left): a chart and its text as one
+    view a tour can focus on, so the numbers stay with the picture."""
+    cell = QWidget()
+    box = QVBoxLayout(cell)
+    box.setContentsMargins(0, 0, 0, 0)
+    for i, w in enumerate(widgets):
+        box.addWidget(w, 1 if i == 0 else 0)
+    grid.addWidget(cell, row, col)
+    return cell
+
+
 def _label(grid, row: int, col: int, span: int = 1) -> QLabel:
     label = QLabel()
     label.setWordWrap(True)
@@ -54,6 +67,7 @@ class AffineView:
 
     def __init__(self, tabs, theme) -> None:
         g = _page(tabs, "Affine mapping")
+        self.page = g.parentWidget()
         self.text = LiveText()
         self.text.reserve_lines(5)
         g.addWidget(self.text, 0, 0)
@@ -125,6 +139,7 @@ class OutlierView:
 
     def __init__(self, tabs, theme, live_bar) -> None:
         g = _page(tabs, "Outliers")
+        self.page = g.parentWidget()
         row = QHBoxLayout()
         self.model_box = QComboBox()
         self.model_box.setAccessibleName("Model for the activation profile")
@@ -148,14 +163,16 @@ class OutlierView:
         self.heat_plot.addItem(self.heat_img)
         self.heat_bar = pg.ColorBarItem(colorMap=pg.colormap.get("cividis"), label="log₁₀ max|x|", interactive=False)
         self.heat_bar.setImageItem(self.heat_img, insert_in=self.heat_plot.getPlotItem())
-        g.addWidget(self.heat_plot, 1, 0)
-        self.heat_text = _label(g, 2, 0)
+        self.heat_text = QLabel()
+        self.heat_text.setWordWrap(True)
+        self.heat_cell = _column(g, 1, 0, self.heat_plot, self.heat_text)
         self.collapse_plot = make_plot(theme, "One outlier destroys a tensor: per-tensor int8 codes of the"
                                        " ordinary channels", "count (log)", "int8 code")
         log_axes(self.collapse_plot, y=True)
         tidy(self.collapse_plot, theme, legend="below")
-        g.addWidget(self.collapse_plot, 1, 1)
-        self.collapse_text = _label(g, 2, 1)
+        self.collapse_text = QLabel()
+        self.collapse_text.setWordWrap(True)
+        self.collapse_cell = _column(g, 1, 1, self.collapse_plot, self.collapse_text)
         g.setRowStretch(1, 1)
 
     def draw_heatmap(self, h, model: str, site: str) -> None:
@@ -203,6 +220,7 @@ class FixesView:
 
     def __init__(self, tabs, theme, alpha_slider) -> None:
         g = _page(tabs, "Three fixes (W8A8)")
+        self.page = g.parentWidget()
         self.alpha_slider = alpha_slider
         g.addWidget(alpha_slider, 0, 0, 1, 2)
         self.fix_plot = make_plot(theme, "Held-out relative output error, W8A8 per-tensor unless named",
@@ -266,11 +284,14 @@ class WeightView:
 
     def __init__(self, tabs, theme) -> None:
         g = _page(tabs, "GPTQ && AWQ")
+        self.page = g.parentWidget()
         self.gptq_plot = make_plot(theme, "GPTQ, column by column: error left after feedback vs RTN",
                                    "‖column error‖", "processed column")
         tidy(self.gptq_plot, theme, legend="over")   # room kept above the bars
         self.gptq_plot.getViewBox().sigResized.connect(lambda *_a: self.fit_gptq_range())
-        g.addWidget(self.gptq_plot, 0, 0)
+        self.gptq_text = LiveText()      # under its chart: one view with the numbers it explains
+        self.gptq_text.reserve_lines(5)
+        self.gptq_cell = _column(g, 0, 0, self.gptq_plot, self.gptq_text)
         self.awq_plot = make_plot(theme, "AWQ: output MSE against α (s = mean|x|^α)", "MSE", "α")
         g.addWidget(self.awq_plot, 0, 1)
         self.wonly_plot = make_plot(theme, "Weight-only error on held-out tokens", "", "relative error")
@@ -279,9 +300,6 @@ class WeightView:
         log_axes(self.hist_plot, y=True)
         tidy(self.hist_plot, theme, legend="below")
         g.addWidget(self.hist_plot, 1, 1)
-        self.gptq_text = LiveText()
-        self.gptq_text.reserve_lines(3)
-        g.addWidget(self.gptq_text, 2, 0, 1, 2)
         self.analysis = None
         self._gptq = None
         self._gptq_range = None
@@ -369,6 +387,7 @@ class GroupsView:
 
     def __init__(self, tabs, theme) -> None:
         g = _page(tabs, "Groups && schemes")
+        self.page = g.parentWidget()
         self.group_plot = make_plot(theme, "Group size: bits per weight against error (RTN)", "relative error",
                                     "bits per weight")
         g.addWidget(self.group_plot, 0, 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 
 import pyqtgraph as pg
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QFileDialog, QInputDialog, QLabel, QPushButton, QSpinBox, QTabWidget
 
@@ -47,6 +48,8 @@ class QuantPanel(Panel):
         self._scenario = None
         self._kv_pending: tuple[int, int] | None = None    # (block, bits) being computed
         self._group_note: str | None = None                 # why the group asked for was replaced
+        self._frame_shown: int | None = None                # the timeline frame drawn last
+        self._tabs_pinned = False                           # a view just chose the tab: frames leave it
         self.kv_tasks = self.jobs("kv")                     # its own slot: never cancels the analysis
         self.live_tasks = self.jobs("live")
 
@@ -90,6 +93,7 @@ class QuantPanel(Panel):
         self.kv_view = KVView(self.tabs, th)
         for plot in self.findChildren(pg.PlotWidget):
             tidy(plot, th)
+        self._name_views()
         o, k = self.outliers, self.kv_view
         o.model_box.addItems(list(PROFILE_MODELS))
         o.site_box.addItems(list(PROFILE_SITES.values()))
@@ -105,6 +109,33 @@ class QuantPanel(Panel):
                      "kv_block": KV_BLOCK_LABELS},
             error=lambda text: self.error.show_error(text or self._group_note))
         self._analyse()
+
+    def _name_views(self) -> None:
+        """The views a tour step can focus on or point at (each tab, and its charts)."""
+        o, f, w, g = self.outliers, self.fixes, self.weights, self.groups
+        for name, widget, title in (
+                ("summary", self.summary, "Errors of the layer at these bits"),
+                ("affine", self.affine.page, "Affine mapping, worked by hand"),
+                ("outliers", o.page, "Outliers"),
+                ("heatmap", o.heat_cell, "Activation maxima per channel, block after block"),
+                ("collapse", o.collapse_cell, "Per-tensor int8 codes with and without the outliers"),
+                ("fixes", f.page, "Three fixes (W8A8)"),
+                ("fix_errors", f.fix_plot, "W8A8 output error with each fix"),
+                ("channel_max", f.dist_plot, "Per-channel max|x| before and after smoothing or rotation"),
+                ("alpha_sweep", f.sq_plot, "SmoothQuant error against α"),
+                ("gptq_awq", w.page, "GPTQ and AWQ"),
+                ("gptq_trace", w.gptq_cell, "GPTQ column by column"),
+                ("awq_alpha", w.awq_plot, "AWQ's α search"),
+                ("weight_errors", w.wonly_plot, "Weight-only output error per method"),
+                ("weight_hist", w.hist_plot, "Weight histogram before and after"),
+                ("groups", g.page, "Groups and schemes"),
+                ("group_bits", g.group_plot, "Bits per weight against error by group size"),
+                ("schemes", g.scheme_plot, "W4A16, W8A8 and W4A4 on this layer"),
+                ("formats_table", self.serving_view.page, "Memory and decode speed per format"),
+                ("kv", self.kv_view.page, "KV cache"),
+                ("kv_errors", self.kv_view.plot, "K and V error by scale layout"),
+                ("key_channels", self.kv_view.chan_plot, "Keys' per-channel maxima")):
+            self.name_view(name, widget, title)
 
     # --- parameters ------------------------------------------------------------------------
     def params_updated(self, changed: frozenset[str]) -> None:
@@ -184,10 +215,11 @@ class QuantPanel(Panel):
         self.summary.setText(setup.inputs.summary() + " — analysing…")
         device, alpha = self.ctx.device, p.sq_alpha
         self.tasks.run(lambda progress, cancelled: run_analysis(setup, alpha, device, progress, cancelled),
-                       self._analysed, label=f"Quantizing {setup.inputs.name} ({p.bits}-bit) on {device}",
+                       lambda a, x=setup.inputs: self._analysed(a, x),
+                       label=f"Quantizing {setup.inputs.name} ({p.bits}-bit) on {device}",
                        on_error=lambda text: self.error.show_error(text.splitlines()[0]))
 
-    def _analysed(self, a) -> None:
+    def _analysed(self, a, inputs=None) -> None:
         self.analysis = a
         text = f"<b>{a.name}</b>: weight {a.shape}; GPTQ/AWQ on the first {a.rows_used} output rows. "
         if a.has_activations:
@@ -195,11 +227,14 @@ class QuantPanel(Panel):
             text += (f"{a.bits}-bit, group {a.group_size or 'per row'}: RTN error {a.weight_only['RTN']:.4f}, "
                      f"GPTQ {a.weight_only['GPTQ']:.4f} (act-order {a.weight_only['GPTQ act-order']:.4f}), "
                      f"AWQ {a.weight_only['AWQ']:.4f} (α = {a.awq_alpha:.2f}); lowest at {a.bits} bits: {best}.")
+            if inputs is not None and inputs.calib is not None:
+                text += (f" Calibration: {len(inputs.calib):,} tokens; errors measured on {len(inputs.heldout):,} "
+                         "held-out tokens.")
         else:
             text += "No activations: weight-only errors ‖W−Ŵ‖/‖W‖; GPTQ, AWQ and the W8A8 fixes need a pack layer."
         self.summary.setText(text)
+        self._draw_analysis()            # first: the timeline's new GPTQ frames draw from the views' result
         self.timeline_changed.emit()
-        self._draw_analysis()
 
     def _capture_live(self) -> None:
         model, text, device = self.params.profile_model, self.outliers.live_text.text(), self.ctx.device
@@ -234,12 +269,28 @@ class QuantPanel(Panel):
         return TimelineSpec(n_frames=max(1, len(self.steps) + n_trace), chapters=chapters, fps=2.0)
 
     def show_frame(self, index: int) -> None:
+        """Draw frame ``index``; a frame the timeline moves to brings its tab forward, but a redraw of
+        the same frame (a result arriving) or one set off by a restored view's own tab does not."""
+        moved = index != self._frame_shown and not self._tabs_pinned
+        self._frame_shown = index
         if index < len(self.steps):
             self.affine.draw(self.steps, index, self.theme)
-            self.tabs.setCurrentIndex(AFFINE_TAB)
+            if moved:
+                self.tabs.setCurrentIndex(AFFINE_TAB)
         elif self.analysis is not None and self.analysis.gptq_trace:
             self.weights.draw_gptq(index - len(self.steps), self.theme)
-            self.tabs.setCurrentIndex(GPTQ_TAB)
+            if moved:
+                self.tabs.setCurrentIndex(GPTQ_TAB)
+
+    def set_inner_tabs(self, titles) -> None:
+        """A view's tab wins over the timeline position the same view sets right after it (a tour step
+        on *Formats for serving* starts the timeline at frame 0, whose own tab is *Affine mapping*)."""
+        super().set_inner_tabs(titles)
+        self._tabs_pinned = True
+        QTimer.singleShot(0, self._unpin_tabs)
+
+    def _unpin_tabs(self) -> None:
+        self._tabs_pinned = False
 
     # --- drawing: the tabs draw; the panel picks what and when -------------------------------
     def _draw_analysis(self) -> None:
@@ -324,7 +375,8 @@ class QuantPanel(Panel):
         scale = bar.getAxis("right")                      # room for the scale's text at any text size
         scale.setWidth(int(QFontMetrics(scale.style["tickFont"]).horizontalAdvance("0.00") + 12))
         for plot in self.findChildren(pg.PlotWidget):    # title, axes and some data readable at any text
-            plot.setMinimumHeight(int(theme.point_size * 14))   # size: the tab scrolls rather than shrink them
+            plot.setMinimumHeight(int(theme.point_size * 11))   # size: the tab scrolls rather than shrink them;
+            # 11 lines, not more: one chart with its text still fits a 1280 × 800 projector under a tour caption
         self.weights.restyle()
         if self.steps:
             self.affine.draw(self.steps, 0, theme)

@@ -119,3 +119,24 @@ def test_bar_chart_names_and_values_are_whole_and_apart(make_panel, ctx, qtbot, 
         assert checked == charts
     finally:
         ctx.set_theme(font_scale=1.0)
+
+
+def test_named_views_and_a_views_tab_survive_the_timeline(panel, qtbot):
+    """Tours focus the panel's named views; a view's own tab is not replaced by the frame the same view
+    sets (frame 0 belongs to *Affine mapping*), nor by a redraw of the frame already shown."""
+    views = panel.views()
+    assert {"affine", "heatmap", "collapse", "fixes", "gptq_trace", "weight_errors", "group_bits", "schemes",
+            "formats_table", "summary"} <= set(views)
+    assert panel.outliers.heat_text.parentWidget() is views["heatmap"]          # the numbers stay with the chart
+    assert panel.weights.gptq_text.parentWidget() is views["gptq_trace"]
+    assert "Calibration: 394 tokens" in panel.summary.text()
+    panel.show_frame(len(panel.steps))                   # a GPTQ frame: its tab comes forward
+    assert panel.tabs.tabText(panel.tabs.currentIndex()) == "GPTQ && AWQ"
+    panel.set_inner_tabs(("Formats for serving",))
+    panel.show_frame(0)                                  # the view's own timeline reset: the tab stays
+    assert panel.inner_tabs() == ("Formats for serving",)
+    qtbot.wait(10)
+    panel.show_frame(0)                                  # the same frame redrawn (a result arriving): stays
+    assert panel.inner_tabs() == ("Formats for serving",)
+    panel.show_frame(3)                                  # the user moves the timeline: its tab comes forward
+    assert panel.inner_tabs() == ("Affine mapping",)
