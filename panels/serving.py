@@ -83,7 +83,9 @@ class ServingPanel(Panel):
         grid.addWidget(self.replica, 0, 0)
 
         self.batch_plots = {}
-        bbox = QVBoxLayout()
+        self.batch_box = QWidget()          # both timelines and their figures: one view a tour can focus on
+        bbox = QVBoxLayout(self.batch_box)
+        bbox.setContentsMargins(0, 0, 0, 0)
         for policy in ("static", "continuous"):
             plot = make_plot(ctx.theme, "", "slot", "time (s)")
             plot.setAccessibleName(f"{policy} batching timeline")
@@ -100,7 +102,7 @@ class ServingPanel(Panel):
         self.batch_text = LiveText()
         self.batch_text.reserve_lines(2)
         bbox.addWidget(self.batch_text)
-        grid.addLayout(bbox, 0, 1)
+        grid.addWidget(self.batch_box, 0, 1)
 
         self.load = LoadChart(ctx.theme)
         grid.addWidget(self.load, 1, 0)
@@ -141,6 +143,17 @@ class ServingPanel(Panel):
         grid.setRowStretch(0, 1)
         grid.setRowStretch(1, 1)
         self.body.addLayout(grid, 1)
+        for name, widget, title in (
+                ("replica_memory", self.replica, "One replica's memory"),
+                ("batching", self.batch_box, "Static against continuous batching"),
+                ("load", self.load, "Latency and throughput against load"),
+                ("sizing", size_box, "Sizing for the traffic estimate"),
+                ("measured_decode", bench_box, "Measured decode steps"),
+                ("weight_format", self.weight_combo, "Weight format"),
+                ("kv_format", self.kv_combo, "KV-cache format"),
+                ("batch_slots", self.batch_spin, "Batch slots"),
+                ("context", self.context_spin, "Context")):
+            self.name_view(name, widget, title)
 
     # --- scenario ---------------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:

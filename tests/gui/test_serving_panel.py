@@ -110,3 +110,11 @@ def test_extreme_scenario_values_show_as_they_are_and_do_not_freeze(make_panel, 
     assert len(p.replica.gpu_lines) <= MAX_GPU_LINES and sum(line.isVisible() for line in p.replica.gpu_lines) == 1
     ctx.scenario.try_update(serve_batch=8, serve_context=8192)
     assert sum(line.isVisible() for line in p.replica.gpu_lines) == p.memory.gpus_needed
+
+
+def test_named_views(make_panel, ctx):
+    p = make_panel(ServingPanel)
+    views = p.views()
+    assert {"replica_memory", "batching", "load", "sizing", "weight_format"} <= set(views)
+    assert p.batch_text.parentWidget() is views["batching"]      # the figures stay with the timelines
+    assert p.view_widget("traffic_per_s") is p.sliders["traffic_per_s"]
