@@ -54,10 +54,12 @@ class MemoryCharts(SweepAndTrafficCharts):
         self.shard_plot = make_plot(th, "Sharding, DP → ZeRO-3 (play the timeline)", "GB per GPU", "GPU")
         self.shard_plot.setAccessibleName("Sharding animation across a handful of GPUs")
         self.shard_plot.setMouseEnabled(x=False, y=False)
-        shard_box = QVBoxLayout()
+        shard_view = QWidget()                  # the caption and its chart are one view (a tour's focus)
+        shard_box = QVBoxLayout(shard_view)
+        shard_box.setContentsMargins(0, 0, 0, 0)
         shard_box.addWidget(self.frame_caption)
         shard_box.addWidget(self.shard_plot, 1)
-        grid.addLayout(shard_box, 0, 1)
+        grid.addWidget(shard_view, 0, 1)
         self.sweep_plot = make_plot(th, "Per-GPU memory against GPU count (log–log)", "GB per GPU", "GPUs")
         self.sweep_plot.setAccessibleName("Sweep of per-GPU memory over 1 to 1024 GPUs for every strategy")
         self.sweep_plot.setLogMode(x=True, y=True)
@@ -117,6 +119,12 @@ class MemoryCharts(SweepAndTrafficCharts):
         grid.setRowStretch(0, 1)
         grid.setRowStretch(1, 1)
         self.body.addLayout(grid, 1)
+        for name, widget, title in (("bars", self.bars_plot, "Per-GPU memory by strategy"),
+                                    ("sharding", shard_view, "Sharding, DP → ZeRO-3"),
+                                    ("sweep", self.sweep_plot, "Per-GPU memory against GPU count"),
+                                    ("traffic", self.comm_plot, "Data-parallel traffic per step"),
+                                    ("measured", self.measure_box, "Measured against analytic bytes")):
+            self.name_view(name, widget, title)
         for plot in (self.bars_plot, self.shard_plot, self.sweep_plot, self.comm_plot):
             cache_static(plot)
         self.comm_plot.getViewBox().sigResized.connect(self._comm_resized)

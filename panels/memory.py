@@ -104,6 +104,12 @@ class MemoryPanel(MemoryCharts, Panel):
         self.verdict = LiveText(min_lines=3)
         self.verdict.setAccessibleName("Fit verdict")
         self.body.addWidget(self.verdict)
+        for name, widget, title in (("strategy", self.strategy_combo, "Sharding strategy"),
+                                    ("gpus", self.gpus_spin, "Number of GPUs"),
+                                    ("recompute", self.recompute_combo, "Activation recomputation"),
+                                    ("offload", offload, "Offload controls"),
+                                    ("verdict", self.verdict, "Fit verdict")):
+            self.name_view(name, widget, title)    # what a tour step can point at
 
     # --- scenario and parameters ------------------------------------------------------------
     def set_scenario(self, scenario) -> None:

@@ -200,3 +200,14 @@ def test_fp32_accumulation_is_a_panel_parameter_both_ways(make_panel, ctx):
     assert p.breakdowns[ctx.scenario.value.strategy].grads == pytest.approx(grads)
     p.set_params(Params(fp32_grad_accum=True), record=False)   # a saved view: the box follows, bytes redrawn
     assert p.fp32_acc.isChecked() and p.breakdowns[ctx.scenario.value.strategy].grads == pytest.approx(3 * grads)
+
+
+def test_tour_views_are_named(make_panel):
+    """Tour steps focus and highlight these names (assets/tours/A1.json, A2.json)."""
+    p = make_panel(MemoryPanel)
+    views = p.views()
+    assert {"bars", "sharding", "sweep", "traffic", "measured", "strategy", "gpus", "recompute", "offload",
+            "verdict"} <= set(views)
+    assert views["sweep"] is p.sweep_plot and views["traffic"] is p.comm_plot and views["bars"] is p.bars_plot
+    assert p.shard_plot.parentWidget() is views["sharding"] and p.frame_caption.parentWidget() is views["sharding"]
+    assert p.view_widget("fp32_grad_accum") is p.fp32_acc        # a parameter's control, through the binder
