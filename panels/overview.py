@@ -5,7 +5,7 @@ from html import escape
 
 import numpy as np
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout, QWidget
 
 from engines.overview import Overview, Params, human_bytes, human_count, summarize
 from explorer.ui.fast_items import Bars
@@ -100,7 +100,15 @@ class OverviewPanel(Panel):
         )}
         for i, card in enumerate(self.cards.values()):
             grid.addWidget(card, i // 3, i % 3)
-        self.body.addLayout(grid)
+        headline = QWidget()                    # the six cards as one view (a tour's focus)
+        headline.setLayout(grid)
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.body.addWidget(headline)
+        self.name_view("headline", headline, "Headline numbers")
+        for key, title in (("params", "Parameter count"), ("state", "Training state"), ("gpu", "GPU memory"),
+                           ("layout", "Parallel layout"), ("sharded", "State per GPU, fully sharded"),
+                           ("min_gpus", "GPUs to hold the state")):
+            self.name_view(key, self.cards[key], title)     # each card can be pointed at by its key
         # Log scale: the lesson is state against ONE GPU (128 GB against 80 GB for Llama 3 8B), which
         # a linear axis squashed to slivers beside the whole cluster's memory (5,120 GB on 64 GPUs).
         self.plot = make_plot(ctx.theme, "Where the bytes of training state sit (16 B/param; log scale)",
@@ -113,6 +121,7 @@ class OverviewPanel(Panel):
         self.plot.getAxis("bottom").setTicks([[(0, "model state"), (1, "one GPU"), (2, "all GPUs")]])
         self.plot.setMouseEnabled(x=False, y=False)
         self.body.addWidget(self.plot, 1)
+        self.name_view("state_chart", self.plot, "Training state against GPU memory")
         self.plot.getViewBox().sigResized.connect(lambda *_a: self._draw())   # label room follows the height
 
     def set_scenario(self, scenario) -> None:
