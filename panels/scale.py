@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from engines.scale import (MFU_REFERENCES, ZOOM_INTERVALS, FailureSimulation, Params, RunResult, ScaleAnalysis,
                            daly_interval, llama3_interruptions, scale_analysis, simulate_failures)
@@ -80,12 +80,25 @@ class ScalePanel(Panel):
                                   choices={"zoom_intervals": ZOOM_LABELS}, error=self.error.show_error)
 
         grid = QGridLayout()
-        grid.addWidget(self._build_gauge(), 0, 0)
-        grid.addLayout(self._build_goodput(), 0, 1)
+        gauge = self._build_gauge()
+        grid.addWidget(gauge, 0, 0)
+        goodput = QWidget()                     # each chart with its readout is one view (a tour's focus)
+        goodput.setLayout(self._build_goodput())
+        grid.addWidget(goodput, 0, 1)
         self.run_view = RunTimeline(self.theme)
-        grid.addLayout(self.run_view.layout, 1, 0)
+        run = QWidget()
+        run.setLayout(self.run_view.layout)
+        grid.addWidget(run, 1, 0)
         self.cluster_view = ClusterAndTriage(self.theme, self.data)
         grid.addWidget(self.cluster_view.tabs, 1, 1)
+        for name, widget, title in (("mfu", gauge, "Model FLOPs utilization"),
+                                    ("goodput", goodput, "Goodput against checkpoint interval"),
+                                    ("run", run, "One simulated run"),
+                                    ("cluster", self.cluster_view.page, "Cluster size against interruptions"),
+                                    ("triage", self.cluster_view.triage, "Triage checklist"),
+                                    ("gpus", self.gpus_spin, "Number of GPUs"),
+                                    ("llama3", self.llama_button, "Llama 3 405B run")):
+            self.name_view(name, widget, title)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
         self.body.addLayout(grid, 1)
@@ -138,6 +151,7 @@ class ScalePanel(Panel):
         self.optimum_labels = label_layer(gp)
         self.goodput_text = LiveText()
         lay = QVBoxLayout()
+        lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(gp, 1)
         lay.addWidget(self.goodput_text)
         return lay

@@ -108,3 +108,14 @@ def test_optimum_labels_never_overlap(make_panel, ctx):
         p.sliders["checkpoint_min"].valueCommitted.emit(delta)
         young, daly = p.optimum_labels.rects()
         assert not young.intersects(daly), delta
+
+
+def test_tour_views_are_named(make_panel):
+    """Tour steps focus and highlight these names (assets/tours/A4.json)."""
+    p = make_panel(ScalePanel)
+    views = p.views()
+    assert {"mfu", "goodput", "run", "cluster", "triage", "gpus", "llama3"} <= set(views)
+    assert p.goodput_plot.parentWidget() is views["goodput"] and p.run_view.plot.parentWidget() is views["run"]
+    assert p.cluster_view.plot.parentWidget() is views["cluster"] and views["triage"] is p.cluster_view.triage
+    for name in ("mfu_pct", "checkpoint_min", "restart_min", "zoom_intervals"):
+        assert p.view_widget(name) is not None
