@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QDate, QDateTime, QTime, Qt
+from PySide6.QtCore import QDate, QDateTime, QPoint, QTime, QTimer, Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, QFileDialog, QFormLayout,
                                QFrame, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter,
                                QTabWidget, QVBoxLayout, QWidget)
@@ -122,6 +122,7 @@ class LawPanel(Panel):
         left_lay.setContentsMargins(0, 0, 0, 0)
         self.graph = TreeGraph(self.theme)
         left_lay.addWidget(self.graph, 1)
+        self.name_view("tree_graph", left, "Decision tree: the path taken")
         self.legend = _label("■ question   ◆ outcome   thick solid, filled = your path   ★ = where you are   "
                              "dashed = not taken", name="muted")
         left_lay.addWidget(self.legend)
@@ -137,26 +138,34 @@ class LawPanel(Panel):
         self.card_help = _label()
         self.card_article = _label()
         self.card_article.setTextFormat(Qt.RichText)
-        self.answers_box = QVBoxLayout()
+        self._answers_widget = QWidget()          # a widget, so a tour can point at the answers
+        self.answers_box = QVBoxLayout(self._answers_widget)
+        self.answers_box.setContentsMargins(0, 0, 0, 0)
         self.outcome_text = _label()
         self.outcome_text.setTextFormat(Qt.RichText)
-        self.continue_btn = QPushButton()
+        self.continue_btn = WrapButton()            # a long tree title wraps, not widens the card
         self.continue_btn.clicked.connect(lambda: self._walk_to(self.params.tree, (*self.params.answers, CONTINUE)))
         self.error = ErrorLabel()
         for w in (self.card_kind, self.card_title, self.card_help, self.card_article):
             card_lay.addWidget(w)
-        card_lay.addLayout(self.answers_box)
+        card_lay.addWidget(self._answers_widget)
         card_lay.addWidget(self.outcome_text)
         card_lay.addWidget(self.continue_btn)
         card_lay.addWidget(self.error)
         card_lay.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self.card_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setWidget(self.card)
         split.addWidget(scroll)
         split.setSizes([760, 560])
         lay.addWidget(split, 1)
+        self.name_view("walk", split, "Decision walk: tree and card")
+        self.name_view("card", scroll, "Question or outcome card")
+        self.name_view("help", self.card_help, "What the question means")
+        self.name_view("article", self.card_article, "The article behind this node")
+        self.name_view("answers", self._answers_widget, "The answers offered")
+        self.name_view("obligations", self.outcome_text, "Obligations and the rule engine's reading")
         self.answer_buttons: list[QPushButton] = []
         return page
 
@@ -235,16 +244,18 @@ class LawPanel(Panel):
             b.clicked.connect(lambda _=False, aid=a.id: self.answer(aid))
             self.answers_box.addWidget(b)
             self.answer_buttons.append(b)
+        self._answers_widget.setVisible(bool(self.answer_buttons))
         html = ""
         if node.is_outcome:
+            r = reading(w)
+            if r.head:                              # the result first: it is what the walk found
+                html += f"<p><b>{r.head}</b></p>"
             if node.obligations:
                 html += "<b>Obligations and consequences</b><ul>" + "".join(
                     f"<li>{t} <b>({a})</b></li>" for t, a in node.obligations) + "</ul>"
-            r = reading(w)
-            if r.head:
-                html += f"<p><b>{r.head}</b></p>"
             if r.reasons:
-                html += "<ul>" + "".join(f"<li><b>{a}</b>: {t}</li>" for a, t in r.reasons) + "</ul>"
+                html += "<b>The rule engine's reasons</b><ul>" + "".join(
+                    f"<li><b>{a}</b>: {t}</li>" for a, t in r.reasons) + "</ul>"
         self.outcome_text.setText(html)
         self.outcome_text.setVisible(bool(html))
         can = w.can_continue()
@@ -252,6 +263,26 @@ class LawPanel(Panel):
         if can:
             self.continue_btn.setText(f"Continue ▶ {self.trees[node.continue_to].title}")
         self.frame_label.setText(f"{len(w.record())} answers recorded")
+        self.card_scroll.verticalScrollBar().setValue(0)       # a new node is read from its top
+
+    def view_widget(self, name: str) -> QWidget | None:
+        """A named view; one inside the card (help, article, answers, obligations) is also scrolled
+        into the card's view, so a tour step pointing at it shows it rather than a frame off the card."""
+        widget = super().view_widget(name)
+        if widget is not None and widget is not self.card and self.card.isAncestorOf(widget):
+            for ms in (0, 150):                 # again once a presenter fold has resized the card
+                QTimer.singleShot(ms, lambda: self._reveal_in_card(widget))
+        return widget
+
+    def _reveal_in_card(self, widget: QWidget) -> None:
+        if not widget.isVisible():
+            return
+        top = widget.mapTo(self.card, QPoint(0, 0)).y()
+        bar, seen = self.card_scroll.verticalScrollBar(), self.card_scroll.viewport().height()
+        if top < bar.value() or top + widget.height() > bar.value() + seen:
+            # show it whole where it fits, else its first lines
+            fits = widget.height() + 16 <= seen
+            bar.setValue(top + widget.height() + 8 - seen if fits and top >= bar.value() else top - 8)
 
     # ---- export --------------------------------------------------------------------------
     def export_record(self, path: str | Path, fmt: str) -> Path:
@@ -302,6 +333,10 @@ class LawPanel(Panel):
         self.cra_plot = DeadlineTimeline(self.theme, "Art 14 deadlines")
         cra_lay.addWidget(self.cra_plot, 3)
         lay.addWidget(cra_box, 1)
+        self.name_view("cra_clock", cra_box, "CRA Art 14 reporting clock")
+        self.name_view("cra_timeline", self.cra_plot, "Art 14 deadlines on a date axis")
+        self.name_view("cra_deadlines", self.cra_result, "Art 14 deadlines as text")
+        self.name_view("aware", self.aware_edit, "When the manufacturer became aware")
 
         pld_box = QGroupBox("PLD limitation and expiry clocks")
         pld_lay = QHBoxLayout(pld_box)
@@ -322,6 +357,9 @@ class LawPanel(Panel):
         self.pld_plot = DeadlineTimeline(self.theme, "PLD clocks")
         pld_lay.addWidget(self.pld_plot, 3)
         lay.addWidget(pld_box, 1)
+        self.name_view("pld_clock", pld_box, "PLD limitation and expiry clocks")
+        self.name_view("pld_timeline", self.pld_plot, "PLD clocks on a date axis")
+        self.name_view("pld_deadlines", self.pld_result, "PLD deadlines as text")
 
         # the date edits send ISO text: the walk's moves and these are the view's params
         self.moment_edits = {"aware": self.aware_edit, "fix_at": self.fix_edit, "notified_at": self.notified_edit}
@@ -374,7 +412,8 @@ class LawPanel(Panel):
             if s.tree != seen:
                 chapters.append((i, self.trees[s.tree].title))
                 seen = s.tree
-        return TimelineSpec(n_frames=len(steps) + 1, chapters=chapters, fps=1.0)
+        # opens on the last frame, where the walk is now: graph and card show the same node
+        return TimelineSpec(n_frames=len(steps) + 1, chapters=chapters, fps=1.0, start=len(steps))
 
     def show_frame(self, index: int) -> None:
         self._frame = max(0, min(index, len(self.walk.steps)))

@@ -215,3 +215,22 @@ def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path, n
     assert q.card_title.text() == p.card_title.text() and q.outcome_text.text() == outcome
     assert q.notified_check.isChecked() and q.knowledge_edit.date() == QDate(2031, 2, 3)
     assert q.clocks == p.clocks and q.pld_result.text() == p.pld_result.text()
+
+
+def test_named_views_for_tours_and_the_walk_opens_where_it_is(qtbot, make_panel):
+    """Tours point at the graph, the card and its parts, and the clocks by name; the timeline opens
+    on the last frame, so the graph shows the node the card describes; the engine's result heads the
+    outcome card; a named part of the card is scrolled into view when a step points at it."""
+    p = make_panel(LawPanel, size=(900, 420))
+    assert {"tree_graph", "walk", "card", "help", "article", "answers", "obligations", "cra_clock", "cra_timeline",
+            "cra_deadlines", "aware", "pld_clock", "pld_timeline", "pld_deadlines"} <= set(p.views())
+    p.load_example("password-manager")
+    spec = p.timeline()
+    assert spec.start == spec.n_frames - 1
+    assert p.outcome_text.text().index("Rule engine:") < p.outcome_text.text().index("Obligations")
+    p.update_params(tree="cra-scope", answers=("no", "yes"))      # the sector question: eight answers
+    bar = p.card_scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=2000)     # the answers lie below the card's fold
+    bar.setValue(0)
+    assert p.view_widget("answers") is p._answers_widget
+    qtbot.waitUntil(lambda: bar.value() > 0, timeout=2000)
