@@ -45,6 +45,8 @@ HEADLINES = {
                        ("bare pyqtgraph plot p95", r"bare plot\s+\(reference\)\s+[\d.]+\s+([\d.]+)", "ms")],
     "memory_sweep.py": [("memory sweep worst median", r"worst median\s*([\d.]+) ms", "ms")],
     "serving_sizing.py": [("serving sizing worst p95", r"sizing worst p95:\s*([\d.]+) ms", "ms")],
+    "tour_steps.py": [("tour step, all steps p95", r"all steps: \d+, p95 ([\d.]+) ms", "ms"),
+                      ("tour step worst per-tour p95", r"tour step worst p95:\s*([\d.]+) ms", "ms")],
     "k8s.py": [("k8s simulated seconds per wall second", r"→\s*([\d.]+) simulated s per wall s", "s/s")],
     "gptq.py": [("GPTQ, lazy blocks", r"gptq \(lazy blocks of \d+\)\s+([\d.]+) s", "s"),
                 ("GPTQ, plain column-by-column", r"plain column-by-column\s+([\d.]+) s", "s")],

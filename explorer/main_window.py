@@ -55,7 +55,8 @@ def _least_height(item, width: int) -> int:
         if w.isHidden():
             return 0
         if isinstance(w, QTabWidget):                          # the tallest page's need, under the tab bar
-            pages = [w.widget(i) for i in range(w.count())]
+            pages = ([w.widget(i) for i in range(w.count())] if w.tabBar().isVisibleTo(w)
+                     else [w.currentWidget()])                 # a tour's focus: only the page shown
             inside = max((_page_height(page, width) for page in pages), default=0)
             frame = 2 * w.style().pixelMetric(QStyle.PM_DefaultFrameWidth)
             return max(item.minimumSize().height(), w.tabBar().sizeHint().height() + inside + frame)

@@ -144,13 +144,15 @@ class Panel(QWidget):
         return self.findChildren(QTabWidget)
 
     def inner_tabs(self) -> tuple[str, ...]:
-        return tuple(w.tabText(w.currentIndex()) for w in self.tab_widgets())
+        """Each tab widget's current tab title, as shown ("GPTQ & AWQ", not Qt's "GPTQ && AWQ")."""
+        return tuple(_shown(w.tabText(w.currentIndex())) for w in self.tab_widgets())
 
     def set_inner_tabs(self, titles) -> None:
-        """Select each tab widget's tab by title (unknown titles are left as they are)."""
+        """Select each tab widget's tab by title, as shown or as Qt writes it (unknown titles are
+        left as they are)."""
         for widget, title in zip(self.tab_widgets(), titles):
             for i in range(widget.count()):
-                if widget.tabText(i) == title:
+                if _shown(widget.tabText(i)) == _shown(title):
                     widget.setCurrentIndex(i)
                     break
 
@@ -210,6 +212,11 @@ class Panel(QWidget):
     def selftest(self) -> None:
         """Drive the main controls once; raise on any error. Default: redraw and walk the timeline."""
         self.set_scenario(self.ctx.scenario.value)
+
+
+def _shown(title: str) -> str:
+    """A tab title as the user reads it: Qt doubles a literal "&" (a single one marks a shortcut)."""
+    return title.replace("&&", "\0").replace("&", "").replace("\0", "&")
 
 
 def _rescale_default_labels(plot, old_size: float, new_size: float) -> None:

@@ -202,7 +202,7 @@ class PlayerWidget(QWidget):
         lay.addWidget(self.speed)
         model.spec_changed.connect(self._spec)
         model.position_changed.connect(self._position)
-        model.playing_changed.connect(lambda p: self.play_button.setText("⏸ Pause" if p else "▶ Play"))
+        model.playing_changed.connect(lambda p: self.play_button.setText("❚❚ Pause" if p else "▶ Play"))
         self._spec(model.spec)
 
     CHAPTER_CHARS = 34   # the chapter box's widest: the slider keeps the rest

@@ -45,8 +45,11 @@ class Marker(QWidget):
         if t is None or not t.isVisible():
             self.hide()
             return
-        top_left = t.mapTo(window, t.rect().topLeft())
-        rect = QRect(top_left, t.size()).adjusted(-self.PAD, -self.PAD, self.PAD, self.PAD)
+        seen = t.visibleRegion().boundingRect()          # the part not scrolled or clipped away
+        if seen.isEmpty():
+            self.hide()
+            return
+        rect = QRect(t.mapTo(window, seen.topLeft()), seen.size()).adjusted(-self.PAD, -self.PAD, self.PAD, self.PAD)
         if rect != self.geometry():
             self.setGeometry(rect)
         if not self.isVisible():
@@ -88,6 +91,10 @@ class Fold:
                 if bar.isVisibleTo(parent):
                     bar.hide()
                     self._hidden.append(bar)
+                # the other pages' needs do not count while only this one shows
+                old = parent.minimumHeight()
+                self._undo.append(lambda t=parent, old=old: t.setMinimumHeight(old))
+                parent.setMinimumHeight(max(1, parent.currentWidget().minimumSizeHint().height()))
             elif not isinstance(parent, QStackedWidget):
                 for sib in parent.findChildren(QWidget, options=Qt.FindDirectChildrenOnly):
                     if sib is not w and not sib.isWindow() and sib.isVisibleTo(parent):
@@ -175,6 +182,7 @@ class TourPlayer(QObject):
 
     def start(self, tour: Tour, index: int = 0, path: Path | None = None, shipped: bool = False) -> bool:
         self.tour, self.path, self.shipped, self.modified = tour, path, shipped, False
+        self.index = 0
         return self.go(index)
 
     def stop(self) -> None:
@@ -196,6 +204,7 @@ class TourPlayer(QObject):
         if not 0 <= index < len(self.tour.steps):
             raise ValidationError("step", f"{index + 1} is not a step of this tour", f"1…{len(self.tour.steps)}")
         step = self.tour.steps[index]
+        self.win.ctx.timeline.stop()             # the last step's animation ends here
         self.marker.point_at(None)
         self.fold.restore()
         try:
@@ -211,7 +220,8 @@ class TourPlayer(QObject):
         self.index = index
         timeline = self.win.ctx.timeline
         if step.frame is None and timeline.spec is not None:
-            timeline.set_position(timeline.spec.start)
+            fresh = self.win.current_panel().timeline()     # its opening frame may follow the new scenario
+            timeline.set_position((fresh or timeline.spec).start)
         elif step.frame is not None and step.play:
             self.win.set_frame(step.frame, play=True)
         self.win.show_tour_page()

@@ -55,6 +55,8 @@ class LessonsShell:
         win.tabs.tabBar().hide()          # the navigator lists the panels: no scrolling tab bar
         win.setCentralWidget(central)
         self._folded_docks: list[QWidget] = []
+        self._timeline_folded = False
+        win.ctx.timeline.spec_changed.connect(lambda _spec: self._fold_timeline())
         self.player.changed.connect(self._tour_changed)
         self.nav.fit_width()
 
@@ -111,7 +113,7 @@ class LessonsShell:
         the panel folds around the step's view) until "Show controls" (F6) asks for them."""
         fold = self.win.presenting and self.player.active and not self.bar.controls_button.isChecked()
         if fold and not self._folded_docks:
-            self._folded_docks = [w for w in (self.nav, *self.win.findChildren(QDockWidget))
+            self._folded_docks = [w for w in (self.nav, self.win.statusBar(), *self.win.findChildren(QDockWidget))
                                   if w.isVisible() and w.objectName() != "timeline_dock"]
             for w in self._folded_docks:
                 w.hide()
@@ -119,14 +121,32 @@ class LessonsShell:
             for w in self._folded_docks:
                 w.show()
             self._folded_docks = []
+        self._fold_timeline(fold)
         if not fold:
             self.player.fold.restore()
-        self.player.arrange() if fold else None
+        if fold:
+            self.player.arrange()
         self.bar.refresh()
+
+    def _fold_timeline(self, fold: bool | None = None) -> None:
+        """While folded, the player shows only where the step has an animation to play."""
+        if fold is None:
+            fold = bool(self._folded_docks)
+        dock = self.win.findChild(QDockWidget, "timeline_dock")
+        if dock is None:
+            return
+        if fold and self.win.ctx.timeline.spec is None and dock.isVisible():
+            dock.hide()
+            self._timeline_folded = True
+        elif self._timeline_folded and (not fold or self.win.ctx.timeline.spec is not None):
+            dock.show()
+            self._timeline_folded = False
 
     def presenter_changed(self) -> None:
         if not self.win.presenting:
             self._folded_docks = []       # leaving presenter mode restores the docks itself
+            self._timeline_folded = False
+            self.win.statusBar().show()
             self.nav.show()
             self.bar.controls_button.setChecked(False)
         self.arrange()

@@ -28,8 +28,8 @@ class StartPage(QScrollArea):
         total = sum(len(c.lessons) for c in courses)
         head = QLabel(f"<h2>Lessons</h2><p>Eight courses, {total} lessons. A ready lesson opens a guided tour: "
                       f"each step sets up a panel and says what to look at, with its source. Use "
-                      f"<b>Next ▶</b> / <b>◀ Previous</b> under the picture, or Alt+→ / Alt+← "
-                      f"(PgDn / PgUp while a tour runs). {ready} of {total} lessons are ready; the others "
+                      f"<b>Next ▶</b> and <b>◀</b> under the picture, Alt+→ / Alt+←, or PgDn / PgUp "
+                      f"(a presenter's clicker) while a tour runs. {ready} of {total} lessons are ready; the others "
                       f"come with their panels.</p>")
         head.setWordWrap(True)
         head.setTextFormat(Qt.RichText)

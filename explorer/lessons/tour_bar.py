@@ -5,9 +5,10 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
-CAPTION_SCALE = 1.3     # the caption's type against the application's
+CAPTION_SCALE = 1.3            # the caption's type against the application's
+PRESENTER_CAPTION_SCALE = 1.1  # presenter type is already 1.6 times larger: the picture keeps the room
 
 
 class TourBar(QFrame):
@@ -22,6 +23,7 @@ class TourBar(QFrame):
         text = QVBoxLayout()
         self.where = QLabel()
         self.where.setObjectName("muted")
+        self.where.setWordWrap(True)
         self.caption = QLabel()
         self.caption.setObjectName("tour_caption")
         self.caption.setWordWrap(True)
@@ -30,35 +32,35 @@ class TourBar(QFrame):
         self.source = QLabel()
         self.source.setObjectName("muted")
         self.source.setWordWrap(True)
+        self.source.setTextFormat(Qt.RichText)
         for w in (self.where, self.caption, self.source):
             text.addWidget(w)
         outer.addLayout(text, 1)
-        buttons = QVBoxLayout()
-        nav = QHBoxLayout()
-        self.prev_button = QPushButton("◀ Previous")
-        self.prev_button.setToolTip("Previous step (Alt+←; PgUp during a tour)")
-        self.next_button = QPushButton("Next ▶")
-        self.next_button.setToolTip("Next step (Alt+→; PgDn during a tour)")
-        self.prev_button.clicked.connect(player.previous)
-        self.next_button.clicked.connect(player.next)
-        nav.addWidget(self.prev_button)
-        nav.addWidget(self.next_button)
-        buttons.addLayout(nav)
-        extra = QHBoxLayout()
-        self.controls_button = QPushButton("Show controls")
+        buttons = QGridLayout()
+        buttons.setSpacing(4)
+        self.prev_button = self._button("◀", "Previous step (Alt+←; PgUp during a tour)", player.previous)
+        self.next_button = self._button("Next ▶", "Next step (Alt+→; PgDn during a tour)", player.next)
+        self.controls_button = self._button("☰", "Presenter mode folds the controls and side columns away "
+                                                 "during a tour: show them again (F6)", None)
         self.controls_button.setCheckable(True)
-        self.controls_button.setToolTip("Presenter mode folds the controls and side columns away during a tour; "
-                                        "show them again (F6)")
-        self.end_button = QPushButton("✕ End tour")
-        self.end_button.setToolTip("Leave the tour; the view stays as it is")
-        self.end_button.clicked.connect(player.stop)
-        extra.addWidget(self.controls_button)
-        extra.addWidget(self.end_button)
-        buttons.addLayout(extra)
-        buttons.addStretch(1)
+        self.end_button = self._button("✕", "End the tour (the view stays as it is)", player.stop)
+        buttons.addWidget(self.prev_button, 0, 0)
+        buttons.addWidget(self.next_button, 0, 1)
+        buttons.addWidget(self.controls_button, 1, 0)
+        buttons.addWidget(self.end_button, 1, 1, Qt.AlignRight)
+        buttons.setRowStretch(2, 1)
         outer.addLayout(buttons)
         player.changed.connect(self.refresh)
         self.refresh()
+
+    @staticmethod
+    def _button(text: str, tip: str, slot) -> QPushButton:
+        b = QPushButton(text)
+        b.setToolTip(tip)
+        b.setAccessibleName(tip.split(" (")[0].split(":")[0])
+        if slot is not None:
+            b.clicked.connect(slot)
+        return b
 
     def refresh(self) -> None:
         tour, step = self.player.tour, self.player.step
@@ -68,12 +70,15 @@ class TourBar(QFrame):
         n, i = len(tour.steps), self.player.index
         edited = " · edited, not saved" if self.player.modified else ""
         self.where.setText(f"{tour.lesson} · {tour.title} — step {i + 1} of {n}{edited}")
-        size = self.font().pointSizeF() * CAPTION_SCALE
+        presenting = self.player.win.presenting
+        size = self.font().pointSizeF() * (PRESENTER_CAPTION_SCALE if presenting else CAPTION_SCALE)
         error = (f"<br><span style='color:#b00020'>⚠ {escape(self.player.error)}</span>"
                  if self.player.error else "")
         self.caption.setText(f"<span style='font-size:{size:.1f}pt'>{escape(step.caption)}</span>{error}")
-        self.source.setText(f"Source: {step.source}" if step.source else "")
+        small = self.font().pointSizeF() * (0.8 if presenting else 0.9)
+        self.source.setText(f"<span style='font-size:{small:.1f}pt'>Source: {escape(step.source)}</span>"
+                            if step.source else "")
         self.source.setVisible(bool(step.source))
         self.prev_button.setEnabled(i > 0)
         self.next_button.setEnabled(i + 1 < n)
-        self.controls_button.setVisible(self.player.win.presenting)
+        self.controls_button.setVisible(presenting)

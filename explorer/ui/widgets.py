@@ -480,9 +480,38 @@ class LessonView(QTextBrowser):
         self.setOpenLinks(False)
         self.setAccessibleName("Explanation")
         self.setMinimumWidth(260)
+        self._documents: dict[str, object] = {}   # markdown → its formatted QTextDocument, at this font
+        self._markdown = ""
         self.setMarkdown(markdown)
 
     def setMarkdown(self, markdown: str) -> None:  # noqa: N802 (Qt name)
+        """Show ``markdown``; each text is formatted once per font size and then swapped in (a panel
+        switch or a tour step does not re-parse the panel's whole explanation)."""
+        from PySide6.QtGui import QTextDocument
+
+        self._markdown = markdown
+        doc = self._documents.get(markdown)
+        if doc is None:
+            doc = QTextDocument(self)
+            doc.setDefaultFont(self.font())
+            self.setDocument(doc)
+            self._format(markdown)
+            self._documents[markdown] = doc
+        elif doc is not self.document():
+            self.setDocument(doc)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(event)
+        if event.type() == QEvent.FontChange and self._documents:
+            old, self._documents = self._documents, {}
+            self.setMarkdown(self._markdown)           # headings are sized from the font
+            for doc in old.values():
+                if doc is not self.document():
+                    doc.deleteLater()
+
+    def _format(self, markdown: str) -> None:
         """Render Markdown with headings only moderately larger than the text (Qt's are huge), and
         code in the bundled fixed-width font (Qt would take the system's)."""
         from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextFormat

@@ -1,0 +1,118 @@
+"""Time from "next step" to the step fully painted, for every step of every shipped tour.
+
+A step is done when its panel's jobs have finished, their results have been drawn and the window
+has painted. Each tour is walked twice (the first walk also builds panels and warms caches); the
+second walk is reported. Beside each step time, the longest the event loop was blocked during it:
+a heavy step must show progress at once and never freeze the window. The reference, timed in the
+same run, is a plain panel switch (no tour) between the same panels.
+
+Run: ``python benchmarks/tour_steps.py [--lessons A1 A2] [--presenter]``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("EXPLORER_CONFIG_DIR", tempfile.mkdtemp(prefix="explorer-bench-"))
+
+TARGET_MS = 150.0
+QUIET_S = 0.35        # no job running for this long: the step has settled (jobs debounce for less)
+
+
+def _p95(xs: list[float]) -> float:
+    return sorted(xs)[max(0, int(round(0.95 * len(xs))) - 1)]
+
+
+def timed(win, action) -> tuple[float, float]:
+    """(ms until settled and painted, longest event-loop block in ms) for ``action()``."""
+    from PySide6.QtWidgets import QApplication
+
+    t0 = time.perf_counter()
+    action()
+    after = time.perf_counter()
+    block = (after - t0) * 1e3
+    last_busy, last_tick = after, after
+    while True:
+        QApplication.processEvents()
+        now = time.perf_counter()
+        block = max(block, (now - last_tick) * 1e3)
+        last_tick = now
+        panel = win.current_panel()
+        if panel is not None and any(r.running for r in panel._jobs.values()):
+            last_busy = now
+        elif now - last_busy >= QUIET_S:
+            break
+        time.sleep(0.001)
+    p0 = time.perf_counter()
+    win.repaint()
+    QApplication.processEvents()
+    paint = (time.perf_counter() - p0) * 1e3
+    return (last_busy - t0) * 1e3 + paint, max(block, paint)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lessons", nargs="*")
+    ap.add_argument("--presenter", action="store_true", help="presenter layout at 1280x800")
+    a = ap.parse_args()
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.app import make_app
+    from explorer.context import AppContext
+    from explorer.lessons import lesson_tour, lessons
+    from explorer.main_window import MainWindow
+
+    make_app()
+    win = MainWindow(AppContext(device="cpu"), remember_layout=False)
+    win.resize(*((1280, 800) if a.presenter else (1600, 1000)))
+    win.show()
+    QApplication.processEvents()
+    if a.presenter:
+        win.set_presenter(True, full_screen=False)
+    ids = a.lessons or [x.id for x in lessons() if x.ready]
+    print(f"{'tour':6s} {'steps':>5s} {'p50 ms':>8s} {'p95 ms':>8s} {'worst':>8s} {'longest block':>14s} "
+          f"{'over target':>12s}  {'reference panel switch p95':>27s}")
+    worst_p95, all_steps, refs = 0.0, [], []
+    for lesson_id in ids:
+        tour = lesson_tour(lesson_id)
+        win.tour.start(tour, 0)
+        for walk in range(2):
+            times, blocks = [], []
+            for i in range(len(tour.steps)):
+                ms, block = timed(win, lambda i=i: win.tour.go(i))
+                times.append(ms)
+                blocks.append(block)
+        ref = []
+        panels = [s.panel for s in tour.steps]
+        for key in panels + panels:
+            other = "overview" if key != "overview" else "law"
+            timed(win, lambda o=other: win.show_panel(o))
+            ref.append(timed(win, lambda k=key: win.show_panel(k))[0])
+        win.tour.stop()
+        p95 = _p95(times)
+        worst_p95 = max(worst_p95, p95)
+        all_steps += times
+        refs += ref
+        over = sum(t > TARGET_MS for t in times)
+        print(f"{lesson_id:6s} {len(times):5d} {statistics.median(times):8.1f} {p95:8.1f} {max(times):8.1f} "
+              f"{max(blocks):14.1f} {over:12d}  {_p95(ref):27.1f}", flush=True)
+        for i, (ms, block) in enumerate(zip(times, blocks)):
+            if ms > TARGET_MS:
+                print(f"   step {i + 1} ({tour.steps[i].panel}): {ms:.0f} ms, event loop blocked {block:.0f} ms")
+    print(f"all steps: {len(all_steps)}, p95 {_p95(all_steps):.1f} ms (target ≤ {TARGET_MS:.0f} ms for cheap steps); "
+          f"reference panel switch p95 {_p95(refs):.1f} ms")
+    print(f"tour step worst p95: {worst_p95:.1f} ms")
+    for p in win.panels:
+        p.cancel_jobs()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
