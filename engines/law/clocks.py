@@ -1,12 +1,19 @@
 """The panel's two deadline clocks, computed from its :class:`~engines.law.params.Params`: the CRA
 Art 14 reporting clock and the PLD limitation and expiry clocks, each with the lines that explain
-it and the marks of its timeline. Moments are read on this machine's clock and made time-zone
-aware, so 24 hours across a summer-time change are 24 real hours (the engine adds hours in UTC)."""
+it and the marks of its timeline. Moments are read on this machine's clock and made aware in its
+time zone (a ``zoneinfo`` zone with its summer-time rules, not today's fixed offset): 24 hours across
+a summer-time change are 24 real hours (the engine adds hours in UTC), while 14 days or a month are
+calendar periods counted on the local clock and converted afterwards (Reg. 1182/71 Art 3(2)(c)), so
+a final report due a month after 17:30 in October is due at 17:30 in November, not 16:30."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, tzinfo
+from functools import lru_cache
+from pathlib import Path
 from typing import NamedTuple
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engines.core.errors import ValidationError
 from engines.law import cra, pld
@@ -22,9 +29,36 @@ class Mark(NamedTuple):
     kind: str
 
 
+def _zone_from(tz: str, localtime: Path) -> tzinfo:
+    key = tz.lstrip(":")
+    if key:
+        try:
+            return ZoneInfo(key)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass                                     # a POSIX rule string: fall back to the system file
+    try:
+        target = str(localtime.resolve())
+        if "zoneinfo/" in target:
+            return ZoneInfo(target.split("zoneinfo/", 1)[1])
+        with localtime.open("rb") as f:
+            return ZoneInfo.from_file(f, key="localtime")
+    except (OSError, ZoneInfoNotFoundError, ValueError):
+        return datetime.now().astimezone().tzinfo    # last resort: today's offset (no DST rules known)
+
+
+@lru_cache(maxsize=8)
+def _cached_zone(tz: str) -> tzinfo:
+    return _zone_from(tz, Path("/etc/localtime"))
+
+
+def local_zone() -> tzinfo:
+    """This machine's time zone with its rules: ``$TZ`` if it names a zone, else /etc/localtime."""
+    return _cached_zone(os.environ.get("TZ", ""))
+
+
 def local(moment: datetime) -> str:
     """A deadline as this machine's clock shows it (its offset may differ from the start's)."""
-    return f"{moment.astimezone():{FMT}}"
+    return f"{moment.astimezone(local_zone()):{FMT}}"
 
 
 @dataclass(frozen=True)
@@ -64,13 +98,13 @@ class Clocks:
 
 
 def _aware(text: str, name: str) -> datetime:
-    """The moment on this machine's clock, made aware (year checked first: year 1 moved across a UTC
-    offset leaves datetime's range)."""
+    """The moment on this machine's clock, made aware in its zone (year checked first: year 1 moved
+    across a UTC offset leaves datetime's range)."""
     moment = parse_moment(text, name)
     if not cra.FIRST_YEAR <= moment.year <= cra.LAST_YEAR:
         raise ValidationError(name, f"year {moment.year} is out of range",
                               f"a datetime from year {cra.FIRST_YEAR} to {cra.LAST_YEAR}")
-    return moment.astimezone()
+    return moment.replace(tzinfo=local_zone())
 
 
 def cra_clock(p: Params) -> CraClock:
