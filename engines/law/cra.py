@@ -313,3 +313,11 @@ def reporting_deadlines(event: str, aware: datetime, fix_available: datetime | N
         "notification": _after_hours(aware, 72),
         "final_report": final,
     }
+
+
+# ---- support period, updates and fines (engines.law.support) ------------------------------
+from engines.law import support as _support  # noqa: E402  (support needs nothing from this module)
+
+support_period_end = _support.support_period_end
+update_available_until = _support.update_available_until
+max_fine = _support.max_fine
