@@ -152,7 +152,7 @@ class Panel(QWidget):
         left as they are)."""
         for widget, title in zip(self.tab_widgets(), titles):
             for i in range(widget.count()):
-                if _shown(widget.tabText(i)) == _shown(title):
+                if _shown(widget.tabText(i)) == _as_shown(title):
                     widget.setCurrentIndex(i)
                     break
 
@@ -217,6 +217,11 @@ class Panel(QWidget):
 def _shown(title: str) -> str:
     """A tab title as the user reads it: Qt doubles a literal "&" (a single one marks a shortcut)."""
     return title.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def _as_shown(title: str) -> str:
+    """A title given either way: Qt's form (with "&&") or as shown."""
+    return _shown(title) if "&&" in title else title
 
 
 def _rescale_default_labels(plot, old_size: float, new_size: float) -> None:

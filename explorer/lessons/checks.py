@@ -35,8 +35,10 @@ def step_problems(win, tour: Tour, index: int) -> list[str]:
     elif step.params:
         problems.append(f"{where}: panel {panel.key} has no parameters, the step sets {sorted(step.params)}")
     if step.tabs:
+        from explorer.panel import _as_shown
+
         shown = panel.inner_tabs()
-        if tuple(shown[:len(step.tabs)]) != tuple(step.tabs):
+        if tuple(shown[:len(step.tabs)]) != tuple(_as_shown(t) for t in step.tabs):
             problems.append(f"{where}: inner tabs {shown}, the step asks for {step.tabs}")
     timeline = win.ctx.timeline
     if step.frame is not None and not step.play:
