@@ -15,6 +15,8 @@ from engines.memory.analytic import (ADAM8BIT_BLOCK, CATEGORIES, DDP_BUCKET_BYTE
                                      optimizer_bytes_per_param, output_activation_bytes, per_stage_memory,
                                      precision_of, shard_group, smallest_fitting_gpus, stage_activations,
                                      stage_layers, stage_param_counts, sweep, weight_bytes, zero_timeline)
+from engines.memory.step_time import (StepTime, ThroughputSweep, TimeKnobs, step_time, step_times,  # noqa: F401
+                                      throughput_sweep)
 from engines.memory.labels import (CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS, STRATEGY_SHORT,  # noqa: F401
                                    STRATEGY_TICKS)
 
@@ -22,5 +24,6 @@ __all__ = [
     "ModelStates", "model_state_bytes", "activation_bytes_per_layer", "layer_activation_bytes",
     "optimizer_bytes_per_param", "per_stage_memory", "StageMemory", "breakdown", "MemoryBreakdown",
     "sweep", "MemorySweep", "smallest_fitting_gpus", "communication", "Communication", "zero_timeline",
-    "ZeroFrame", "Options", "gb",
+    "ZeroFrame", "Options", "gb", "step_time", "step_times", "StepTime", "TimeKnobs", "throughput_sweep",
+    "ThroughputSweep",
 ]

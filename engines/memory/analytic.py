@@ -302,6 +302,25 @@ class Options:
 
     fp32_grad_accum: bool = False
     reserve_fraction: float = DEFAULT_RESERVE_FRACTION
+    wrap_blocks: int = 1          # ZeRO-3/FSDP unit: blocks gathered at once (0: the whole stage as one unit)
+    prefetch: bool = True         # FSDP prefetch: the next unit is gathered while this one computes
+
+
+def gather_unit_params(arch: ModelArch, stage_layers_: int, psi_gpu, tp: int, wrap_blocks: int):
+    """Parameters per GPU in one ZeRO-3/FSDP unit: ``wrap_blocks`` blocks (the largest tensor group
+    at least; FSDP paper §3.2.1: the wrapping policy sets how much is unsharded at once), at most
+    the stage's own Ψ; ``wrap_blocks`` 0 wraps the whole stage (embedding and head too) as one unit."""
+    psi_gpu = np.asarray(psi_gpu, dtype=float)
+    if wrap_blocks <= 0:
+        return psi_gpu
+    unit = max(wrap_blocks * arch.layer_params(), arch.largest_layer_params()) / tp
+    return np.minimum(unit, psi_gpu)
+
+
+def gathered_units(options: Options, stage_layers_: int) -> int:
+    """Units unsharded at once: the current one and, with prefetch, the next (FSDP paper §3.3);
+    a stage wrapped as one unit has no next unit."""
+    return 1 if options.wrap_blocks <= 0 or not options.prefetch else 2
 
 
 def _states(psi, shard, stage: int, prec: Precision, offload_opt: bool, offload_params: bool):
@@ -321,16 +340,17 @@ def _states(psi, shard, stage: int, prec: Precision, offload_opt: bool, offload_
     return params, grads, opt, cpu
 
 
-def _buffer_bytes(stage: int, psi_gpu, unit_params: float, prec: Precision):
+def _buffer_bytes(stage: int, psi_gpu, unit_params, prec: Precision, gathered: int = 2):
     """Communication buffers: DDP's 25 MiB bucket; DeepSpeed ZeRO-1/2 reduce + all-gather buckets
-    (5e8 elements each, capped at Ψ); ZeRO-3/FSDP: two gathered units (current + prefetched, FSDP
-    paper §3.3) and one unsharded gradient unit before its reduce-scatter. Works on arrays of Ψ."""
+    (5e8 elements each, capped at Ψ); ZeRO-3/FSDP: ``gathered`` unsharded units (current +
+    prefetched, FSDP paper §3.3) and one unsharded gradient unit before its reduce-scatter. Works on
+    arrays of Ψ."""
     psi_gpu = np.asarray(psi_gpu, dtype=float)
     if stage == 0:
         return np.minimum(DDP_BUCKET_BYTES, prec.grad * psi_gpu)
     if stage in (1, 2):
         return 2 * np.minimum(DEEPSPEED_BUCKET_ELEMENTS, psi_gpu) * prec.weight
-    return (2 * prec.weight + prec.grad) * unit_params + 0 * psi_gpu
+    return (gathered * prec.weight + prec.grad) * unit_params + 0 * psi_gpu
 
 
 def _recompute_working_bytes(arch: ModelArch, scenario: Scenario) -> float:
@@ -484,7 +504,6 @@ def _stage_memory(scenario: Scenario, strategy: str, options: Options) -> list[S
     stage = STAGE_OF[strategy]
     shard = int(shard_group(strategy, scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp))
     arch = scenario.arch
-    unit = arch.largest_layer_params() / scenario.tp
     out = []
     acts = stage_activations(scenario)
     for i, (n_layers, psi) in enumerate(zip(stage_layers(arch.layers, scenario.pp),
@@ -492,7 +511,9 @@ def _stage_memory(scenario: Scenario, strategy: str, options: Options) -> list[S
         psi_gpu = psi / scenario.tp
         p, g, o, cpu = _states(psi_gpu, shard, stage, prec, scenario.offload_optimizer, scenario.offload_params)
         act = float(acts[i])
-        buf = float(_buffer_bytes(stage, psi_gpu, unit, prec)) + _recompute_working_bytes(arch, scenario)
+        unit = gather_unit_params(arch, n_layers, psi_gpu, scenario.tp, options.wrap_blocks)
+        buf = float(_buffer_bytes(stage, psi_gpu, unit, prec, gathered_units(options, n_layers))) \
+            + _recompute_working_bytes(arch, scenario)
         allocated = float(p + g + o) + act + buf
         on_nvme = scenario.offload_target == "nvme"   # ZeRO-Infinity: the same bytes, on NVMe
         out.append(StageMemory(i, n_layers, float(p), float(g), float(o), act, buf,
@@ -515,6 +536,8 @@ def breakdown(scenario: Scenario, strategy: str | None = None, options: Options 
     require_choice(strategy, "strategy", STRATEGIES)
     options = options or Options()
     require_number(options.reserve_fraction, "reserve_fraction", 0, 1)
+    require_int(options.wrap_blocks, "wrap_blocks", 0, 100_000)
+    require_bool(options.prefetch, "prefetch")
     if strategy == "fsdp-hybrid" and not hybrid_valid(scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp):
         per_node = _dp_ranks_per_node(scenario.gpus_per_node, scenario.tp)
         raise ValidationError("n_gpus", f"hybrid sharding needs DP ≤ {per_node} or a multiple of it (whole nodes); "
@@ -579,8 +602,11 @@ def sweep(scenario: Scenario, strategies: Sequence[str] = STRATEGIES, max_gpus: 
     valid = n % mp == 0
     dp = np.maximum(n // mp, 1)
     arch = scenario.arch
-    unit = arch.largest_layer_params() / scenario.tp
     psis = np.array(stage_param_counts(arch, scenario.pp)) / scenario.tp
+    layers_ = stage_layers(arch.layers, scenario.pp)
+    unit = np.array([float(gather_unit_params(arch, n, q, scenario.tp, options.wrap_blocks))
+                     for n, q in zip(layers_, psis)])
+    gathered = np.array([gathered_units(options, n) for n in layers_])
     fixed = stage_activations(scenario) + _recompute_working_bytes(arch, scenario)
     grow = 1 + options.reserve_fraction
     offload = (scenario.offload_optimizer, scenario.offload_params)
@@ -597,7 +623,7 @@ def sweep(scenario: Scenario, strategies: Sequence[str] = STRATEGIES, max_gpus: 
             replicated = sum(_states(psis, np.inf, stage, prec, *offload)[:3])
             sharded = sum(_states(psis, 1.0, stage, prec, *offload)[:3]) - replicated
             inv = 1.0 / shard_group(strategy, dp, scenario.gpus_per_node, scenario.tp, scenario.pp)
-            const = (replicated + fixed + _buffer_bytes(stage, psis, unit, prec)) * grow
+            const = (replicated + fixed + _buffer_bytes(stage, psis, unit, prec, gathered)) * grow
             per_stage = const[:, None] + (sharded * grow)[:, None] * inv[None, :]
             worst = per_stage.argmax(axis=0) if len(psis) > 1 else np.zeros(max_gpus, dtype=int)
             total = per_stage[worst, np.arange(max_gpus)]
