@@ -722,6 +722,11 @@ class MainWindow(QMainWindow):
         else:          # a first start, or the start page last time: show what the app can teach
             self.lessons.show_start()
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self.lessons.nav.fit_width(event.size().width())
+
     def closeEvent(self, event) -> None:  # noqa: N802
         for p in self.panels:
             p.cancel_jobs()

@@ -87,9 +87,22 @@ class Navigator(QTreeWidget):
         finally:
             self.blockSignals(False)
 
-    def fit_width(self) -> None:
-        """Wide enough for the panel titles (course and lesson titles elide, with tooltips)."""
+    SHARE = 0.18     # at most this share of the window's width: the panels keep the room
+
+    def fit_width(self, window_width: int | None = None) -> None:
+        """Wide enough for the panel titles, up to a share of the window (longer titles, courses and
+        lessons elide, with tooltips)."""
         fm = self.fontMetrics()
         widest = max((fm.horizontalAdvance(it.text(0)) for (kind, _), it in self._items.items()
                       if kind in (START, PANEL)), default=120)
-        self.setFixedWidth(widest + 2 * self.indentation() + fm.height() + 24)
+        want = widest + 2 * self.indentation() + fm.height() + 24
+        if window_width:
+            want = min(want, max(10 * fm.height(), int(window_width * self.SHARE)))
+        self.setFixedWidth(want)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        from PySide6.QtCore import QEvent
+
+        super().changeEvent(event)
+        if event.type() == QEvent.FontChange:
+            self.fit_width(self.window().width() if self.window() is not self else None)

@@ -21,6 +21,7 @@ class StartPage(QScrollArea):
         self.setObjectName("start_page")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)   # the text wraps instead
         body = QWidget()
         outer = QVBoxLayout(body)
         outer.setContentsMargins(16, 12, 16, 12)
@@ -67,7 +68,7 @@ class StartPage(QScrollArea):
         text.setWordWrap(True)
         lay.addWidget(text, 1)
         if lesson.ready:
-            b = QPushButton(f"▶ Tour, {n_steps} steps")
+            b = QPushButton(f"▶ {n_steps} steps")
             b.setToolTip(f"Start the guided tour of {lesson.id}")
             b.setAccessibleName(f"Start the tour of {lesson.id} {lesson.title}")
             b.clicked.connect(lambda _=False, i=lesson.id: self.lesson_chosen.emit(i))
