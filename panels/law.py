@@ -20,6 +20,8 @@ from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
 from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ElidedCombo, ErrorLabel, WrapButton
+from panels._law_annex import AnnexChecklist
+from panels._law_tools import LawTools
 from panels._law_views import DeadlineTimeline, TreeGraph
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
@@ -61,6 +63,7 @@ class LawPanel(Panel):
         self.body.addWidget(self.tabs, 1)
         self.tabs.addTab(self._build_tree_tab(), "Decision trees")
         self.tabs.addTab(self._build_clock_tab(), "Deadline clocks")
+        self.tools, self.annex = LawTools(self), AnnexChecklist(self)     # the working tools' tabs
         self.binder = ParamBinder(self, {"example": self.example_box, "event": self.event_box,
                                          "fix_available": self.fix_check, "notified": self.notified_check,
                                          "latent_injury": self.latent_check},
@@ -426,7 +429,8 @@ class LawPanel(Panel):
         return {"tree": self.walk.tree.key, "node": self.walk.current.id, "facts": self.walk.facts,
                 "record": self.walk.record(), "engine": r.head, "reasons": [list(x) for x in r.reasons],
                 "clocks": {k: {kk: (vv.isoformat() if hasattr(vv, "isoformat") else vv) for kk, vv in v.items()}
-                           for k, v in self.clocks.items()}}
+                           for k, v in self.clocks.items()},
+                "tools": self.tools.state(), "annex_i": [list(a) for a in self.params.annex_i]}
 
     def table(self) -> list[dict]:
         return self.walk.record()
@@ -441,6 +445,8 @@ class LawPanel(Panel):
         self._refresh()
         if hasattr(self, "clocks"):
             self._update_clocks()
+        if hasattr(self, "tools"):
+            self.tools.apply_theme(theme)
 
     def selftest(self) -> None:
         for key in self.examples:

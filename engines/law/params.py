@@ -7,12 +7,15 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from engines.core.errors import ValidationError
+from engines.law import annex, support
 from engines.law.cra import EVENTS
 from engines.law.trees import Walk, load_examples, load_trees
 from engines.core.params import ParamsBase, param
 
-MOMENTS = ("aware", "fix_at", "notified_at")
-DAYS = ("placed", "knowledge")
+MOMENTS = ("aware", "fix_at", "notified_at", "classified_at")
+DAYS = ("placed", "knowledge", "cra_placed")
+#: the four-clocks tab's regime switches, in the order the tab shows them
+REGIME_FIELDS = ("clock_cra", "clock_nis2", "clock_gdpr", "clock_dora")
 
 
 def parse_moment(value: object, name: str) -> datetime:
@@ -61,6 +64,25 @@ class Params(ParamsBase):
     notified_at: str = "2026-10-04T17:30"
     placed: str = "2027-03-15"
     knowledge: str = "2029-06-01"
+    # one incident, four clocks (engines.law.reporting); aware, fix_at and event are shared with Art 14
+    clock_cra: bool = param(True, label="CRA Art 14")
+    clock_nis2: bool = param(True, label="NIS2 Art 23")
+    clock_gdpr: bool = param(True, label="GDPR Art 33")
+    clock_dora: bool = param(True, label="DORA Art 19")
+    classified_at: str = "2026-10-02T21:00"
+    # support period, updates and fines (engines.law.support)
+    cra_placed: str = "2027-12-11"
+    expected_use_years: float = param(5.0, 0.5, 30.0, label="Expected use time", unit="years", step=0.25,
+                                      decimals=2, tip="How long the product is expected to be in use (Art 13(8))")
+    updates: tuple[str, ...] = ("2028-06-01", "2031-03-15")
+    turnover_m_eur: float = param(200.0, 0.0, 1_000_000.0, label="Worldwide annual turnover", unit="M€",
+                                  step=10, decimals=1, tip="Of the preceding financial year (Art 64(2)-(4))")
+    fine_tier: int = param(1, 1, 3, label="Infringement", choices=(1, 2, 3))
+    enterprise: str = param("large", choices=support.ENTERPRISES, label="Enterprise size")
+    early_warning_only: bool = param(False, label="only a missed 24 h early warning")
+    steward: bool = param(False, label="open-source software steward")
+    # Annex I checklist: (item, status, note, evidence) per answered item (engines.law.annex)
+    annex_i: tuple = ()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -75,6 +97,14 @@ class Params(ParamsBase):
             parse_moment(getattr(self, name), name)
         for name in DAYS:
             parse_day(getattr(self, name), name)
+        updates = self.updates
+        if not isinstance(updates, (tuple, list)) or len(updates) > 50:
+            raise ValidationError("updates", "expected a list of at most 50 ISO dates", "YYYY-MM-DD, …")
+        object.__setattr__(self, "updates", tuple(updates))
+        for i, text in enumerate(self.updates):
+            parse_day(text, f"updates[{i}]")
+        support.expected_use_months(self.expected_use_years)
+        object.__setattr__(self, "annex_i", annex.normalise(self.annex_i))
 
     def walk(self) -> Walk:
         """A fresh walk from :attr:`tree` that has made :attr:`answers`."""

@@ -51,6 +51,10 @@ REGIME_INFO: dict[str, tuple[str, str, str, bool]] = {
              "competent authority (Art 19(1), Art 46)", False),
 }
 
+#: the recipient of each regime's reports, in short
+RECIPIENT = {"cra": "coordinator CSIRT + ENISA", "nis2": "CSIRT or competent authority",
+             "gdpr": "supervisory authority", "dora": "competent authority"}
+
 #: duties with no fixed hour ("without undue delay"), shown beside the deadlines
 NO_FIXED_HOUR: dict[str, tuple[tuple[str, str], ...]] = {
     "cra": (("inform impacted users of the event and the measures they can take", "Art 14(8)"),),
@@ -96,7 +100,7 @@ def deadlines(regime: str, aware: datetime, *, classified: datetime | None = Non
     aware = _moment(aware, "aware")
     classified = _same_kind(aware, "classified", classified)
     fix_available = _same_kind(aware, "fix_available", fix_available)
-    recipient = REGIME_INFO[regime][2].split(" (")[0]
+    recipient = RECIPIENT[regime]
     out: list[Deadline] = []
     if regime == "cra":
         para = "14(2)" if kind == "vulnerability" else "14(4)"
@@ -123,7 +127,7 @@ def deadlines(regime: str, aware: datetime, *, classified: datetime | None = Non
                          "detailed description, threat or root cause, mitigation, cross-border impact")
         out += [early, note, final]
     elif regime == "gdpr":
-        out.append(Deadline("GDPR breach notification", _after_hours(aware, 72), "supervisory authority",
+        out.append(Deadline("GDPR breach notification", _after_hours(aware, 72), recipient,
                             "GDPR Art 33(1)", content="nature of the breach, data subjects and records concerned, "
                             "likely consequences, measures (Art 33(3)); may come in phases (33(4))"))
     else:

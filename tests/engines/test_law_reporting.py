@@ -20,7 +20,7 @@ def test_cra_incident_final_report_counts_from_the_notification_deadline():
     assert table(ds) == [("CRA early warning", datetime(2026, 10, 3, 17, 30), "awareness"),
                          ("CRA notification", datetime(2026, 10, 5, 17, 30), "awareness"),
                          ("CRA final report", datetime(2026, 11, 5, 17, 30), "CRA notification")]
-    assert ds[0].basis == "CRA Art 14(4)(a)" and "ENISA" in ds[0].recipient
+    assert ds[0].basis == "CRA Art 14(4)(a)" and "ENISA" in ds[0].recipient and "CSIRT" in ds[0].recipient
 
 
 def test_cra_vulnerability_final_report_counts_from_the_fix():

@@ -1,0 +1,328 @@
+"""The law panel's working tools (views only; every number comes from engines.law.tools):
+"Support and fines" (Art 13(8)-(9), Art 64) and "Four clocks" (CRA Art 14, NIS2 Art 23, GDPR Art 33,
+DORA Art 19). Their inputs are fields of the panel's ``Params``, so a saved view or a tour step
+reopens them as they were. The Annex I checklist is in ``_law_annex``."""
+from __future__ import annotations
+
+from datetime import date
+
+import pyqtgraph as pg
+from PySide6.QtCore import QDate, QDateTime, QTime, Qt
+from PySide6.QtWidgets import (QAbstractItemView, QBoxLayout, QCheckBox, QComboBox, QDateEdit, QDateTimeEdit,
+                               QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHeaderView, QLabel, QLineEdit,
+                               QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from engines.law import reporting, support
+from engines.law.clocks import local
+from engines.law.params import REGIME_FIELDS, Params, moment_text, parse_day, parse_moment
+from engines.law.tools import support_marks, tools
+from explorer.binder import ParamBinder, param_slider
+from explorer.ui.widgets import ErrorLabel, legend_below, make_plot, pen
+from panels._law_views import DeadlineTimeline
+
+TIER_LABELS = {t: f"{para}: {what.split(':')[0]}" for t, (_f, _s, para, what) in support.FINE_TIERS.items()}
+ENTERPRISE_LABELS = {"micro": "micro enterprise", "small": "small enterprise", "medium": "medium enterprise",
+                     "large": "large enterprise"}
+KIND_LABELS = {"vulnerability": "Actively exploited vulnerability", "incident": "Incident"}
+FIELDS = frozenset({"cra_placed", "expected_use_years", "updates", "turnover_m_eur", "fine_tier", "enterprise",
+                    "early_warning_only", "steward", "aware", "fix_available", "fix_at", "event", "classified_at",
+                    *REGIME_FIELDS})
+
+
+def _label(text: str = "", name: str = "") -> QLabel:
+    lab = QLabel(text)
+    lab.setWordWrap(True)
+    lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    if name:
+        lab.setObjectName(name)
+    return lab
+
+
+class _Flow(QBoxLayout):
+    """Side by side when the panel is wide, one above the other when it is narrow (docks open), so
+    the tools never set the panel's minimum width."""
+
+    WIDE = 900
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(QBoxLayout.TopToBottom, parent)
+
+    def setGeometry(self, rect) -> None:  # noqa: N802 (Qt name)
+        want = QBoxLayout.LeftToRight if rect.width() >= self.WIDE else QBoxLayout.TopToBottom
+        if self.direction() != want:
+            self.setDirection(want)
+        super().setGeometry(rect)
+
+
+def scrolled(page: QWidget) -> QScrollArea:
+    """``page`` in a scroll area that scrolls up and down only: its minimum width stays the tab's."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+    area.setWidget(page)
+    return area
+
+
+def euros(x: float) -> str:
+    return f"€{x / 1e9:,.2f} bn" if x >= 1e9 else f"€{x / 1e6:,.1f} M"
+
+
+def _set_qdt(w: QDateTimeEdit, text: str, name: str) -> None:
+    m = parse_moment(text, name)
+    w.blockSignals(True)
+    w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute)))
+    w.blockSignals(False)
+
+
+class LawTools:
+    """Builds the tool tabs on ``panel.tabs`` and keeps them in step with ``panel.params``."""
+
+    def __init__(self, panel) -> None:
+        self.panel = panel
+        panel.tabs.addTab(self._support_tab(), "Support and fines")
+        panel.tabs.addTab(self._clocks_tab(), "Four clocks")
+        self.binder = ParamBinder(panel, {
+            "expected_use_years": self.use_slider, "turnover_m_eur": self.turnover, "fine_tier": self.tier_box,
+            "enterprise": self.size_box, "early_warning_only": self.ew_check, "steward": self.steward_check,
+            "event": self.kind_box, "fix_available": self.fix_check,
+            **{f: self.regime_checks[f] for f in REGIME_FIELDS}},
+            choices={"fine_tier": TIER_LABELS, "enterprise": ENTERPRISE_LABELS, "event": KIND_LABELS},
+            error=self.error.show_error)
+        panel.params_changed.connect(lambda _p: self.refresh())
+        self.refresh()
+
+    # ---- support period and fines -------------------------------------------------------
+    def _support_tab(self) -> QWidget:
+        p, page = self.panel, QWidget()
+        lay = QVBoxLayout(page)                 # stacked: each group is form + text beside its chart
+        box = QGroupBox("Support period and updates (CRA Art 13(8)-(9))")
+        row = _Flow(box)
+        col = QVBoxLayout()
+        row.addLayout(col, 2)
+        form = QFormLayout()
+        self.placed_edit = QDateEdit()
+        self.placed_edit.setCalendarPopup(True)
+        self.placed_edit.setDisplayFormat("dd MMM yyyy")
+        self.placed_edit.dateChanged.connect(lambda d: self._send(cra_placed=d.toPython().isoformat()))
+        self.use_slider = param_slider(Params, "expected_use_years")
+        self.updates_edit = QLineEdit()
+        self.updates_edit.setPlaceholderText("2028-06-01, 2031-03-15")
+        self.updates_edit.setToolTip("Issue dates of the security updates, ISO dates separated by commas")
+        self.updates_edit.editingFinished.connect(self._send_updates)
+        form.addRow("Placed on the market:", self.placed_edit)
+        form.addRow(self.use_slider)
+        form.addRow("Security updates issued:", self.updates_edit)
+        col.addLayout(form)
+        self.support_text = _label()
+        self.support_text.setTextFormat(Qt.RichText)
+        col.addWidget(self.support_text)
+        col.addStretch(1)
+        self.support_plot = DeadlineTimeline(p.theme, "Support period and update availability")
+        self.support_plot.setMinimumHeight(220)
+        row.addWidget(self.support_plot, 3)
+        lay.addWidget(box, 1)
+        p.name_view("support", box, "Support period and update shelf life")
+        p.name_view("support_timeline", self.support_plot, "Support period on a date axis")
+
+        fbox = QGroupBox("Maximum administrative fine (CRA Art 64)")
+        frow = _Flow(fbox)
+        fcol = QVBoxLayout()
+        frow.addLayout(fcol, 2)
+        fform = QFormLayout()
+        self.turnover = QDoubleSpinBox()
+        spec = Params.spec("turnover_m_eur")
+        self.turnover.setRange(spec["lo"], spec["hi"])
+        self.turnover.setDecimals(spec["decimals"])
+        self.turnover.setSingleStep(spec["step"])
+        self.turnover.setSuffix(" M€")
+        self.turnover.setToolTip(spec["tip"])
+        self.tier_box, self.size_box = QComboBox(), QComboBox()
+        for box_, labels in ((self.tier_box, TIER_LABELS), (self.size_box, ENTERPRISE_LABELS)):
+            box_.addItems(list(labels.values()))
+            box_.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+            box_.setMinimumContentsLength(14)
+        self.ew_check = QCheckBox(Params.spec("early_warning_only")["label"])
+        self.ew_check.setToolTip("The only breach is the 24-hour early warning of Art 14(2)(a) or 14(4)(a)")
+        self.steward_check = QCheckBox(Params.spec("steward")["label"])
+        self.steward_check.setToolTip("Open-source software steward (Art 3(14), Art 24)")
+        fform.addRow("Worldwide annual turnover:", self.turnover)
+        fform.addRow("Infringement:", self.tier_box)
+        fform.addRow("Enterprise:", self.size_box)
+        fform.addRow(self.ew_check)
+        fform.addRow(self.steward_check)
+        fcol.addLayout(fform)
+        self.fine_text = _label()
+        self.fine_text.setTextFormat(Qt.RichText)
+        fcol.addWidget(self.fine_text)
+        self.fine_plot = make_plot(p.theme, "Maximum fine against turnover", "maximum fine (M€)", "turnover (M€)")
+        legend_below(self.fine_plot, 3)
+        self.error = ErrorLabel()
+        fcol.addWidget(self.error)
+        fcol.addStretch(1)
+        self.fine_plot.setMinimumHeight(260)
+        frow.addWidget(self.fine_plot, 3)
+        lay.addWidget(fbox, 1)
+        p.name_view("fine", fbox, "Maximum fine: the three tiers and the exemptions")
+        p.name_view("fine_plot", self.fine_plot, "Maximum fine against turnover, per tier")
+        return scrolled(page)
+
+    def _send(self, **changes) -> None:
+        self.error.show_error(self.panel.update_params(**changes))
+
+    def _send_updates(self) -> None:
+        texts = tuple(t.strip() for t in self.updates_edit.text().split(",") if t.strip())
+        if texts != self.panel.params.updates:
+            self._send(updates=texts)
+
+    # ---- four clocks ---------------------------------------------------------------------
+    def _clocks_tab(self) -> QWidget:
+        p, page = self.panel, QWidget()
+        lay = QVBoxLayout(page)
+        top = _Flow()
+        form = QFormLayout()
+        self.regime_checks = {f: QCheckBox(Params.spec(f)["label"]) for f in REGIME_FIELDS}
+        grid = QGridLayout()
+        for i, c in enumerate(self.regime_checks.values()):
+            grid.addWidget(c, i // 2, i % 2)
+        form.addRow("Regimes:", grid)
+        self.kind_box = QComboBox()
+        self.kind_box.addItems(list(KIND_LABELS.values()))
+        self.aware_edit, self.classified_edit, self.fix_edit = QDateTimeEdit(), QDateTimeEdit(), QDateTimeEdit()
+        self.fix_check = QCheckBox("Fix / mitigation available at:")
+        self.moment_edits = {"aware": self.aware_edit, "classified_at": self.classified_edit, "fix_at": self.fix_edit}
+        for name, w in self.moment_edits.items():
+            w.setCalendarPopup(True)
+            w.setDisplayFormat("dd MMM yyyy HH:mm")
+            w.dateTimeChanged.connect(lambda v, n=name: self._send(
+                **{n: moment_text(v.toPython().replace(tzinfo=None))}))
+        form.addRow("CRA event:", self.kind_box)
+        form.addRow("Became aware at:", self.aware_edit)
+        form.addRow("Classified major (DORA) at:", self.classified_edit)
+        form.addRow(self.fix_check, self.fix_edit)
+        top.addLayout(form, 2)
+        self.starts = _label()
+        self.starts.setTextFormat(Qt.RichText)
+        top.addWidget(self.starts, 3)
+        lay.addLayout(top)
+        p.name_view("clock_starts", self.starts, "Where each clock starts: the hard part")
+        self.clock_error = ErrorLabel()
+        lay.addWidget(self.clock_error)
+        self.table = QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["Due (latest)", "Report", "To", "Counts from", "Basis"])
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setWordWrap(True)
+        lay.addWidget(self.table, 2)
+        self.notes = _label(name="muted")
+        self.notes.setTextFormat(Qt.RichText)
+        lay.addWidget(self.notes)
+        self.table.setMinimumHeight(260)
+        self.clock_plot = DeadlineTimeline(p.theme, "One incident, every deadline")
+        self.clock_plot.setMinimumHeight(260)
+        lay.addWidget(self.clock_plot, 2)
+        p.name_view("four_clocks", page, "One incident on four reporting clocks")
+        p.name_view("clock_table", self.table, "Every deadline, recipient and basis in time order")
+        p.name_view("clock_timeline", self.clock_plot, "Every deadline on one date axis")
+        return scrolled(page)
+
+    # ---- refresh -------------------------------------------------------------------------
+    def refresh(self) -> None:
+        p, th = self.panel.params, self.panel.theme
+        self.result = t = tools(p)
+        d = parse_day(p.cra_placed, "cra_placed")
+        self.placed_edit.blockSignals(True)
+        self.placed_edit.setDate(QDate(d.year, d.month, d.day))
+        self.placed_edit.blockSignals(False)
+        if not self.updates_edit.hasFocus():
+            self.updates_edit.setText(", ".join(p.updates))
+        for name, w in self.moment_edits.items():
+            _set_qdt(w, getattr(p, name), name)
+        self.fix_edit.setEnabled(p.fix_available)
+        self.classified_edit.setEnabled(p.clock_dora)
+        self.fix_check.setEnabled(p.clock_cra and p.event == "vulnerability")
+        self.ew_check.setEnabled(p.fine_tier == 1)
+        self._show_support(t)
+        self._show_fine(t, th)
+        self._show_clocks(t)
+
+    def _show_support(self, t) -> None:
+        s = t.support
+        if s is None:
+            self.support_text.setText(f"<span>⚠ {t.support_error}</span>")
+            self.support_plot.draw([])
+            return
+        rows = "".join(f"<li>Update {i} issued {u.issued:%d %b %Y}: available until <b>{u.until:%d %b %Y}</b> "
+                       f"({u.basis})</li>" for i, u in enumerate(s.updates, 1))
+        self.support_text.setText(f"<b>{s.lines[0]}</b><br>{s.lines[1]}" + (f"<ul>{rows}</ul>" if rows else ""))
+        self.support_plot.draw(list(support_marks(s)))
+
+    def _show_fine(self, t, th) -> None:
+        f = t.fine
+        self.fine_plot.clear()
+        if f is None:
+            self.fine_text.setText(f"⚠ {t.fine_error}")
+            return
+        head = (f"<b>No fine: {f.exempt}</b>" if f.exempt else f"<b>Maximum fine: {euros(f.max_eur)}</b>")
+        self.fine_text.setText(
+            f"{head}<br>{f.basis}: {f.what}.<br>The higher of {euros(f.fixed_eur)} and {f.share:.1%} of "
+            f"{euros(f.turnover_eur)} = {euros(f.share * f.turnover_eur)}; the share decides above "
+            f"{euros(f.crossover_eur)} turnover. Member States lay down the fines (Art 64(1)) and weigh each "
+            f"case's circumstances (Art 64(5)).")
+        top = max(2.0 * 600e6, 1.25 * f.turnover_eur)
+        xs = [top * i / 200 for i in range(201)]
+        dashes = (Qt.SolidLine, Qt.DashLine, Qt.DotLine)
+        for tier, (_fx, share, para, _w) in support.FINE_TIERS.items():
+            ys = [support.max_fine(x, tier) / 1e6 for x in xs]
+            self.fine_plot.plot([x / 1e6 for x in xs], ys, pen=pen(th.palette[tier], 3, dashes[tier - 1]),
+                                name=f"tier {tier}, {para}")
+        y = 0.0 if f.exempt else f.max_eur / 1e6
+        self.fine_plot.addItem(pg.ScatterPlotItem([f.turnover_eur / 1e6], [y], size=14, symbol="o",
+                                                  brush=pg.mkBrush(th.palette[5]), pen=pen(th.fg, 1)))
+        label = pg.TextItem(f"you: {euros(y * 1e6) if y else 'exempt'}", color=th.fg, anchor=(0, 1))
+        label.setPos(f.turnover_eur / 1e6, y)
+        self.fine_plot.addItem(label)
+
+    def _show_clocks(self, t) -> None:
+        p = self.panel.params
+        info = reporting.REGIME_INFO
+        self.starts.setText("<b>Where each clock starts (the hard part)</b><ul>" + "".join(
+            f"<li><b>{info[r][0].split(',')[0]}</b>: {info[r][1]}"
+            + ("" if info[r][3] else " <i>(time limits from Del. Reg. 2025/301 Art 5, not checked against "
+                                      "the Official Journal here)</i>") + "</li>"
+            for f, r in zip(REGIME_FIELDS, reporting.REGIMES) if getattr(p, f)) + "</ul>")
+        self.clock_error.show_error(t.clocks_error)
+        c = t.clocks
+        ds = c.deadlines if c else ()
+        self.table.setRowCount(len(ds))
+        for i, dl in enumerate(ds):
+            for j, text in enumerate((local(dl.due), dl.name, dl.recipient, dl.counts_from, dl.basis)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(dl.content)
+                self.table.setItem(i, j, item)
+        self.table.resizeRowsToContents()
+        regimes = c.regimes if c else ()
+        notes = [f"{text} ({reporting.REGIME_INFO[r][0].split(',')[0]} {basis})"
+                 for r in regimes for text, basis in reporting.NO_FIXED_HOUR[r]]
+        self.notes.setText("<b>Without undue delay, no fixed hour:</b> " + "; ".join(notes)
+                           + ("<br>" + "<br>".join(c.waiting) if c and c.waiting else "")
+                           + "<br>A report that counts from an earlier one is dated from that one's deadline: "
+                             "the latest lawful date. Hover a row for what the report contains.")
+        self.clock_plot.draw(list(c.marks) if c else [])
+
+    def apply_theme(self, theme) -> None:
+        for plot in (self.support_plot, self.clock_plot):
+            plot.theme = theme
+        self.refresh()
+
+    def state(self) -> dict:
+        """The tools' results for the panel's JSON export."""
+        t = self.result
+        iso = (lambda v: v.isoformat() if isinstance(v, date) else v)
+        return {"support": None if t.support is None else {
+                    "end": iso(t.support.end), "updates": [[iso(u.issued), iso(u.until), u.basis] for u in t.support.updates]},
+                "fine": None if t.fine is None else {"max_eur": t.fine.max_eur, "exempt": t.fine.exempt, "basis": t.fine.basis},
+                "clocks": [[d.name, d.due.isoformat(), d.recipient, d.basis, d.counts_from]
+                           for d in (t.clocks.deadlines if t.clocks else ())]}

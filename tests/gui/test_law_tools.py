@@ -1,0 +1,88 @@
+"""The law panel's working tools: support period and fines, four reporting clocks, the Annex I
+checklist; each edits the panel's Params (so it saves with the view) and shows engine numbers."""
+from __future__ import annotations
+
+from datetime import date
+
+from PySide6.QtCore import QDate
+
+from engines.law import annex, support
+from engines.law.params import Params
+from panels.law import LawPanel
+
+
+def test_support_and_fine_tools_follow_their_controls(make_panel):
+    p = make_panel(LawPanel)
+    p.tools.placed_edit.setDate(QDate(2028, 2, 29))
+    p.update_params(expected_use_years=4.0)
+    p.tools.updates_edit.setText("2029-01-15, 2031-07-01")
+    p.tools.updates_edit.editingFinished.emit()
+    plan = p.tools.result.support
+    assert p.params.cra_placed == "2028-02-29" and p.params.updates == ("2029-01-15", "2031-07-01")
+    assert plan.end == support.support_period_end(date(2028, 2, 29), 4) == date(2032, 2, 29)
+    assert "29 Feb 2032" in p.tools.support_text.text() and "shorter than five years" in p.tools.support_text.text()
+    assert [u.until for u in plan.updates] == [date(2039, 1, 15), date(2041, 7, 1)]
+    p.tools.updates_edit.setText("2026-01-01")                       # before placing on the market
+    p.tools.updates_edit.editingFinished.emit()
+    assert "updates[0]" in p.tools.support_text.text() and p.tools.result.support_error
+
+    p.tools.turnover.setValue(1000.0)
+    assert p.tools.result.fine.max_eur == support.max_fine(1e9, 1) == 25e6
+    assert "€25.0 M" in p.tools.fine_text.text()
+    p.tools.size_box.setCurrentText("small enterprise")
+    p.tools.ew_check.setChecked(True)
+    assert p.params.early_warning_only and p.tools.result.fine.max_eur == 0
+    assert "64(10)(a)" in p.tools.fine_text.text()
+    p.tools.tier_box.setCurrentIndex(1)                               # tier 2: the exemption does not apply
+    assert p.params.fine_tier == 2 and p.tools.result.fine.max_eur == 20e6 and not p.tools.ew_check.isEnabled()
+
+
+def test_four_clocks_table_and_regime_switches(make_panel):
+    p = make_panel(LawPanel)
+    p.update_params(event="incident", aware="2027-01-28T12:00", classified_at="2027-01-28T20:00")
+    rows = [p.tools.table.item(i, 1).text() for i in range(p.tools.table.rowCount())]
+    assert rows[0] == "DORA initial notification" and len(rows) == 10
+    nis2_final = rows.index("NIS2 final report")
+    assert p.tools.table.item(nis2_final, 0).text() == "28 Feb 2027 12:00"        # 31 Jan + 1 month
+    p.tools.regime_checks["clock_dora"].setChecked(False)
+    assert not p.params.clock_dora and p.tools.table.rowCount() == 7 and not p.tools.classified_edit.isEnabled()
+    assert "2025/301" not in p.tools.starts.text()
+    for f in ("clock_cra", "clock_nis2", "clock_gdpr"):
+        p.tools.regime_checks[f].setChecked(False)
+    assert p.tools.table.rowCount() == 0 and not p.tools.clock_error.isHidden()
+    p.update_params(clock_gdpr=True)
+    assert p.tools.table.rowCount() == 1 and "Art 34(1)" in p.tools.notes.text()
+
+
+def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
+    p = make_panel(LawPanel)
+    a = p.annex
+    row_b = [it.id for it in annex.ITEMS].index("I.2.b")
+    row_sbom = [it.id for it in annex.ITEMS].index("II.1")
+    assert a.boxes[row_sbom].findData("n/a") == -1                    # Part II applies to every product
+    a.boxes[row_b].setCurrentIndex(a.boxes[row_b].findData("n/a"))
+    assert p.params.annex_i == (("I.2.b", "n/a", "", ""),)
+    assert "justification" in a.todo.text()
+    a.table.item(row_b, 3).setText("no configuration: fixed-function sensor")
+    a.boxes[row_sbom].setCurrentIndex(a.boxes[row_sbom].findData("met"))
+    a.table.item(row_sbom, 4).setText("TD 4.2")
+    assert p.params.annex_i == (("I.2.b", "n/a", "no configuration: fixed-function sensor", ""),
+                                ("II.1", "met", "", "TD 4.2"))
+    assert "Still to do" not in a.todo.text()
+    md = a.export(tmp_path / "c.md", "md").read_text()
+    assert "| I(2)(b)" not in md and "| Annex I Part I(2)(b) | Secure by default" in md and "not applicable" in md
+    csv_text = a.export(tmp_path / "c.csv", "csv").read_text()
+    assert csv_text.splitlines()[0].startswith("item,point") and len(csv_text.splitlines()) == len(annex.ITEMS) + 1
+    q = make_panel(LawPanel)                                          # a restored view shows the same answers
+    q.set_params(Params(**p.params.to_dict()), record=False)
+    assert q.annex.table.item(row_sbom, 4).text() == "TD 4.2" and q.annex.boxes[row_b].currentData() == "n/a"
+
+
+def test_tool_views_are_named_and_the_tabs_recorded(make_panel):
+    p = make_panel(LawPanel)
+    assert {"support", "support_timeline", "fine", "fine_plot", "four_clocks", "clock_starts", "clock_table",
+            "clock_timeline", "annex_i", "annex_table", "annex_todo"} <= set(p.views())
+    p.set_inner_tabs(["Four clocks"])
+    assert p.inner_tabs() == ("Four clocks",)
+    assert p.result()["tools"]["clocks"][0][0] == "DORA initial notification"
+    p.apply_theme(p.theme)
