@@ -16,12 +16,12 @@ from engines.trading.stats import (EULER_GAMMA, HLZ_HURDLE_T, PERIODS_PER_YEAR, 
                                    break_even_cost, cohen_kappa, cumulative_return, days_for_t, deflated_sharpe,
                                    expected_max_sharpe, f1, hit_rate, min_backtest_years, net_daily_return,
                                    probabilistic_sharpe, psi, sharpe_se, sharpe_t, sign_portfolio_sharpe, t_stat)
-from engines.trading.study import FIGURES, LLT_PERIODS, LLT_REPORTED_COSTS, Figure, PeriodStat, Study, study
+from engines.trading.study import FIGURES, LLT_PERIODS, LLT_REPORTED_COSTS, LLT_REPORTED_NET_SHARPE, Figure, PeriodStat, Study, study
 
 __all__ = ["t_stat", "sharpe_se", "sharpe_t", "bonferroni_threshold", "days_for_t", "net_daily_return",
            "break_even_cost", "cumulative_return", "expected_max_sharpe", "probabilistic_sharpe", "deflated_sharpe",
            "min_backtest_years", "hit_rate", "sign_portfolio_sharpe", "cohen_kappa", "f1", "psi", "EULER_GAMMA",
-           "HLZ_HURDLE_T", "PERIODS_PER_YEAR", "Params", "Figure", "FIGURES", "LLT_PERIODS", "LLT_REPORTED_COSTS",
+           "HLZ_HURDLE_T", "PERIODS_PER_YEAR", "Params", "Figure", "FIGURES", "LLT_PERIODS", "LLT_REPORTED_COSTS", "LLT_REPORTED_NET_SHARPE",
            "PeriodStat", "Study", "study", "REMEDIES", "REMEDY_SOURCES", "MC_TOLERANCE_SE", "Moments", "moments",
            "mixture_sharpe", "effective_skill", "LookaheadRun", "simulate_lookahead", "Stage", "STAGES",
            "StageVerdict", "StackPricing", "verdict", "price_stack", "BCS_FIBRE_RTT_S", "BCS_MICROWAVE_RTT_S"]

@@ -14,7 +14,7 @@ Clocks (seconds; sources):
 - Pre-trade controls sit on every order's path (Commission Delegated Regulation (EU) 2017/589 "RTS 6",
   Art 15), so they share the order path's budget; post-trade and end-of-day risk reviews are slower.
 - Extraction, signal research and portfolio construction run from seconds to months (our summary of
-  the stack; the reference sheet's §1.1).
+  the stack; our own summary).
 Default token counts: one headline with the study's prompt used 117 prompt and 19 completion tokens in
 a real API call (the replication notebook of GitHub ``thomashillenbrand/p05_lopez-lira_tang_2023``).
 """
@@ -46,13 +46,13 @@ STAGES: tuple[Stage, ...] = (
           "Budish, Cramton & Shim, QJE 2015: Chicago–NY 8.1 ms microwave round trip"),
     Stage("extraction", "Extraction (text → fields)", 1.0, 86_400.0,
           "The core fit: read news, filings and transcripts into entity, event, direction, numbers.",
-          "Reference sheet §1.1; next-day drift window of Lopez-Lira & Tang"),
+          "Our summary; the tradable window in Lopez-Lira & Tang is the next day"),
     Stage("research", "Signal research", 86_400.0, 3.0e7,
           "A research assistant for code and hypotheses, under human review.",
-          "Reference sheet §1.1"),
+          "Our summary: offline backtests over months of history"),
     Stage("portfolio", "Portfolio construction", 86_400.0, 2.6e6,
           "No: optimisation and constraints belong to deterministic numeric code.",
-          "Reference sheet §1.1"),
+          "Our summary: daily to monthly rebalancing"),
     Stage("risk", "Risk controls", 1e-6, 86_400.0,
           "Pre-trade checks on the order path are out of reach; summarising text risk at end of day is not.",
           "RTS 6 (Reg. (EU) 2017/589) Art 15–17: pre-trade, real-time and post-trade controls"),
@@ -65,7 +65,7 @@ STAGES: tuple[Stage, ...] = (
 @dataclass(frozen=True)
 class StageVerdict:
     stage: Stage
-    verdict: str          # "out of reach", "slow end only", "in reach"
+    verdict: str          # "too slow", "slow end only", "fast enough"
     ratio_to_fastest: float
 
 
@@ -97,10 +97,10 @@ class StackPricing:
 
 
 def verdict(latency_s: float, stage: Stage) -> StageVerdict:
-    """Out of reach when one call outlasts the stage's slowest clock; slow end only when it outlasts
-    the fastest; in reach otherwise."""
+    """Too slow when one call outlasts the stage's slowest clock; slow end only when it outlasts
+    the fastest; fast enough otherwise."""
     lat = require_number(latency_s, "latency_s", 0, lo_open=True)
-    word = "out of reach" if lat > stage.slowest_s else "slow end only" if lat > stage.fastest_s else "in reach"
+    word = "too slow" if lat > stage.slowest_s else "slow end only" if lat > stage.fastest_s else "fast enough"
     return StageVerdict(stage, word, lat / stage.fastest_s)
 
 

@@ -229,8 +229,8 @@ def test_stack_pricing_api_and_verdicts():
     r = price_stack(Scenario(), 117, 19, 2.0, 0.15, 0.60)
     assert r.api_usd_per_million == pytest.approx(28.95)      # 117 × 0.15 + 19 × 0.60 per 1M, × 10⁶ docs
     verdicts = {v.stage.key: v.verdict for v in r.verdicts}
-    assert verdicts["execution"] == "out of reach" and verdicts["ingestion"] == "out of reach"
-    assert verdicts["extraction"] == "in reach"
+    assert verdicts["execution"] == "too slow" and verdicts["ingestion"] == "too slow"
+    assert verdicts["extraction"] == "fast enough"
     # cost follows the GPU price linearly and batching cuts GPU-seconds per document
     r4 = price_stack(Scenario(), 117, 19, 4.0)
     assert r4.self_hosted_usd_per_million == pytest.approx(2 * r.self_hosted_usd_per_million)

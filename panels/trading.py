@@ -1,0 +1,206 @@
+"""Language models in trading: where a model call fits the stack (H1), the headline study read precisely
+(H2) and look-ahead bias simulated (H3).
+
+A thin view over :mod:`engines.trading`: the stack pricing and the study's statistics are computed
+inline on every edit; the look-ahead Monte Carlo runs in the "lookahead" job slot, debounced, with the
+previous result dimmed until the new one lands. Not investment or legal advice.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from engines.trading import REMEDIES, Params, price_stack, simulate_lookahead, study
+from explorer.binder import ParamBinder, param_slider
+from explorer.panel import Panel
+from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.widgets import ErrorLabel, Tabs
+from panels._trading_lookahead import LookaheadView
+from panels._trading_stack import StackView
+from panels._trading_study import StudyView
+
+STACK_FIELDS = frozenset({"prompt_tokens", "output_tokens", "gpu_hour_usd", "api_in_usd_per_m", "api_out_usd_per_m"})
+STUDY_FIELDS = frozenset({"cost_bp", "turnover_pct", "m_tests"})
+LOOKAHEAD_FIELDS = frozenset({"days_pre", "days_post", "n_stocks", "a_pre", "a_post", "remedy", "mask_share",
+                              "n_prompts", "seed"})
+LOOKAHEAD_SLIDERS = ("a_pre", "a_post", "days_pre", "days_post", "n_stocks", "mask_share", "n_prompts")
+TAB_TITLES = ("The stack (H1)", "The study, read precisely (H2)", "Look-ahead bias (H3)")
+DEBOUNCE_MS = 150
+
+
+class TradingPanel(Panel):
+    key = "trading"
+    title = "Language models in trading"
+    order = 95
+    Params = Params
+    reads = frozenset({"model", "arch", "gpu", "weight_bits", "kv_bits", "serve_batch", "serve_context"})
+    lesson = "trading.md"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.stack_result = None
+        self.study_result = None
+        self.lookahead_result = None
+        self.sim_tasks = self.jobs("lookahead")
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(DEBOUNCE_MS)
+        self._refresh.timeout.connect(self._start_simulation)
+        self.error = ErrorLabel()
+        self.sliders = {}
+        self.tabs = Tabs()
+        self.tabs.addTab(self._stack_page(), TAB_TITLES[0])
+        self.tabs.addTab(self._study_page(), TAB_TITLES[1])
+        self.tabs.addTab(self._lookahead_page(), TAB_TITLES[2])
+        self.body.addWidget(self.error)
+        self.body.addWidget(self.tabs, 1)
+        self.binder = ParamBinder(self, {**self.sliders, "remedy": self.remedy_combo, "seed": self.seed_spin},
+                                  choices={"remedy": REMEDIES}, error=self.error.show_error)
+        for name, widget in self.sliders.items():
+            self.name_view(name, widget, Params.spec(name)["label"])
+        self.name_view("remedy", self.remedy_combo, "Remedy")
+        self._recompute_study()
+
+    # --- pages ----------------------------------------------------------------------------------
+    def _page(self, fields, view: QWidget, extra=()) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        row = FlowLayout()
+        for name in fields:
+            self.sliders[name] = param_slider(Params, name)
+            row.addWidget(self.sliders[name])
+        for w in extra:
+            row.addWidget(w)
+        lay.addLayout(row)
+        lay.addWidget(view, 1)
+        return page
+
+    def _stack_page(self) -> QWidget:
+        self.stack_view = StackView(self.theme)
+        self.name_view("stack", self.stack_view, "The stack's clocks and one model call")
+        self.name_view("stack_chart", self.stack_view.plot, "Stages on a time axis")
+        return self._page(("prompt_tokens", "output_tokens", "gpu_hour_usd", "api_in_usd_per_m", "api_out_usd_per_m"),
+                          self.stack_view)
+
+    def _study_page(self) -> QWidget:
+        v = self.study_view = StudyView(self.theme)
+        for name, widget, title in (("study", v, "The study, read precisely"),
+                                    ("study_cumulative", v.cum_plot, "Cumulative return before and after costs"),
+                                    ("study_costs", v.cost_plot, "Net Sharpe against cost"),
+                                    ("study_decay", v.decay_plot, "Sharpe by period"),
+                                    ("study_stats", v.tabs, "Statistics and the study's figures")):
+            self.name_view(name, widget, title)
+        return self._page(("cost_bp", "turnover_pct", "m_tests"), v)
+
+    def _lookahead_page(self) -> QWidget:
+        v = self.lookahead_view = LookaheadView(self.theme)
+        for name, widget, title in (("lookahead", v, "Look-ahead bias simulated"),
+                                    ("lookahead_pnl", v.pnl_plot, "Cumulative P&L across the cutoff"),
+                                    ("lookahead_hits", v.hit_plot, "Hit rate across the cutoff"),
+                                    ("lookahead_figures", v.text, "Sharpe and t before and after the cutoff")):
+            self.name_view(name, widget, title)
+        self.remedy_combo = QComboBox()
+        self.remedy_combo.addItems(list(REMEDIES.values()))
+        self.remedy_combo.setAccessibleName("Remedy for look-ahead bias")
+        self.seed_spin = QSpinBox()
+        spec = Params.spec("seed")
+        self.seed_spin.setRange(int(spec["lo"]), int(spec["hi"]))
+        self.seed_spin.setPrefix("seed: ")
+        self.seed_spin.setKeyboardTracking(False)
+        self.seed_spin.setAccessibleName("Random seed of the simulation")
+        reroll = QPushButton("Re-roll")
+        reroll.setToolTip("Draw another market with the next seed")
+        reroll.clicked.connect(lambda: self.error.show_error(self.update_params(seed=self.params.seed + 1)))
+        return self._page(LOOKAHEAD_SLIDERS, v, (keep_together(QLabel("Remedy:"), self.remedy_combo),
+                                                 self.seed_spin, reroll, self.sim_tasks.widget()))
+
+    # --- scenario and parameters ------------------------------------------------------------------
+    def set_scenario(self, scenario) -> None:
+        self._recompute_stack()
+        if self.lookahead_result is None:
+            self._schedule_simulation()
+
+    def params_updated(self, changed: frozenset[str]) -> None:
+        if changed & STACK_FIELDS:
+            self._recompute_stack()
+        if changed & STUDY_FIELDS:
+            self._recompute_study()
+        if changed & LOOKAHEAD_FIELDS:
+            self._schedule_simulation()
+
+    def _recompute_stack(self) -> None:
+        p = self.params
+        try:
+            r = price_stack(self.ctx.scenario.value, p.prompt_tokens, p.output_tokens, p.gpu_hour_usd,
+                            p.api_in_usd_per_m, p.api_out_usd_per_m)
+        except ValueError as exc:
+            self.error.show_error(str(exc))
+            return
+        self.stack_result = r
+        self.stack_view.show_result(r)
+
+    def _recompute_study(self) -> None:
+        p = self.params
+        self.study_result = study(p.cost_bp, p.turnover_pct / 100, p.m_tests)
+        self.study_view.show_result(self.study_result)
+
+    # --- the look-ahead simulation (job slot) -----------------------------------------------------
+    def _schedule_simulation(self) -> None:
+        if self.lookahead_result is None and not self.sim_tasks.running and not self._refresh.isActive():
+            self._start_simulation()
+            return
+        self.sim_tasks.cancel()
+        self.lookahead_view.show_stale(True)
+        self._refresh.start()
+
+    def _start_simulation(self) -> None:
+        self._refresh.stop()
+        p = self.params          # captured before the job: a worker never reads a widget
+        kwargs = dict(days_pre=p.days_pre, days_post=p.days_post, n_stocks=p.n_stocks, a_pre=p.a_pre,
+                      a_post=p.a_post, remedy=p.remedy, mask_share=p.mask_share, n_prompts=p.n_prompts, seed=p.seed)
+
+        def work(progress, cancelled):
+            return simulate_lookahead(**kwargs, progress=progress, cancelled=cancelled)
+
+        self.sim_tasks.run(work, self._simulated, label="simulating the backtest", on_error=self.error.show_error)
+
+    def _simulated(self, run) -> None:
+        self.lookahead_result = run
+        self.lookahead_view.show_result(run)
+
+    def wait_simulation(self, timeout_ms: int = 60_000) -> bool:
+        """Start a pending (debounced) simulation now and block until it is drawn (tests, self-test)."""
+        if self._refresh.isActive():
+            self._start_simulation()
+        return self.sim_tasks.wait(timeout_ms)
+
+    def unbind(self) -> None:
+        self._refresh.stop()
+        super().unbind()
+
+    # --- theme, exports, self-test ----------------------------------------------------------------
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme)
+        for view, res in ((self.stack_view, self.stack_result), (self.study_view, self.study_result),
+                          (self.lookahead_view, self.lookahead_result)):
+            view.theme = theme
+            if res is not None:
+                view.show_result(res)
+
+    def result(self) -> object:
+        return {"stack": self.stack_result, "study": self.study_result, "lookahead": self.lookahead_result}
+
+    def table(self) -> list[dict]:
+        return self.study_result.rows() if self.study_result is not None else []
+
+    def selftest(self) -> None:
+        self.update_params(cost_bp=20.0)
+        assert self.study_result.net_mean_daily < 0
+        self.update_params(remedy="after_cutoff", seed=3)
+        if not self.wait_simulation():
+            raise RuntimeError(self.sim_tasks.last_error or "the look-ahead simulation did not finish")
+        assert self.lookahead_result.evaluated_from == self.params.days_pre
+        self.update_params(cost_bp=10.0, remedy="none", seed=1)
+
+
+PANEL = TradingPanel
