@@ -16,4 +16,5 @@ REGISTRY: list[tuple[str, str, str, int]] = [
     ("serving", "serving", "Inference serving", 70),
     ("k8s", "k8s", "Kubernetes loops", 80),
     ("law", "law", "EU law: CRA and PLD", 90),
+    ("trading", "trading", "Language models in trading", 95),
 ]
