@@ -321,8 +321,9 @@ class LawTools:
         """The tools' results for the panel's JSON export."""
         t = self.result
         iso = (lambda v: v.isoformat() if isinstance(v, date) else v)
-        return {"support": None if t.support is None else {
-                    "end": iso(t.support.end), "updates": [[iso(u.issued), iso(u.until), u.basis] for u in t.support.updates]},
-                "fine": None if t.fine is None else {"max_eur": t.fine.max_eur, "exempt": t.fine.exempt, "basis": t.fine.basis},
+        s, f = t.support, t.fine
+        return {"support": None if s is None else {
+                    "end": iso(s.end), "updates": [[iso(u.issued), iso(u.until), u.basis] for u in s.updates]},
+                "fine": None if f is None else {"max_eur": f.max_eur, "exempt": f.exempt, "basis": f.basis},
                 "clocks": [[d.name, d.due.isoformat(), d.recipient, d.basis, d.counts_from]
                            for d in (t.clocks.deadlines if t.clocks else ())]}

@@ -21,6 +21,7 @@ from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ElidedCombo, ErrorLabel, WrapButton
 from panels._law_annex import AnnexChecklist
+from panels._law_pld import DefectWorksheet
 from panels._law_tools import LawTools
 from panels._law_views import DeadlineTimeline, TreeGraph
 
@@ -28,7 +29,8 @@ NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2
           "(EU) 2024/2853 (PLD); quotes are article text, summaries are paraphrases. Check the Official "
           "Journal and take legal advice for real decisions.")
 EVENTS = {"vulnerability": "Actively exploited vulnerability (Art 14(2))", "incident": "Severe incident (Art 14(4))"}
-CLOCK_FIELDS = frozenset({"event", "fix_available", "notified", "latent_injury", *MOMENTS, *DAYS})
+CLOCK_FIELDS = frozenset({"event", "fix_available", "notified", "latent_injury", "distributor_request",
+                          *MOMENTS, *DAYS})
 
 
 def _label(text: str = "", wrap: bool = True, name: str = "") -> QLabel:
@@ -63,10 +65,11 @@ class LawPanel(Panel):
         self.body.addWidget(self.tabs, 1)
         self.tabs.addTab(self._build_tree_tab(), "Decision trees")
         self.tabs.addTab(self._build_clock_tab(), "Deadline clocks")
-        self.tools, self.annex = LawTools(self), AnnexChecklist(self)     # the working tools' tabs
+        self.tools, self.annex, self.defect = LawTools(self), AnnexChecklist(self), DefectWorksheet(self)   # tools
         self.binder = ParamBinder(self, {"example": self.example_box, "event": self.event_box,
                                          "fix_available": self.fix_check, "notified": self.notified_check,
-                                         "latent_injury": self.latent_check},
+                                         "latent_injury": self.latent_check,
+                                         "distributor_request": self.request_check},
                                   choices={"example": {k: ex["title"] for k, ex in self.examples.items()},
                                            "event": EVENTS}, error=self.error.show_error)
         self._refresh()
@@ -352,6 +355,10 @@ class LawPanel(Panel):
         pform.addRow("Placed on the market:", self.placed_edit)
         pform.addRow("Knew damage, defect, operator:", self.knowledge_edit)
         pform.addRow(self.latent_check)
+        self.request_check, self.request_edit = QCheckBox(Params.spec("distributor_request")["label"]), QDateEdit()
+        self.request_edit.setCalendarPopup(True)
+        self.request_edit.setDisplayFormat("dd MMM yyyy")
+        pform.addRow(self.request_check, self.request_edit)
         self.pld_result = _label()
         self.pld_error = ErrorLabel()
         pform.addRow(self.pld_result)
@@ -366,7 +373,8 @@ class LawPanel(Panel):
 
         # the date edits send ISO text: the walk's moves and these are the view's params
         self.moment_edits = {"aware": self.aware_edit, "fix_at": self.fix_edit, "notified_at": self.notified_edit}
-        self.day_edits = {"placed": self.placed_edit, "knowledge": self.knowledge_edit}
+        self.day_edits = {"placed": self.placed_edit, "knowledge": self.knowledge_edit,
+                          "request_day": self.request_edit}
         for name, w in self.moment_edits.items():
             w.dateTimeChanged.connect(lambda v, n=name: self._set_clock(
                 n, moment_text(v.toPython().replace(tzinfo=None)), self.cra_error))
@@ -394,6 +402,7 @@ class LawPanel(Panel):
             w.blockSignals(False)
         self.fix_edit.setEnabled(p.fix_available)
         self.notified_edit.setEnabled(p.notified)
+        self.request_edit.setEnabled(p.distributor_request)
 
     def _update_clocks(self) -> None:
         self._show_dates()
@@ -430,7 +439,8 @@ class LawPanel(Panel):
                 "record": self.walk.record(), "engine": r.head, "reasons": [list(x) for x in r.reasons],
                 "clocks": {k: {kk: (vv.isoformat() if hasattr(vv, "isoformat") else vv) for kk, vv in v.items()}
                            for k, v in self.clocks.items()},
-                "tools": self.tools.state(), "annex_i": [list(a) for a in self.params.annex_i]}
+                "tools": self.tools.state(), "annex_i": [list(a) for a in self.params.annex_i],
+                "art7": [[a, t] for a, t in self.defect.weighing.lines]}
 
     def table(self) -> list[dict]:
         return self.walk.record()

@@ -2,7 +2,8 @@
 every item with its point, a short plain-words line and a longer paraphrase of what the point asks
 (our words, not the Official Journal text: Reg. (EU) 2024/2847 Annex I, CELEX 32024R2847).
 
-Answers are ``met``, ``not-met`` or ``n/a`` (``""``: still open, with the note typed so far). Only Part I point 2 may be "not applicable": Art 13(3)
+Answers are ``met``, ``not-met`` or ``n/a`` (``""``: still open, with the note typed so far).
+Only Part I point 2 may be "not applicable": Art 13(3)
 has the cybersecurity risk assessment say whether, and how, each Part I(2) requirement applies, so
 an n/a answer needs the justification that assessment must hold. Part I point 1 and every Part II
 duty apply to every product (Art 13(1), 13(8); Annex I Part II). Educational, not legal advice.
@@ -175,7 +176,8 @@ def _cell(text: str) -> str:
 
 
 def to_markdown(c: Checklist, title: str = "CRA Annex I checklist") -> str:
-    lines = [f"# {title}", "", "Regulation (EU) 2024/2847, Annex I; plain-words summaries, not the article text. "
+    lines = [f"# {title}", "",
+             "Regulation (EU) 2024/2847, Annex I; plain-words summaries, not the article text. "
              "Educational, not legal advice.", "",
              "Summary: " + ", ".join(f"{n} {t}" for t, n in c.counts.items()), ""]
     for part, heading in PARTS:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engines.core.errors import ValidationError
-from engines.law import cra, pld
+from engines.law import cra, defect, pld
 from engines.law.params import Params, parse_day, parse_moment
 
 FMT = "%d %b %Y %H:%M"
@@ -138,6 +138,12 @@ def pld_clock(p: Params) -> PldClock:
     marks = (Mark(placed, "placed on market", "event"), Mark(known, "knowledge", "event"),
              Mark(lim["claim_deadline"], "claim deadline", "deadline"), Mark(lim["expiry"], "expiry", "deadline"),
              Mark(pld.NEW_REGIME_AFTER, "new PLD: after this day", "rule"))
+    if p.distributor_request:
+        request = parse_day(p.request_day, "request_day")
+        due = defect.distributor_deadline(request)
+        lines += (f"Distributor must name an EU operator or its supplier by {due:%d %b %Y}, one month after the "
+                  f"request, or answer for the product itself (Art 8(3)-(4))",)
+        marks += (Mark(request, "request to distributor", "event"), Mark(due, "distributor: name by", "deadline"))
     return PldClock(reg, lim["claim_deadline"], lim["expiry"], lines, marks)
 
 

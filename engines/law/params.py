@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from engines.core.errors import ValidationError
-from engines.law import annex, support
+from engines.law import annex, defect, support
 from engines.law.cra import EVENTS
 from engines.law.trees import Walk, load_examples, load_trees
 from engines.core.params import ParamsBase, param
 
 MOMENTS = ("aware", "fix_at", "notified_at", "classified_at")
-DAYS = ("placed", "knowledge", "cra_placed")
+DAYS = ("placed", "knowledge", "cra_placed", "request_day")
 #: the four-clocks tab's regime switches, in the order the tab shows them
 REGIME_FIELDS = ("clock_cra", "clock_nis2", "clock_gdpr", "clock_dora")
 
@@ -83,6 +83,12 @@ class Params(ParamsBase):
     steward: bool = param(False, label="open-source software steward")
     # Annex I checklist: (item, status, note, evidence) per answered item (engines.law.annex)
     annex_i: tuple = ()
+    # PLD: the Art 7(2) worksheet, (letter, stance, note) per weighed point (engines.law.defect), and the
+    # distributor's one-month rule (Art 8(3)) on the clocks tab
+    art7: tuple = ()
+    later_improvement: bool = param(False, label="a better version or update came out later (Art 7(3))")
+    distributor_request: bool = param(False, label="claimant asked the distributor (Art 8(3)) on")
+    request_day: str = "2029-07-01"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -105,6 +111,7 @@ class Params(ParamsBase):
             parse_day(text, f"updates[{i}]")
         support.expected_use_months(self.expected_use_years)
         object.__setattr__(self, "annex_i", annex.normalise(self.annex_i))
+        object.__setattr__(self, "art7", defect.normalise(self.art7))
 
     def walk(self) -> Walk:
         """A fresh walk from :attr:`tree` that has made :attr:`answers`."""

@@ -86,3 +86,19 @@ def test_tool_views_are_named_and_the_tabs_recorded(make_panel):
     assert p.inner_tabs() == ("Four clocks",)
     assert p.result()["tools"]["clocks"][0][0] == "DORA initial notification"
     p.apply_theme(p.theme)
+
+
+def test_pld_worksheet_saves_in_params_and_states_art_7_3(make_panel):
+    p = make_panel(LawPanel)
+    w = p.defect
+    row_f = [c.letter for c, _s, _n in w.weighing.rows].index("f")
+    w.boxes[row_f].setCurrentIndex(w.boxes[row_f].findData("against"))
+    w.table.item(row_f, 3).setText("meets the harmonised standard")
+    assert p.params.art7 == (("f", "against", "meets the harmonised standard"),)
+    assert "Art 11(1)(d)" in w.reading.text() and "Art 7(3)" not in w.reading.text()
+    w.later.setChecked(True)
+    assert p.params.later_improvement and "Art 7(3)" in w.reading.text()
+    assert "(d)" in w.exemptions.text() and "Art 15" in w.exemptions.text()
+    p.request_check.setChecked(True)
+    p.request_edit.setDate(QDate(2030, 1, 31))
+    assert p.params.request_day == "2030-01-31" and "28 Feb 2030" in p.pld_result.text()
