@@ -22,6 +22,7 @@ from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ElidedCombo, ErrorLabel, WrapButton
 from panels._law_annex import AnnexChecklist
 from panels._law_pld import DefectWorksheet
+from panels._law_sbom import SbomView
 from panels._law_tools import LawTools
 from panels._law_views import DeadlineTimeline, TreeGraph
 
@@ -65,7 +66,9 @@ class LawPanel(Panel):
         self.body.addWidget(self.tabs, 1)
         self.tabs.addTab(self._build_tree_tab(), "Decision trees")
         self.tabs.addTab(self._build_clock_tab(), "Deadline clocks")
-        self.tools, self.annex, self.defect = LawTools(self), AnnexChecklist(self), DefectWorksheet(self)   # tools
+        # the working tools' tabs (panels/_law_tools, _law_annex, _law_pld, _law_sbom)
+        self.tools, self.annex, self.defect = LawTools(self), AnnexChecklist(self), DefectWorksheet(self)
+        self.sbom = SbomView(self)
         self.binder = ParamBinder(self, {"example": self.example_box, "event": self.event_box,
                                          "fix_available": self.fix_check, "notified": self.notified_check,
                                          "latent_injury": self.latent_check,
@@ -440,7 +443,7 @@ class LawPanel(Panel):
                 "clocks": {k: {kk: (vv.isoformat() if hasattr(vv, "isoformat") else vv) for kk, vv in v.items()}
                            for k, v in self.clocks.items()},
                 "tools": self.tools.state(), "annex_i": [list(a) for a in self.params.annex_i],
-                "art7": [[a, t] for a, t in self.defect.weighing.lines]}
+                "art7": [[a, t] for a, t in self.defect.weighing.lines], "sbom": self.sbom.state()}
 
     def table(self) -> list[dict]:
         return self.walk.record()

@@ -89,6 +89,9 @@ class Params(ParamsBase):
     later_improvement: bool = param(False, label="a better version or update came out later (Art 7(3))")
     distributor_request: bool = param(False, label="claimant asked the distributor (Art 8(3)) on")
     request_day: str = "2029-07-01"
+    # the SBOM tab: "" (none), ":example" (assets/law/example-sbom.cdx.json), ":environment" (this app's,
+    # made by cyclonedx-py) or a file path (engines.law.sbom)
+    sbom_source: str = param("", hi=4096, label="SBOM")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -3,6 +3,9 @@ checklist; each edits the panel's Params (so it saves with the view) and shows e
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
+
+import pytest
 
 from PySide6.QtCore import QDate
 
@@ -102,3 +105,27 @@ def test_pld_worksheet_saves_in_params_and_states_art_7_3(make_panel):
     p.request_check.setChecked(True)
     p.request_edit.setDate(QDate(2030, 1, 31))
     assert p.params.request_day == "2030-01-31" and "28 Feb 2030" in p.pld_result.text()
+
+
+def test_sbom_tab_opens_files_refuses_broken_ones_and_generates_this_apps(make_panel, qtbot):
+    from engines.law import sbom
+
+    corpus = Path(__file__).resolve().parents[1] / "data" / "sbom"
+    p = make_panel(LawPanel)
+    v = p.sbom
+    assert v.findings.text() == "No SBOM open."
+    v.example_btn.click()
+    assert p.params.sbom_source == ":example" and v.table.rowCount() == 4
+    assert "covers the top-level dependencies" in v.findings.text()
+    col = [v.table.item(r, 3).text() for r in range(4)]
+    assert col.count("top-level") == 3 and col.count("transitive") == 1
+    p.update_params(sbom_source=str(corpus / "thermostat-app.spdx.json"))
+    assert v.sbom.format == "SPDX-2.3" and v.table.rowCount() == 3
+    p.update_params(sbom_source=str(corpus / "broken-truncated.cdx.json"))
+    assert not v.error.isHidden() and "not valid JSON" in v.error.text() and v.table.rowCount() == 0
+    if not sbom.generator_available():
+        pytest.skip("cyclonedx-bom not installed")
+    v.env_btn.click()
+    qtbot.waitUntil(lambda: v.sbom is not None and v.sbom.product == sbom.PROJECT, timeout=120_000)
+    assert "covers the top-level dependencies" in v.findings.text() and v.check.absent == ()
+    assert p.result()["sbom"]["product"] == sbom.PROJECT

@@ -1,0 +1,299 @@
+"""The CRA's SBOM clause checked against a real SBOM file. Educational, not legal advice.
+
+Rule (Reg. (EU) 2024/2847, CELEX 32024R2847): Annex I Part II(1) asks manufacturers to identify and
+document the components of the product, including by drawing up a software bill of materials in a
+commonly used, machine-readable format that covers at least the product's top-level dependencies.
+Annex II(9): where the manufacturer decides to make the SBOM available to users, the instructions say
+where to find it (publishing it is not required). Licences are not part of the clause; they are shown
+because integrators need them.
+
+Formats read: CycloneDX JSON (https://cyclonedx.org/specification/overview/, specVersion 1.2-1.7:
+``metadata.component`` is the product, ``components`` its parts, ``dependencies`` the graph) and SPDX
+2.x JSON (https://spdx.github.io/spdx-spec/v2.3/: ``packages``, with ``DESCRIBES`` / ``DEPENDS_ON`` /
+``DEPENDENCY_OF`` relationships). A top-level dependency is one the product itself depends on in the
+file's graph; without a graph the file cannot show which components are top-level.
+
+:func:`for_environment` runs the CycloneDX project's own generator (``cyclonedx-bom``, the optional
+``sbom`` extra) on this app's installed environment; no JSON is written by hand.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from engines.core.errors import Cancelled, ValidationError
+
+MAX_BYTES = 50 * 1024 * 1024
+NOASSERTION = {"NOASSERTION", "NONE", ""}
+PROJECT = "ai-systems-explorer"
+
+
+def norm(name: str) -> str:
+    """A package name as PEP 503 compares names (case and -_. runs ignored)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    version: str | None
+    licence: str | None
+    ref: str = ""
+
+
+@dataclass(frozen=True)
+class Sbom:
+    """What an SBOM file holds: its format, the product it describes, every component, the top-level
+    ones (None when the file has no dependency graph for the product) and non-fatal problems."""
+    format: str                      # "CycloneDX 1.6", "SPDX-2.3"
+    product: str | None
+    components: tuple[Component, ...]
+    top_level: tuple[Component, ...] | None
+    problems: tuple[str, ...] = field(default_factory=tuple)
+    source: str = ""
+
+
+def _fail(source: str, why: str) -> ValidationError:
+    return ValidationError("path", f"{source}: {why}", "a CycloneDX JSON or SPDX 2.x JSON SBOM")
+
+
+def read(path) -> Sbom:
+    """Read and check a CycloneDX or SPDX JSON SBOM; a broken or unknown file raises ValidationError
+    (field ``path``) saying what is wrong."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise _fail(p.name, f"cannot open it ({exc.strerror or exc})") from None
+    if size > MAX_BYTES:
+        raise _fail(p.name, f"{size:,} bytes is more than the {MAX_BYTES:,} read here")
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        raise _fail(p.name, "not UTF-8 text (an XML or binary SBOM is not read here)") from None
+    return parse(text, p.name)
+
+
+def parse(text: str, source: str = "SBOM") -> Sbom:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(doc, dict):
+        raise _fail(source, "the JSON is not an object")
+    if doc.get("bomFormat") == "CycloneDX":
+        return _cyclonedx(doc, source)
+    if isinstance(doc.get("spdxVersion"), str):
+        return _spdx(doc, source)
+    if "@context" in doc and "spdx" in json.dumps(doc.get("@context")).lower():
+        raise _fail(source, "SPDX 3 JSON-LD is not read here; export SPDX 2.x JSON")
+    raise _fail(source, "neither CycloneDX (no bomFormat) nor SPDX (no spdxVersion)")
+
+
+def _text(value) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _cdx_licence(c: dict) -> str | None:
+    out = []
+    for entry in c.get("licenses") or ():
+        if not isinstance(entry, dict):
+            continue
+        if _text(entry.get("expression")):
+            out.append(entry["expression"].strip())
+        lic = entry.get("license")
+        if isinstance(lic, dict) and (_text(lic.get("id")) or _text(lic.get("name"))):
+            out.append(_text(lic.get("id")) or _text(lic.get("name")))
+    return " AND ".join(out) if out else None
+
+
+def _cyclonedx(doc: dict, source: str) -> Sbom:
+    spec = doc.get("specVersion")
+    if not isinstance(spec, str) or not re.fullmatch(r"1\.\d+", spec):
+        raise _fail(source, f"CycloneDX without a valid specVersion ({spec!r})")
+    comps = doc.get("components", [])
+    if not isinstance(comps, list):
+        raise _fail(source, "CycloneDX 'components' is not a list")
+    problems: list[str] = []
+    components = []
+
+    def walk(items, where: str) -> None:         # components may nest (a component's own components)
+        for i, c in enumerate(items):
+            if not isinstance(c, dict) or not _text(c.get("name")):
+                raise _fail(source, f"{where}[{i}] has no name")
+            components.append(Component(c["name"].strip(), _text(c.get("version")), _cdx_licence(c),
+                                        str(c.get("bom-ref") or "")))
+            if isinstance(c.get("components"), list):
+                walk(c["components"], f"{where}[{i}].components")
+
+    walk(comps, "components")
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    root = meta.get("component") if isinstance(meta.get("component"), dict) else None
+    product = _text(root.get("name")) if root else None
+    top = None
+    deps = doc.get("dependencies")
+    if root is None:
+        problems.append("no metadata.component: the file does not say which product it describes")
+    elif not isinstance(deps, list):
+        problems.append("no dependency graph: the file cannot show which components are top-level")
+    else:
+        by_ref = {c.ref: c for c in components if c.ref}
+        graph = {d.get("ref"): d.get("dependsOn") or [] for d in deps if isinstance(d, dict)}
+        direct = graph.get(root.get("bom-ref"))
+        if direct is None:
+            problems.append("the dependency graph has no entry for the product itself")
+        else:
+            unknown = [r for r in direct if r not in by_ref]
+            if unknown:
+                problems.append(f"{len(unknown)} top-level reference(s) name no component: {', '.join(unknown[:3])}")
+            top = tuple(by_ref[r] for r in direct if r in by_ref)
+    return Sbom(f"CycloneDX {spec}", product, tuple(components), top, tuple(problems), source)
+
+
+def _spdx(doc: dict, source: str) -> Sbom:
+    version = doc["spdxVersion"]
+    if not re.fullmatch(r"SPDX-2\.\d", version):
+        raise _fail(source, f"{version} is not read here; SPDX 2.x JSON is")
+    packages = doc.get("packages", [])
+    if not isinstance(packages, list):
+        raise _fail(source, "SPDX 'packages' is not a list")
+    by_id: dict[str, Component] = {}
+    for i, pkg in enumerate(packages):
+        if not isinstance(pkg, dict) or not _text(pkg.get("name")) or not _text(pkg.get("SPDXID")):
+            raise _fail(source, f"packages[{i}] has no name or SPDXID")
+        lic = next((v.strip() for v in (pkg.get("licenseConcluded"), pkg.get("licenseDeclared"))
+                    if isinstance(v, str) and v.strip() not in NOASSERTION), None)
+        ver = _text(pkg.get("versionInfo"))
+        by_id[pkg["SPDXID"]] = Component(pkg["name"].strip(), None if ver in NOASSERTION else ver, lic, pkg["SPDXID"])
+    rels = [r for r in doc.get("relationships") or () if isinstance(r, dict)]
+    roots = list(doc.get("documentDescribes") or ()) + [
+        r.get("relatedSpdxElement") for r in rels
+        if r.get("relationshipType") == "DESCRIBES" and r.get("spdxElementId") == doc.get("SPDXID")]
+    roots = [r for r in dict.fromkeys(roots) if r in by_id]
+    problems: list[str] = []
+    top = None
+    if len(roots) != 1:
+        problems.append("the document does not describe exactly one package: the product is unclear")
+    else:
+        root = roots[0]
+        direct = [r.get("relatedSpdxElement") for r in rels
+                  if r.get("relationshipType") == "DEPENDS_ON" and r.get("spdxElementId") == root]
+        direct += [r.get("spdxElementId") for r in rels
+                   if r.get("relationshipType") == "DEPENDENCY_OF" and r.get("relatedSpdxElement") == root]
+        if direct:
+            top = tuple(by_id[r] for r in dict.fromkeys(direct) if r in by_id)
+        else:
+            problems.append("no DEPENDS_ON relationships from the product: top-level dependencies unknown")
+    product = by_id[roots[0]].name if len(roots) == 1 else None
+    comps = tuple(c for ref, c in by_id.items() if ref not in roots)
+    return Sbom(version, product, comps, top, tuple(problems), source)
+
+
+@dataclass(frozen=True)
+class SbomCheck:
+    """The clause against the file: each line an (article, finding) pair; ``absent`` are expected
+    top-level dependencies the file does not list as top-level."""
+    lines: tuple[tuple[str, str], ...]
+    no_version: tuple[str, ...]
+    no_licence: tuple[str, ...]
+    absent: tuple[str, ...]
+    meets_clause: bool | None        # None: the file cannot show it
+
+
+def check(sbom: Sbom, expected_top_level: tuple[str, ...] | None = None) -> SbomCheck:
+    """Annex I Part II(1) against ``sbom``: machine-readable (it parsed), top-level dependencies present
+    (each of ``expected_top_level`` when given, the product's manifest), and what is missing."""
+    no_version = tuple(sorted({c.name for c in sbom.components if not c.version}))
+    no_licence = tuple(sorted({c.name for c in sbom.components if not c.licence}))
+    n_top = len(sbom.top_level) if sbom.top_level is not None else None
+    lines = [("Annex I Part II(1)", f"Machine-readable, commonly used format: yes ({sbom.format})."),
+             ("Annex I Part II(1)", f"{len(sbom.components)} components; " + (
+                 f"{n_top} top-level, {len(sbom.components) - n_top} transitive or unplaced."
+                 if n_top is not None else "top-level ones cannot be told apart (no dependency graph)."))]
+    absent: tuple[str, ...] = ()
+    if expected_top_level is not None:
+        listed = {norm(c.name) for c in (sbom.top_level or ())}
+        absent = tuple(n for n in expected_top_level if norm(n) not in listed)
+        lines.append(("Annex I Part II(1)", "Every declared top-level dependency is listed as top-level."
+                      if not absent else f"Declared but not listed as top-level: {', '.join(absent)}."))
+    meets = None if sbom.top_level is None else (not absent and n_top > 0)
+    if no_version:
+        lines.append(("Annex I Part II(1)", f"{len(no_version)} component(s) without a version: "
+                      f"{', '.join(no_version[:5])}{' …' if len(no_version) > 5 else ''}."))
+    lines.append(("not a CRA field", f"{len(sbom.components) - len(no_licence)} of {len(sbom.components)} "
+                  "components name a licence."))
+    lines.append(("Annex II(9)", "Publishing the SBOM is not required; if users get it, the instructions say where."))
+    return SbomCheck(tuple(lines), no_version, no_licence, absent, meets)
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "law" / "example-sbom.cdx.json"
+ENVIRONMENT = ":environment"        # the source text that stands for :func:`for_environment`
+
+
+def expected_for(source: str) -> tuple[str, ...] | None:
+    """The top-level dependencies a source should list, when known: this app's declared ones for its
+    own environment; for a file the product's manifest is not known here."""
+    return declared_dependencies() if source == ENVIRONMENT else None
+
+
+def declared_dependencies(project: str = PROJECT) -> tuple[str, ...]:
+    """The names this app declares as its own (non-optional) dependencies, from its installed metadata."""
+    try:
+        reqs = metadata.requires(project) or []
+    except metadata.PackageNotFoundError:
+        return ()
+    names = [re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", r).group(1) for r in reqs if "extra ==" not in r]
+    return tuple(dict.fromkeys(names))
+
+
+def generator_available() -> bool:
+    """Whether the CycloneDX generator (``pip install .[sbom]``) is installed."""
+    try:
+        metadata.version("cyclonedx-bom")
+        return True
+    except metadata.PackageNotFoundError:
+        return False
+
+
+def for_environment(progress=None, cancelled=None, *, pyproject: str | Path | None = None,
+                    timeout_s: float = 300.0) -> Sbom:
+    """An SBOM of this app's installed Python environment, made by the CycloneDX project's generator
+    (``cyclonedx-py environment``) with this project's pyproject.toml as the product, then read.
+    ``progress(fraction, text)`` and ``cancelled()`` are the job slot's callbacks (optional)."""
+    if not generator_available():
+        raise ValidationError("generator", "cyclonedx-bom is not installed", "pip install '.[sbom]'")
+    root = Path(pyproject) if pyproject else Path(__file__).resolve().parents[2] / "pyproject.toml"
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "environment.cdx.json"
+        cmd = [sys.executable, "-m", "cyclonedx_py", "environment", "--output-reproducible", "-o", str(out)]
+        if root.is_file():
+            cmd[4:4] = ["--pyproject", str(root)]
+        if progress:
+            progress(0.05, "cyclonedx-py: reading the installed packages")
+        err = Path(tmp) / "stderr.txt"
+        with err.open("w") as err_file:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file)
+            start = time.monotonic()
+            while proc.poll() is None:
+                waited = time.monotonic() - start
+                if (cancelled and cancelled()) or waited > timeout_s:
+                    proc.kill()
+                    proc.wait()
+                    if waited > timeout_s:
+                        raise ValidationError("generator", f"cyclonedx-py took more than {timeout_s:.0f} s")
+                    raise Cancelled()
+                if progress:
+                    progress(min(0.9, 0.05 + waited / 30.0), "cyclonedx-py: building the SBOM")
+                time.sleep(0.1)
+        if proc.returncode != 0 or not out.is_file():
+            raise ValidationError("generator", f"cyclonedx-py failed: {err.read_text().strip()[-300:]}")
+        sbom = read(out)
+    return Sbom(sbom.format, sbom.product, sbom.components, sbom.top_level, sbom.problems,
+                "this app's environment (cyclonedx-py)")

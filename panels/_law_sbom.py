@@ -1,0 +1,136 @@
+"""The law panel's "SBOM" tab: the CRA clause (Annex I Part II(1)) against a real SBOM: open a CycloneDX
+or SPDX JSON file, the shipped example, or generate one for this app's own environment with the
+CycloneDX generator (a job with progress and cancel). The source is the ``sbom_source`` field of the
+panel's ``Params``; reading, checking and generating are engines.law.sbom."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from engines.core.errors import ValidationError
+from engines.law import sbom
+from explorer.ui.widgets import ErrorLabel
+
+EXAMPLE = ":example"
+
+
+class SbomView:
+    """Builds the tab on ``panel.tabs`` and shows the SBOM ``panel.params.sbom_source`` names."""
+
+    def __init__(self, panel) -> None:
+        self.panel = panel
+        self.sbom: sbom.Sbom | None = None
+        self._shown: str | None = None
+        self.jobs = panel.jobs("sbom")
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        intro = QLabel("CRA Annex I Part II(1): an SBOM in a commonly used, machine-readable format, covering at "
+                       "least the top-level dependencies. Open a CycloneDX or SPDX JSON file, or make one for this "
+                       "app's own environment. Nothing is looked up online.")
+        intro.setWordWrap(True)
+        intro.setObjectName("muted")
+        lay.addWidget(intro)
+        bar = QHBoxLayout()
+        self.open_btn = QPushButton("Open SBOM…")
+        self.open_btn.clicked.connect(self._open_dialog)
+        self.example_btn = QPushButton("Example (camera firmware)")
+        self.example_btn.clicked.connect(lambda: self._send(EXAMPLE))
+        self.env_btn = QPushButton("Generate for this app")
+        self.env_btn.setToolTip("Runs cyclonedx-py on the installed environment (the 'sbom' extra)")
+        self.env_btn.clicked.connect(lambda: self._send(sbom.ENVIRONMENT))
+        for b in (self.open_btn, self.example_btn, self.env_btn):
+            bar.addWidget(b)
+        bar.addStretch(1)
+        lay.addLayout(bar)
+        if not sbom.generator_available():
+            self.env_btn.setEnabled(False)
+            self.env_btn.setToolTip("Needs cyclonedx-bom: pip install '.[sbom]'")
+        lay.addWidget(self.jobs.widget())
+        self.error = ErrorLabel()
+        lay.addWidget(self.error)
+        self.findings = QLabel()
+        self.findings.setWordWrap(True)
+        self.findings.setTextFormat(Qt.RichText)
+        lay.addWidget(self.findings)
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["Component", "Version", "Licence", "Top-level"])
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSortingEnabled(True)
+        head = self.table.horizontalHeader()
+        for col, mode in enumerate((QHeaderView.Stretch, QHeaderView.ResizeToContents, QHeaderView.Stretch,
+                                    QHeaderView.ResizeToContents)):
+            head.setSectionResizeMode(col, mode)
+        lay.addWidget(self.table, 1)
+        panel.tabs.addTab(page, "SBOM")
+        panel.name_view("sbom", page, "The SBOM clause on a real SBOM")
+        panel.name_view("sbom_check", self.findings, "What the clause asks against what the file holds")
+        panel.name_view("sbom_table", self.table, "Components: version, licence, top-level or transitive")
+        panel.params_changed.connect(lambda _p: self.refresh())
+        self.refresh()
+
+    def _send(self, source: str) -> None:
+        self.error.show_error(self.panel.update_params(sbom_source=source))
+
+    def _open_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self.panel, "Open an SBOM", "", "SBOM JSON (*.json);;All files (*)")
+        if name:
+            self._send(name)
+
+    def refresh(self) -> None:
+        source = self.panel.params.sbom_source
+        if source == self._shown:
+            return
+        self._shown = source
+        self.error.show_error(None)
+        if not source:
+            self._show(None)
+        elif source == sbom.ENVIRONMENT:
+            if not sbom.generator_available():
+                self.error.show_error("cyclonedx-bom is not installed: pip install '.[sbom]'")
+                self._show(None)
+                return
+            self.findings.setText("Generating this app's SBOM with cyclonedx-py …")
+            self.jobs.run(lambda progress, cancelled: sbom.for_environment(progress, cancelled), self._done,
+                          label="SBOM of this app's environment")
+        else:
+            try:
+                self._show(sbom.read(sbom.EXAMPLE if source == EXAMPLE else source))
+            except ValidationError as exc:
+                self.error.show_error(str(exc))
+                self._show(None)
+
+    def _done(self, result) -> None:
+        if isinstance(result, sbom.Sbom):
+            self._show(result)
+
+    def _show(self, s: sbom.Sbom | None) -> None:
+        self.sbom = s
+        self.table.setSortingEnabled(False)
+        if s is None:
+            self.findings.setText("No SBOM open.")
+            self.table.setRowCount(0)
+            return
+        c = self.check = sbom.check(s, sbom.expected_for(self.panel.params.sbom_source))
+        verdict = {True: "covers the top-level dependencies", False: "does not cover every top-level dependency",
+                   None: "cannot show its top-level dependencies"}[c.meets_clause]
+        self.findings.setText(
+            f"<b>{s.source}: {s.format}, product {s.product or '(not named)'}; the file {verdict}.</b><ul>"
+            + "".join(f"<li><b>{a}</b>: {t}</li>" for a, t in c.lines)
+            + "".join(f"<li><i>Problem</i>: {p}</li>" for p in s.problems) + "</ul>")
+        top = {id(x) for x in s.top_level} if s.top_level is not None else None
+        self.table.setRowCount(len(s.components))
+        for row, comp in enumerate(s.components):
+            where = "—" if top is None else ("top-level" if id(comp) in top else "transitive")
+            for col, text in enumerate((comp.name, comp.version or "(none)", comp.licence or "(none)", where)):
+                self.table.setItem(row, col, QTableWidgetItem(text))
+        self.table.setSortingEnabled(True)
+        self.table.sortItems(3, Qt.AscendingOrder)
+
+    def state(self) -> dict | None:
+        if self.sbom is None:
+            return None
+        return {"format": self.sbom.format, "product": self.sbom.product, "components": len(self.sbom.components),
+                "top_level": None if self.sbom.top_level is None else [c.name for c in self.sbom.top_level],
+                "findings": [list(x) for x in self.check.lines]}
