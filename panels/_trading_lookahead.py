@@ -46,8 +46,8 @@ class LookaheadView(QWidget):
         grid.addWidget(p, 0, 0)
         grid.addWidget(h, 1, 0)
         grid.addWidget(self.text, 0, 1, 2, 1)
-        grid.setColumnStretch(0, 3)
-        grid.setColumnStretch(1, 2)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
         self.result: LookaheadRun | None = None
 
     def show_stale(self, stale: bool) -> None:
@@ -82,12 +82,13 @@ class LookaheadView(QWidget):
                    f"needs {r.min_backtest_years:.1f} years of data (Bailey &amp; López de Prado 2014; Bailey et al. 2014)."
                    if r.n_prompts > 1 else
                    "<b>One prompt tried.</b> Raise \"Prompts tried\" to see what a search over prompts does to it.")
-        pre = (f"{r.sharpe_pre:.2f} (closed form {r.closed_pre.sharpe:.2f})" if r.days_pre >= 2 else "no days")
+        pre = (f"<td>{r.sharpe_pre:.2f}</td><td>{r.closed_pre.sharpe:.2f}</td>" if r.days_pre >= 2
+               else "<td colspan='2'>no days</td>")
         self.text.setText(
             f"<b>Remedy:</b> {escape(remedy)}{': ' + escape(src) if src else ''}. Correlation used before the "
             f"cutoff {r.a_pre_effective:.3f}, after it {r.a_post:.3f}; {r.n_stocks} stocks, seed {r.seed}.<br>"
             f"<table cellspacing='4'><tr><th></th><th align='left'>simulated</th><th align='left'>closed form</th></tr>"
-            f"<tr><td>Sharpe before cutoff</td><td colspan='2'>{pre}</td></tr>"
+            f"<tr><td>Sharpe before cutoff</td>{pre}</tr>"
             f"<tr><td>Sharpe after cutoff</td><td>{r.sharpe_post:.2f}</td><td>{r.closed_post.sharpe:.2f}</td></tr>"
             f"<tr><td><b>Backtest Sharpe</b> ({bt})</td><td><b>{r.sharpe_backtest:.2f}</b></td>"
             f"<td>{r.closed_backtest_sharpe:.2f}</td></tr>"

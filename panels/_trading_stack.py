@@ -17,7 +17,7 @@ from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, make_plot, pen
 
-TIME_TICKS = [(-6, "1 µs"), (-3, "1 ms"), (0, "1 s"), (math.log10(3600), "1 h"), (math.log10(86_400), "1 day"),
+TIME_TICKS = [(-6, "1 µs"), (-3, "1 ms"), (0, "1 s"), (math.log10(86_400), "1 day"),
               (math.log10(3.15e7), "1 year")]
 VERDICT_PATTERN = {"too slow": Qt.BDiagPattern, "slow end only": Qt.Dense5Pattern, "fast enough": Qt.NoBrush}
 
@@ -48,7 +48,7 @@ class StackView(QWidget):
         for item in (self.llm_line, *self.race_lines, self.fibre_line):
             self.plot.addItem(item)
         self.plot.getAxis("bottom").setTicks([TIME_TICKS, []])
-        self.plot.setXRange(-6.6, 8.0, padding=0)
+        self.plot.setXRange(-7.0, 8.0, padding=0)
         self.plot.setYRange(-0.6, len(STAGES) - 0.4, padding=0)
         self.plot.setMinimumHeight(220)
         lay.addWidget(self.plot, 0, 0, 1, 2)

@@ -24,7 +24,7 @@ class StudyView(QWidget):
         self.theme = theme
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        c = self.cum_plot = make_plot(theme, "Cumulative return over the 670 days (with volatility drag)",
+        c = self.cum_plot = make_plot(theme, "Cumulative return, with volatility drag",
                                       "cumulative return (%)", "trading day")
         c.setAccessibleName("Cumulative return before and after costs")
         c.setMouseEnabled(x=False, y=False)
@@ -39,13 +39,13 @@ class StudyView(QWidget):
         s.setMouseEnabled(x=False, y=False)
         legend_below(s)
         self.cost_curve = s.plot([], [], name="this turnover")
-        self.reported = s.plot([], [], pen=None, symbol="s", symbolSize=11, name="reported at ≈190 %/day [secondary]")
+        self.reported = s.plot([], [], pen=None, symbol="s", symbolSize=11, name="reported [secondary]")
         self.chosen = s.plot([], [], pen=None, symbol="o", symbolSize=12, name="your cost")
-        self.break_even = pg.InfiniteLine(angle=90, movable=False, label="break-even", labelOpts={"position": 0.9})
+        self.break_even = pg.InfiniteLine(angle=90, movable=False, label="break-even", labelOpts={"position": 0.12})
         s.addItem(self.break_even)
         self.cost_zero = pg.InfiniteLine(pos=0, angle=0, movable=False)
         s.addItem(self.cost_zero)
-        d = self.decay_plot = make_plot(theme, "Sharpe by period, ± 2 standard errors (Lo 2002)", "annual Sharpe", "")
+        d = self.decay_plot = make_plot(theme, "Sharpe by period ± 2 SE (Lo 2002)", "annual Sharpe", "")
         d.setAccessibleName("Sharpe ratio by period with error bars")
         d.setMouseEnabled(x=False, y=False)
         self.decay_bars = Bars(x=[0, 1, 2, 3], height=[0, 0, 0, 0], width=0.6)
@@ -127,9 +127,10 @@ class StudyView(QWidget):
             f"(gross {100 * st.gross_cumulative:,.0f} %); break-even cost {be}. "
             f"The authors: only traders with very low costs, such as market makers, could use it.<br>"
             f"<b>Significance:</b> SE of the Sharpe {st.sharpe_se:.2f} (Lo 2002, annualised), so "
-            f"Sharpe/SE = {st.sharpe_t:.2f} (IID t of the mean {st.t_iid:.2f}). Days for t = 2: "
+            f"Sharpe/SE = {st.sharpe_t:.2f} (IID t of the mean {st.t_iid:.2f}); the annual Sharpe put in the "
+            f"per-period formula with T in years would give {st.pitfall_se:.2f}. Days for t = 2: "
             f"{st.days_for_t2:,.0f}; for t = 3: {st.days_for_t3:,.0f}.<br>"
-            f"<b>Multiple testing:</b> after {st.m_tests:,} tries the Bonferroni bar is t > {st.bonferroni_t:.2f} "
+            f"<b>Multiple testing:</b> after {st.m_tests:,} {'try' if st.m_tests == 1 else 'tries'} the Bonferroni bar is t > {st.bonferroni_t:.2f} "
             f"(two-sided, 5 %); Harvey, Liu &amp; Zhu's own hurdle is t > {st.hlz_t:.1f} (RFS 2016). "
             f"This t {'clears' if st.clears_bonferroni else 'fails'} the Bonferroni bar and "
             f"{'clears' if st.clears_hlz else 'fails'} theirs, but both speak of gross returns: tradability "

@@ -22,8 +22,8 @@ from panels._trading_study import StudyView
 STACK_FIELDS = frozenset({"prompt_tokens", "output_tokens", "gpu_hour_usd", "api_in_usd_per_m", "api_out_usd_per_m"})
 STUDY_FIELDS = frozenset({"cost_bp", "turnover_pct", "m_tests"})
 LOOKAHEAD_FIELDS = frozenset({"days_pre", "days_post", "n_stocks", "a_pre", "a_post", "remedy", "mask_share",
-                              "n_prompts", "seed"})
-LOOKAHEAD_SLIDERS = ("a_pre", "a_post", "days_pre", "days_post", "n_stocks", "mask_share", "n_prompts")
+                              "n_prompts", "trials_var", "seed"})
+LOOKAHEAD_SLIDERS = ("a_pre", "a_post", "days_pre", "days_post", "n_stocks", "mask_share", "n_prompts", "trials_var")
 TAB_TITLES = ("The stack (H1)", "The study, read precisely (H2)", "Look-ahead bias (H3)")
 DEBOUNCE_MS = 150
 
@@ -157,7 +157,8 @@ class TradingPanel(Panel):
         self._refresh.stop()
         p = self.params          # captured before the job: a worker never reads a widget
         kwargs = dict(days_pre=p.days_pre, days_post=p.days_post, n_stocks=p.n_stocks, a_pre=p.a_pre,
-                      a_post=p.a_post, remedy=p.remedy, mask_share=p.mask_share, n_prompts=p.n_prompts, seed=p.seed)
+                      a_post=p.a_post, remedy=p.remedy, mask_share=p.mask_share, n_prompts=p.n_prompts,
+                      trials_var=p.trials_var, seed=p.seed)
 
         def work(progress, cancelled):
             return simulate_lookahead(**kwargs, progress=progress, cancelled=cancelled)

@@ -29,15 +29,18 @@ class Params(ParamsBase):
     m_tests: int = param(1, 1, 10_000, label="Strategies tried", unit="tests",
                          tip="Bonferroni threshold for this many tests; HLZ counted 316 published factors")
     # H3: look-ahead simulation
-    days_pre: int = param(500, 0, 5_000, label="Days before cutoff", unit="d", step=10)
-    days_post: int = param(250, 20, 5_000, label="Days after cutoff", unit="d", step=10)
+    days_pre: int = param(500, 0, 5_000, label="Days before", unit="d", step=10)
+    days_post: int = param(250, 20, 5_000, label="Days after", unit="d", step=10)
     n_stocks: int = param(50, 1, 500, label="Stocks", unit="", step=1)
-    a_pre: float = param(0.08, 0.0, 0.5, label="Score–return corr. before cutoff (memorised)", step=0.005,
-                         decimals=3)
-    a_post: float = param(0.02, 0.0, 0.5, label="Corr. after cutoff (skill)", step=0.005, decimals=3)
+    a_pre: float = param(0.08, 0.0, 0.5, label="Corr. before cutoff", step=0.005, decimals=3,
+                         tip="Score–return correlation on days the model may remember (memorised outcomes)")
+    a_post: float = param(0.02, 0.0, 0.5, label="Corr. after cutoff", step=0.005, decimals=3,
+                          tip="Score–return correlation after the training cutoff: genuine skill, possibly 0")
     remedy: str = param("none", label="Remedy", choices=tuple(REMEDIES))
-    mask_share: float = param(0.9, 0.0, 1.0, label="Masking verified on", unit="share", step=0.05, decimals=2,
+    mask_share: float = param(0.9, 0.0, 1.0, label="Masked share", unit="", step=0.05, decimals=2,
                               tip="Share of texts a re-identification test shows anonymous (≈0.9 in Entity Neutering)")
     n_prompts: int = param(1, 1, 10_000, label="Prompts tried", unit="", step=1,
                            tip="The backtest shown is the best of this many variants: deflated Sharpe and MinBTL")
+    trials_var: float = param(0.5, 0.01, 5.0, label="Sharpe variance", unit="", step=0.01,
+                              decimals=2, tip="Spread of the annual Sharpe ratios across the prompts tried (V in the DSR)")
     seed: int = param(1, 0, 1_000_000, label="Seed", step=1)

@@ -99,6 +99,7 @@ class Study:
     gross_cumulative: float
     net_cumulative: float
     sharpe_se: float
+    pitfall_se: float                # the annual Sharpe in the per-period formula with T in years (wrong for daily data)
     sharpe_t: float
     t_iid: float
     days_for_t2: float
@@ -120,7 +121,7 @@ class Study:
 
     def rows(self) -> list[dict]:
         keep = ("mean_daily", "sd_daily", "sharpe", "days", "turnover", "cost_bp", "net_mean_daily", "net_sharpe",
-                "break_even_bp", "gross_cumulative", "net_cumulative", "sharpe_se", "sharpe_t", "t_iid",
+                "break_even_bp", "gross_cumulative", "net_cumulative", "sharpe_se", "pitfall_se", "sharpe_t", "t_iid",
                 "days_for_t2", "days_for_t3", "m_tests", "bonferroni_t", "hlz_t", "post_publication_mean",
                 "post_publication_net_sharpe")
         return [{"quantity": k, "value": getattr(self, k)} for k in keep]
@@ -149,7 +150,7 @@ def study(cost_bp: float = 10.0, turnover: float = LLT_TURNOVER, m_tests: int = 
         net_mean_daily=net, net_sharpe=net_sr,
         break_even_bp=break_even_cost(mean, turnover) * 1e4 if turnover > 0 else math.inf,
         gross_cumulative=cumulative_return(mean, sd, days), net_cumulative=cumulative_return(net, sd, days),
-        sharpe_se=sharpe_se(sr, days, q), sharpe_t=sharpe_t(sr, days, q), t_iid=sr * math.sqrt(days / q),
+        sharpe_se=sharpe_se(sr, days, q), pitfall_se=math.sqrt((1 + sr ** 2 / 2) / (days / q)), sharpe_t=sharpe_t(sr, days, q), t_iid=sr * math.sqrt(days / q),
         days_for_t2=days_for_t(sr, 2.0, q), days_for_t3=days_for_t(sr, 3.0, q),
         m_tests=require_int(m_tests, "m_tests", 1, 10**6), bonferroni_t=bonferroni_threshold(m_tests),
         hlz_t=HLZ_HURDLE_T, periods=periods, clears_bonferroni=sharpe_t(sr, days, q) > bonferroni_threshold(m_tests),

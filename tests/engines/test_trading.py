@@ -36,6 +36,7 @@ def test_pitfall_annual_sharpe_in_the_per_period_formula():
     naive = math.sqrt((1 + 2.97 ** 2 / 2) / (670 / 252))
     assert naive == pytest.approx(1.426, abs=1e-3)
     assert sharpe_se(2.97, 670) < naive / 2
+    assert study().pitfall_se == pytest.approx(naive)
     # the same arithmetic IS the right answer when the observations are years
     assert sharpe_se(2.97, 3, periods_per_year=1) == pytest.approx(math.sqrt((1 + 2.97 ** 2 / 2) / 3))
 
