@@ -84,6 +84,7 @@ class LookaheadView(QWidget):
                    "<b>One prompt tried.</b> Raise \"Prompts tried\" to see what a search over prompts does to it.")
         pre = (f"<td>{r.sharpe_pre:.2f}</td><td>{r.closed_pre.sharpe:.2f}</td>" if r.days_pre >= 2
                else "<td colspan='2'>no days</td>")
+        hit_pre = f"{100 * r.hit_pre:.2f} %" if r.days_pre else "—"
         self.text.setText(
             f"<b>Remedy:</b> {escape(remedy)}{': ' + escape(src) if src else ''}. Correlation used before the "
             f"cutoff {r.a_pre_effective:.3f}, after it {r.a_post:.3f}; {r.n_stocks} stocks, seed {r.seed}.<br>"
@@ -93,7 +94,7 @@ class LookaheadView(QWidget):
             f"<tr><td><b>Backtest Sharpe</b> ({bt})</td><td><b>{r.sharpe_backtest:.2f}</b></td>"
             f"<td>{r.closed_backtest_sharpe:.2f}</td></tr>"
             f"<tr><td><b>t after cutoff</b></td><td><b>{r.t_post:.2f}</b></td><td>{r.closed_t_post:.2f}</td></tr>"
-            f"<tr><td>Hit rate before / after</td><td>{100 * r.hit_pre:.2f} % / {100 * r.hit_post:.2f} %</td>"
+            f"<tr><td>Hit rate before / after</td><td>{hit_pre} / {100 * r.hit_post:.2f} %</td>"
             f"<td>{100 * r.closed_pre.hit:.2f} % / {100 * r.closed_post.hit:.2f} %</td></tr></table>"
             f"The memorised days inflate the backtest; only days after the cutoff measure skill. "
             f"The simulation is seeded and tested against the closed form to within {MC_TOLERANCE_SE:g} standard "

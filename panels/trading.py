@@ -195,8 +195,8 @@ class TradingPanel(Panel):
         return self.study_result.rows() if self.study_result is not None else []
 
     def selftest(self) -> None:
-        self.update_params(cost_bp=20.0)
-        assert self.study_result.net_mean_daily < 0
+        self.update_params(cost_bp=20.0, turnover_pct=190.0)
+        assert self.study_result.net_mean_daily < 0          # past the 17.9 bp break-even
         self.update_params(remedy="after_cutoff", seed=3)
         if not self.wait_simulation():
             raise RuntimeError(self.sim_tasks.last_error or "the look-ahead simulation did not finish")

@@ -191,6 +191,6 @@ def simulate_lookahead(days_pre: int = 500, days_post: int = 250, n_stocks: int 
         n_prompts=n_prompts, trials_var=trials_var,
         expected_max_noise_sharpe=math.sqrt(trials_var) * expected_max_sharpe(max(2, n_prompts)) if n_prompts > 1
         else 0.0,
-        deflated=deflated_sharpe(max(min(sr_bt, 99.0), -99.0), trials_var, max(2, n_prompts), max(2, n_eval), q)
+        deflated=deflated_sharpe(sr_bt, trials_var, max(2, n_prompts), max(2, n_eval), q)
         if n_prompts > 1 else float("nan"),
         min_backtest_years=min_backtest_years(n_prompts) if n_prompts > 1 else 0.0)

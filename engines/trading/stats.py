@@ -50,7 +50,7 @@ def t_stat(mean: float, sd: float, n: int) -> float:
 def sharpe_se(sharpe_annual: float, n_obs: int, periods_per_year: float = PERIODS_PER_YEAR) -> float:
     """Standard error of an annualised Sharpe ratio from ``n_obs`` IID per-period returns (Lo 2002):
     √q·√((1 + SR_d²/2)/T) with SR_d = SR_a/√q."""
-    sr = require_number(sharpe_annual, "sharpe_annual", -100, 100)
+    sr = require_number(sharpe_annual, "sharpe_annual", -1000, 1000)
     n = require_int(n_obs, "n_obs", 2)
     q = _q(periods_per_year)
     sr_d = sr / math.sqrt(q)
@@ -59,7 +59,7 @@ def sharpe_se(sharpe_annual: float, n_obs: int, periods_per_year: float = PERIOD
 
 def sharpe_t(sharpe_annual: float, n_obs: int, periods_per_year: float = PERIODS_PER_YEAR) -> float:
     """Sharpe over its Lo standard error: how many SEs the annual Sharpe sits from zero."""
-    return require_number(sharpe_annual, "sharpe_annual", -100, 100) / sharpe_se(sharpe_annual, n_obs,
+    return require_number(sharpe_annual, "sharpe_annual", -1000, 1000) / sharpe_se(sharpe_annual, n_obs,
                                                                                   periods_per_year)
 
 
@@ -116,8 +116,8 @@ def probabilistic_sharpe(sharpe_annual: float, benchmark_annual: float, n_obs: i
                          kurtosis: float = 3.0) -> float:
     """PSR(SR*) = Φ((SR̂ − SR*)·√(T − 1)/√(1 − γ₃·SR̂ + (γ₄ − 1)/4·SR̂²)), Sharpe ratios per period,
     γ₄ the raw kurtosis (Bailey & López de Prado 2012, 2014)."""
-    sr = require_number(sharpe_annual, "sharpe_annual", -100, 100)
-    sr0 = require_number(benchmark_annual, "benchmark_annual", -100, 100)
+    sr = require_number(sharpe_annual, "sharpe_annual", -1000, 1000)
+    sr0 = require_number(benchmark_annual, "benchmark_annual", -1000, 1000)
     n = require_int(n_obs, "n_obs", 2)
     q = _q(periods_per_year)
     g3 = require_number(skew, "skew", -100, 100)
