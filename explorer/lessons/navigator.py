@@ -87,17 +87,20 @@ class Navigator(QTreeWidget):
         finally:
             self.blockSignals(False)
 
-    SHARE = 0.18     # at most this share of the window's width: the panels keep the room
+    SHARE = 0.18             # at most this share of the window's width: the panels keep the room
+    docked = False           # presenter mode puts it in a dock, which sets its width
 
     def fit_width(self, window_width: int | None = None) -> None:
         """Wide enough for the panel titles, up to a share of the window (longer titles, courses and
         lessons elide, with tooltips)."""
+        if self.docked:
+            return
         fm = self.fontMetrics()
         widest = max((fm.horizontalAdvance(it.text(0)) for (kind, _), it in self._items.items()
                       if kind in (START, PANEL)), default=120)
         want = widest + 2 * self.indentation() + fm.height() + 24
         if window_width:
-            want = min(want, max(10 * fm.height(), int(window_width * self.SHARE)))
+            want = min(want, max(8 * fm.height(), int(window_width * self.SHARE)))
         self.setFixedWidth(want)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)

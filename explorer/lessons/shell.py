@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QHBoxLayout, QInputDialog, QMessageBox, QStackedWidget,
                                QVBoxLayout, QWidget)
 
@@ -47,6 +48,8 @@ class LessonsShell:
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(0)
         row.addWidget(self.nav)
+        self.row = row
+        self._nav_dock: QDockWidget | None = None   # presenter mode: the navigator is a tab of the side column
         column = QVBoxLayout()
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.pages, 1)
@@ -54,7 +57,7 @@ class LessonsShell:
         row.addLayout(column, 1)
         win.tabs.tabBar().hide()          # the navigator lists the panels: no scrolling tab bar
         win.setCentralWidget(central)
-        self._folded_docks: list[QWidget] = []
+        self._fold_state = None           # the window's dock layout before a presenter tour folded it
         self._timeline_folded = False
         win.ctx.timeline.spec_changed.connect(lambda _spec: self._fold_timeline())
         self.player.changed.connect(self._tour_changed)
@@ -112,15 +115,16 @@ class LessonsShell:
         """Presenter mode during a tour: the picture gets the room (navigator and side docks fold away,
         the panel folds around the step's view) until "Show controls" (F6) asks for them."""
         fold = self.win.presenting and self.player.active and not self.bar.controls_button.isChecked()
-        if fold and not self._folded_docks:
-            self._folded_docks = [w for w in (self.nav, self.win.statusBar(), *self.win.findChildren(QDockWidget))
-                                  if w.isVisible() and w.objectName() != "timeline_dock"]
-            for w in self._folded_docks:
-                w.hide()
-        elif not fold and self._folded_docks:
-            for w in self._folded_docks:
-                w.show()
-            self._folded_docks = []
+        if fold and self._fold_state is None:
+            self._fold_state = self.win.saveState()        # docks, tabs and sizes, to put back exactly
+            self._hide_side_docks()
+            QTimer.singleShot(0, self._hide_side_docks)     # hiding a tab's dock shows the next tab's, later
+            self.win.statusBar().hide()
+        elif not fold and self._fold_state is not None:
+            state, self._fold_state = self._fold_state, None
+            self._timeline_folded = False
+            self.win.restoreState(state)
+            self.win.statusBar().show()
         self._fold_timeline(fold)
         if not fold:
             self.player.fold.restore()
@@ -128,10 +132,17 @@ class LessonsShell:
             self.player.arrange()
         self.bar.refresh()
 
+    def _hide_side_docks(self) -> None:
+        if self._fold_state is None:
+            return
+        for dock in self.win.findChildren(QDockWidget):
+            if dock.objectName() != "timeline_dock" and dock.toggleViewAction().isChecked():
+                dock.hide()
+
     def _fold_timeline(self, fold: bool | None = None) -> None:
         """While folded, the player shows only where the step has an animation to play."""
         if fold is None:
-            fold = bool(self._folded_docks)
+            fold = self._fold_state is not None
         dock = self.win.findChild(QDockWidget, "timeline_dock")
         if dock is None:
             return
@@ -143,13 +154,45 @@ class LessonsShell:
             self._timeline_folded = False
 
     def presenter_changed(self) -> None:
+        if self.win.presenting and self._nav_dock is None:
+            self._dock_nav()
+        elif not self.win.presenting and self._nav_dock is not None:
+            self._undock_nav()
         if not self.win.presenting:
-            self._folded_docks = []       # leaving presenter mode restores the docks itself
+            self._fold_state = None       # leaving presenter mode restores the docks itself
             self._timeline_folded = False
             self.win.statusBar().show()
             self.nav.show()
             self.bar.controls_button.setChecked(False)
         self.arrange()
+
+    def _dock_nav(self) -> None:
+        """Presenter mode: the navigator becomes a tab beside Scenario and Explanation in the side
+        column, so at 1.6x text the panel keeps its width and every panel stays two clicks away."""
+        win = self.win
+        scenario = win.findChild(QDockWidget, "scenario_dock")
+        dock = QDockWidget("Lessons", win)
+        dock.setObjectName("nav_dock")
+        self.nav.docked = True
+        self.nav.setMinimumWidth(0)
+        self.nav.setMaximumWidth(16_777_215)
+        dock.setWidget(self.nav)
+        win.addDockWidget(Qt.LeftDockWidgetArea, dock)
+        dock.show()
+        if scenario is not None and scenario.isVisible() and not scenario.isFloating():
+            win.tabifyDockWidget(scenario, dock)
+            scenario.raise_()
+        self._nav_dock = dock
+
+    def _undock_nav(self) -> None:
+        dock, self._nav_dock = self._nav_dock, None
+        self.nav.docked = False
+        self.row.insertWidget(0, self.nav)
+        self.nav.show()
+        self.win.removeDockWidget(dock)
+        dock.setParent(None)
+        dock.deleteLater()
+        self.nav.fit_width(self.win.width())
 
     def step_key(self, direction: int, key: str) -> bool:
         """A navigation key: True when the tour took it (PgDn/PgUp during a tour; arrows too in

@@ -102,19 +102,22 @@ def test_presenter_mode_gives_the_focused_view_the_room_and_gives_it_back(window
                                     focus="sweep", highlight="fp32_grad_accum"),
                            TourStep(panel="overview", caption="Next.")))
     window.set_presenter(True, full_screen=False)
-    docks = [d for d in window.findChildren(QDockWidget) if d.objectName() != "timeline_dock"]
+    docks = [d for d in window.findChildren(QDockWidget)
+             if d.objectName() != "timeline_dock" and d.toggleViewAction().isChecked()]   # open (a tab or shown)
+    assert {d.objectName() for d in docks} >= {"scenario_dock", "lesson_dock", "nav_dock"}
     assert window.tour.start(tour)
     settle(window)
     assert not any(d.isVisible() for d in docks) and not window.lessons.nav.isVisible()
     assert memory.sweep_plot.isVisible() and not memory.fp32_acc.isVisible()
     assert memory.sweep_plot.height() > 0.6 * memory.height()
     window.lessons.bar.controls_button.click()          # "show controls" (F6) brings them back
-    assert all(d.isVisible() for d in docks) and memory.fp32_acc.isVisible()
+    assert all(d.toggleViewAction().isChecked() for d in docks) and memory.fp32_acc.isVisible()
     window.lessons.bar.controls_button.click()
     assert not memory.fp32_acc.isVisible()
     window.tour.stop()
-    assert memory.fp32_acc.isVisible() and all(d.isVisible() for d in docks)
+    assert memory.fp32_acc.isVisible() and all(d.toggleViewAction().isChecked() for d in docks)
     window.set_presenter(False)
+    assert window.lessons.nav.isVisible() and window.findChild(QDockWidget, "nav_dock") is None
 
 
 def test_a_step_that_animates_plays_its_chapter(window, qtbot):
