@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QTableWidgetItem
 
 from engines.core.errors import ValidationError
@@ -22,13 +23,14 @@ from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel
 from explorer.ui.pool import ItemPool
+from panels._memory_time_views import StepTimeCharts
 from panels._memory_views import MemoryCharts
 
 FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
                         "optimizer": "optimizer (Adam m, v)"}
 
 
-class MemoryPanel(MemoryCharts, Panel):
+class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
     key = "memory"
     title = "Training memory"
     order = 10
@@ -54,6 +56,7 @@ class MemoryPanel(MemoryCharts, Panel):
         self._spec: tuple | None = None
         self._build_controls()
         self._build_views()
+        self._build_time_views()
         self._pools = {name: ItemPool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
                                                              ("sweep", self.sweep_plot), ("comm", self.comm_plot))}
 
@@ -146,6 +149,7 @@ class MemoryPanel(MemoryCharts, Panel):
         self.frames, self.chapters = study.frames, study.chapters
         self.error.show_error(None)
         self._redraw()
+        self._redraw_time()
         spec = (len(self.frames), self.chapters)
         if spec != self._spec:  # the player restarts on a new spec: only tell it when the spec changed
             self._spec = spec
@@ -214,6 +218,18 @@ class MemoryPanel(MemoryCharts, Panel):
             f"torch FSDP2 fully_shard on {result.world_size} CPU processes (gloo), Ψ = {result.param_count:,}, "
             f"{result.seconds:.1f} s: each rank holds 4 + 4 + 8 = 16 B per parameter / N — ZeRO-3's total with "
             f"the fp32 shard as master copy. {result.note}.")
+
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme)
+        self.time_readout.reset_height()
+        for plot, lines in ((self.time_plot, 7), (self.tput_plot, 11)):   # title and axis leave the data room
+            plot.setMinimumHeight(int(theme.point_size * lines))   # (the step-time page also holds its controls)
+        self.tput_legend.setLabelTextColor(theme.fg)
+        self.tput_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.15 + 10
+        self.tput_legend.setColumnCount(3)   # two rows: fits beside the long "◀ yours" entry at any width
+        self.tput_legend.updateSize()
+        if self.breakdowns:
+            self._redraw_time()
 
     # --- shell hooks ---------------------------------------------------------------------------
     def timeline(self) -> TimelineSpec | None:

@@ -314,7 +314,7 @@ def gather_unit_params(arch: ModelArch, stage_layers_: int, psi_gpu, tp: int, wr
     if wrap_blocks <= 0:
         return psi_gpu
     unit = max(wrap_blocks * arch.layer_params(), arch.largest_layer_params()) / tp
-    return np.minimum(unit, psi_gpu)
+    return unit + 0 * psi_gpu if wrap_blocks == 1 else np.minimum(unit, psi_gpu)   # never more than the stage
 
 
 def gathered_units(options: Options, stage_layers_: int) -> int:

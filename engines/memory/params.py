@@ -18,23 +18,23 @@ class Params(ParamsBase):
     fp32_grad_accum: bool = param(False, label="fp32 grad acc.",
                                   tip="Keep a 4-byte fp32 gradient accumulator beside the 16-bit gradient "
                                       "(20 B/param)")
-    efficiency: float = param(0.5, 0.05, 1.0, label="Kernel efficiency", unit="of peak", step=0.05, decimals=2,
+    efficiency: float = param(0.5, 0.05, 1.0, label="Efficiency", unit="of peak", step=0.05, decimals=2,
                               tip="Share of the GPU's dense 16-bit peak the forward and backward kernels reach "
                                   "(an assumption: large GEMMs on H100 reach roughly 0.6–0.8)")
     wrap_blocks: int = param(1, label="FSDP unit", choices=WRAP_CHOICES,
                              tip="Blocks gathered at once by ZeRO-3 / FSDP (FSDP paper §3.2.1); 0 = the whole "
                                  "stage as one unit")
-    forward_prefetch: bool = param(True, label="forward prefetch",
+    forward_prefetch: bool = param(True, label="fwd prefetch",
                                    tip="Gather the next unit while this one computes in forward (FSDP §3.3)")
-    backward_prefetch: bool = param(True, label="backward prefetch",
+    backward_prefetch: bool = param(True, label="bwd prefetch",
                                     tip="Gather the next unit's weights before this unit's gradient reduce-scatter "
                                         "in backward (FSDP §3.3)")
     collective: str = param("ring", label="Collectives", choices=COLLECTIVES,
                             tip="Flat ring over every GPU, or hierarchical: NVLink inside a node, the network "
                                 "between nodes (Jia et al. 2018)")
-    nvme_gbps: float = param(3.0, 0.5, 50.0, label="NVMe per GPU", unit="GB/s", step=0.5, decimals=1,
+    nvme_gbps: float = param(3.0, 0.5, 50.0, label="NVMe", unit="GB/s/GPU", step=0.5, decimals=1,
                              tip="Assumption: a node's NVMe read/write rate shared by its GPUs (ZeRO-Infinity)")
-    cpu_gbps: float = param(25.0, 1.0, 400.0, label="CPU memory per GPU", unit="GB/s", step=1, decimals=0,
+    cpu_gbps: float = param(25.0, 1.0, 400.0, label="CPU RAM", unit="GB/s/GPU", step=1, decimals=0,
                             tip="Assumption: host memory bandwidth one GPU's CPU optimizer step gets "
                                 "(ZeRO-Offload's CPU Adam streams every state byte)")
 

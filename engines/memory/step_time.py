@@ -354,6 +354,11 @@ class ThroughputSweep:
     tokens_per_second: np.ndarray
     mfu: np.ndarray
 
+    @property
+    def per_gpu(self) -> np.ndarray:
+        """Tokens/s per GPU: flat for perfect scaling, falling where communication is exposed."""
+        return self.tokens_per_second / self.n_gpus[None, :]
+
 
 def sweep_counts(scenario: Scenario, max_gpus: int = 1024) -> np.ndarray:
     """Powers of two times TP × PP up to ``max_gpus`` (and the scenario's own count)."""
@@ -386,6 +391,25 @@ def step_times(scenario: Scenario, knobs: TimeKnobs | None = None) -> dict[str, 
     return out
 
 
-__all__ = ["TimeKnobs", "StepTime", "Collective", "ThroughputSweep", "step_time", "step_times", "throughput_sweep",
+@dataclass(frozen=True)
+class TimeVerdict:
+    """The scenario's strategy set against the fastest strategy that fits in GPU memory."""
+
+    strategy: str
+    fastest_fitting: str | None
+    slower_pct: float | None     # how much longer the strategy's step is than the fastest fitting one's
+
+
+def time_verdict(times: dict[str, StepTime | None], fits: dict[str, bool], strategy: str) -> TimeVerdict:
+    """Which strategy that fits has the shortest step, and how much longer ``strategy``'s step is."""
+    require_choice(strategy, "strategy", tuple(times))
+    ok = [s for s, t in times.items() if t is not None and fits.get(s)]
+    best = min(ok, key=lambda s: times[s].total) if ok else None
+    own = times[strategy]
+    pct = None if best is None or own is None else 100.0 * (own.total / times[best].total - 1.0)
+    return TimeVerdict(strategy, best, pct)
+
+
+__all__ = ["TimeKnobs", "TimeVerdict", "time_verdict", "StepTime", "Collective", "ThroughputSweep", "step_time", "step_times", "throughput_sweep",
            "collective", "ring_bytes_per_gpu", "exposed", "pcie_bytes_per_s", "nvlink_bytes_per_s", "sweep_counts",
            "PARTS", "PART_LABELS", "PART_LETTERS", "COLLECTIVES"]

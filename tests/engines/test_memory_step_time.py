@@ -12,7 +12,8 @@ from engines.core.scenario import STRATEGIES, Scenario
 from engines.memory import breakdown
 from engines.memory.params import Params
 from engines.memory.step_time import (TimeKnobs, collective, exposed, nvlink_bytes_per_s, pcie_bytes_per_s,
-                                      ring_bytes_per_gpu, step_time, step_times, throughput_sweep)
+                                      ring_bytes_per_gpu, step_time, step_times, throughput_sweep,
+                                      time_verdict)
 from engines.scale.mfu import mfu as mfu_of
 
 
@@ -171,3 +172,13 @@ def test_bad_knobs_name_their_field():
     with pytest.raises(ValidationError, match="n_gpus"):
         step_time(Scenario().with_changes(n_gpus=24, gpus_per_node=16), "fsdp-hybrid")
     assert math.isfinite(step_time(Scenario(), knobs=Params().time_knobs).total)
+
+
+def test_verdict_names_the_fastest_strategy_that_fits():
+    sc = Scenario().with_changes(n_gpus=64)
+    times = step_times(sc)
+    fits = {s: s != "fsdp-hybrid" for s in STRATEGIES}
+    v = time_verdict(times, fits, "zero3")
+    assert v.fastest_fitting == min((s for s in STRATEGIES if fits[s]), key=lambda s: times[s].total)
+    assert v.slower_pct == pytest.approx(100 * (times["zero3"].total / times[v.fastest_fitting].total - 1))
+    assert time_verdict(times, dict.fromkeys(STRATEGIES, False), "dp").fastest_fitting is None

@@ -149,12 +149,13 @@ def test_offload_target_moves_the_offloaded_bytes_to_nvme(make_panel, ctx):
 
 
 def test_lower_charts_share_one_tab_row_and_catch_up_when_shown(make_panel, ctx):
-    """Sweep, traffic and measured share the full-width lower row; a hidden chart skips edits and
-    shows the current scenario as soon as its tab does."""
+    """Sweep, traffic, step time, throughput and measured share the full-width lower row; a hidden
+    chart skips edits and shows the current scenario as soon as its tab does."""
     import numpy as np
 
     p = make_panel(MemoryPanel)
-    assert [p.lower_tabs.widget(i) for i in range(3)] == [p.sweep_plot, p.comm_plot, p.measure_box]
+    assert [p.lower_tabs.widget(i) for i in range(5)] == [p.sweep_plot, p.comm_plot, p.time_page, p.tput_plot,
+                                                          p.measure_box]
     assert p.lower_tabs.currentWidget() is p.sweep_plot
     p.lower_tabs.setCurrentWidget(p.comm_plot)
     ctx.scenario.update(n_gpus=256)

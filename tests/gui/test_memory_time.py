@@ -1,0 +1,65 @@
+"""The memory panel's time views: step time per strategy, the FSDP wrapping/prefetch controls and
+throughput over GPU count, each checked against the engine behind it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engines.core.scenario import STRATEGIES
+from engines.memory import breakdown
+from engines.memory.params import Params
+from engines.memory.step_time import step_time, throughput_sweep
+from panels.memory import MemoryPanel
+
+
+def test_step_time_tab_shows_the_engines_step_for_every_strategy(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    p.lower_tabs.setCurrentWidget(p.time_page)
+    sc = ctx.scenario.value
+    own = step_time(sc, sc.strategy, p.params.time_knobs)
+    assert f"{own.total:,.3f} s per step" in p.time_readout.text()
+    assert f"{own.tokens_per_second:,.0f} tokens/s" in p.time_readout.text()
+    texts = p._time_pool.layer.texts()
+    for s in STRATEGIES:
+        st = step_time(sc, s, p.params.time_knobs)
+        assert any(t.startswith(f"{st.total:,.2f} s") for t in texts), s
+    ctx.scenario.update(n_gpus=128)               # an edit while the tab shows redraws it
+    assert f"{step_time(ctx.scenario.value).total:,.3f} s per step" in p.time_readout.text()
+
+
+def test_wrapping_and_prefetch_controls_are_params_that_move_time_and_memory(make_panel, ctx):
+    ctx.scenario.update(strategy="fsdp")
+    p = make_panel(MemoryPanel)
+    p.lower_tabs.setCurrentWidget(p.time_page)
+    before_time = p.times["fsdp"].total
+    before_buf = p.breakdowns["fsdp"].buffers
+    p.wrap_combo.setCurrentText("whole stage")
+    assert p.params.wrap_blocks == 0
+    sc = ctx.scenario.value
+    assert p.times["fsdp"].total == pytest.approx(step_time(sc, "fsdp", Params(wrap_blocks=0).time_knobs).total)
+    assert p.times["fsdp"].total > before_time
+    assert p.breakdowns["fsdp"].buffers == pytest.approx(breakdown(sc, "fsdp", Params(wrap_blocks=0).options).buffers)
+    assert p.breakdowns["fsdp"].buffers > before_buf
+    p.wrap_combo.setCurrentText("1 block")
+    p.bwd_prefetch.setChecked(False)
+    assert p.params.backward_prefetch is False and p.times["fsdp"].total > before_time
+    p.coll_combo.setCurrentText("hierarchical")
+    assert p.params.collective == "hierarchical"
+    p.eff_slider.valueCommitted.emit(0.8)
+    assert p.params.efficiency == pytest.approx(0.8)
+
+
+def test_throughput_tab_draws_tokens_per_gpu_solid_only_where_it_fits(make_panel, ctx):
+    p = make_panel(MemoryPanel)
+    p.lower_tabs.setCurrentWidget(p.tput_plot)
+    sc = ctx.scenario.value
+    sw = throughput_sweep(sc, p.params.time_knobs)
+    for row, s in enumerate(STRATEGIES):
+        fit, over, _marks = p.tput_curves[row]
+        x, y = over.getData()
+        ok = np.isfinite(sw.per_gpu[row])
+        assert np.allclose(y, sw.per_gpu[row][ok])
+        _fx, fy = fit.getData()
+        fits = p.sweep_result.totals[row, sw.n_gpus - 1] <= p.sweep_result.gpu_memory
+        assert np.array_equal(np.isfinite(fy), fits & ok)
+    assert p.tput_marker.value() == pytest.approx(np.log10(sc.n_gpus))
