@@ -67,7 +67,7 @@ class StackView(QWidget):
                 item.setToolTip(text)
                 item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 self.stages.setItem(i, j, item)
-        self.stages.resizeRowsToContents()
+        self.stages.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrap
         lay.addWidget(self.stages, 1, 1)
         lay.setColumnStretch(0, 1)
         lay.setColumnStretch(1, 1)

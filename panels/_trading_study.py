@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QGridLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QGridLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from engines.trading import FIGURES, LLT_REPORTED_NET_SHARPE, Study
 from explorer.ui.fast_items import Bars
@@ -75,8 +76,16 @@ class StudyView(QWidget):
                 item.setToolTip(text)
                 item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 self.figures.setItem(i, j, item)
-        self.figures.resizeRowsToContents()
-        self.tabs.addTab(self.figures, "The study's figures")
+        self.figures.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrap
+        figures_page = QWidget()
+        fl = QVBoxLayout(figures_page)
+        fl.setContentsMargins(0, 0, 0, 0)
+        note = QLabel("Lopez-Lira & Tang, arXiv 2304.07619. \"secondary\": from a third-party transcription, "
+                      "not checked against the paper's PDF here; \"checked\": read in the version's abstract.")
+        note.setWordWrap(True)
+        fl.addWidget(note)
+        fl.addWidget(self.figures, 1)
+        self.tabs.addTab(figures_page, "The study's figures")
         grid.addWidget(c, 0, 0)
         grid.addWidget(s, 0, 1)
         grid.addWidget(d, 1, 0)

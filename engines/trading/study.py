@@ -19,9 +19,10 @@ from engines.core.errors import require_int, require_number
 from engines.trading.stats import (HLZ_HURDLE_T, PERIODS_PER_YEAR, bonferroni_threshold, break_even_cost,
                                    cumulative_return, days_for_t, net_daily_return, sharpe_se, sharpe_t)
 
-SECONDARY = "secondary: third-party transcription, not checked against the PDF here"
-CHECKED = "checked: read in the paper's abstract"
-SOURCE_T1 = "LLT arXiv 2304.07619 v6, Table 1 (overnight news, long-short, equal-weighted, before costs)"
+SECONDARY = "secondary"
+"""Taken from a third-party transcription of the paper; not checked against the PDF here."""
+CHECKED = "checked (abstract)"
+SOURCE_T1 = "LLT v6 Table 1, overnight news, equal-weighted, before costs"
 
 
 @dataclass(frozen=True)
@@ -35,19 +36,14 @@ class Figure:
 
 
 FIGURES: tuple[Figure, ...] = (
-    Figure("sample", "Sample (v6)", "Oct 2021 – May 2024, after the GPT models' Sept 2021 training cutoff",
-           "LLT v6, data section", SECONDARY,
-           "Chosen to start after the models' cutoff: the test is only valid out of the model's memory."),
-    Figure("sample_v1", "Sample (2023 versions)", "Oct 2021 – Dec 2022", "LLT v1–v4 (2023)", SECONDARY,
-           "The press's \"500 %\" comes from this shorter, zero-cost run."),
-    Figure("days", "Trading days / firm-days", "670 / 105,742", SOURCE_T1, SECONDARY),
-    Figure("initial", "Initial reaction: hit rate / mean", "93.28 % / 3.06 % a day", SOURCE_T1, SECONDARY,
+    Figure("initial", "Initial reaction: hit rate / mean", "93.28 % / 3.06 % a day", SOURCE_T1,
+           SECONDARY + "; ≈90 % in the v6 abstract",
            "The move before anyone could trade on the headline: the authors call it non-tradable."),
     Figure("drift", "Next-day drift: hit rate / mean / Sharpe", "58.06 % / 0.34 % a day / 2.97", SOURCE_T1, SECONDARY,
            "The tradable part; before costs and equal-weighted."),
     Figure("legs", "Drift Sharpe, long only / short only", "0.78 / 2.01", SOURCE_T1, SECONDARY,
-           "The short leg (bad news) carries the drift; the abstract says predictability is stronger after "
-           "negative news and in small stocks."),
+           "The short leg (bad news) carries the drift; the v6 abstract says the drift is strongest for "
+           "small stocks and negative news."),
     Figure("costs", "Cumulative return at 0 / 5 / 10 / 20 bp", "≈700 % / >300 % / >100 % / loss",
            "LLT v6, transaction-cost section", SECONDARY + " (×4)",
            "Only traders with very low costs, such as market makers, could exploit it (the authors' conclusion)."),
@@ -55,9 +51,15 @@ FIGURES: tuple[Figure, ...] = (
            SECONDARY + " (×4)"),
     Figure("decay", "Sharpe by period", "6.54 (2021 Q4), 3.68 (2022), 2.33 (2023), 1.22 (Jan–May 2024)",
            "LLT v6, time-variation section", SECONDARY + " (×4)",
-           "The abstract expects returns to fall as more investors use language models."),
+           "The v5 abstract predicts that wide use of language models makes markets more efficient."),
     Figure("limits", "Where the predictability comes from", "limits to arbitrage, not a free inefficiency",
            "LLT May 2023 abstract (v2)", CHECKED),
+    Figure("sample", "Sample (v6)", "Oct 2021 – May 2024, after the GPT models' Sept 2021 training cutoff",
+           "LLT v6, data section", SECONDARY + "; post-cutoff headlines per the v6 abstract",
+           "Chosen to start after the models' cutoff: the test is only valid out of the model's memory."),
+    Figure("sample_v1", "Sample (2023 versions)", "Oct 2021 – Dec 2022", "LLT v1–v4 (2023)", SECONDARY,
+           "The press's \"500 %\" comes from this shorter, zero-cost run."),
+    Figure("days", "Trading days / firm-days", "670 / 105,742", SOURCE_T1, SECONDARY),
 )
 
 # Overnight long-short drift, v6 Table 1 as transcribed [secondary]
