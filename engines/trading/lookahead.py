@@ -41,7 +41,7 @@ REMEDY_SOURCES = {
     "prompt": "No effect: recall survives such instructions (Lopez-Lira, Tang & Zhu, arXiv 2504.14765; "
               "Sarkar & Vafa, SSRN 4754678)",
     "masking": "Engelberg, Manela, Mullins & Vulicevic, SSRN 5182756: ~90 % of neutered articles unidentifiable; "
-               "naive masking fails (LTZ), so the share must be verified",
+               "naive masking fails (Lopez-Lira, Tang & Zhu), so the share must be verified",
     "point_in_time": "He, Lv, Manela & Wu, arXiv 2502.21206 (ChronoBERT/ChronoGPT)",
     "after_cutoff": "Lopez-Lira & Tang's own design: sample starts after the Sept 2021 cutoff",
 }
