@@ -8,12 +8,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetrics
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGraphicsItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QGraphicsItem, QLabel, QPushButton,
+                               QVBoxLayout, QWidget)
 
 from engines.core.scenario import STRATEGIES
 from engines.memory import STRATEGY_SHORT
 from engines.memory.params import Params
-from engines.memory.step_time import (PART_LETTERS, PARTS, step_times, throughput_sweep,
+from engines.memory.step_time import (BACKWARD_OVER_FORWARD, PART_LETTERS, PARTS, step_times, throughput_sweep,
                                       time_verdict)
 from panels._memory_sweep_views import _nice_ceil
 from explorer.binder import ParamBinder, param_slider
@@ -127,6 +128,45 @@ class StepTimeCharts:
             self.name_view(name, widget, title)
         self.times: dict = {}
         self.tput = None
+        self.step_button = QPushButton("Time real steps")
+        self.step_button.setToolTip("Scaled-down model of this scenario's family: forward and backward timed on the "
+                                    "compute device, with and without full recomputation, against the step-time model")
+        self.step_button.clicked.connect(self.run_step_timing)
+        self.measure_box.layout().itemAt(0).layout().addWidget(self.step_button)   # beside the other measurements
+        self.step_measured = None
+
+    def run_step_timing(self) -> None:
+        scenario, device = self.scenario, self.ctx.device
+        self.lower_tabs.setCurrentWidget(self.measure_box)
+
+        def work(progress, cancelled):
+            from engines.memory.step_measure import measure_step_time
+
+            return measure_step_time(scenario, device, progress=progress, cancelled=cancelled)
+
+        self.jobs("measure").run(work, self._show_step_timing, label="Timing real steps…", on_error=self._task_failed)
+
+    def _show_step_timing(self, r) -> None:
+        self.step_measured = r
+        eff = "—" if r.efficiency is None else f"{r.efficiency:.3f}"
+        rows = [["backward ÷ forward", f"{BACKWARD_OVER_FORWARD:.2f}", f"{r.backward_ratio:.2f}",
+                 f"{r.backward_ratio_diff_pct:+.1f}%",
+                 "the model counts 4N backward FLOPs against 2N forward; small models spend more on the embedding, "
+                 "norms and softmax, whose backward is cheaper"],
+                ["full recompute ÷ plain step", f"{r.recompute_ratio_model:.3f}", f"{r.recompute_ratio:.3f}",
+                 f"{r.recompute_diff_pct:+.1f}%",
+                 "the blocks' forward runs again in backward; embedding and head are not recomputed"],
+                ["model FLOP/s delivered", "—", f"{r.achieved_flops / 1e9:,.1f} G", "",
+                 "PaLM FLOPs per token × tokens ÷ measured forward + backward seconds"],
+                ["efficiency (of the catalogue peak)", f"{self.params.efficiency:.3f} (set)", eff, "",
+                 "set the Efficiency control to the measured value to price this device" if r.efficiency is not None
+                 else "no catalogue peak for this device"]]
+        self._fill_table(rows, ["quantity", "step-time model", "measured", "diff", "why they differ"])
+        self.measure_note.setText(
+            f"{r.arch.label}: {r.arch.layers} layers, h {r.arch.hidden}, seq {r.config.seq_len} × batch "
+            f"{r.config.micro_batch}, {r.dtype} on {r.device_name}; median of {r.config.repeats} steps after a "
+            f"warm-up: forward {r.forward * 1e3:,.1f} ms, backward {r.backward * 1e3:,.1f} ms, checkpointed "
+            f"backward {r.backward_recompute * 1e3:,.1f} ms. " + " ".join(r.notes))
 
     # --- computing (one engine call each) and drawing -------------------------------------------
     def _redraw_time(self) -> None:

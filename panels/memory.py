@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QTableWidg
 from engines.core.errors import ValidationError
 from engines.memory import CATEGORY_LABELS, STRATEGY_LABELS
 from engines.memory.params import Params
+from engines.memory.step_time import step_time
 from engines.memory.study import MemoryStudy, memory_study
 from engines.core.scenario import RECOMPUTE, STRATEGIES
 from explorer.binder import ParamBinder
@@ -248,6 +249,12 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
             out["measured"] = {"measured": self.measured.measured, "analytic": self.measured.analytic}
         if self.fsdp is not None:
             out["fsdp"] = dataclasses.asdict(self.fsdp)
+        own = step_time(self.scenario, None, self.params.time_knobs)
+        if own is not None:
+            out["step_time"] = {**dataclasses.asdict(own), "total": own.total, "tokens_per_second": own.tokens_per_second,
+                                "mfu": own.mfu}
+        if self.step_measured is not None:
+            out["step_measured"] = dataclasses.asdict(self.step_measured)
         return out
 
     def table(self) -> list[dict]:

@@ -17,6 +17,7 @@ from engines.memory.analytic import (ADAM8BIT_BLOCK, CATEGORIES, DDP_BUCKET_BYTE
                                      stage_layers, stage_param_counts, sweep, weight_bytes, zero_timeline)
 from engines.memory.step_time import (StepTime, ThroughputSweep, TimeKnobs, step_time, step_times,  # noqa: F401
                                       throughput_sweep)
+from engines.memory.step_measure import MeasuredStepTime, StepTimeConfig, measure_step_time  # noqa: F401
 from engines.memory.labels import (CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS, STRATEGY_SHORT,  # noqa: F401
                                    STRATEGY_TICKS)
 
@@ -25,5 +26,5 @@ __all__ = [
     "optimizer_bytes_per_param", "per_stage_memory", "StageMemory", "breakdown", "MemoryBreakdown",
     "sweep", "MemorySweep", "smallest_fitting_gpus", "communication", "Communication", "zero_timeline",
     "ZeroFrame", "Options", "gb", "step_time", "step_times", "StepTime", "TimeKnobs", "throughput_sweep",
-    "ThroughputSweep",
+    "ThroughputSweep", "measure_step_time", "MeasuredStepTime", "StepTimeConfig",
 ]

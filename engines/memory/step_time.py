@@ -51,6 +51,8 @@ from engines.memory.analytic import (DDP_BUCKET_BYTES, DEEPSPEED_BUCKET_ELEMENTS
 from engines.scale.mfu import hardware_flops_per_token, model_flops_per_token
 
 COLLECTIVES = ("ring", "hierarchical")
+BACKWARD_OVER_FORWARD = 2.0
+"""Backward FLOPs over forward FLOPs: 4N against 2N per token (Kaplan et al. 2020, §2.1)."""
 PARTS = ("compute", "recompute", "bubble", "tp_comm", "dp_comm", "offload", "optimizer")
 PART_LABELS = {"compute": "forward + backward", "recompute": "recomputation", "bubble": "pipeline bubble",
                "tp_comm": "TP collectives", "dp_comm": "DP / ZeRO collectives (exposed)",
@@ -242,7 +244,8 @@ def step_time(scenario: Scenario, strategy: str | None = None, knobs: TimeKnobs 
     tokens_mb = b * s
     mb_compute = f_model * tokens_mb / (tp * pp * rate)           # one micro-batch, forward + backward
     mb_recompute = (f_hw - f_model) * tokens_mb / (tp * pp * rate)
-    fwd, bwd = mb_compute / 3, 2 * mb_compute / 3 + mb_recompute
+    fwd = mb_compute / (1 + BACKWARD_OVER_FORWARD)
+    bwd = mb_compute - fwd + mb_recompute
     compute, recompute = m * mb_compute, m * mb_recompute
     bubble = (pp - 1) * (mb_compute + mb_recompute)
 
@@ -410,6 +413,6 @@ def time_verdict(times: dict[str, StepTime | None], fits: dict[str, bool], strat
     return TimeVerdict(strategy, best, pct)
 
 
-__all__ = ["TimeKnobs", "TimeVerdict", "time_verdict", "StepTime", "Collective", "ThroughputSweep", "step_time", "step_times", "throughput_sweep",
+__all__ = ["BACKWARD_OVER_FORWARD", "TimeKnobs", "TimeVerdict", "time_verdict", "StepTime", "Collective", "ThroughputSweep", "step_time", "step_times", "throughput_sweep",
            "collective", "ring_bytes_per_gpu", "exposed", "pcie_bytes_per_s", "nvlink_bytes_per_s", "sweep_counts",
            "PARTS", "PART_LABELS", "PART_LETTERS", "COLLECTIVES"]

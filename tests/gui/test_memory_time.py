@@ -63,3 +63,20 @@ def test_throughput_tab_draws_tokens_per_gpu_solid_only_where_it_fits(make_panel
         fits = p.sweep_result.totals[row, sw.n_gpus - 1] <= p.sweep_result.gpu_memory
         assert np.array_equal(np.isfinite(fy), fits & ok)
     assert p.tput_marker.value() == pytest.approx(np.log10(sc.n_gpus))
+
+
+def test_timed_real_steps_fill_the_measured_table_against_the_model(make_panel, ctx):
+    from engines.memory.step_measure import StepTimeConfig, measure_step_time
+
+    p = make_panel(MemoryPanel)
+    r = measure_step_time(ctx.scenario.value, "cpu", StepTimeConfig(hidden=64, head_dim=32, layers=2, vocab=256,
+                                                                    seq_len=32, micro_batch=2, repeats=1))
+    p._show_step_timing(r)
+    t = p.measure_table
+    cells = [[t.item(i, j).text() for j in range(t.columnCount())] for i in range(t.rowCount())]
+    assert cells[0][:3] == ["backward ÷ forward", "2.00", f"{r.backward_ratio:.2f}"]
+    assert cells[1][1:3] == [f"{r.recompute_ratio_model:.3f}", f"{r.recompute_ratio:.3f}"]
+    assert f"{r.forward * 1e3:,.1f} ms" in p.measure_note.text()
+    out = p.result()
+    assert out["step_measured"]["forward"] == r.forward
+    assert out["step_time"]["total"] == pytest.approx(step_time(ctx.scenario.value, None, p.params.time_knobs).total)
