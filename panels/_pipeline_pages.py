@@ -130,12 +130,9 @@ class SchedulesPage(QWidget):
 def context_html(sc, shape) -> str:
     """Where the drawn pipeline (an engines.pipeline.PipelineShape) sits in the scenario ``sc``, or
     that it is a demonstration because the scenario has none."""
-    run = (f"{sc.n_gpus} GPUs = DP {sc.dp} × TP {sc.tp} × PP {sc.pp}; a step pushes m = {sc.grad_accum} "
-           f"micro-batch(es) of {sc.micro_batch} × {sc.seq_len:,} tokens through each replica.")
     if shape.demo:
         return (f"<b>The scenario has no pipeline (PP = {sc.pp}): showing p = {shape.p}, m = {shape.m} as a "
-                f"demonstration.</b> The scenario itself: {run} Changing p or m here, or the button, makes both the "
-                "scenario's own (one edit: Undo reverts it).")
+                f"demonstration.</b> Editing p or m, or the button, makes them the scenario's (Undo reverts).")
     return (f"This pipeline of p = {shape.p} ranks is one of DP = {sc.dp} data-parallel replicas running at once; "
             f"each rank is TP = {sc.tp} GPU(s) ({sc.n_gpus} GPUs = DP × TP × PP). A step pushes m = {shape.m} "
             f"micro-batches of {sc.micro_batch} × {sc.seq_len:,} tokens through it.")

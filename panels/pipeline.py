@@ -153,7 +153,7 @@ class PipelinePanel(Panel):
         self.shape = shape = pipeline_shape(sc.pp, sc.grad_accum)
         self._sync_controls(sc)
         self.context_line.setText(context_html(sc, shape))
-        self.demo_button.setText(f"Use p = {shape.p}, m = {shape.m} in the scenario")
+        self.demo_button.setText(f"Use p = {shape.p}, m = {shape.m}")
         self.demo_button.setVisible(shape.demo)
         if self._changed("schedules", (shape.p, shape.m, sc.arch.layers)):
             self._recompute()
