@@ -33,6 +33,10 @@ class TreeGraph(pg.PlotWidget):
 
     def draw(self, tree: Tree, path: list[str]) -> None:
         th = self.theme
+        drawn = (id(tree), tuple(path), th)
+        if drawn == getattr(self, "_drawn", None):     # a step sets the walk and then its frame: draw once
+            return
+        self._drawn = drawn
         self.clear()
         self.setBackground(th.bg)
         pos = layout(tree)
@@ -40,11 +44,16 @@ class TreeGraph(pg.PlotWidget):
         path_edges = set(zip(path, path[1:]))
         g = tree.graph()
         accent, other = th.palette[0], th.muted
-        for u, v in g.edges:
-            (x0, y0), (x1, y1) = pos[u], pos[v]
-            hot = (u, v) in path_edges
-            self.addItem(pg.PlotDataItem([x0, x1], [y0, y1], pen=pen(accent if hot else other, 5 if hot else 1.2,
-                                                                      Qt.SolidLine if hot else Qt.DashLine)))
+        for hot in (False, True):                 # one item per style, its edges as separate segments
+            xs, ys = [], []
+            for u, v in g.edges:
+                if ((u, v) in path_edges) == hot:
+                    xs += [pos[u][0], pos[v][0]]
+                    ys += [pos[u][1], pos[v][1]]
+            if xs:
+                self.addItem(pg.PlotDataItem(xs, ys, connect="pairs", pen=pen(accent if hot else other,
+                                                                            5 if hot else 1.2,
+                                                                            Qt.SolidLine if hot else Qt.DashLine)))
         font = QFont()
         # one row per leaf: capped so presenter scale enlarges the cards, not overlaps between rows
         font.setPointSizeF(min(th.point_size, 12.0) * 0.9)
@@ -70,13 +79,12 @@ class TreeGraph(pg.PlotWidget):
         self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
         self._node_labels: list[pg.TextItem] = []
         metrics = QFontMetrics(font)
+        spots = []                                # every node symbol in one item
         for nid, node in tree.nodes.items():
             x, y = pos[nid]
             hot = nid in on_path
-            symbol = "d" if node.is_outcome else "s"
-            self.addItem(pg.ScatterPlotItem([x], [y], symbol=symbol, size=26 if hot else 18,
-                                            brush=brush(accent if hot else th.panel_bg),
-                                            pen=pen(th.fg, 2.5 if hot else 1)))
+            spots.append({"pos": (x, y), "symbol": "d" if node.is_outcome else "s", "size": 26 if hot else 18,
+                          "brush": brush(accent if hot else th.panel_bg), "pen": pen(th.fg, 2.5 if hot else 1)})
             text = node.label + (" ✓" if hot and nid != path[-1] else "")
             # outcomes end a row: their label reads on to the right; a question's sits above it
             anchor = (-0.12, 0.5) if node.is_outcome else (0.5, 1.25)
@@ -87,6 +95,7 @@ class TreeGraph(pg.PlotWidget):
             w = metrics.horizontalAdvance(text) + 24
             self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
             self._node_labels.append(item)
+        self.addItem(pg.ScatterPlotItem(spots=spots))
         if path:
             x, y = pos[path[-1]]
             self.addItem(pg.ScatterPlotItem([x], [y], symbol="star", size=30, brush=brush(th.palette[5]),
