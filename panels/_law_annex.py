@@ -15,7 +15,7 @@ from explorer.files import atomic_write_text
 from explorer.ui.widgets import ErrorLabel
 
 CHOICES = (("", "— open —"), ("met", "met"), ("not-met", "not met"), ("n/a", "not applicable"))
-COLS = ["Part", "Requirement (plain words)", "Status", "Note / justification", "Evidence"]
+COLS = ["Part", "Requirement", "Status", "Note / justification", "Evidence"]
 
 
 def _short_point(point: str) -> str:
@@ -30,9 +30,8 @@ class AnnexChecklist:
         self._filling = False
         page = QWidget()
         lay = QVBoxLayout(page)
-        intro = QLabel("CRA Annex I, Regulation (EU) 2024/2847. Part I(2) items apply where the risk assessment "
-                       "says so (Art 13(3)): 'not applicable' needs its justification there. Part I(1) and every "
-                       "Part II duty apply to every product. Summaries are our words, not the article text.")
+        intro = QLabel("CRA Annex I. Only Part I(2) items may be 'not applicable', with the justification the "
+                       "risk assessment holds (Art 13(3)). Summaries in our words, not the article text.")
         intro.setWordWrap(True)
         intro.setObjectName("muted")
         lay.addWidget(intro)

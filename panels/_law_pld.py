@@ -25,10 +25,9 @@ class DefectWorksheet:
         self._filling = False
         page = QWidget()
         lay = QVBoxLayout(page)
-        intro = QLabel("Directive (EU) 2024/2853 Art 7: a product is defective when it lacks the safety a person "
-                       "is entitled to expect or that the law requires, judged on all circumstances. Mark which way "
-                       "each circumstance points in your case and note why; the court weighs them together, so "
-                       "there is no score. Summaries are our words, not the article text.")
+        intro = QLabel("PLD Art 7: defective = lacking the safety a person may expect or the law requires, on all "
+                       "circumstances. Mark which way each points and why; the court weighs them together (no "
+                       "score). Summaries in our words.")
         intro.setWordWrap(True)
         intro.setObjectName("muted")
         lay.addWidget(intro)

@@ -25,9 +25,8 @@ class SbomView:
         self.jobs = panel.jobs("sbom")
         page = QWidget()
         lay = QVBoxLayout(page)
-        intro = QLabel("CRA Annex I Part II(1): an SBOM in a commonly used, machine-readable format, covering at "
-                       "least the top-level dependencies. Open a CycloneDX or SPDX JSON file, or make one for this "
-                       "app's own environment. Nothing is looked up online.")
+        intro = QLabel("CRA Annex I Part II(1): a machine-readable SBOM of at least the top-level dependencies. "
+                       "Open CycloneDX or SPDX JSON, or make one for this app; nothing is looked up online.")
         intro.setWordWrap(True)
         intro.setObjectName("muted")
         lay.addWidget(intro)
@@ -46,9 +45,14 @@ class SbomView:
         if not sbom.generator_available():
             self.env_btn.setEnabled(False)
             self.env_btn.setToolTip("Needs cyclonedx-bom: pip install '.[sbom]'")
-        lay.addWidget(self.jobs.widget())
+        bar_widget = self.jobs.widget()          # shown only while the generator runs
+        bar_widget.hide()
+        lay.addWidget(bar_widget)
         self.error = ErrorLabel()
         lay.addWidget(self.error)
+        self.jobs.started.connect(lambda _label: bar_widget.show())
+        self.jobs.finished.connect(lambda how: self._finished(how, bar_widget))
+        self.jobs.failed.connect(lambda message: self.error.show_error(message))
         self.findings = QLabel()
         self.findings.setWordWrap(True)
         self.findings.setTextFormat(Qt.RichText)
@@ -100,6 +104,11 @@ class SbomView:
             except ValidationError as exc:
                 self.error.show_error(str(exc))
                 self._show(None)
+
+    def _finished(self, how: str, bar_widget) -> None:
+        bar_widget.hide()
+        if how != "done":
+            self.findings.setText("Generating was cancelled." if how == "cancelled" else "Generating failed.")
 
     def _done(self, result) -> None:
         if isinstance(result, sbom.Sbom):

@@ -154,7 +154,7 @@ class Checklist:
 def checklist(answers) -> Checklist:
     """Every Annex I item with its answer, and what each answer still needs: a "not applicable" needs
     the justification the Art 13(3) risk assessment holds, a "met" an evidence reference (the Annex VII
-    technical documentation shows how each requirement is met), a "not met" a note on the plan."""
+    technical documentation shows how each requirement is met); a "not met" stays to do, with its plan."""
     by_item = {a[0]: a for a in normalise(answers)}
     rows, counts = [], {t: 0 for t in STATUS_TEXT.values()}
     for it in ITEMS:
@@ -164,8 +164,9 @@ def checklist(answers) -> Checklist:
             warning = "'not applicable' needs its justification from the risk assessment (Art 13(3))"
         elif status == "met" and not evidence.strip():
             warning = "'met' without an evidence reference (technical documentation, Art 31, Annex VII)"
-        elif status == "not-met" and not note.strip():
-            warning = "'not met' without a note on the remediation plan"
+        elif status == "not-met":
+            warning = f"not met; plan: {note.strip()}" if note.strip() else \
+                "'not met' without a note on the remediation plan"
         counts[STATUS_TEXT[status]] += 1
         rows.append(Row(it, status, note, evidence, warning))
     return Checklist(tuple(rows), counts)
