@@ -8,8 +8,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetrics
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QGraphicsItem, QLabel, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QGraphicsItem, QLabel, QHBoxLayout,
+                               QPushButton, QVBoxLayout, QWidget)
 
 from engines.core.scenario import STRATEGIES
 from engines.memory import STRATEGY_SHORT
@@ -17,8 +17,8 @@ from engines.memory.params import Params
 from engines.memory.step_time import (BACKWARD_OVER_FORWARD, PART_LETTERS, PARTS, step_times, throughput_sweep,
                                       time_verdict)
 from panels._memory_sweep_views import _nice_ceil
-from explorer.binder import ParamBinder, param_slider
-from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.binder import ParamBinder
+from explorer.ui.flow_layout import keep_together
 from explorer.ui.label_layer import range_end_for_label
 from explorer.ui.live_text import LiveText
 from explorer.ui.pool import ItemPool
@@ -46,7 +46,7 @@ class StepTimeCharts:
     def _build_time_views(self) -> None:
         th = self.theme
         spin = {}
-        for name in ("nvme_gbps", "cpu_gbps"):
+        for name in ("efficiency", "nvme_gbps", "cpu_gbps"):
             m = Params.spec(name)
             box = QDoubleSpinBox()
             box.setRange(m["lo"], m["hi"])
@@ -54,11 +54,12 @@ class StepTimeCharts:
             box.setSingleStep(m["step"])
             box.setPrefix(m["label"] + ": ")
             box.setSuffix(" " + m["unit"])
+            box.setValue(getattr(Params(), name))
             box.setKeyboardTracking(False)
             box.setToolTip(m["tip"])
             box.setAccessibleName(m["label"])
             spin[name] = box
-        self.eff_slider = param_slider(Params, "efficiency")
+        self.eff_slider = spin["efficiency"]
         self.wrap_combo, self.coll_combo = QComboBox(), QComboBox()
         for combo, labels, name in ((self.wrap_combo, WRAP_LABELS, "wrap_blocks"),
                                     (self.coll_combo, COLLECTIVE_LABELS, "collective")):
@@ -71,26 +72,31 @@ class StepTimeCharts:
             box.setToolTip(Params.spec(name)["tip"])
         wrap = keep_together(QLabel("FSDP unit:"), self.wrap_combo, self.fwd_prefetch, self.bwd_prefetch)
         links = keep_together(QLabel("Collectives:"), self.coll_combo)
-        controls = QWidget()
-        row = FlowLayout(controls)
-        row.setContentsMargins(0, 0, 0, 0)
-        for w in (self.eff_slider, wrap, links, spin["nvme_gbps"], spin["cpu_gbps"]):
-            row.addWidget(w)
+        # the knobs join the panel's control row: the FSDP unit and prefetch change the memory bars too, and a
+        # row in the panel's body wraps with its width (a tab page is not given the height wrapping needs)
+        for w in (wrap, self.eff_slider, links):
+            self.control_row.addWidget(w)
+        offload_rates = self.offload_rates = QWidget()   # only offload reads them: shown while offload is on
+        rates = QHBoxLayout(offload_rates)
+        rates.setContentsMargins(0, 0, 0, 0)
+        rates.addWidget(QLabel("Offload rates:"))
+        rates.addWidget(spin["nvme_gbps"])
+        rates.addWidget(spin["cpu_gbps"])
+        rates.addStretch(1)
         self.time_binder = ParamBinder(
             self, {"efficiency": self.eff_slider, "wrap_blocks": self.wrap_combo, "forward_prefetch": self.fwd_prefetch,
                    "backward_prefetch": self.bwd_prefetch, "collective": self.coll_combo, **spin},
             choices={"wrap_blocks": WRAP_LABELS, "collective": COLLECTIVE_LABELS}, error=self.error.show_error)
-        self.time_readout = LiveText(min_lines=2)
+        self.time_readout = LiveText(min_lines=3)
         self.time_readout.setAccessibleName("Step time of your strategy")
-        key = ", ".join(f"{PART_LETTERS[p]} {PART_SHORT[p]}" for p in PARTS)   # the blocks' letters, on the axis
-        self.time_plot = make_plot(th, "Seconds per optimizer step by strategy (traffic hidden behind compute is "
-                                       "not drawn)", "", f"seconds per step — {key}")
+        self.time_plot = make_plot(th, "Seconds per optimizer step by strategy", "", "seconds per step")
         self.time_plot.setAccessibleName("Stacked step time for every strategy")
         self.time_plot.setMouseEnabled(x=False, y=False)
         page = self.time_page = QWidget()
         box = QVBoxLayout(page)
-        box.setContentsMargins(4, 4, 4, 4)
-        box.addWidget(controls)
+        box.setContentsMargins(2, 2, 2, 0)     # the page sits in a row that must fit a projector at 1080p
+        box.setSpacing(2)
+        box.addWidget(offload_rates)
         box.addWidget(self.time_readout)
         box.addWidget(self.time_plot, 1)
         self.tput_plot = make_plot(th, "Throughput per GPU against GPU count; solid = fits in memory, dotted = does "
@@ -122,8 +128,7 @@ class StepTimeCharts:
         for name, widget, title in (("time", page, "Seconds per step by strategy"),
                                     ("time_bars", self.time_plot, "Stacked step time"),
                                     ("time_verdict", self.time_readout, "Step time of your strategy"),
-                                    ("time_controls", controls, "Step-time assumptions"),
-                                    ("wrapping", wrap, "FSDP wrapping unit and prefetch"),
+                                                                        ("wrapping", wrap, "FSDP wrapping unit and prefetch"),
                                     ("throughput", self.tput_plot, "Throughput against GPU count")):
             self.name_view(name, widget, title)
         self.times: dict = {}
@@ -173,6 +178,7 @@ class StepTimeCharts:
         """Both time views follow the scenario and the knobs; each computes only while its tab shows."""
         if not self.breakdowns:
             return
+        self.offload_rates.setVisible(self.scenario.offload_optimizer or self.scenario.offload_params)
         shown = self.lower_tabs.currentWidget()
         knobs = self.params.time_knobs
         if shown is self.time_page:
@@ -248,6 +254,8 @@ class StepTimeCharts:
         self._set_axes(p, "time", left=[(y, STRATEGY_SHORT[s]) for y, s in zip(ys, shown)],
                        x_range=(0, x_max), y_range=(-0.6, len(ys) - 0.4))
 
+    _time_key = " · ".join(f"<b>{PART_LETTERS[p]}</b> {PART_SHORT[p]}" for p in PARTS)
+
     def _time_text(self, st, verdict) -> None:
         hidden = st.dp_comm_total - st.dp_comm
         compare = ""
@@ -267,8 +275,9 @@ class StepTimeCharts:
             f"{st.total:,.3f} s per step → {st.tokens_per_second:,.0f} tokens/s, MFU {st.mfu * 100:.1f}% "
             f"(HFU {st.hfu * 100:.1f}%)</b>. {compare}<br>Global batch {st.global_batch:,} sequences "
             f"({st.global_tokens:,} tokens); DP traffic {st.comm_bytes / 1e9:,.2f} GB per step, "
-            f"{st.comm_bytes_per_sample / 1e6:,.1f} MB per sequence, {hidden:,.2f} s of it hidden"
-            f"{pcie}{nvme}." + (" <i>(notes: hover)</i>" if st.notes else ""))
+            f"{st.comm_bytes_per_sample / 1e6:,.1f} MB per sequence, {hidden:,.2f} s of it hidden behind compute (not drawn)"
+            f"{pcie}{nvme}." + (" <i>(notes: hover)</i>" if st.notes else "")
+            + f"<br><small>{self._time_key}</small>")
         self.time_readout.setToolTip("; ".join(st.notes))
 
     def _draw_tput(self) -> None:

@@ -102,6 +102,7 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
         for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.fp32_acc, offload):
             row.addWidget(w)                    # wraps onto more lines where the tab is narrow
         self.body.addLayout(row)
+        self.control_row = row                  # the step-time controls join it (panels._memory_time_views)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
         self.binder = ParamBinder(self, {"fp32_grad_accum": self.fp32_acc}, error=self.error.show_error)
@@ -224,7 +225,7 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
         super().apply_theme(theme)
         self.time_readout.reset_height()
         for plot, lines in ((self.time_plot, 7), (self.tput_plot, 11)):   # title and axis leave the data room
-            plot.setMinimumHeight(int(theme.point_size * lines))   # (the step-time page also holds its controls)
+            plot.setMinimumHeight(max(int(theme.point_size * lines), 130))   # (the time page also holds its readout)
         self.tput_legend.setLabelTextColor(theme.fg)
         self.tput_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.15 + 10
         self.tput_legend.setColumnCount(3)   # two rows: fits beside the long "◀ yours" entry at any width
