@@ -10,9 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
                                QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from engines.core.errors import ValidationError
 from engines.law import annex
+from engines.law.tools import support_of
 from explorer.files import atomic_write_text
 from explorer.ui.widgets import ErrorLabel
+from panels._law_tools import scrolled
 
 CHOICES = (("", "— open —"), ("met", "met"), ("not-met", "not met"), ("n/a", "not applicable"))
 COLS = ["Part", "Requirement", "Status", "Note / justification", "Evidence"]
@@ -89,16 +92,20 @@ class AnnexChecklist:
         self.error = ErrorLabel()
         self.status = QLabel()
         self.status.setObjectName("muted")
-        for w in (self.detail, self.todo, self.error, self.status):
+        self.vii = QLabel()
+        self.vii.setWordWrap(True)
+        self.vii.setTextFormat(Qt.RichText)
+        for w in (self.detail, self.todo, self.vii, self.error, self.status):
             dlay.addWidget(w)
         dlay.addStretch(1)
-        split.addWidget(detail)
+        split.addWidget(scrolled(detail))
         split.setSizes([520, 200])
         lay.addWidget(split, 1)
         panel.tabs.addTab(page, "Annex I checklist")
         panel.name_view("annex_i", page, "Annex I as a working checklist")
         panel.name_view("annex_table", self.table, "Annex I items with status, note and evidence")
         panel.name_view("annex_todo", self.todo, "What the answers still lack")
+        panel.name_view("annex_vii", self.vii, "Annex VII technical file, linked to the Annex I answers")
         panel.params_changed.connect(lambda _p: self.refresh())
         self.refresh()
 
@@ -140,6 +147,14 @@ class AnnexChecklist:
         self.todo.setText("<b>Still to do</b><ul>" + "".join(f"<li>{w}</li>" for w in warnings) + "</ul>"
                           if warnings else "Every answered item has its note or evidence.")
         self._show_detail(max(0, self.table.currentRow()))
+        try:
+            end = support_of(self.panel.params).end
+        except ValidationError:
+            end = None
+        self.vii.setText("<b>Annex VII technical file (Art 31): what these answers already supply</b><ul>" + "".join(
+            f"<li><b>VII {f.point}</b> {f.what}." + (f" <i>From the checklist</i>: {f.from_annex_i}." if f.from_annex_i
+                                                     else "") + (f" <i>Open</i>: {f.gaps}." if f.gaps else "") + "</li>"
+            for f in annex.technical_file(self.panel.params.annex_i, end)) + "</ul>")
 
     def _show_detail(self, row: int) -> None:
         if 0 <= row < len(annex.ITEMS):

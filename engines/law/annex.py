@@ -201,3 +201,65 @@ def to_csv(c: Checklist) -> str:
     for r in c.rows:
         w.writerow([r.item.id, r.item.point, r.item.short, STATUS_TEXT[r.status], r.note, r.evidence, r.warning])
     return buf.getvalue()
+
+
+# ---- Annex VII: the technical documentation, linked to the Annex I answers -------------------------
+#: Annex VII points (Art 31), paraphrased: (point, what the file holds).
+ANNEX_VII: tuple[tuple[str, str], ...] = (
+    ("1", "General description: intended purpose, software versions that affect compliance, photographs or "
+          "illustrations for hardware, the Annex II user information"),
+    ("2(a)", "Design and development, including the system architecture: how software components build on each "
+             "other and fit together"),
+    ("2(b)", "Vulnerability handling: the SBOM, the coordinated disclosure policy, evidence of the reporting "
+             "contact, the technical means of distributing updates securely"),
+    ("2(c)", "Production and monitoring processes and how they were validated"),
+    ("3", "The cybersecurity risk assessment (Art 13), including how each Part I requirement applies"),
+    ("4", "What was taken into account to set the support period (Art 13(8))"),
+    ("5", "Harmonised standards, common specifications or certification schemes applied; where none, how the "
+          "essential requirements were met"),
+    ("6", "Reports of the tests that verify conformity with Annex I Parts I and II"),
+    ("7", "A copy of the EU declaration of conformity"),
+    ("8", "The SBOM, when a market surveillance authority asks for it with reasons"),
+)
+
+
+@dataclass(frozen=True)
+class FilePoint:
+    point: str          # "2(b)"
+    what: str
+    from_annex_i: str   # what the Annex I answers (and the support calculator) already give this point
+    gaps: str           # what they leave open ("" when nothing is known to be missing)
+
+
+def technical_file(answers, support_end=None) -> tuple[FilePoint, ...]:
+    """Annex VII point by point, with what the Annex I checklist already supplies: 2(b) from Part II(1),
+    (5), (6), (7); 3 from the Part I answers and their justifications; 4 from the support period; 6 from
+    the evidence references of 'met' items; 8 from Part II(1). Points the checklist cannot know say so."""
+    c = checklist(answers)
+    by = {r.item.id: r for r in c.rows}
+
+    def state(ids) -> tuple[str, str]:
+        got = [f"{by[i].item.point.replace('Annex I ', '')} {STATUS_TEXT[by[i].status]}"
+               + (f" ({by[i].evidence})" if by[i].evidence else "") for i in ids if by[i].status]
+        missing = [by[i].item.point.replace("Annex I ", "") for i in ids if by[i].status != "met"]
+        return "; ".join(got), ("not yet met or open: " + ", ".join(missing)) if missing else ""
+
+    part1 = [r for r in c.rows if r.item.id.startswith("I.")]
+    na_ok = [r for r in part1 if r.status == "n/a" and r.note.strip()]
+    na_bad = [r for r in part1 if r.status == "n/a" and not r.note.strip()]
+    open_1 = [r for r in part1 if not r.status]
+    evidence = sorted({r.evidence for r in c.rows if r.status == "met" and r.evidence})
+    links = {
+        "2(b)": state(("II.1", "II.5", "II.6", "II.7")),
+        "3": (f"{len(part1) - len(open_1)} of {len(part1)} Part I items answered, {len(na_ok)} 'not applicable' "
+              "with a justification",
+              "; ".join(x for x in (
+                  f"justify {', '.join(r.item.point.replace('Annex I ', '') for r in na_bad)}" if na_bad else "",
+                  f"{len(open_1)} Part I items open" if open_1 else "") if x)),
+        "4": (f"support period ends {support_end:%d %b %Y} (Support and fines tab)" if support_end else "",
+              "" if support_end else "no support period computed"),
+        "6": ("evidence references of 'met' items: " + ", ".join(evidence) if evidence else "",
+              "" if evidence else "no test reports referenced"),
+        "8": state(("II.1",)),
+    }
+    return tuple(FilePoint(p, what, *links.get(p, ("", "not recorded in this checklist"))) for p, what in ANNEX_VII)
