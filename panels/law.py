@@ -471,6 +471,9 @@ class LawPanel(Panel):
         self.update_params(event="incident", notified=True)
         assert self.clocks["cra"]["final_report"] is not None
         self.update_params(event="vulnerability")
+        self.update_params(expected_use_years=3.0, fine_tier=2, clock_dora=False, sbom_source=":example",
+                           annex_i=(("II.1", "met", "", "TD 4"),), art7=(("f", "against", ""),))
+        assert self.tools.result.support.below_floor and self.sbom.sbom is not None and "VII" in self.annex.vii.text()
         spec = self.timeline()
         self.show_frame(0)
         self.show_frame(spec.n_frames - 1)
