@@ -219,7 +219,10 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
         self.measure_note.setText(
             f"torch FSDP2 fully_shard on {result.world_size} CPU processes (gloo), Ψ = {result.param_count:,}, "
             f"{result.seconds:.1f} s: each rank holds 4 + 4 + 8 = 16 B per parameter / N — ZeRO-3's total with "
-            f"the fp32 shard as master copy. {result.note}.")
+            f"the fp32 shard as master copy. {result.note}. Measured collective: one all-gather of the 16-bit "
+            f"weights ({result.allgather_buffer_bytes / 1e6:,.1f} MB) took {result.allgather_seconds * 1e3:,.1f} ms, "
+            f"{result.allgather_gbps:,.2f} GB/s per rank over gloo (the step-time model's link would need that rate "
+            f"to match).")
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)

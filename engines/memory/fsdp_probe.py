@@ -53,6 +53,18 @@ class FsdpProbeResult:
     seconds: float
     mixed_precision: bool
     note: str
+    allgather_seconds: float = 0.0     # one all-gather of the 16-bit weights (2Ψ bytes) over gloo, median of 3
+    allgather_buffer_bytes: float = 0.0
+
+    @property
+    def allgather_bytes_per_rank(self) -> float:
+        """Ring all-gather: each rank sends (N − 1)/N of the buffer (Patarasuk & Yuan 2009)."""
+        return self.allgather_buffer_bytes * (self.world_size - 1) / self.world_size
+
+    @property
+    def allgather_gbps(self) -> float:
+        """The measured per-rank rate, GB/s: what the step-time model's link would need to be for this run."""
+        return self.allgather_bytes_per_rank / self.allgather_seconds / 1e9 if self.allgather_seconds else 0.0
 
     def rows(self) -> tuple[ComparisonRow, ...]:
         """Each rank's measured shard bytes beside the even Ψ/N split, per model-state category."""
@@ -102,7 +114,7 @@ def run_fsdp_probe(arch: ModelArch, world_size: int = 2, reshard_after_forward: 
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    ranks, notes, mixed = [], [], True
+    ranks, notes, mixed, gather = [], [], True, []
     for r, p in enumerate(procs):
         out, err = p.communicate()
         if p.returncode != 0:
@@ -110,6 +122,7 @@ def run_fsdp_probe(arch: ModelArch, world_size: int = 2, reshard_after_forward: 
             raise ValidationError("fsdp", f"rank {r} failed: {' | '.join(tail)}", "torch with torch.distributed and gloo")
         doc = json.loads(out.strip().splitlines()[-1])
         mixed = mixed and doc["mixed_precision"]
+        gather.append(doc.get("allgather_seconds", 0.0))
         if doc.get("note"):
             notes.append(doc["note"])
         ranks.append(RankBytes(rank=r, params=doc["params"], grads=doc["grads"], optimizer=doc["optimizer"],
@@ -118,7 +131,8 @@ def run_fsdp_probe(arch: ModelArch, world_size: int = 2, reshard_after_forward: 
                                analytic_optimizer=8 * small.param_count() / world_size))
     progress(1.0, "done")
     return FsdpProbeResult(world_size, reshard_after_forward, small.param_count(), ranks,
-                           time.perf_counter() - start, mixed, "; ".join(sorted(set(notes))))
+                           time.perf_counter() - start, mixed, "; ".join(sorted(set(notes))),
+                           allgather_seconds=max(gather), allgather_buffer_bytes=2.0 * small.param_count())
 
 
 def _rank_main(rank: int, world: int, port: int, arch: ModelArch, seq: int, batch: int, reshard: bool) -> dict:
@@ -149,7 +163,18 @@ def _rank_main(rank: int, world: int, port: int, arch: ModelArch, seq: int, batc
         params = sum(local(p) for p in model.parameters())
         grads = sum(local(p.grad) for p in model.parameters() if p.grad is not None)
         optim = sum(local(v) for s in opt.state.values() for k, v in s.items() if torch.is_tensor(v) and k != "step")
+        # the collective ZeRO-3 runs twice per micro-batch: all-gather the 16-bit weights (2Ψ bytes), timed
+        piece = torch.zeros(-(-arch.param_count() // (2 * world)))   # fp32 elements: 2Ψ/N bytes from each rank
+        parts = [torch.empty_like(piece) for _ in range(world)]
+        times = []
+        for _ in range(4):                                           # one warm-up, then the median of three
+            dist.barrier()
+            t0 = time.perf_counter()
+            dist.all_gather(parts, piece)
+            times.append(time.perf_counter() - t0)
+        gathered = sorted(times[1:])[1]
         return {"rank": rank, "params": params, "grads": grads, "optimizer": optim, "mixed_precision": True,
+                "allgather_seconds": gathered,
                 "note": "bf16 compute, fp32 sharded master parameters and fp32 gradient reduction"}
     finally:
         dist.destroy_process_group()

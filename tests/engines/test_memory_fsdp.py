@@ -25,3 +25,15 @@ def test_fsdp2_two_ranks_hold_half_the_states_each():
         assert r.optimizer == pytest.approx(r.analytic_optimizer, rel=0.05)
         # FSDP2's 4 + 4 + 8 per sharded parameter has the same total as ZeRO-3's 2 + 2 + 12
         assert r.params + r.grads + r.optimizer == pytest.approx(16 * psi / 2, rel=0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed gloo")
+def test_fsdp2_probe_times_the_weight_all_gather_zero3_runs():
+    from engines.fsdp_probe import run_fsdp_probe
+
+    result = run_fsdp_probe(PRESETS["smollm2-135m"], world_size=2)
+    assert result.allgather_buffer_bytes == 2.0 * result.param_count          # the 16-bit weights, 2Ψ
+    assert result.allgather_bytes_per_rank == pytest.approx(result.param_count)   # (N − 1)/N of it at N = 2
+    assert result.allgather_seconds > 0
+    assert result.allgather_gbps == pytest.approx(result.param_count / result.allgather_seconds / 1e9)
