@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from engines.core.assets import asset_path
 from engines.core.errors import Cancelled, ValidationError
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -233,7 +234,7 @@ def check(sbom: Sbom, expected_top_level: tuple[str, ...] | None = None) -> Sbom
     return SbomCheck(tuple(lines), no_version, no_licence, absent, meets)
 
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "law" / "example-sbom.cdx.json"
+EXAMPLE = asset_path("law", "example-sbom.cdx.json")
 ENVIRONMENT = ":environment"        # the source text that stands for :func:`for_environment`
 
 
