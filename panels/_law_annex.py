@@ -42,11 +42,11 @@ class AnnexChecklist:
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         bar.addWidget(self.summary, 1)
-        self.md_btn, self.csv_btn = QPushButton("Export .md…"), QPushButton("Export .csv…")
-        self.md_btn.clicked.connect(lambda: self._export_dialog("md"))
-        self.csv_btn.clicked.connect(lambda: self._export_dialog("csv"))
-        bar.addWidget(self.md_btn)
-        bar.addWidget(self.csv_btn)
+        self.export_btns = {}
+        for fmt in ("md", "html", "csv"):
+            b = self.export_btns[fmt] = QPushButton(f"Export .{fmt}…")
+            b.clicked.connect(lambda _=False, f=fmt: self._export_dialog(f))
+            bar.addWidget(b)
         lay.addLayout(bar)
         split = QSplitter(Qt.Vertical)
         self.table = QTableWidget(len(annex.ITEMS), len(COLS))
@@ -163,15 +163,15 @@ class AnnexChecklist:
 
     # ---- export --------------------------------------------------------------------------
     def export(self, path: str | Path, fmt: str) -> Path:
-        """Write the checklist as Markdown (``md``) or CSV (``csv``)."""
+        """Write the checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
         path = Path(path)
-        text = annex.to_markdown(self.checklist) if fmt == "md" else annex.to_csv(self.checklist)
+        text = {"md": annex.to_markdown, "html": annex.to_html, "csv": annex.to_csv}[fmt](self.checklist)
         atomic_write_text(path, text)
         self.status.setText(f"Checklist written to {path}")
         return path
 
     def _export_dialog(self, fmt: str) -> None:
-        filt = "Markdown (*.md)" if fmt == "md" else "CSV (*.csv)"
+        filt = {"md": "Markdown (*.md)", "html": "HTML (*.html)", "csv": "CSV (*.csv)"}[fmt]
         name, _ = QFileDialog.getSaveFileName(self.panel, "Export Annex I checklist", f"annex-i-checklist.{fmt}", filt)
         if name:
             try:

@@ -11,6 +11,7 @@ duty apply to every product (Art 13(1), 13(8); Annex I Part II). Educational, no
 from __future__ import annotations
 
 import csv
+import html
 import io
 from dataclasses import dataclass
 
@@ -192,6 +193,25 @@ def to_markdown(c: Checklist, title: str = "CRA Annex I checklist") -> str:
     if c.warnings:
         lines += ["## Still to do", ""] + [f"- {w}" for w in c.warnings] + [""]
     return "\n".join(lines)
+
+
+def to_html(c: Checklist, title: str = "CRA Annex I checklist") -> str:
+    """A standalone HTML page: the same tables as :func:`to_markdown`, every text escaped."""
+    e = html.escape
+    out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}</title></head><body>",
+           f"<h1>{e(title)}</h1>", "<p>Regulation (EU) 2024/2847, Annex I; plain-words summaries, not the article "
+           "text. Educational, not legal advice.</p>",
+           "<p>Summary: " + e(", ".join(f"{n} {t}" for t, n in c.counts.items())) + "</p>"]
+    for part, heading in PARTS:
+        out += [f"<h2>{e(heading)}</h2>", "<table border='1'><tr><th>Point</th><th>Requirement</th><th>Status</th>"
+                "<th>Note / justification</th><th>Evidence</th></tr>"]
+        out += [f"<tr><td>{e(r.item.point)}</td><td>{e(r.item.short)}</td><td>{e(STATUS_TEXT[r.status])}</td>"
+                f"<td>{e(r.note)}</td><td>{e(r.evidence)}</td></tr>"
+                for r in c.rows if r.item.id.split(".")[0] == part]
+        out.append("</table>")
+    if c.warnings:
+        out += ["<h2>Still to do</h2><ul>"] + [f"<li>{e(w)}</li>" for w in c.warnings] + ["</ul>"]
+    return "\n".join(out + ["</body></html>", ""])
 
 
 def to_csv(c: Checklist) -> str:

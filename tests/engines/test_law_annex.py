@@ -71,3 +71,9 @@ def test_the_technical_file_links_annex_vii_to_the_answers():
     assert "11 Dec 2032" in points["4"].from_annex_i and "TD 4.2" in points["6"].from_annex_i
     assert points["8"].gaps == "" and points["7"].gaps == "not recorded in this checklist"
     assert annex.technical_file([], None)[5].gaps == "no support period computed"
+
+
+def test_html_export_escapes_the_answers():
+    page = annex.to_html(annex.checklist([["I.2.m", "n/a", "no <script>alert(1)</script> data", ""]]))
+    assert page.startswith("<!DOCTYPE html>") and "&lt;script&gt;" in page and "<script>" not in page
+    assert page.count("<tr>") == len(annex.ITEMS) + 2                   # two header rows
