@@ -182,3 +182,21 @@ def test_verdict_names_the_fastest_strategy_that_fits():
     assert v.fastest_fitting == min((s for s in STRATEGIES if fits[s]), key=lambda s: times[s].total)
     assert v.slower_pct == pytest.approx(100 * (times["zero3"].total / times[v.fastest_fitting].total - 1))
     assert time_verdict(times, dict.fromkeys(STRATEGIES, False), "dp").fastest_fitting is None
+
+
+@pytest.mark.parametrize("model", ["llama3-8b", "llama3-70b", "gpt3-175b", "smollm2-135m"])
+def test_every_part_is_non_negative_and_mfu_never_beats_the_kernel_efficiency(model):
+    for tp, pp, n in ((1, 1, 16), (2, 2, 32), (8, 4, 64)):
+        base = preset(model)
+        if base.arch.heads % tp or pp > base.arch.layers:
+            continue
+        for extra in ({}, {"offload_optimizer": True}, {"offload_optimizer": True, "offload_params": True,
+                                                       "offload_target": "nvme"}, {"grad_accum": 8}):
+            sc = base.with_changes(tp=tp, pp=pp, n_gpus=n, **extra)
+            for knobs in (TimeKnobs(), TimeKnobs(collective="hierarchical", wrap_blocks=0, forward_prefetch=False)):
+                for s, st in step_times(sc, knobs).items():
+                    if st is None:
+                        continue
+                    assert all(v >= 0 for v in st.parts().values()), (model, s, extra)
+                    assert st.dp_comm <= st.dp_comm_total + 1e-12 and st.offload <= st.offload_total + 1e-12
+                    assert 0 < st.mfu <= knobs.efficiency + 1e-12
