@@ -154,7 +154,9 @@ class AnnexChecklist:
         self.vii.setText("<b>Annex VII technical file (Art 31): what these answers already supply</b><ul>" + "".join(
             f"<li><b>VII {f.point}</b> {f.what}." + (f" <i>From the checklist</i>: {f.from_annex_i}." if f.from_annex_i
                                                      else "") + (f" <i>Open</i>: {f.gaps}." if f.gaps else "") + "</li>"
-            for f in annex.technical_file(self.panel.params.annex_i, end)) + "</ul>")
+            for f in annex.technical_file(self.panel.params.annex_i, end)) + "</ul>"
+            + "<b>A substantial modification starts it again</b><ul>" + "".join(
+                f"<li><b>{a}</b>: {t}.</li>" for a, t in annex.SUBSTANTIAL_MODIFICATION) + "</ul>")
 
     def _show_detail(self, row: int) -> None:
         if 0 <= row < len(annex.ITEMS):

@@ -243,6 +243,19 @@ ANNEX_VII: tuple[tuple[str, str], ...] = (
 )
 
 
+#: What a substantial modification starts again, (article, our words).
+SUBSTANTIAL_MODIFICATION: tuple[tuple[str, str], ...] = (
+    ("CRA Art 69(2)", "a product placed on the market before 11 Dec 2027 comes under the CRA's requirements once "
+                      "it is substantially modified from that date"),
+    ("CRA Arts 21-22", "whoever makes the modification (importer, distributor or anyone else) takes on the "
+                       "manufacturer's obligations of Arts 13-14, the Art 32 conformity assessment and this "
+                       "technical file among them, for the part affected or for the whole product when its "
+                       "cybersecurity as a whole is affected"),
+    ("PLD Art 8(2), 17(1)", "the modifier is liable as a manufacturer, and the ten-year expiry runs again from when "
+                            "the modified product is made available"),
+)
+
+
 @dataclass(frozen=True)
 class FilePoint:
     point: str          # "2(b)"

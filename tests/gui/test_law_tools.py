@@ -72,6 +72,7 @@ def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
     assert p.params.annex_i == (("I.2.b", "n/a", "no configuration: fixed-function sensor", ""),
                                 ("II.1", "met", "", "TD 4.2"))
     assert "Still to do" not in a.todo.text() and "VII 2(b)" in a.vii.text() and "TD 4.2" in a.vii.text()
+    assert "CRA Art 69(2)" in a.vii.text()
     md = a.export(tmp_path / "c.md", "md").read_text()
     assert "| I(2)(b)" not in md and "| Annex I Part I(2)(b) | Secure by default" in md and "not applicable" in md
     assert "Secure by default" in a.export(tmp_path / "c.html", "html").read_text()
