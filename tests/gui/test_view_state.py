@@ -29,13 +29,16 @@ def _result(panel):
 
 
 def _changed(params):
-    """The same Params with its first declared number moved inside its range."""
+    """The same Params with its first declared number moved inside its range (on its step grid, as a
+    slider would set it)."""
     for f in fields(params):
         m = f.metadata
         if m and m["choices"] is None and isinstance(f.default, (int, float)) and not isinstance(f.default, bool) \
                 and m["lo"] is not None and m["hi"] is not None:
             value = getattr(params, f.name)
             new = m["lo"] + (m["hi"] - m["lo"]) * 0.37
+            if m.get("step"):
+                new = m["lo"] + round((new - m["lo"]) / m["step"]) * m["step"]
             return params.from_dict({**params.to_dict(), f.name: type(value)(round(new) if isinstance(value, int)
                                                                                else new)})
     return params
