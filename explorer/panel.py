@@ -10,7 +10,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import ClassVar
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Qt, Signal
 from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
@@ -155,6 +155,14 @@ class Panel(QWidget):
                 if _shown(widget.tabText(i)) == _as_shown(title):
                     widget.setCurrentIndex(i)
                     break
+
+    def flush_pending(self) -> None:
+        """Start now what a debounce timer would start in a moment: a tour step or an opened view is
+        one change, not a burst of slider moves, and should not wait out the debounce."""
+        for timer in self.findChildren(QTimer, options=Qt.FindDirectChildrenOnly):
+            if timer.isSingleShot() and timer.isActive():
+                timer.stop()
+                timer.timeout.emit()
 
     # --- named views: what a tour step can focus on or point at ------------------------------
     def name_view(self, name: str, widget: QWidget, title: str = "") -> QWidget:

@@ -218,6 +218,7 @@ class TourPlayer(QObject):
         self.error = None
         self.win.show_error(None)
         self.index = index
+        self.win.current_panel().flush_pending()
         timeline = self.win.ctx.timeline
         if step.frame is None and timeline.spec is not None:
             fresh = self.win.current_panel().timeline()     # its opening frame may follow the new scenario
