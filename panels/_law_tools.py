@@ -38,6 +38,8 @@ def _label(text: str = "", name: str = "") -> QLabel:
     return lab
 
 
+WALK_FIELDS = frozenset({"tree", "answers", "example"})   # the decision walk's, none of the tools'
+
 class _Flow(QBoxLayout):
     """Side by side when the panel is wide, one above the other when it is narrow (docks open), so
     the tools never set the panel's minimum width."""
@@ -229,8 +231,14 @@ class LawTools:
         return scrolled(page)
 
     # ---- refresh -------------------------------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, force: bool = False) -> None:
+        """Redraw the tools for the panel's parameters; skipped when only the walk changed (answering
+        a question or a tour step moving through a tree leaves every tool as it was)."""
         p, th = self.panel.params, self.panel.theme
+        inputs = {k: v for k, v in p.to_dict().items() if k not in WALK_FIELDS}
+        if not force and inputs == getattr(self, "_inputs", None):
+            return
+        self._inputs = inputs
         self.result = t = tools(p)
         d = parse_day(p.cra_placed, "cra_placed")
         self.placed_edit.blockSignals(True)
@@ -315,7 +323,7 @@ class LawTools:
     def apply_theme(self, theme) -> None:
         for plot in (self.support_plot, self.clock_plot):
             plot.theme = theme
-        self.refresh()
+        self.refresh(force=True)
 
     def state(self) -> dict:
         """The tools' results for the panel's JSON export."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, time
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
 
 from engines.law.trees import Tree, layout
@@ -30,6 +30,10 @@ class TreeGraph(pg.PlotWidget):
         self.setMouseEnabled(x=False, y=False)
         self.setAccessibleName("Decision tree graph")
         self.getViewBox().sigResized.connect(lambda *_a: self._place_edge_words())
+        self._words = QTimer(self)            # a draw and the resizes a layout pass sends place the words once
+        self._words.setSingleShot(True)
+        self._words.setInterval(0)
+        self._words.timeout.connect(self._place_edge_words_now)
 
     def draw(self, tree: Tree, path: list[str]) -> None:
         th = self.theme
@@ -108,9 +112,9 @@ class TreeGraph(pg.PlotWidget):
         ys = [p[1] for p in pos.values()]
         self._x_span = (min(xs), max(xs))
         self.setYRange(min(ys) - 0.8, max(ys) + 1.0, padding=0)
-        self._fit_x()
+        self._fit_x(now=True)
 
-    def _fit_x(self) -> None:
+    def _fit_x(self, now: bool = False) -> None:
         """Room on both sides for the labels, worked out in pixels at the chart's width."""
         if not getattr(self, "_x_span", None):
             return
@@ -122,9 +126,12 @@ class TreeGraph(pg.PlotWidget):
             lo = min([lo0 - 0.6] + [x - left * per_px for x, left, _right in self._label_px])
             hi = max([hi0 + 0.6] + [x + right * per_px for x, _left, right in self._label_px])
         self.setXRange(lo, hi, padding=0)
-        self._place_edge_words()
+        self._place_edge_words_now() if now else self._place_edge_words()
 
     def _place_edge_words(self) -> None:
+        self._words.start()
+
+    def _place_edge_words_now(self) -> None:
         """Each Yes/No at the first point along its edge (middle first, then either way) where its box clears the node labels, the node symbols and the words
         already placed: in a narrow chart the layers are close and a word at a fixed fraction ran
         into the next question's label. Of a two-way split that has no clear spot for one word, the
@@ -226,7 +233,7 @@ class DeadlineTimeline(pg.PlotWidget):
         self._fit_x()
         self.setYRange(-1.0, 1.5, padding=0)
 
-    def _fit_x(self) -> None:
+    def _fit_x(self, now: bool = False) -> None:
         """Room right of each line for its label, in pixels at the chart's width: the last deadline's
         date was cut off ("final repor", "23 Oct 20")."""
         marks = getattr(self, "_label_px", None)

@@ -114,10 +114,11 @@ def test_result_table_and_selftest(make_panel):
     assert p.table() and p.result()["record"]
 
 
-def test_graph_writes_yes_no_on_the_edges_and_every_label_in_view(make_panel):
+def test_graph_writes_yes_no_on_the_edges_and_every_label_in_view(make_panel, qtbot):
     import pyqtgraph as pg
 
     p = make_panel(LawPanel)
+    qtbot.wait(1)            # words are placed once per event-loop pass, after the resizes a layout sends
     tree = p.walk.tree
     texts = [i.toPlainText() for i in p.graph.getPlotItem().items if isinstance(i, pg.TextItem)]
     yes_no = sum(1 for n in tree.nodes.values() for a in n.answers
