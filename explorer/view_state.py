@@ -15,7 +15,7 @@ from typing import Any
 
 from engines.core.errors import ValidationError
 from engines.core.scenario import Scenario
-from engines.core.versioned import Step, upgrade
+from engines.core.versioned import Step, parse_json, upgrade
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 
 VIEW_STATE_VERSION = 1
@@ -67,11 +67,7 @@ class ViewState:
 
     @classmethod
     def from_json(cls, text: str) -> "ViewState":
-        try:
-            doc = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise ValidationError("file", f"not valid JSON: {exc}") from None
-        return cls.from_json_dict(doc)
+        return cls.from_json_dict(parse_json(text))
 
 
 def save_view_state(state: ViewState, path: str | Path) -> Path:

@@ -29,9 +29,10 @@ FIELDS = frozenset({"cra_placed", "expected_use_years", "updates", "turnover_m_e
                     *REGIME_FIELDS})
 
 
-def _label(text: str = "", name: str = "") -> QLabel:
+def label(text: str = "", wrap: bool = True, name: str = "") -> QLabel:
+    """Selectable text for the law panel's cards and tools (the panel's modules share it)."""
     lab = QLabel(text)
-    lab.setWordWrap(True)
+    lab.setWordWrap(wrap)
     lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
     if name:
         lab.setObjectName(name)
@@ -116,7 +117,7 @@ class LawTools:
         form.addRow(self.use_slider)
         form.addRow("Security updates issued:", self.updates_edit)
         col.addLayout(form)
-        self.support_text = _label()
+        self.support_text = label()
         self.support_text.setTextFormat(Qt.RichText)
         col.addWidget(self.support_text)
         col.addStretch(1)
@@ -154,7 +155,7 @@ class LawTools:
         fform.addRow(self.ew_check)
         fform.addRow(self.steward_check)
         fcol.addLayout(fform)
-        self.fine_text = _label()
+        self.fine_text = label()
         self.fine_text.setTextFormat(Qt.RichText)
         fcol.addWidget(self.fine_text)
         self.fine_plot = make_plot(p.theme, "Maximum fine against turnover", "maximum fine (M€)", "turnover (M€)")
@@ -203,7 +204,7 @@ class LawTools:
         form.addRow("Classified major (DORA) at:", self.classified_edit)
         form.addRow(self.fix_check, self.fix_edit)
         top.addLayout(form, 2)
-        self.starts = _label()
+        self.starts = label()
         self.starts.setTextFormat(Qt.RichText)
         top.addWidget(self.starts, 3)
         lay.addLayout(top)
@@ -218,7 +219,7 @@ class LawTools:
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setWordWrap(True)
         lay.addWidget(self.table, 2)
-        self.notes = _label(name="muted")
+        self.notes = label(name="muted")
         self.notes.setTextFormat(Qt.RichText)
         lay.addWidget(self.notes)
         self.table.setMinimumHeight(260)

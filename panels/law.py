@@ -23,7 +23,7 @@ from explorer.ui.widgets import ElidedCombo, ErrorLabel, WrapButton
 from panels._law_annex import AnnexChecklist
 from panels._law_pld import DefectWorksheet
 from panels._law_sbom import SbomView
-from panels._law_tools import LawTools
+from panels._law_tools import LawTools, label as _label
 from panels._law_views import DeadlineTimeline, TreeGraph
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
@@ -32,15 +32,6 @@ NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2
 EVENTS = {"vulnerability": "Actively exploited vulnerability (Art 14(2))", "incident": "Severe incident (Art 14(4))"}
 CLOCK_FIELDS = frozenset({"event", "fix_available", "notified", "latent_injury", "distributor_request",
                           *MOMENTS, *DAYS})
-
-
-def _label(text: str = "", wrap: bool = True, name: str = "") -> QLabel:
-    lab = QLabel(text)
-    lab.setWordWrap(wrap)
-    lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
-    if name:
-        lab.setObjectName(name)
-    return lab
 
 
 class LawPanel(Panel):

@@ -35,3 +35,13 @@ def upgrade(doc: Any, current: int, steps: Mapping[int, Step], kind: str) -> dic
         if out.get("schema_version") != v + 1:
             raise RuntimeError(f"{kind} migration from version {v} did not produce version {v + 1}")
     return out
+
+
+def parse_json(text: str) -> Any:
+    """The JSON document in ``text``; anything unreadable is a ValidationError on ``file``."""
+    import json
+
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValidationError("file", f"not valid JSON: {exc}") from None

@@ -18,7 +18,7 @@ from typing import Any
 from engines.core.errors import ValidationError
 from engines.core.presets import apply_preset
 from engines.core.scenario import FIELD_NAMES, Scenario
-from engines.core.versioned import Step, upgrade
+from engines.core.versioned import Step, parse_json, upgrade
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 from explorer.view_state import ViewState
 
@@ -198,11 +198,7 @@ class Tour:
 
     @classmethod
     def from_json(cls, text: str) -> "Tour":
-        try:
-            doc = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise ValidationError("file", f"not valid JSON: {exc}") from None
-        return cls.from_json_dict(doc)
+        return cls.from_json_dict(parse_json(text))
 
     # --- editing: each returns a new tour -------------------------------------------------
     def with_step(self, step: TourStep, at: int | None = None) -> "Tour":

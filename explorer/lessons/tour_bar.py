@@ -72,7 +72,7 @@ class TourBar(QFrame):
         self.where.setText(f"{tour.lesson} · {tour.title} — step {i + 1} of {n}{edited}")
         presenting = self.player.win.presenting
         size = self.font().pointSizeF() * (PRESENTER_CAPTION_SCALE if presenting else CAPTION_SCALE)
-        error = (f"<br><span style='color:#b00020'>⚠ {escape(self.player.error)}</span>"
+        error = (f"<br><span style='color:{self.player.win.ctx.theme.error}'>⚠ {escape(self.player.error)}</span>"
                  if self.player.error else "")
         self.caption.setText(f"<span style='font-size:{size:.1f}pt'>{escape(step.caption)}</span>{error}")
         small = self.font().pointSizeF() * (0.8 if presenting else 0.9)
