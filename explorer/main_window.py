@@ -186,6 +186,7 @@ class MainWindow(QMainWindow):
         self._pending_frame: int | None = None   # a view's frame, kept until the user moves the timeline
         self._placing_frame = False
         self._pending_play = False
+        self._active_index = -1          # the tab whose panel, explanation and timeline are shown
         for info in self.panel_infos:
             # The panel is placed here when its tab is first shown (it scrolls only if it cannot fit).
             host = PanelHost()
@@ -224,7 +225,7 @@ class MainWindow(QMainWindow):
                          [side, side], Qt.Horizontal)
         if remember_layout:
             self._restore_layout()
-        if self.panel_infos:
+        if self.panel_infos and not self.lessons.on_start_page:   # the start page builds no panel yet
             self._activate(self.tabs.currentIndex())
         self._update_title()
 
@@ -351,6 +352,7 @@ class MainWindow(QMainWindow):
         return p
 
     def _activate(self, index: int) -> None:
+        self._active_index = index
         self._pending_frame = None
         self._pending_play = False
         panel = self.current_panel()

@@ -88,6 +88,8 @@ class LessonsShell:
 
     def show_panels(self) -> None:
         self.pages.setCurrentWidget(self.win.tabs)
+        if self.win._active_index != self.win.tabs.currentIndex():   # left the start page for its tab
+            self.win._activate(self.win.tabs.currentIndex())
 
     def panel_shown(self, key: str) -> None:
         if self.player.active and self.player.step is not None and self.player.step.panel == key:
