@@ -1,4 +1,4 @@
-"""The GPU catalogue (memory, HBM bandwidth, dense tensor peaks), loaded from ``assets/presets/gpus.json``."""
+"""The GPU catalogue (memory, HBM bandwidth, dense tensor peaks, board power), loaded from ``assets/presets/gpus.json``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +18,8 @@ class GPU:
     int8_tops: float       # dense
     nvlink_gbps: float     # intra-node per-GPU bandwidth
     source: str
+    tdp_w: float = 0.0     # board power (TDP/TGP) in W from the datasheet, 0 = unknown
+    tdp_source: str = ""
 
     @property
     def memory_bytes(self) -> float:
