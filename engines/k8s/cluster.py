@@ -16,6 +16,7 @@ from engines.k8s.base import Context, ImageBehavior
 from engines.k8s.deployment import DeploymentController, fenceposts
 from engines.k8s.endpointslice import EndpointSliceController
 from engines.k8s.kubelet import Kubelet, NodeLifecycleController, default_tolerations
+from engines.k8s.network import HostLocal, NodeIpam, ServiceIps
 from engines.k8s.quantity import to_int
 from engines.k8s.quota import QuotaController
 from engines.k8s.replicaset import EdgeTriggeredReplicaSetController, ReplicaSetController
@@ -94,6 +95,8 @@ class Cluster:
         inf["ResourceQuota"] = Informer(self.store, "ResourceQuota")
         self.store.admission.append(self._pod_limit_admission)
         self.store.admission.append(self._mutating_admission)
+        self.ipam = NodeIpam()
+        self.service_ips = ServiceIps(seed if isinstance(seed, int) else 0)
         self.kubelets: dict[str, Kubelet] = {}
         self.deployments = DeploymentController(self.ctx)
         self.replicasets = (ReplicaSetController if reconcile == "level" else EdgeTriggeredReplicaSetController)(self.ctx)
@@ -109,12 +112,20 @@ class Cluster:
         self.warnings: list[str] = []
         self.next_resync = resync_seconds
         self.repairs = 0
+        self._loading_dump = False
+        self.commands: list = []          # CommandResults, in the order given
 
     # --- wiring -----------------------------------------------------------------------------
     def _mutating_admission(self, obj: dict) -> None:
         if obj["kind"] == "Pod":
             default_tolerations(obj)
             obj.setdefault("status", {})["phase"] = obj.get("status", {}).get("phase", "Pending")
+        elif obj["kind"] == "Service":
+            # the Service registry allocates the ClusterIP on create (headless "None" gets none)
+            spec = obj.setdefault("spec", {})
+            if spec.get("type") != "ExternalName" and spec.get("clusterIP") != "None":
+                spec["clusterIP"] = self.service_ips.allocate(spec.get("clusterIP") or None,
+                                                              check_range=not self._loading_dump)
 
     def _pod_limit_admission(self, obj: dict) -> None:
         """Refuse a pod past SIM_MAX_PODS like an admission plugin: a controller's create fails
@@ -128,7 +139,11 @@ class Cluster:
     def _node_added(self, node: dict) -> None:
         name = node["metadata"]["name"]
         if name not in self.kubelets:
-            self.kubelets[name] = Kubelet(self.ctx, name, len(self.kubelets) + 1)
+            cidr = (node.get("spec") or {}).get("podCIDR")
+            net = self.ipam.occupy(name, cidr) if cidr else self.ipam.allocate(name)
+            self.kubelets[name] = Kubelet(self.ctx, name, len(self.kubelets) + 1, HostLocal(net))
+            if not cidr:
+                self.store.mutate("Node", name, lambda o: o.setdefault("spec", {}).__setitem__("podCIDR", str(net)))
 
             def ready(o: dict) -> None:
                 conds = [c for c in o["status"].get("conditions") or [] if c["type"] not in ("Ready", "MemoryPressure")]
@@ -151,7 +166,10 @@ class Cluster:
             kubelet.spec_changed(old, pod)
 
     def _removed(self, obj: dict) -> None:
+        if obj["kind"] == "Service":
+            self.service_ips.release((obj.get("spec") or {}).get("clusterIP"))
         if obj["kind"] == "Node":
+            self.ipam.release(obj["metadata"]["name"])
             kubelet = self.kubelets.pop(obj["metadata"]["name"], None)
             if kubelet is not None:   # pod GC: pods bound to a node that no longer exists
                 for key in list(kubelet.pods):
@@ -188,10 +206,23 @@ class Cluster:
                     if c["name"] == c_new["name"]:
                         c["image"] = c_new["image"]
         else:
-            new["spec"] = obj["spec"]
+            new["spec"] = self._keep_allocated(existing, obj["spec"])
         if kind == "Node" and "status" in obj:
             new["status"] = {**new.get("status", {}), **obj["status"]}
         return self.store.update(new)
+
+    @staticmethod
+    def _keep_allocated(existing: dict, spec: dict) -> dict:
+        """Fields the control plane allocated stay: a Service's clusterIP (immutable once set:
+        core/validation ValidateServiceUpdate) and a Node's podCIDR (ValidateNodeUpdate)."""
+        field = {"Service": "clusterIP", "Node": "podCIDR"}.get(existing["kind"])
+        old = (existing.get("spec") or {}).get(field) if field else None
+        if not old:
+            return spec
+        new = spec.get(field)
+        if new not in (None, "", old):
+            raise ApiError("Invalid", f"spec.{field}", f"Invalid value: {new!r}: field is immutable")
+        return {**spec, field: old}
 
     @staticmethod
     def _check_pod_update(existing: dict, spec: dict) -> None:
@@ -272,7 +303,8 @@ class Cluster:
         new = clone(obj)
         new["metadata"]["labels"] = checked.obj["metadata"].get("labels", {})
         new["metadata"]["annotations"] = checked.obj["metadata"].get("annotations", {})
-        new["spec"] = checked.obj["spec"] if obj["kind"] != "Pod" else {**obj["spec"], **checked.obj["spec"]}
+        new["spec"] = (self._keep_allocated(obj, checked.obj["spec"]) if obj["kind"] != "Pod"
+                       else {**obj["spec"], **checked.obj["spec"]})
         if obj["kind"] == "Node":
             new["status"] = merged.get("status", {})
         return clone(self.store.update(new))

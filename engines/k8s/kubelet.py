@@ -17,10 +17,12 @@ once their toleration (300 s, added by the DefaultTolerationSeconds admission pl
 """
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from engines.k8s import rules
 from engines.k8s.base import Controller, Context
+from engines.k8s.network import HostLocal
 from engines.k8s.quantity import format_bytes
 from engines.k8s.store import obj_key
 
@@ -87,8 +89,9 @@ class PodRuntime:
 class Kubelet:
     """One node agent."""
 
-    def __init__(self, ctx: Context, node_name: str, index: int) -> None:
+    def __init__(self, ctx: Context, node_name: str, index: int, ipam: HostLocal | None = None) -> None:
         self.ctx = ctx
+        self.ipam = ipam or HostLocal(ipaddress.ip_network(f"10.244.{index}.0/24"))
         self.node = node_name
         self.index = index
         self.running = True
@@ -98,7 +101,6 @@ class Kubelet:
         self.next_eviction_check = ctx.clock.now
         self.pressure_since: float | None = None
         self.pressure_clear_at: float | None = None
-        self._ips = 1
         self.periods_total = 0            # CFS periods this kubelet has run (lazy counters of quiet pods)
         self.quiet_memory = 0             # Σ working sets of quiet pods
         self._capacity: tuple[dict | None, int] = (None, 0)
@@ -141,16 +143,16 @@ class Kubelet:
             cr.cpu = behavior.cpu_millis if behavior.cpu_millis is not None else (req.get("cpu") or 50)
             cr.ready_delay = float(probe.get("initialDelaySeconds", 0)) + behavior.ready_after
             containers.append(cr)
-        runtime = PodRuntime(key=key, uid=pod["metadata"]["uid"], ip=f"10.244.{self.index}.{self._ips}",
+        runtime = PodRuntime(key=key, uid=pod["metadata"]["uid"], ip=self.ipam.get(),
                              containers=containers, restart_policy=pod["spec"].get("restartPolicy", "Always"),
                              qos=rules.qos_class(pod))
-        self._ips += 1
         self.pods[key] = runtime
 
     def forget(self, key: str) -> None:
         rt = self.pods.pop(key, None)
         if rt is not None:
             self.wake(rt)
+            self.ipam.release(rt.ip)
 
     # --- quiet pods: steady containers are not stepped every tick ------------------------------
     @staticmethod

@@ -12,6 +12,7 @@ taints, Service ports, the pod-deletion-cost annotation, valid maxSurge/maxUnava
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ import yaml
 
 from engines.core.errors import ValidationError, require_bool, require_int, require_number
 from engines.k8s import rules
+from engines.k8s.network import parse_cidr
 from engines.k8s.quota import validate_hard
 from engines.k8s.store import API_VERSIONS, clone
 
@@ -39,9 +41,9 @@ SCHEMA = {
     "Deployment": {"spec": {"replicas": ANY, "selector": _SELECTOR, "template": _TEMPLATE, "minReadySeconds": ANY,
                             "strategy": {"type": ANY, "rollingUpdate": {"maxSurge": ANY, "maxUnavailable": ANY}},
                             "progressDeadlineSeconds": ANY, "revisionHistoryLimit": ANY, "paused": ANY}},
-    "Service": {"spec": {"selector": ANY, "ports": ANY, "type": ANY, "publishNotReadyAddresses": ANY}},
+    "Service": {"spec": {"selector": ANY, "ports": ANY, "type": ANY, "publishNotReadyAddresses": ANY, "clusterIP": ANY}},
     "ResourceQuota": {"spec": {"hard": ANY}},
-    "Node": {"spec": {"unschedulable": ANY, "taints": ANY}, "status": {"allocatable": ANY, "capacity": ANY}},
+    "Node": {"spec": {"unschedulable": ANY, "taints": ANY, "podCIDR": ANY}, "status": {"allocatable": ANY, "capacity": ANY}},
 }
 SERVER_SET = {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink",
               "ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers"}
@@ -444,6 +446,12 @@ def validate(manifest: dict) -> Manifest:
                                   "ClusterIP, NodePort, LoadBalancer, ExternalName")
         if "publishNotReadyAddresses" in spec:
             require_bool(spec["publishNotReadyAddresses"], "spec.publishNotReadyAddresses")
+        if spec.get("clusterIP") not in (None, "", "None"):
+            try:
+                ipaddress.IPv4Address(spec["clusterIP"])
+            except ValueError:
+                raise ValidationError("spec.clusterIP", f"{spec['clusterIP']!r} is not an IPv4 address",
+                                      "an address such as 10.96.0.10, 'None' (headless) or empty") from None
     elif kind == "ResourceQuota":
         validate_hard(obj["spec"].get("hard") or {})
     elif kind == "Node":
@@ -458,6 +466,8 @@ def validate(manifest: dict) -> Manifest:
             _taints(spec["taints"], "spec.taints")
         if "unschedulable" in spec:
             require_bool(spec["unschedulable"], "spec.unschedulable")
+        if spec.get("podCIDR"):
+            parse_cidr(spec["podCIDR"], "spec.podCIDR")
     return Manifest(obj=obj, unsupported=out)
 
 
