@@ -1,0 +1,184 @@
+"""A decision tree drawn left to right with the path taken highlighted: questions as squares, outcomes
+as diamonds, Yes/No written on the edges where they fit. Any tree-shaped data with ``nodes`` (id →
+node with ``label``, ``answers``, ``is_outcome``) and ``graph()`` can be drawn; the caller gives the
+positions (the law and self-hosting trees use :func:`engines.law.trees.layout`)."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetrics
+
+from explorer.theme import Theme
+from explorer.ui.widgets import brush, pen
+
+
+NODE_PX = 26    # the largest node symbol, in pixels
+
+
+class TreeGraph(pg.PlotWidget):
+    """The tree laid out left to right; squares are questions, diamonds outcomes. The path taken is
+    drawn thick and solid with filled nodes, the rest thin and dashed; the current node is starred."""
+
+    def __init__(self, theme: Theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.setMenuEnabled(False)
+        self.hideAxis("left")
+        self.hideAxis("bottom")
+        self.setMouseEnabled(x=False, y=False)
+        self.setAccessibleName("Decision tree graph")
+        self.getViewBox().sigResized.connect(lambda *_a: self._place_edge_words())
+        self._words = QTimer(self)            # a draw and the resizes a layout pass sends place the words once
+        self._words.setSingleShot(True)
+        self._words.setInterval(0)
+        self._words.timeout.connect(self._place_edge_words_now)
+
+    def draw(self, tree, path: list[str], pos: dict[str, tuple[float, float]]) -> None:
+        """``tree``: nodes (id → node with label, answers, is_outcome) and graph(); ``pos``: node id → (x, y)."""
+        th = self.theme
+        drawn = (id(tree), tuple(path), th)
+        if drawn == getattr(self, "_drawn", None):     # a step sets the walk and then its frame: draw once
+            return
+        self._drawn = drawn
+        self.clear()
+        self.setBackground(th.bg)
+        on_path = set(path)
+        path_edges = set(zip(path, path[1:]))
+        g = tree.graph()
+        accent, other = th.palette[0], th.muted
+        for hot in (False, True):                 # one item per style, its edges as separate segments
+            xs, ys = [], []
+            for u, v in g.edges:
+                if ((u, v) in path_edges) == hot:
+                    xs += [pos[u][0], pos[v][0]]
+                    ys += [pos[u][1], pos[v][1]]
+            if xs:
+                self.addItem(pg.PlotDataItem(xs, ys, connect="pairs", pen=pen(accent if hot else other,
+                                                                            5 if hot else 1.2,
+                                                                            Qt.SolidLine if hot else Qt.DashLine)))
+        font = QFont()
+        # one row per leaf: capped so presenter scale enlarges the cards, not overlaps between rows
+        font.setPointSizeF(min(th.point_size, 12.0) * 0.9)
+        backing = brush(th.bg, 0.85)
+        small = QFont(font)
+        small.setPointSizeF(font.pointSizeF() * 0.85)
+        small.setItalic(True)
+        self._edge_words: list[tuple[pg.TextItem, tuple[float, float], tuple[float, float]]] = []
+        for nid, node in tree.nodes.items():      # yes/no splits: the answer written on its edge
+            words: dict[str, list[str]] = {}      # target → its words (both answers may lead there)
+            for a in node.answers:
+                word = _yes_no(a.label)
+                if word and a.next in pos:
+                    words.setdefault(a.next, []).append(word)
+            for target, said in words.items():
+                word = " / ".join(said)
+                item = pg.TextItem(word, color=th.fg, anchor=(0.5, 0.5), fill=backing)
+                item.setFont(small)
+                item._split = len(words) == 2     # one of two branches: the other word tells it apart
+                item._either = len(said) > 1      # "Yes / No": taken whatever the answer
+                self._edge_words.append((item, pos[nid], pos[target]))
+                self.addItem(item)
+        self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
+        self._node_labels: list[pg.TextItem] = []
+        metrics = QFontMetrics(font)
+        spots = []                                # every node symbol in one item
+        for nid, node in tree.nodes.items():
+            x, y = pos[nid]
+            hot = nid in on_path
+            spots.append({"pos": (x, y), "symbol": "d" if node.is_outcome else "s", "size": 26 if hot else 18,
+                          "brush": brush(accent if hot else th.panel_bg), "pen": pen(th.fg, 2.5 if hot else 1)})
+            text = node.label + (" ✓" if hot and nid != path[-1] else "")
+            # outcomes end a row: their label reads on to the right; a question's sits above it
+            anchor = (-0.12, 0.5) if node.is_outcome else (0.5, 1.25)
+            item = pg.TextItem(text, color=th.fg, anchor=anchor, fill=backing)
+            item.setFont(font)
+            item.setPos(x, y)
+            self.addItem(item)
+            w = metrics.horizontalAdvance(text) + 24
+            self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
+            self._node_labels.append(item)
+        self.addItem(pg.ScatterPlotItem(spots=spots))
+        if path:
+            x, y = pos[path[-1]]
+            self.addItem(pg.ScatterPlotItem([x], [y], symbol="star", size=30, brush=brush(th.palette[5]),
+                                            pen=pen(th.fg, 1.5)))
+            here = pg.TextItem("★ you are here", color=th.fg, anchor=(0.5, -0.45), fill=backing)
+            here.setFont(font)
+            here.setPos(x, y)
+            self.addItem(here)
+        xs = [p[0] for p in pos.values()]
+        ys = [p[1] for p in pos.values()]
+        self._x_span = (min(xs), max(xs))
+        self.setYRange(min(ys) - 0.8, max(ys) + 1.0, padding=0)
+        self._fit_x(now=True)
+
+    def _fit_x(self, now: bool = False) -> None:
+        """Room on both sides for the labels, worked out in pixels at the chart's width."""
+        if not getattr(self, "_x_span", None):
+            return
+        lo0, hi0 = self._x_span
+        width = max(self.getViewBox().width(), 200.0)
+        lo, hi = lo0 - 0.6, hi0 + 0.6
+        for _ in range(4):                                   # the scale depends on the range: settle it
+            per_px = (hi - lo) / width
+            lo = min([lo0 - 0.6] + [x - left * per_px for x, left, _right in self._label_px])
+            hi = max([hi0 + 0.6] + [x + right * per_px for x, _left, right in self._label_px])
+        self.setXRange(lo, hi, padding=0)
+        self._place_edge_words_now() if now else self._place_edge_words()
+
+    def _place_edge_words(self) -> None:
+        self._words.start()
+
+    def _place_edge_words_now(self) -> None:
+        """Each Yes/No at the first point along its edge (middle first, then either way) where its box clears the node labels, the node symbols and the words
+        already placed: in a narrow chart the layers are close and a word at a fixed fraction ran
+        into the next question's label. Of a two-way split that has no clear spot for one word, the
+        other word alone tells the branches apart; a crowded "Yes / No" (either answer leads there)
+        is left out, since the edge needs no word to be read."""
+        if not getattr(self, "_edge_words", None):
+            return
+        vb = self.getViewBox()
+        vb.updateMatrix()                 # boxes in scene pixels, with the range just set
+
+        def box_at(item: pg.TextItem, x: float, y: float) -> QRectF:
+            r = item.textItem.boundingRect()             # text size in pixels (TextItems do not scale)
+            p = vb.mapViewToScene(QPointF(x, y))
+            ax, ay = item.anchor.x(), item.anchor.y()
+            return QRectF(p.x() - ax * r.width(), p.y() - ay * r.height(), r.width(), r.height())
+
+        taken = [box_at(item, item.pos().x(), item.pos().y()) for item in self._node_labels]
+        for item in self._node_labels:
+            p = vb.mapViewToScene(item.pos())
+            taken.append(QRectF(p.x() - NODE_PX / 2, p.y() - NODE_PX / 2, NODE_PX, NODE_PX))
+        clean: dict[tuple[float, float], bool] = {}     # source node → one of its words placed cleanly
+        crowded = []
+        for item, (x0, y0), (x1, y1) in self._edge_words:
+            best = None
+            for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78):   # on its own edge only: beside it, a word
+                box = box_at(item, x0 + f * (x1 - x0), y0 + f * (y1 - y0))   # reads as the neighbour's
+                clash = sum(box.intersected(t).width() * box.intersected(t).height() for t in taken)
+                if best is None or clash < best[0]:
+                    best = (clash, f, box)
+                if clash == 0:
+                    break
+            clash, f, box = best
+            item.setPos(x0 + f * (x1 - x0), y0 + f * (y1 - y0))
+            item.setVisible(True)
+            taken.append(box)
+            clean[(x0, y0)] = clean.get((x0, y0), False) or clash == 0
+            if clash:
+                crowded.append((item, (x0, y0)))
+        for item, source in crowded:
+            if (item._split and clean[source]) or item._either:   # an edge taken either way needs no word
+                item.setVisible(False)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit_x()
+
+
+def _yes_no(label: str) -> str | None:
+    """"Yes" or "No" when an answer's label starts with one ("No, never", "Yes (paid…)"), else None:
+    other answers name their target, whose label the graph already shows."""
+    head = label.split(":")[0].split("(")[0].split(",")[0].strip()
+    return head if head in ("Yes", "No") else None
