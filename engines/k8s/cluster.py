@@ -9,12 +9,14 @@ see the repair). Everything is deterministic for a seed.
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 from engines.core.errors import ValidationError, require_int, require_number
 from engines.k8s import manifests, rules
 from engines.k8s.base import Context, ImageBehavior
 from engines.k8s.deployment import DeploymentController, fenceposts
 from engines.k8s.endpointslice import EndpointSliceController
+from engines.k8s.hpa import HpaController, check_traffic
 from engines.k8s.kubelet import Kubelet, NodeLifecycleController, default_tolerations
 from engines.k8s.network import HostLocal, NodeIpam, ServiceIps
 from engines.k8s.quantity import to_int
@@ -24,10 +26,14 @@ from engines.k8s.scheduler import Scheduler
 from engines.k8s.store import (KINDS, NAMESPACED, ApiError, Clock, DropRule, Informer, Recorder, Store, clone,
                                controller_ref, index_by_label, index_by_node, index_by_owner, obj_key)
 
+if TYPE_CHECKING:
+    from engines.k8s.kubectl import CommandResult
+
 MAX_ROUNDS = 20
 _ALIASES = {"po": "Pod", "pods": "Pod", "rs": "ReplicaSet", "replicasets": "ReplicaSet", "deploy": "Deployment",
             "deployments": "Deployment", "svc": "Service", "services": "Service", "no": "Node", "nodes": "Node",
-            "quota": "ResourceQuota", "resourcequotas": "ResourceQuota", "endpointslices": "EndpointSlice"}
+            "quota": "ResourceQuota", "resourcequotas": "ResourceQuota", "endpointslices": "EndpointSlice",
+            "hpa": "HorizontalPodAutoscaler", "horizontalpodautoscalers": "HorizontalPodAutoscaler"}
 
 
 def normalize_kind(kind: str) -> str:
@@ -93,6 +99,7 @@ class Cluster:
         inf["EndpointSlice"] = Informer(self.store, "EndpointSlice", {"owner": index_by_owner})
         inf["Node"] = Informer(self.store, "Node")
         inf["ResourceQuota"] = Informer(self.store, "ResourceQuota")
+        inf["HorizontalPodAutoscaler"] = Informer(self.store, "HorizontalPodAutoscaler")
         self.store.admission.append(self._pod_limit_admission)
         self.store.admission.append(self._mutating_admission)
         self.ipam = NodeIpam()
@@ -104,7 +111,8 @@ class Cluster:
         self.endpoints = EndpointSliceController(self.ctx)
         self.quota = QuotaController(self.ctx)
         self.node_lifecycle = NodeLifecycleController(self.ctx, self.kubelets)
-        self.controllers = [self.deployments, self.replicasets, self.scheduler, self.endpoints, self.quota]
+        self.hpa = HpaController(self.ctx, self.kubelets)
+        self.controllers = [self.hpa, self.deployments, self.replicasets, self.scheduler, self.endpoints, self.quota]
         inf["Node"].on_add.append(self._node_added)
         inf["Pod"].on_add.append(self._pod_to_kubelet)
         inf["Pod"].on_update.append(lambda old, new: self._pod_to_kubelet(new, old))
@@ -309,6 +317,14 @@ class Cluster:
             new["status"] = merged.get("status", {})
         return clone(self.store.update(new))
 
+    def kubectl(self, command: str) -> "CommandResult":
+        """Run one kubectl command now (engines.k8s.kubectl): apply -f (the manifest on the lines
+        after the command), scale, set image, delete, label, cordon, uncordon, drain, rollout
+        undo/pause/resume, patch. Returns whether the API server accepted it, with its message;
+        accepted is not success: the controllers take it from the next tick."""
+        from engines.k8s.kubectl import Kubectl
+        return Kubectl(self).run(command)
+
     def run(self, seconds: float) -> None:
         """Advance the simulated clock, every controller running each tick."""
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 10**7:
@@ -402,6 +418,12 @@ class Cluster:
             if cpu_millis is not None:
                 c.cpu = int(cpu_millis) // len(rt.containers)
 
+    def set_traffic(self, deployment: str, points, namespace: str = "default") -> None:
+        """Requests per second sent to ``deployment``'s pods over time (piecewise-linear through
+        ``points`` of (simulated s, requests/s)); an HPA with a Pods metric reads each Ready pod's
+        share. Traffic comes from outside the cluster, so it is set here, not through the API."""
+        self.hpa.traffic[f"{namespace}/{deployment}"] = check_traffic(points)
+
     def drop_watch_events(self, seconds: float, probability: float = 1.0) -> None:
         """Watch messages are lost for ``seconds`` (each with ``probability``); caches go stale
         until the next relist after the outage."""
@@ -429,9 +451,9 @@ class Cluster:
         ref = controller_ref(obj)
         return ref["name"] if ref else None
 
-    def deployment_bounds(self, name: str) -> tuple[int, int]:
+    def deployment_bounds(self, name: str, namespace: str = "default") -> tuple[int, int]:
         """(maxTotal, minAvailable) of a Deployment: replicas + surge, replicas − unavailable."""
-        d = self._find("Deployment", name)
+        d = self._find("Deployment", name, namespace)
         surge, unavailable = fenceposts(d)
         replicas = int(d["spec"].get("replicas", 1))
         return replicas + surge, replicas - unavailable

@@ -43,6 +43,8 @@ SCHEMA = {
                             "progressDeadlineSeconds": ANY, "revisionHistoryLimit": ANY, "paused": ANY}},
     "Service": {"spec": {"selector": ANY, "ports": ANY, "type": ANY, "publishNotReadyAddresses": ANY, "clusterIP": ANY}},
     "ResourceQuota": {"spec": {"hard": ANY}},
+    "HorizontalPodAutoscaler": {"spec": {"scaleTargetRef": ANY, "minReplicas": ANY, "maxReplicas": ANY, "metrics": ANY,
+                                         "behavior": ANY}},
     "Node": {"spec": {"unschedulable": ANY, "taints": ANY, "podCIDR": ANY}, "status": {"allocatable": ANY, "capacity": ANY}},
 }
 SERVER_SET = {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink",
@@ -454,6 +456,9 @@ def validate(manifest: dict) -> Manifest:
                                       "an address such as 10.96.0.10, 'None' (headless) or empty") from None
     elif kind == "ResourceQuota":
         validate_hard(obj["spec"].get("hard") or {})
+    elif kind == "HorizontalPodAutoscaler":
+        from engines.k8s.hpa import check_hpa_spec
+        check_hpa_spec(obj["spec"])
     elif kind == "Node":
         alloc = (obj.get("status") or {}).get("allocatable")
         if not isinstance(alloc, dict) or "cpu" not in alloc or "memory" not in alloc:

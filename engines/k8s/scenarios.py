@@ -25,6 +25,12 @@ Action = Callable[[Cluster], None]
 
 @dataclass
 class Frame:
+    """One simulated second. ``objects``: the API objects as stored then, by kind and key (shared,
+    never changed: the store replaces objects instead of editing them); ``last_rules``: per object
+    (e.g. "Pod web-1"), the last decision a controller made about it; ``event_log``: every event so
+    far as (object, type, reason, message, count, last seen); ``commands``: kubectl commands given
+    in the second before this frame, with the API server's answers."""
+
     t: float
     nodes: list[dict]
     pods: list[dict]
@@ -35,6 +41,11 @@ class Frame:
     events: list[dict]
     caption: str
     twin: str = ""
+    hpas: list[dict] = field(default_factory=list)
+    commands: list = field(default_factory=list)
+    objects: dict[str, dict[str, dict]] = field(default_factory=dict)
+    last_rules: dict[str, dict] = field(default_factory=dict)
+    event_log: tuple = ()
 
 
 @dataclass
@@ -79,6 +90,8 @@ def snapshot_nodes(c: Cluster) -> list[dict]:
                     "memory_used": kubelet.memory_used() if kubelet else 0,
                     "memory_capacity": kubelet.capacity_memory() if kubelet else 0,
                     "pressure": bool(pressure and pressure["status"] == "True"),
+                    "unschedulable": bool((n.get("spec") or {}).get("unschedulable")),
+                    "pod_cidr": (n.get("spec") or {}).get("podCIDR", ""),
                     "taints": [t["key"].split("/")[-1] for t in (n.get("spec") or {}).get("taints") or []]})
     return out
 
@@ -94,23 +107,26 @@ def _cpu(c: Cluster, p: dict) -> dict | None:
             "throttled": m["nr_throttled"]}
 
 
-def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "") -> Frame:
+def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "", last_rules: dict | None = None,
+             commands: list | None = None) -> Frame:
     pods = []
     # a ReplicaSet's pod template image: a pod running another image was edited by hand
-    templates = {r["metadata"]["name"]: r["spec"]["template"]["spec"]["containers"][0].get("image", "")
-                 for r in c.list("ReplicaSet")}
+    templates = {(r["metadata"].get("namespace"), r["metadata"]["name"]):
+                 r["spec"]["template"]["spec"]["containers"][0].get("image", "") for r in c.list("ReplicaSet")}
     for p in c.list("Pod"):
         owner = controller_ref(p)
+        ns = p["metadata"].get("namespace") or "default"
         req, lim = rules.pod_requests(p), rules.pod_limits(p)
-        pods.append({"name": p["metadata"]["name"], "node": p["spec"].get("nodeName"), "phase": p["status"].get("phase"),
+        pods.append({"name": p["metadata"]["name"], "namespace": ns, "node": p["spec"].get("nodeName"),
+                     "phase": p["status"].get("phase"),
                      "ready": rules.is_pod_ready(p), "badge": pod_badge(p), "qos": rules.qos_class(p),
                      "owner": owner["name"] if owner else None, "labels": dict(p["metadata"].get("labels") or {}),
                      "requests": req, "limits": lim, "image": p["spec"]["containers"][0].get("image", ""),
-                     "template_image": templates.get(owner["name"]) if owner and owner.get("kind") == "ReplicaSet"
-                     else None, "cpu": _cpu(c, p),
+                     "template_image": templates.get((ns, owner["name"])) if owner and owner.get("kind") == "ReplicaSet"
+                     else None, "cpu": _cpu(c, p), "ip": p["status"].get("podIP") or "",
                      "restarts": rules.max_restarts(p), "active": rules.is_active(p),
                      "scheduled": rules.condition(p, "PodScheduled"), "priority": p["spec"].get("priority", 0) or 0,
-                     "usage": c.kubelets[p["spec"]["nodeName"]].usage(f"default/{p['metadata']['name']}")
+                     "usage": c.kubelets[p["spec"]["nodeName"]].usage(f"{ns}/{p['metadata']['name']}")
                      if p["spec"].get("nodeName") in c.kubelets else None})
     rss = [{"name": r["metadata"]["name"], "owner": (controller_ref(r) or {}).get("name"),
             "desired": r["spec"].get("replicas", 1), "current": r["status"].get("replicas", 0),
@@ -120,21 +136,45 @@ def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "") ->
     deps = []
     for d in c.list("Deployment"):
         prog = rules.condition(d, "Progressing")
-        max_total, min_avail = c.deployment_bounds(d["metadata"]["name"])
+        max_total, min_avail = c.deployment_bounds(d["metadata"]["name"], d["metadata"].get("namespace", "default"))
         deps.append({"name": d["metadata"]["name"], "replicas": d["spec"].get("replicas", 1),
                      "updated": d["status"].get("updatedReplicas", 0), "available": d["status"].get("availableReplicas", 0),
                      "progressing": f"{prog['status']} {prog['reason']}" if prog else "", "max_total": max_total,
-                     "min_available": min_avail, "image": d["spec"]["template"]["spec"]["containers"][0].get("image", "")})
+                     "min_available": min_avail, "image": d["spec"]["template"]["spec"]["containers"][0].get("image", ""),
+                     "paused": bool(d["spec"].get("paused"))})
     services = []
+    slices = c.list("EndpointSlice")
     for s in c.list("Service"):
-        eps = [e for sl in c.list("EndpointSlice") if sl["metadata"]["labels"].get("kubernetes.io/service-name") == s["metadata"]["name"]
-               for e in sl.get("endpoints") or []]
+        mine = [sl for sl in slices if sl["metadata"]["labels"].get("kubernetes.io/service-name") == s["metadata"]["name"]
+                and sl["metadata"].get("namespace") == s["metadata"].get("namespace")]
+        eps = [e for sl in mine for e in sl.get("endpoints") or []]
         services.append({"name": s["metadata"]["name"], "selector": dict(s["spec"].get("selector") or {}),
+                         "cluster_ip": s["spec"].get("clusterIP", ""), "ports": list(s["spec"].get("ports") or []),
+                         "slices": [sl["metadata"]["name"] for sl in mine],
+                         "endpoints": [{"pod": e["targetRef"]["name"], "ip": e["addresses"][0], "node": e.get("nodeName"),
+                                        **e["conditions"]} for e in eps],
                          "ready": [e["targetRef"]["name"] for e in eps if e["conditions"]["ready"]],
                          "not_ready": [e["targetRef"]["name"] for e in eps if not e["conditions"]["ready"]]})
+    hpas = []
+    for h in c.list("HorizontalPodAutoscaler"):
+        st, ref = h.get("status") or {}, h["spec"]["scaleTargetRef"]
+        ns = h["metadata"].get("namespace", "default")
+        target_pods = [p for p in pods if p["owner"] and p["namespace"] == ns and p["active"]
+                       and any(r["name"] == p["owner"] and r["owner"] == ref["name"] for r in rss)]
+        hpas.append({"name": h["metadata"]["name"], "target": ref["name"], "min": h["spec"].get("minReplicas", 1),
+                     "max": h["spec"]["maxReplicas"], "current": st.get("currentReplicas"),
+                     "desired": st.get("desiredReplicas"), "metrics": list(st.get("currentMetrics") or []),
+                     "conditions": [dict(x) for x in st.get("conditions") or []],
+                     "load": c.hpa.load(f"{ns}/{ref['name']}"),
+                     "pending": sum(1 for p in target_pods if not p["node"]),
+                     "running": sum(1 for p in target_pods if p["node"])})
     events = [dict(e) for e in c.recorder.events[-14:]]
+    log = tuple((e["object"], e["type"], e["reason"], e["message"], e["count"], e["lastTimestamp"])
+                for e in c.recorder.events[-400:])
+    objects = {kind: dict(c.store.objects[kind]) for kind in c.store.objects}
     return Frame(t=c.now, nodes=snapshot_nodes(c), pods=pods, replicasets=rss, deployments=deps, services=services,
-                 decisions=decisions, events=events, caption=caption, twin=twin)
+                 decisions=decisions, events=events, caption=caption, twin=twin, hpas=hpas,
+                 commands=list(commands or []), objects=objects, last_rules=dict(last_rules or {}), event_log=log)
 
 
 def ownership_graph(frame: Frame) -> nx.DiGraph:
@@ -393,28 +433,132 @@ def model_server_guide(scenario) -> Guide:
                  plan.summary, setup, [], 45)
 
 
+@dataclass(frozen=True)
+class AutoscalePlan:
+    """The autoscaled model server for a shared scenario: GPUs per replica and a replica's request
+    rate from engines.serving, the HPA's target and the traffic curve (hashable: a cache key)."""
+
+    server: ModelServerPlan
+    capacity_rps: float        # one replica's saturation rate (engines.serving.saturation_rate)
+    target_rps: float          # the HPA's per-pod target: DEFAULT_MAX_UTILISATION × capacity
+    max_replicas: int
+    traffic: tuple[tuple[float, float], ...]
+
+    @property
+    def summary(self) -> str:
+        s = self.server
+        return (f"{s.model}: {s.gpus_needed} GPU(s) per replica, about {self.capacity_rps:.1f} requests/s each at "
+                f"saturation (engines.serving roofline bound, an estimate); the HPA aims at {self.target_rps:.1f} "
+                f"requests/s per pod (80 %), min 1, max {self.max_replicas}. The nodes hold {s.fit} replica(s): "
+                "at the peak the HPA asks for more than the GPUs hold, and the extra pods stay Pending.")
+
+
+AUTOSCALE_SECONDS = 720
+
+
+def autoscale_plan(scenario) -> AutoscalePlan:
+    """Cheap arithmetic: the model server's GPUs, its saturation rate and a rise-and-fall load."""
+    from engines.serving import DEFAULT_MAX_UTILISATION, default_workload, saturation_rate, step_cost
+
+    server = model_server_plan(scenario)
+    capacity = float(saturation_rate(step_cost(scenario, server.gpus_needed), default_workload(scenario),
+                                     scenario.serve_batch))
+    target = round(DEFAULT_MAX_UTILISATION * capacity, 2)
+    wanted = min(server.fit + 3, 28)          # more than the GPUs hold, so the limit shows
+    peak = round(wanted * target, 2)
+    traffic = ((0.0, round(0.6 * target, 2)), (40.0, round(0.6 * target, 2)), (160.0, peak), (330.0, peak),
+               (360.0, round(1.5 * target, 2)))
+    return AutoscalePlan(server, capacity, target, max(wanted + 1, 4), traffic)
+
+
+def autoscale_guide(scenario) -> Guide:
+    """The model server under an HPA: request rate → per-pod load → replicas → GPUs."""
+    plan = autoscale_plan(scenario)
+    server = plan.server
+
+    def setup(c: Cluster) -> None:
+        for i in range(server.n_nodes):
+            c.apply({"kind": "Node", "metadata": {"name": f"gpu-node-{i}"},
+                     "status": {"allocatable": {"cpu": "112", "memory": "2Ti", "nvidia.com/gpu": str(server.gpus_per_node)}}})
+        container = {"name": "server", "image": "vllm/vllm-openai:latest",
+                     "resources": {"requests": {"cpu": "8", "memory": str(server.weights_bytes)},
+                                   "limits": {"nvidia.com/gpu": server.gpus_needed}},
+                     "readinessProbe": {"httpGet": {"path": "/health", "port": 8000}, "initialDelaySeconds": 20}}
+        c.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "model-server"},
+                 "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "model-server"}},
+                          "template": {"metadata": {"labels": {"app": "model-server"}}, "spec": {"containers": [container]}}}})
+        c.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "model-server"},
+                 "spec": {"selector": {"app": "model-server"}, "ports": [{"port": 8000}]}})
+        c.apply({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "model-server"},
+                 "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "model-server"},
+                          "minReplicas": 1, "maxReplicas": plan.max_replicas,
+                          "metrics": [{"type": "Pods", "pods": {"metric": {"name": "requests_per_second"},
+                                                                "target": {"type": "AverageValue",
+                                                                           "averageValue": f"{plan.target_rps:g}"}}}]}})
+        c.set_traffic("model-server", list(plan.traffic))
+
+    peak = plan.traffic[2][1]
+    return Guide("autoscale", "Autoscale the model server: the HPA asks, the GPUs decide", plan.summary, setup,
+                 [(40, f"traffic climbs towards {peak:.0f} requests/s", None),
+                  (160, "peak load: the HPA wants more replicas than the GPU nodes hold", None),
+                  (330, "traffic falls: the HPA keeps the replicas for its 300 s scale-down window", None),
+                  (640, "the window has passed: the HPA scales down", None)], AUTOSCALE_SECONDS)
+
+
 def guide_keys() -> list[str]:
-    return [*GUIDES, "model-server"]
+    return [*GUIDES, "model-server", "autoscale"]
+
+
+COMMAND_TAIL = 60          # seconds simulated after the last command, so the loops' answer is seen
+MAX_SECONDS = 1800         # a timeline's length with commands (30 simulated minutes)
+Commands = tuple[tuple[int, str], ...]
+
+
+def check_commands(commands: object) -> Commands:
+    """(second, kubectl command) pairs in time order: the seconds whole, ≥ 0 and < MAX_SECONDS."""
+    from engines.core.errors import ValidationError, require_int
+    if not isinstance(commands, (list, tuple)):
+        raise ValidationError("commands", "expected a list of (second, command) pairs", "[(12, 'scale deploy/web --replicas=6')]")
+    out = []
+    for i, pair in enumerate(commands):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not isinstance(pair[1], str) or not pair[1].strip():
+            raise ValidationError(f"commands[{i}]", f"{pair!r:.80} is not a (second, command) pair", "(12, 'cordon node-1')")
+        out.append((require_int(pair[0], f"commands[{i}].second", 0, MAX_SECONDS - 1), pair[1]))
+    if any(b[0] < a[0] for a, b in zip(out, out[1:])):
+        raise ValidationError("commands", "seconds must not decrease", "commands in time order")
+    return tuple(out)
+
+
+def fork(commands: Commands, second: int, command: str) -> Commands:
+    """Branch the timeline at ``second``: commands up to and including that second stay, later ones
+    (the old future) go, and ``command`` is given at ``second``."""
+    return check_commands([*(c for c in check_commands(commands) if c[0] <= second), (second, command)])
+
+
+def guide_for(key: str, scenario=None) -> Guide:
+    require_choice(key, "scenario", tuple(guide_keys()))
+    if key in ("model-server", "autoscale"):
+        from engines.core.scenario import Scenario
+        return (model_server_guide if key == "model-server" else autoscale_guide)(scenario or Scenario())
+    return GUIDES[key]
 
 
 def run_guide(key: str, scenario=None, seed: int = 0, progress: Callable[[float], None] | None = None,
-              cancelled: Callable[[], bool] | None = None) -> Timeline:
+              cancelled: Callable[[], bool] | None = None, commands: Commands = ()) -> Timeline:
     """Play a guided scenario and record one frame per simulated second. ``progress(fraction)``
     is called once per simulated second; ``cancelled()`` is asked as often (true: raise
-    :class:`engines.core.errors.Cancelled`)."""
-    require_choice(key, "scenario", tuple(guide_keys()))
-    if key == "model-server":
-        from engines.core.scenario import Scenario
-        guide = model_server_guide(scenario or Scenario())
-    else:
-        guide = GUIDES[key]
-    return play_guide(guide, seed=seed, progress=progress, cancelled=cancelled)
+    :class:`engines.core.errors.Cancelled`). ``commands``: kubectl commands given by you, as
+    (second, command): each runs on the cluster as it was at that second (``fork``)."""
+    return play_guide(guide_for(key, scenario), seed=seed, progress=progress, cancelled=cancelled, commands=commands)
 
 
 def play_guide(guide: Guide, seed: int = 0, progress: Callable[[float], None] | None = None,
-               cancelled: Callable[[], bool] | None = None) -> Timeline:
+               cancelled: Callable[[], bool] | None = None, commands: Commands = ()) -> Timeline:
     """Play ``guide`` (registered or not) in a fresh cluster, one frame per simulated second: a
-    worker thread can run its own Guide without touching the shared ``GUIDES`` registry."""
+    worker thread can run its own Guide without touching the shared ``GUIDES`` registry. A command
+    at second s is given to the cluster in the state of frame s; frame s + 1 shows the first tick
+    of the loops' answer, and replaying the same commands gives the same frames."""
+    commands = check_commands(commands)
     cluster = Cluster(seed=seed, reconcile=guide.reconcile)
     twin = Cluster(seed=seed) if guide.twin else None
     guide.setup(cluster)
@@ -425,11 +569,15 @@ def play_guide(guide: Guide, seed: int = 0, progress: Callable[[float], None] | 
     caption = guide.summary
     cluster.settle()
     seen = 0
-    for second in range(int(guide.duration) + 1):
+    last_rules: dict[str, dict] = {}
+    duration = int(guide.duration)
+    if commands:
+        duration = min(max(duration, commands[-1][0] + COMMAND_TAIL), MAX_SECONDS - 1)
+    for second in range(duration + 1):
         if cancelled is not None and cancelled():
             raise Cancelled()
         if progress is not None:
-            progress(second / (int(guide.duration) + 1))
+            progress(second / (duration + 1))
         for at, text, action in steps:
             if at == second:
                 if action is not None:
@@ -438,15 +586,28 @@ def play_guide(guide: Guide, seed: int = 0, progress: Callable[[float], None] | 
                         action(twin)
                 caption = text
                 chapters.append((len(frames), text))
+        given = []
+        for at, command in commands:
+            if at + 1 == second:
+                given.append(cluster.kubectl(command))
+                if twin is not None:
+                    twin.kubectl(command)
+        if given:
+            caption = "You: " + "; ".join(f"kubectl {r.command.splitlines()[0]} → "
+                                          f"{'accepted' if r.accepted else 'rejected'}" for r in given)
+            chapters.append((len(frames), "$ kubectl " + given[-1].command.splitlines()[0]))
         if second:
             cluster.run(1)
             if twin is not None:
                 twin.run(1)
         decisions = cluster.ctx.decisions[seen:] if seen <= len(cluster.ctx.decisions) else cluster.ctx.decisions[:]
         seen = len(cluster.ctx.decisions)
+        for d in decisions:
+            if not d["noop"] or d["object"] not in last_rules:
+                last_rules[d["object"]] = d
         twin_text = ""
         if twin is not None:
             alive = [p for p in twin.list("Pod") if rules.is_active(p)]
             twin_text = f"level-triggered twin: {len(alive)}/3 pods"
-        frames.append(snapshot(cluster, caption, [dict(d) for d in decisions[-40:]], twin_text))
+        frames.append(snapshot(cluster, caption, [dict(d) for d in decisions[-40:]], twin_text, last_rules, given))
     return Timeline(key=guide.key, title=guide.title, frames=frames, chapters=chapters)

@@ -18,10 +18,12 @@ from typing import Callable, Iterable
 
 from engines.core.errors import ValidationError
 
-KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Service", "EndpointSlice", "ResourceQuota")
+KINDS = ("Node", "Pod", "ReplicaSet", "Deployment", "Service", "EndpointSlice", "ResourceQuota",
+         "HorizontalPodAutoscaler")
 API_VERSIONS = {"Node": "v1", "Pod": "v1", "Service": "v1", "ResourceQuota": "v1", "ReplicaSet": "apps/v1",
-                "Deployment": "apps/v1", "EndpointSlice": "discovery.k8s.io/v1"}
-NAMESPACED = {"Pod", "ReplicaSet", "Deployment", "Service", "EndpointSlice", "ResourceQuota"}
+                "Deployment": "apps/v1", "EndpointSlice": "discovery.k8s.io/v1",
+                "HorizontalPodAutoscaler": "autoscaling/v2"}
+NAMESPACED = {"Pod", "ReplicaSet", "Deployment", "Service", "EndpointSlice", "ResourceQuota", "HorizontalPodAutoscaler"}
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"   # apimachinery util/rand SafeEncodeString alphabet
 
 
