@@ -53,9 +53,12 @@ def hpa_desired_replicas(current_replicas: int, current_metric: float, target_me
 
 
 def replicas_from_pods(current: int, metrics: dict[str, float], pods: list[dict], target: float,
-                       tolerance: float = DEFAULT_TOLERANCE) -> tuple[int, float, str]:
-    """(desired, usage ratio, how) by calcPlainMetricReplicas over the target's pods; ``metrics``
-    maps pod name → its metric value (absent: missing)."""
+                       tolerance: float = DEFAULT_TOLERANCE,
+                       requests: dict[str, float] | None = None) -> tuple[int, float, str]:
+    """(desired, usage ratio over the ready pods, how) by calcPlainMetricReplicas over the target's pods; ``metrics``
+    maps pod name → its metric value (absent: missing). With ``requests`` (pod → cpu request) the
+    metric is usage and the target a utilisation in %: the ratio is Σ usage / Σ requests against
+    it (GetResourceUtilizationRatio), not the mean of per-pod percentages."""
     ready, unready, missing, values = 0, [], [], {}
     for pod in pods:
         name = pod["metadata"]["name"]
@@ -72,26 +75,38 @@ def replicas_from_pods(current: int, metrics: dict[str, float], pods: list[dict]
         ready += 1
     if not values:
         raise ValidationError("metrics", "did not receive metrics for any ready pods of the target")
-    ratio = sum(values.values()) / len(values) / target
+
+    def usage_ratio(vals: dict[str, float]) -> float:
+        if requests is None:
+            return sum(vals.values()) / len(vals) / target
+        total = sum(requests.get(n, 0) for n in vals)
+        if total <= 0:
+            raise ValidationError("metrics", "missing request for cpu", "pods with cpu requests")
+        return 100.0 * sum(vals.values()) / total / target
+
+    def at_target(name: str) -> float:
+        return target if requests is None else target / 100.0 * requests.get(name, 0)
+
+    ratio = usage_ratio(values)
     scale_up_unready = bool(unready) and ratio > 1.0
     if not scale_up_unready and not missing:
         if abs(1.0 - ratio) <= tolerance:
             return current, ratio, f"ratio {ratio:.2f} within ±{tolerance:g} of 1: keep {current}"
         return math.ceil(ratio * ready), ratio, f"ceil({ratio:.2f} × {ready} ready) = {math.ceil(ratio * ready)}"
     for name in missing:
-        values[name] = target if ratio < 1.0 else 0.0
+        values[name] = at_target(name) if ratio < 1.0 else 0.0
     if scale_up_unready:
         for name in unready:
             values[name] = 0.0
-    new_ratio = sum(values.values()) / len(values) / target
+    new_ratio = usage_ratio(values)
     note = (f"{len(unready)} Pending pod(s) counted at 0" if scale_up_unready else "") + \
         (f"{', ' if scale_up_unready else ''}{len(missing)} pod(s) without a metric" if missing else "")
     if abs(1.0 - new_ratio) <= tolerance or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return current, new_ratio, f"ratio {ratio:.2f} over ready pods, {new_ratio:.2f} with {note}: keep {current}"
+        return current, ratio, f"ratio {ratio:.2f} over ready pods, {new_ratio:.2f} with {note}: keep {current}"
     new = math.ceil(new_ratio * len(values))
     if (new_ratio < 1.0 and new > current) or (new_ratio > 1.0 and new < current):
-        return current, new_ratio, f"{note}: the rebalanced count {new} goes the wrong way: keep {current}"
-    return new, new_ratio, f"ceil({new_ratio:.2f} × {len(values)} pods, {note}) = {new}"
+        return current, ratio, f"{note}: the rebalanced count {new} goes the wrong way: keep {current}"
+    return new, ratio, f"ceil({new_ratio:.2f} × {len(values)} pods, {note}) = {new}"
 
 
 def rate_at(points: list[tuple[float, float]], t: float) -> float:
@@ -189,7 +204,8 @@ class HpaController(Controller):
 
     def pod_metrics(self, hpa: dict, kind: str, metric: str, pods: list[dict]) -> dict[str, float]:
         """Per pod: a Pods metric is the target's request rate shared by its Ready pods (a pod that
-        is not Ready gets no traffic and reports 0); cpu Utilization is used / requested × 100."""
+        is not Ready gets no traffic and reports 0); for cpu, the millicores its running
+        containers use (at most their limits)."""
         values: dict[str, float] = {}
         ref = hpa["spec"]["scaleTargetRef"]
         if kind == "Pods":
@@ -205,9 +221,8 @@ class HpaController(Controller):
             request = rules.pod_requests(p).get("cpu", 0)
             if rt is None or not request:
                 continue
-            used = sum(min(c.cpu, c.cpu_limit) if c.cpu_limit is not None else c.cpu
-                       for c in rt.containers if c.state == "running")
-            values[p["metadata"]["name"]] = 100.0 * used / request
+            values[p["metadata"]["name"]] = float(sum(min(c.cpu, c.cpu_limit) if c.cpu_limit is not None else c.cpu
+                                                      for c in rt.containers if c.state == "running"))
         return values
 
     def sync(self, key: str) -> None:
@@ -247,12 +262,14 @@ class HpaController(Controller):
             for i, m in enumerate(spec["metrics"]):
                 kind, metric, goal = metric_target(m, f"spec.metrics[{i}]")
                 values = self.pod_metrics(hpa, kind, metric, pods)
+                requests = ({p["metadata"]["name"]: rules.pod_requests(p).get("cpu", 0) for p in pods}
+                            if kind == "Resource" else None)
                 try:
-                    n, ratio, how = replicas_from_pods(current, values, pods, goal)
+                    n, ratio, how = replicas_from_pods(current, values, pods, goal, requests=requests)
                 except ValidationError as exc:
                     conditions.append(("ScalingActive", "False", "FailedGetPodsMetric", str(exc)))
                     continue
-                average = sum(values.values()) / len(values) if values else 0.0
+                average = ratio * goal      # the metric as the ratio saw it (cpu: % of requests)
                 metrics_now.append({"type": kind, "name": metric, "current": average, "target": goal})
                 proposals.append((n, f"{metric} {average:.1f}/{goal:g}: {how}"))
             if not proposals:
