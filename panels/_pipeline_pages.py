@@ -111,10 +111,10 @@ class SchedulesPage(QWidget):
         row.addWidget(self.demo_button, 0, Qt.AlignTop)
         lay.addWidget(self.context)
         self.charts = QWidget()
-        grid = QGridLayout(self.charts)   # charts in one row, captions in the next: a longer caption on one
+        grid = QGridLayout(self.charts)   # charts in one row, captions in the next, so a longer caption on
         grid.setContentsMargins(0, 0, 0, 0)
-        self.gantts = [GanttView(theme, "left"), GanttView(theme, "right")]  # side no longer shortens
-        self.gantts[1].gantt.setXLink(self.gantts[0].gantt)                  # its chart
+        self.gantts = [GanttView(theme, "left"), GanttView(theme, "right")]  # one side leaves both charts
+        self.gantts[1].gantt.setXLink(self.gantts[0].gantt)                  # the same height
         self.formula = [LiveText(min_lines=4), LiveText(min_lines=4)]
         for col, (g, f) in enumerate(zip(self.gantts, self.formula)):
             g.setAccessibleName("Pipeline Gantt chart and in-flight activations")

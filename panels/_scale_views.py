@@ -114,8 +114,7 @@ class RunTimeline:
         """Per frame: O(log n) slicing of precomputed span arrays, then setOpts/setData on existing items."""
         self._shown = (run, now, zoom)
         lo, hi = self._view_window(run, now, zoom)
-        # A one-minute checkpoint is a tenth of a pixel in a 60-hour view and was not drawn at all:
-        # every span is drawn at least MIN_SPAN_PX wide (the text below gives the real durations).
+        # A one-minute checkpoint is a tenth of a pixel in a 60-hour view, so every span is drawn at least MIN_SPAN_PX wide (the text below gives the real durations).
         min_w = MIN_SPAN_PX * (hi - lo) * 1.02 / max(self.plot.getViewBox().width(), 1.0)
         for row, kind in enumerate(SPAN_KINDS):
             starts, ends = run.kind_arrays[kind]
