@@ -1,0 +1,24 @@
+"""Self-hosting a language model (lessons C1 and C2): the honest total cost against an API, what
+stays private, and what operating the deployment means.
+
+Public API (Qt-free; a month is 730 hours): :func:`cost_per_million_output_tokens`,
+:func:`break_even_utilisation` (above 1: no break-even), :func:`api_monthly_cost`,
+:func:`owned_cost_per_gpu_hour`, :func:`replicas_for_peak`; the price book (:func:`load_prices`);
+the views' computations :func:`tco`, :func:`operations` and the privacy trees
+(:func:`load_privacy_trees`).
+"""
+from engines.selfhost.cost import (HOURS_PER_MONTH, HOURS_PER_YEAR, annuity_factor, api_monthly_cost,
+                                   break_even_utilisation, break_even_volume, commit_pays_off,
+                                   cost_per_million_output_tokens, owned_cost_per_gpu_hour, price_mix,
+                                   replicas_for_peak, staff_monthly, surge_cost)
+from engines.selfhost.params import OWNERSHIP, Params
+from engines.selfhost.prices import (STALE_DAYS, ApiPrice, GpuRental, HardwarePrice, PriceBook, age_days, age_words,
+                                     dump_prices, is_stale, load_prices, parse_price_text, parse_prices)
+from engines.selfhost.study import INCLUDED_IN_API, Curve, GpuPrice, Tco, api_alternatives, cost_curve, gpu_price, tco
+
+__all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "annuity_factor", "api_monthly_cost", "break_even_utilisation",
+           "break_even_volume", "commit_pays_off", "cost_per_million_output_tokens", "owned_cost_per_gpu_hour",
+           "price_mix", "replicas_for_peak", "staff_monthly", "surge_cost", "OWNERSHIP", "Params", "STALE_DAYS",
+           "ApiPrice", "GpuRental", "HardwarePrice", "PriceBook", "age_days", "age_words", "dump_prices", "is_stale",
+           "load_prices", "parse_price_text", "parse_prices", "INCLUDED_IN_API", "Curve", "GpuPrice", "Tco",
+           "api_alternatives", "cost_curve", "gpu_price", "tco"]

@@ -1,0 +1,276 @@
+"""The price book: API, GPU-rental and hardware prices as a dated, cited, user-editable JSON file.
+
+Prices go stale (AWS cut H100 rental by about 45 % in mid-2025; some hosted model prices rose), so
+every row carries the day (or month) it was observed, where, and how sure that is. The shipped
+file is ``assets/selfhost/prices.json``; a user's edited copy replaces it. Reading validates the
+whole document first, so a broken file raises a :class:`ValidationError` naming the row and field
+and nothing changes. No network: the figures were extracted once from offline tables.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+
+from engines.core.assets import asset_path
+from engines.core.errors import ValidationError, require_number
+from engines.core.hardware import GPUS
+from engines.core.versioned import parse_json, upgrade
+
+KIND = "explorer-prices"
+SCHEMA_VERSION = 1
+MIGRATIONS: dict = {}
+"""One step per old version (v → v + 1); version 1 is the first."""
+MAX_BYTES = 2_000_000
+STALE_DAYS = 365
+"""A price older than a year is flagged on screen."""
+CONFIDENCE = ("provider page", "price table", "secondary", "unverified")
+TERMS = ("on-demand", "committed", "spot")
+_DATE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
+
+
+@dataclass(frozen=True)
+class ApiPrice:
+    id: str
+    provider: str
+    model: str
+    input_per_mtok: float
+    output_per_mtok: float
+    observed: str
+    source: str
+    confidence: str
+    cached_input_per_mtok: float | None = None
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider} {self.model}"
+
+
+@dataclass(frozen=True)
+class GpuRental:
+    id: str
+    gpu: str
+    provider: str
+    offer: str
+    usd_per_gpu_hour: float
+    term: str
+    observed: str
+    source: str
+    confidence: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.provider} {self.offer}"
+
+
+@dataclass(frozen=True)
+class HardwarePrice:
+    id: str
+    gpu: str
+    item: str
+    capex_usd_per_server: float
+    gpus_per_server: int
+    server_kw: float
+    observed: str
+    source: str
+    confidence: str
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    api: tuple[ApiPrice, ...]
+    gpu_rental: tuple[GpuRental, ...]
+    hardware: tuple[HardwarePrice, ...]
+    note: str = ""
+    licence: str = ""
+
+    def api_row(self, row_id: str) -> ApiPrice:
+        for row in self.api:
+            if row.id == row_id:
+                return row
+        raise ValidationError("api", f"{row_id!r} is not in the price file", ", ".join(r.id for r in self.api))
+
+    def rentals_for(self, gpu: str) -> tuple[GpuRental, ...]:
+        return tuple(r for r in self.gpu_rental if r.gpu == gpu)
+
+    def rental_row(self, row_id: str, gpu: str) -> GpuRental:
+        """The rental row ``row_id`` for ``gpu``; "" picks the median-priced on-demand offer for that GPU."""
+        rows = self.rentals_for(gpu)
+        if not rows:
+            raise ValidationError("gpu_offer", f"the price file has no rental price for {gpu}",
+                                  ", ".join(sorted({r.gpu for r in self.gpu_rental})))
+        if row_id == "":
+            pool = sorted((r for r in rows if r.term == "on-demand"), key=lambda r: (r.usd_per_gpu_hour, r.id)) \
+                or sorted(rows, key=lambda r: (r.usd_per_gpu_hour, r.id))
+            return pool[(len(pool) - 1) // 2]
+        for row in rows:
+            if row.id == row_id:
+                return row
+        raise ValidationError("gpu_offer", f"{row_id!r} is not a rental offer for {gpu} in the price file",
+                              ", ".join(r.id for r in rows))
+
+    def hardware_for(self, gpu: str) -> HardwarePrice | None:
+        return next((h for h in self.hardware if h.gpu == gpu), None)
+
+
+def observed_date(text: str) -> date:
+    """The day a price was seen: "YYYY-MM-DD", or "YYYY-MM" read as the first of that month."""
+    m = _DATE.match(text) if isinstance(text, str) else None
+    if not m:
+        raise ValidationError("observed", f"{text!r} is not a date", "YYYY-MM-DD or YYYY-MM")
+    try:
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3) or 1))
+    except ValueError as exc:
+        raise ValidationError("observed", f"{text!r}: {exc}", "a real calendar date") from None
+
+
+def age_days(observed: str, today: date) -> int:
+    return (today - observed_date(observed)).days
+
+
+def is_stale(observed: str, today: date) -> bool:
+    return age_days(observed, today) > STALE_DAYS
+
+
+def age_words(observed: str, today: date) -> str:
+    """"observed 2026-09-25, 67 days ago" with a STALE mark past a year (text, never colour alone)."""
+    days = age_days(observed, today)
+    when = "in the future?" if days < 0 else ("today" if days == 0 else f"{days:,} days ago")
+    return f"observed {observed}, {when}" + (" — STALE (over a year)" if days > STALE_DAYS else "")
+
+
+# ---- reading and validating -----------------------------------------------------------------
+
+def _text(raw: Mapping, key: str, where: str, required: bool = True, longest: int = 400) -> str:
+    value = raw.get(key, "" if not required else None)
+    if not isinstance(value, str) or (required and not value.strip()) or len(value) > longest:
+        raise ValidationError(f"{where}.{key}", f"expected text of 1…{longest} characters, got {value!r}", "text")
+    return value
+
+
+def _number(raw: Mapping, key: str, where: str, lo: float = 0.0, hi: float = 1e9) -> float:
+    if key not in raw:
+        raise ValidationError(f"{where}.{key}", "missing", f"a number {lo}…{hi:g}")
+    return require_number(raw[key], f"{where}.{key}", lo, hi)
+
+
+def _common(raw: Mapping, where: str) -> dict:
+    if not isinstance(raw, Mapping):
+        raise ValidationError(where, f"expected an object, got {type(raw).__name__}")
+    observed = _text(raw, "observed", where, longest=10)
+    try:
+        observed_date(observed)
+    except ValidationError as exc:
+        raise ValidationError(f"{where}.observed", str(exc).split(": ", 1)[1]) from None
+    confidence = raw.get("confidence")
+    if confidence not in CONFIDENCE:
+        raise ValidationError(f"{where}.confidence", f"{confidence!r} is not known", ", ".join(CONFIDENCE))
+    return {"id": _text(raw, "id", where, longest=80), "observed": observed,
+            "source": _text(raw, "source", where), "confidence": confidence}
+
+
+def _gpu(raw: Mapping, where: str) -> str:
+    gpu = raw.get("gpu")
+    if gpu not in GPUS:
+        raise ValidationError(f"{where}.gpu", f"{gpu!r} is not a GPU of the app's catalogue", ", ".join(GPUS))
+    return gpu
+
+
+def _api(raw: Mapping, where: str) -> ApiPrice:
+    base = _common(raw, where)
+    cached = raw.get("cached_input_per_mtok")
+    return ApiPrice(**base, provider=_text(raw, "provider", where, longest=80),
+                    model=_text(raw, "model", where, longest=120),
+                    input_per_mtok=_number(raw, "input_per_mtok", where, 0, 10_000),
+                    output_per_mtok=_number(raw, "output_per_mtok", where, 0, 10_000),
+                    cached_input_per_mtok=None if cached is None else _number(raw, "cached_input_per_mtok", where,
+                                                                              0, 10_000),
+                    note=_text(raw, "note", where, required=False))
+
+
+def _rental(raw: Mapping, where: str) -> GpuRental:
+    base = _common(raw, where)
+    term = raw.get("term")
+    if term not in TERMS:
+        raise ValidationError(f"{where}.term", f"{term!r} is not known", ", ".join(TERMS))
+    return GpuRental(**base, gpu=_gpu(raw, where), provider=_text(raw, "provider", where, longest=80),
+                     offer=_text(raw, "offer", where), usd_per_gpu_hour=_number(raw, "usd_per_gpu_hour", where, 0, 1000),
+                     term=term)
+
+
+def _hardware(raw: Mapping, where: str) -> HardwarePrice:
+    base = _common(raw, where)
+    n = raw.get("gpus_per_server")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 1024:
+        raise ValidationError(f"{where}.gpus_per_server", f"expected an integer, got {n!r}", "1…1024")
+    return HardwarePrice(**base, gpu=_gpu(raw, where), item=_text(raw, "item", where),
+                         capex_usd_per_server=_number(raw, "capex_usd_per_server", where, 0, 1e9),
+                         gpus_per_server=n, server_kw=_number(raw, "server_kw", where, 0, 1000))
+
+
+def parse_prices(doc) -> PriceBook:
+    """A validated :class:`PriceBook` from a parsed document; the first problem raises, naming its field."""
+    doc = upgrade(doc, SCHEMA_VERSION, MIGRATIONS, "price")
+    if doc.get("kind") != KIND:
+        raise ValidationError("kind", f"{doc.get('kind')!r} is not a price file", KIND)
+    sections = {}
+    for key, read in (("api", _api), ("gpu_rental", _rental), ("hardware", _hardware)):
+        rows = doc.get(key)
+        if not isinstance(rows, list):
+            raise ValidationError(key, f"expected a list of rows, got {type(rows).__name__}", "[{…}, …]")
+        parsed = tuple(read(raw, f"{key}[{i}]") for i, raw in enumerate(rows))
+        seen: set[str] = set()
+        for i, row in enumerate(parsed):
+            if row.id in seen:
+                raise ValidationError(f"{key}[{i}].id", f"{row.id!r} is used twice", "unique ids")
+            seen.add(row.id)
+        sections[key] = parsed
+    if not sections["api"]:
+        raise ValidationError("api", "needs at least one API price", "one row or more")
+    return PriceBook(**sections, note=str(doc.get("note", "")), licence=str(doc.get("licence", "")))
+
+
+def parse_price_text(text: str) -> PriceBook:
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        raise ValidationError("file", f"more than {MAX_BYTES:,} bytes", "a price file of a few kB")
+    return parse_prices(parse_json(text))
+
+
+def load_prices(path: str | Path | None = None) -> PriceBook:
+    """The shipped price file, or the one at ``path``; any problem is a ValidationError saying what."""
+    p = Path(path) if path is not None else asset_path("selfhost", "prices.json")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ValidationError("file", f"cannot read {p}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError("file", f"{p.name} is not UTF-8 text") from None
+    return parse_price_text(text)
+
+
+def dump_prices(book: PriceBook) -> str:
+    """The book as the JSON a price file holds (read back by :func:`parse_price_text` unchanged)."""
+    def rows(items):
+        out = []
+        for item in items:
+            d = asdict(item)
+            if d.get("cached_input_per_mtok", 0) is None:
+                d.pop("cached_input_per_mtok")
+            out.append(d)
+        return out
+
+    doc = {"kind": KIND, "schema_version": SCHEMA_VERSION, "currency": "USD", "note": book.note,
+           "licence": book.licence, "api": rows(book.api), "gpu_rental": rows(book.gpu_rental),
+           "hardware": rows(book.hardware)}
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+__all__ = ["KIND", "SCHEMA_VERSION", "STALE_DAYS", "CONFIDENCE", "TERMS", "ApiPrice", "GpuRental", "HardwarePrice",
+           "PriceBook", "observed_date", "age_days", "is_stale", "age_words", "parse_prices", "parse_price_text",
+           "load_prices", "dump_prices"]

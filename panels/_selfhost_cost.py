@@ -1,0 +1,142 @@
+"""Cost view of the self-hosting panel: monthly cost against traffic (self-hosting steps at each replica,
+the API a line, today's traffic marked) and the bill, break-evens and what an API price includes.
+Pure drawing of :class:`engines.selfhost.Tco`."""
+from __future__ import annotations
+
+import math
+from html import escape
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
+
+from engines.selfhost import INCLUDED_IN_API, Tco
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import Tabs, legend_below, make_plot, pen, set_title
+
+
+def usd(x: float) -> str:
+    if not math.isfinite(x):
+        return "—"
+    return f"${x:,.0f}" if abs(x) >= 100 else f"${x:,.2f}"
+
+
+def pct(x: float) -> str:
+    return "—" if not math.isfinite(x) else f"{x:.0%}"
+
+
+class CostView(QWidget):
+    """The chart beside the bill."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.verdict = LiveText()
+        self.verdict.reserve_lines(2)
+        outer.addWidget(self.verdict)
+        lay = QHBoxLayout()
+        outer.addLayout(lay, 1)
+        left = QVBoxLayout()
+        self.plot = make_plot(theme, "Monthly cost against traffic", "$ per month", "average traffic (req/s)")
+        self.plot.setAccessibleName("Monthly cost of self-hosting and of the API against traffic")
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.setMinimumHeight(240)
+        legend_below(self.plot, 3)
+        self.self_line = pg.PlotDataItem(name="self-hosted")
+        self.api_line = pg.PlotDataItem(name="API")
+        self.today = pg.InfiniteLine(angle=90, movable=False, label="today", labelOpts={"position": 0.93})
+        self.cross = pg.InfiniteLine(angle=90, movable=False, label="self-hosting cheaper from here",
+                                     labelOpts={"position": 0.8})
+        for item in (self.self_line, self.api_line, self.today, self.cross):
+            self.plot.addItem(item)
+        left.addWidget(self.plot, 1)
+        self.chart_note = LiveText()
+        self.chart_note.reserve_lines(2)
+        left.addWidget(self.chart_note)
+        lay.addLayout(left, 1)
+        self.tabs = Tabs()
+        self.bill = LiveText()
+        self.even = LiveText()
+        self.includes = LiveText()
+        for text, title in ((self.bill, "The bill"), (self.even, "Break-even"), (self.includes, "An API price includes")):
+            page = QWidget()
+            pl = QVBoxLayout(page)
+            pl.addWidget(text)
+            pl.addStretch(1)
+            self.tabs.addTab(page, title)
+        self.text_box = self.tabs
+        lay.addWidget(self.tabs, 1)
+        self.apply_theme(theme)
+
+    def apply_theme(self, theme) -> None:
+        self.theme = theme
+        t = theme
+        self.self_line.setPen(pen(t.color(0), 3))
+        self.api_line.setPen(pen(t.color(5), 3, Qt.DashLine))
+        self.today.setPen(pen(t.fg, 1.5, Qt.DotLine))
+        self.cross.setPen(pen(t.color(2), 2, Qt.DashDotLine))
+        for line in (self.today, self.cross):
+            line.label.setColor(t.fg)
+        self.includes.setText("<b>What a per-token price already pays for</b> (leave any of it out and the "
+                              "self-hosted figure is not like for like):<ul>"
+                              + "".join(f"<li>{escape(x)}</li>" for x in INCLUDED_IN_API) + "</ul>")
+
+    def show_result(self, r: Tco | None, stale_words: str = "") -> None:
+        if r is None:
+            return
+        self.verdict.setText(f"<b>{escape(r.verdict())}</b>")
+        if not r.feasible or r.curve is None:
+            self.bill.setText("")
+            self.self_line.setData([], [])
+            self.api_line.setData([], [])
+            return
+        c = r.curve
+        self.self_line.setData(c.traffic, c.self_hosted)
+        self.api_line.setData(c.traffic, c.api)
+        self.today.setPos(c.today)
+        self.cross.setVisible(math.isfinite(c.cheaper_from))
+        if math.isfinite(c.cheaper_from):
+            self.cross.setPos(c.cheaper_from)
+        top = float(np.nanmax(np.concatenate([c.self_hosted, c.api]))) * 1.05
+        self.plot.setXRange(0, float(c.traffic[-1]), padding=0.02)
+        self.plot.setYRange(0, max(top, 1.0), padding=0)
+        set_title(self.plot, f"Monthly cost against traffic: {r.gpus_per_replica} GPU(s) per replica, "
+                             f"{r.rate_per_replica:.2f} req/s per replica after η")
+        cross = (f"Self-hosting stays cheaper from {c.cheaper_from:,.1f} req/s on average."
+                 if math.isfinite(c.cheaper_from) else
+                 "Self-hosting never becomes cheaper on this chart's range (0 to 3× today's traffic).")
+        self.chart_note.setText(f"{cross} A step is one more replica, added when the busiest hour outgrows "
+                                "the fleet; the dotted line is today's traffic.")
+        gp = r.gpu_price
+        rows = [
+            ("Fleet", f"{r.replicas} replicas × {r.gpus_per_replica} GPU = {r.gpus} GPUs (peak + spares)"),
+            ("Per replica", f"{r.rate_per_replica:.2f} req/s, {r.tokens_per_replica:,.0f} output tok/s "
+                            "(steady state × η)"),
+            ("Utilisation u", pct(r.utilisation)),
+            ("GPU price", f"${gp.usd_per_gpu_hour:.2f}/GPU-h: {escape(gp.words)}"),
+            ("GPUs", f"{usd(r.gpu_monthly)} a month (p × G × 730 h)"),
+            ("People + fixed", f"{usd(r.staff_monthly)} + {usd(r.other_monthly)} a month"),
+            ("<b>Self-hosted</b>", f"<b>{usd(r.self_monthly)}</b> a month, {usd(r.self_per_mtok)} per M output tok"),
+            ("<b>API</b>", f"<b>{usd(r.api_monthly)}</b> a month: {escape(r.api.label)}"),
+        ]
+        html = "<table cellspacing='2'>" + "".join(f"<tr><td>{a}</td><td>&nbsp;{b}</td></tr>" for a, b in rows)
+        html += "</table>"
+        if stale_words:
+            html += f"<p>{escape(stale_words)}</p>"
+        even = [
+            ("API price of 1 M output tokens with their prompts",
+             f"P_mix = {r.prompt_per_output:.1f} × ${r.api_price_in:.3g} + ${r.api_price_out:.3g} = {usd(r.price_mix)}"),
+            ("Break-even utilisation, GPUs only", f"u* = {pct(r.break_even_u)}" + (" → no break-even at any load"
+                                                                                  if r.never else "")),
+            ("… with people and fixed costs", f"u*_F = {pct(r.break_even_u_fixed)}"
+             + (" → unreachable with this fleet" if r.break_even_u_fixed > 1 else "")),
+            ("Today's utilisation", pct(r.utilisation)),
+            ("Break-even volume", f"V* = {r.break_even_mtok:,.0f} M output tok a month"),
+            ("This fleet can serve", f"{r.capacity_mtok:,.0f} M a month; today {r.output_mtok_per_month:,.0f} M"),
+        ]
+        self.even.setText("<table cellspacing='2'>" + "".join(f"<tr><td>{a}</td><td>&nbsp;<b>{b}</b></td></tr>"
+                                                              for a, b in even) + "</table>")
+        self.bill.setText(html)

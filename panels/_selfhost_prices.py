@@ -1,0 +1,117 @@
+"""Prices view of the self-hosting panel: every row of the price file with its age (stale rows marked in
+words), its source and confidence, and the editor that validates a changed file before it is used."""
+from __future__ import annotations
+
+from datetime import date
+from html import escape
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QPlainTextEdit, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from engines.selfhost import PriceBook, age_days, age_words, is_stale, parse_price_text
+from explorer.ui.widgets import ErrorLabel
+
+COLUMNS = ("kind", "what", "price", "observed", "age", "confidence", "source")
+
+
+def book_rows(book: PriceBook, today: date) -> list[dict]:
+    """One flat row per price (the table and the CSV export)."""
+    rows = []
+    for a in book.api:
+        rows.append({"kind": "API", "id": a.id, "what": a.label,
+                     "price": f"${a.input_per_mtok:g} in / ${a.output_per_mtok:g} out per M tok",
+                     "observed": a.observed, "age_days": age_days(a.observed, today),
+                     "stale": is_stale(a.observed, today), "confidence": a.confidence, "source": a.source})
+    for g in book.gpu_rental:
+        rows.append({"kind": f"GPU rental ({g.term})", "id": g.id, "what": f"{g.gpu}: {g.label}",
+                     "price": f"${g.usd_per_gpu_hour:g} per GPU-hour", "observed": g.observed,
+                     "age_days": age_days(g.observed, today), "stale": is_stale(g.observed, today),
+                     "confidence": g.confidence, "source": g.source})
+    for h in book.hardware:
+        rows.append({"kind": "Hardware", "id": h.id, "what": f"{h.gpu}: {h.item}",
+                     "price": f"${h.capex_usd_per_server:,.0f} per {h.gpus_per_server}-GPU server, {h.server_kw:g} kW",
+                     "observed": h.observed, "age_days": age_days(h.observed, today),
+                     "stale": is_stale(h.observed, today), "confidence": h.confidence, "source": h.source})
+    return rows
+
+
+class PriceTable(QWidget):
+    """The table, the file it came from and the licence of the extracted rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.where = QLabel()
+        self.where.setWordWrap(True)
+        lay.addWidget(self.where)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels([c.capitalize() for c in COLUMNS])
+        self.table.setAccessibleName("Price file rows with their dates, ages and sources")
+        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setStretchLastSection(True)
+        lay.addWidget(self.table, 1)
+        self.licence = QLabel()
+        self.licence.setWordWrap(True)
+        self.licence.setObjectName("muted")
+        lay.addWidget(self.licence)
+
+    def show_book(self, book: PriceBook, today: date, where: str, used: set[str]) -> None:
+        rows = book_rows(book, today)
+        stale = sum(r["stale"] for r in rows)
+        self.where.setText(f"<b>Prices from</b> {escape(where)} — {len(rows)} rows, {stale} older than a year "
+                           f"(marked STALE). Rows marked ▶ are the ones the cost view uses now.")
+        self.table.setRowCount(len(rows))
+        bold = QFont()
+        bold.setBold(True)
+        for i, r in enumerate(rows):
+            mark = "▶ " if r["id"] in used else ""
+            values = (r["kind"], mark + r["what"], r["price"], r["observed"],
+                      age_words(r["observed"], today).split(", ", 1)[1], r["confidence"], r["source"])
+            for j, v in enumerate(values):
+                item = QTableWidgetItem(v)
+                if r["stale"] and COLUMNS[j] == "age":
+                    item.setFont(bold)
+                item.setToolTip(r["source"] if COLUMNS[j] == "source" else v)
+                self.table.setItem(i, j, item)
+        self.licence.setText(escape(book.licence))
+
+
+class PriceEditor(QDialog):
+    """The price file as JSON text; Save is refused, with the field named, until the text is valid."""
+
+    def __init__(self, text: str, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Edit the price file")
+        self.book: PriceBook | None = None
+        lay = QVBoxLayout(self)
+        hint = QLabel("Each row needs its observation date (YYYY-MM-DD or YYYY-MM), a source and a confidence. "
+                      "Nothing changes until the whole file is valid.")
+        hint.setWordWrap(True)
+        lay.addWidget(hint)
+        self.edit = QPlainTextEdit(text)
+        self.edit.setLineWrapMode(QPlainTextEdit.NoWrap)
+        mono = QFont("DejaVu Sans Mono")
+        self.edit.setFont(mono)
+        lay.addWidget(self.edit, 1)
+        self.error = ErrorLabel()
+        lay.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
+        buttons.accepted.connect(self.try_accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.resize(900, 640)
+        self.setAttribute(Qt.WA_DeleteOnClose, False)
+
+    def try_accept(self) -> None:
+        try:
+            self.book = parse_price_text(self.edit.toPlainText())
+        except ValueError as exc:
+            self.error.show_error(str(exc))
+            return
+        self.accept()

@@ -1,0 +1,435 @@
+"""Self-hosting (lessons C1, C2): the honest total cost against an API, the dated price file behind it,
+what stays private, and what operating the deployment means day to day.
+
+A thin view over :mod:`engines.selfhost`: the comparison (with the serving engine's steady-state
+sizing) runs in the "main" job slot, the simulated day in the "ops" slot after it; capacity, upgrade
+and retirement figures are cheap formulas computed inline from the comparison."""
+from __future__ import annotations
+
+import os
+from datetime import date
+from pathlib import Path
+
+from PySide6.QtCore import QStandardPaths, QTimer
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
+
+from engines.selfhost import OWNERSHIP, Params, PriceBook, age_words, api_alternatives, dump_prices, load_prices, tco
+from engines.selfhost.operate import capacity_plan, day_of_traffic, retirement_signals, upgrade_cost
+from engines.selfhost.cost import HOURS_PER_MONTH
+from explorer.binder import ParamBinder, param_slider
+from explorer.files import FileProblem, atomic_write_text, read_text_limited
+from explorer.panel import Panel
+from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import ElidedCombo, ErrorLabel, Tabs
+from panels._selfhost_cost import CostView
+from panels._selfhost_ops import CapacityView, DayView, SecurityTable, signal_words, upgrade_words
+from panels._selfhost_prices import PriceEditor, PriceTable, book_rows
+from panels._selfhost_privacy import PrivacyView
+
+TAB_TITLES = ("Cost against an API", "Prices and assumptions", "What stays private", "Operating it")
+OPS_TITLES = ("A day of traffic", "Capacity over months", "Upgrades", "Security", "Retire?")
+COST_SLIDERS = ("traffic_per_s", "peak_to_average", "prompt_tokens", "output_tokens", "api_price_change_pct")
+ASSUMPTION_SLIDERS = ("efficiency_pct", "spares")
+OWN_SLIDERS = {"commit": ("commit_discount_pct",), "own": ("life_years", "usd_per_kwh", "pue", "capital_rate_pct"),
+               "rent": ()}
+FIXED_SLIDERS = ("fte", "usd_per_fte_year", "other_fixed_per_month")
+DAY_SLIDERS = ("ttft_target_s", "tpot_target_ms", "max_utilisation_pct")
+PRIVACY_FIELDS = frozenset({"privacy_tree", "privacy_answers"})
+CHEAP_FIELDS = frozenset({"growth_pct_per_month", "upgrade_days"})
+PRICE_FILE = "selfhost-prices.json"
+DEBOUNCE_MS = 150
+K8S_HINT = ("Kubernetes loops ▸ the model-server scenario shows the same rolling update pod by pod: the surge pod "
+            "is scheduled, loads its weights and only then takes traffic.")
+
+
+def user_price_path() -> Path:
+    """Where an edited price file is kept: the app's configuration folder (EXPLORER_CONFIG_DIR in tests)."""
+    folder = os.environ.get("EXPLORER_CONFIG_DIR") or QStandardPaths.writableLocation(QStandardPaths.AppConfigLocation)
+    return Path(folder) / PRICE_FILE
+
+
+class SelfHostPanel(Panel):
+    key = "selfhost"
+    title = "Self-hosting"
+    order = 75
+    Params = Params
+    reads = frozenset({"model", "arch", "gpu", "weight_bits", "kv_bits", "serve_batch", "serve_context"})
+    lesson = "selfhost.md"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.today = date.today()
+        self.book, self.book_where = self._load_book()
+        self.result_tco = None
+        self.day = None
+        self.months = None
+        self.upgrade = None
+        self.signals = None
+        self._sizing_cache: tuple | None = None
+        self.ops_tasks = self.jobs("ops")
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(DEBOUNCE_MS)
+        self._refresh.timeout.connect(self._start)
+        self.error = ErrorLabel()
+        self.sliders = {}
+        self.tabs = Tabs()
+        self.tabs.addTab(self._cost_page(), TAB_TITLES[0])
+        self.tabs.addTab(self._prices_page(), TAB_TITLES[1])
+        self.tabs.addTab(self._privacy_page(), TAB_TITLES[2])
+        self.tabs.addTab(self._ops_page(), TAB_TITLES[3])
+        self.body.addWidget(self.error)
+        self.body.addWidget(self.tabs, 1)
+        self.binder = ParamBinder(self, {**self.sliders, "ownership": self.own_combo},
+                                  choices={"ownership": OWNERSHIP}, error=self.error.show_error)
+        for name, widget in self.sliders.items():
+            self.name_view(name, widget, Params.spec(name)["label"])
+        self._fill_choices()
+        self._show_ownership()
+        self.privacy.show_walk(self.params.walk())
+        self.price_error.show_error(getattr(self, "_startup_problem", None))
+
+    # --- pages --------------------------------------------------------------------------------------
+    def _row(self, names, extra=()) -> FlowLayout:
+        row = FlowLayout()
+        for name in names:
+            self.sliders[name] = param_slider(Params, name)
+            row.addWidget(self.sliders[name])
+        for w in extra:
+            row.addWidget(w)
+        return row
+
+    def _cost_page(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        self.api_combo = ElidedCombo()
+        self.api_combo.setAccessibleName("API to compare with")
+        self.api_combo.setMinimumContentsLength(18)
+        self.api_combo.activated.connect(lambda i: self._set(api=self.api_combo.itemData(i)))
+        self.gpu_combo = ElidedCombo()
+        self.gpu_combo.setAccessibleName("GPU rental offer")
+        self.gpu_combo.setMinimumContentsLength(18)
+        self.gpu_combo.activated.connect(lambda i: self._set(gpu_offer=self.gpu_combo.itemData(i)))
+        self.own_combo = QComboBox()
+        self.own_combo.setAccessibleName("How the GPUs are paid for")
+        self.own_combo.addItems(list(OWNERSHIP.values()))
+        row = self._row(COST_SLIDERS, (keep_together(QLabel("API:"), self.api_combo),
+                                       keep_together(QLabel("GPUs:"), self.own_combo),
+                                       keep_together(QLabel("Offer:"), self.gpu_combo), self.tasks.widget()))
+        lay.addLayout(row)
+        self.cost_view = CostView(self.theme)
+        lay.addWidget(self.cost_view, 1)
+        for name, widget, title in (("cost", self.cost_view, "Cost against an API"),
+                                    ("cost_chart", self.cost_view.plot, "Monthly cost against traffic"),
+                                    ("bill", self.cost_view.text_box, "The bill and the break-evens"),
+                                    ("api", self.api_combo, "API to compare with"),
+                                    ("gpu_offer", self.gpu_combo, "GPU rental offer"),
+                                    ("ownership", self.own_combo, "How the GPUs are paid for")):
+            self.name_view(name, widget, title)
+        return page
+
+    def _prices_page(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        own = [n for names in OWN_SLIDERS.values() for n in names]
+        lay.addLayout(self._row((*ASSUMPTION_SLIDERS, *own, *FIXED_SLIDERS)))
+        buttons = QHBoxLayout()
+        edit = QPushButton("Edit the price file…")
+        edit.clicked.connect(self.edit_prices)
+        open_btn = QPushButton("Open a price file…")
+        open_btn.clicked.connect(self._open_prices_dialog)
+        restore = QPushButton("Restore the shipped prices")
+        restore.clicked.connect(self.restore_prices)
+        for b in (edit, open_btn, restore):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        lay.addLayout(buttons)
+        self.price_error = ErrorLabel()
+        lay.addWidget(self.price_error)
+        self.price_table = PriceTable()
+        lay.addWidget(self.price_table, 1)
+        self.name_view("prices", self.price_table, "The price file: dates, ages and sources")
+        return page
+
+    def _privacy_page(self) -> QWidget:
+        self.privacy = PrivacyView(self.theme)
+        self.privacy.moved.connect(lambda tree, moves: self._set(privacy_tree=tree, privacy_answers=moves))
+        self.name_view("privacy", self.privacy, "What stays private: the decision trees")
+        self.name_view("privacy_card", self.privacy.card, "The question, its source and the answers")
+        return self.privacy
+
+    def _ops_page(self) -> QWidget:
+        self.ops_tabs = Tabs()
+        day_page = QWidget()
+        dl = QVBoxLayout(day_page)
+        dl.addLayout(self._row(DAY_SLIDERS, (self.ops_tasks.widget(),)))
+        self.day_view = DayView(self.theme)
+        dl.addWidget(self.day_view, 1)
+        self.ops_tabs.addTab(day_page, OPS_TITLES[0])
+        cap_page = QWidget()
+        cl = QVBoxLayout(cap_page)
+        cl.addLayout(self._row(("growth_pct_per_month",)))
+        self.capacity_view = CapacityView(self.theme)
+        cl.addWidget(self.capacity_view, 1)
+        self.ops_tabs.addTab(cap_page, OPS_TITLES[1])
+        up_page = QWidget()
+        ul = QVBoxLayout(up_page)
+        ul.addLayout(self._row(("upgrade_days",)))
+        self.upgrade_text = LiveText()
+        ul.addWidget(self.upgrade_text)
+        ul.addStretch(1)
+        self.ops_tabs.addTab(up_page, OPS_TITLES[2])
+        self.security = SecurityTable()
+        self.ops_tabs.addTab(self.security, OPS_TITLES[3])
+        retire = QWidget()
+        rl = QVBoxLayout(retire)
+        self.retire_text = LiveText()
+        rl.addWidget(self.retire_text)
+        rl.addStretch(1)
+        self.ops_tabs.addTab(retire, OPS_TITLES[4])
+        for name, widget, title in (("day", self.day_view, "A simulated day on the monitoring signals"),
+                                    ("capacity", self.capacity_view, "Capacity and cost over months"),
+                                    ("upgrade", up_page, "The surge GPUs an upgrade needs"),
+                                    ("security", self.security, "Security checklist with cited incidents"),
+                                    ("retire", retire, "Retirement signals, computed")):
+            self.name_view(name, widget, title)
+        return self.ops_tabs
+
+    # --- the price file --------------------------------------------------------------------------------
+    def _load_book(self) -> tuple[PriceBook, str]:
+        path = user_price_path()
+        if path.exists():
+            try:
+                return load_prices(path), f"your edited file {path}"
+            except ValueError as exc:
+                self._startup_problem = f"your price file {path} is not used: {exc}"
+        return load_prices(), "the shipped file assets/selfhost/prices.json"
+
+    def use_price_text(self, text: str, where: str) -> str | None:
+        """Validate ``text`` as a price file; only if valid, save it as the user's copy and use it."""
+        from engines.selfhost import parse_price_text
+
+        try:
+            book = parse_price_text(text)
+            self._check_choices(book)
+        except ValueError as exc:
+            self.price_error.show_error(f"{where}: {exc} — nothing changed.")
+            return str(exc)
+        try:
+            atomic_write_text(user_price_path(), dump_prices(book))
+        except OSError as exc:
+            self.price_error.show_error(f"cannot save the price file: {exc} — nothing changed.")
+            return str(exc)
+        self.price_error.show_error(None)
+        self.book, self.book_where = book, f"your edited file {user_price_path()} (from {where})"
+        self._fill_choices()
+        self._schedule()
+        return None
+
+    def _check_choices(self, book: PriceBook) -> None:
+        """A new file must still hold the rows the current view uses (else the view could not be drawn)."""
+        book.api_row(self.params.api)
+        if self.params.ownership != "own":
+            book.rental_row(self.params.gpu_offer, self.ctx.scenario.value.gpu)
+
+    def edit_prices(self) -> None:
+        dlg = PriceEditor(dump_prices(self.book), self)
+        if dlg.exec() and dlg.book is not None:
+            self.use_price_text(dlg.edit.toPlainText(), "the editor")
+
+    def _open_prices_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Open a price file", "", "Price files (*.json)")
+        if name:
+            self.open_price_file(name)
+
+    def open_price_file(self, path: str) -> str | None:
+        try:
+            text = read_text_limited(path, 2_000_000)
+        except FileProblem as exc:
+            self.price_error.show_error(f"{exc} — nothing changed.")
+            return str(exc)
+        return self.use_price_text(text, Path(path).name)
+
+    def restore_prices(self) -> None:
+        try:
+            user_price_path().unlink(missing_ok=True)
+        except OSError as exc:
+            self.price_error.show_error(f"cannot remove {user_price_path()}: {exc}")
+            return
+        self.book, self.book_where = load_prices(), "the shipped file assets/selfhost/prices.json"
+        self.price_error.show_error(None)
+        self._fill_choices()
+        self._schedule()
+
+    def _fill_choices(self) -> None:
+        """API and rental combos from the price file, each entry with its date; the current choice selected."""
+        gpu = self.ctx.scenario.value.gpu
+        for combo, rows, current in ((self.api_combo, [(a.id, f"{a.label} ({a.observed})") for a in self.book.api],
+                                      self.params.api),
+                                     (self.gpu_combo, [("", "median on-demand offer")] +
+                                      [(r.id, f"{r.provider} ${r.usd_per_gpu_hour:g}/h {r.term} ({r.observed})")
+                                       for r in self.book.rentals_for(gpu)], self.params.gpu_offer)):
+            combo.blockSignals(True)
+            combo.clear()
+            for data, text in rows:
+                combo.addItem(text, data)
+            combo.setCurrentIndex(max(0, combo.findData(current)))
+            combo.blockSignals(False)
+        self.price_table.show_book(self.book, self.today, self.book_where, self._used_rows())
+
+    def _used_rows(self) -> set[str]:
+        t = self.result_tco
+        return set() if t is None else {t.api.id} | ({t.gpu_price.row_id} if t.gpu_price else set())
+
+    def _show_ownership(self) -> None:
+        for how, names in OWN_SLIDERS.items():
+            for name in names:
+                self.sliders[name].setVisible(how == self.params.ownership)
+        self.gpu_combo.setEnabled(self.params.ownership != "own")
+
+    # --- scenario and parameters -----------------------------------------------------------------------
+    def _set(self, **changes) -> None:
+        self.error.show_error(self.update_params(**changes))
+
+    def set_scenario(self, scenario) -> None:
+        self._fill_choices()
+        self._schedule()
+
+    def params_updated(self, changed: frozenset[str]) -> None:
+        if changed & PRIVACY_FIELDS:
+            self.privacy.show_walk(self.params.walk())
+        if "ownership" in changed:
+            self._show_ownership()
+        if changed & {"api", "gpu_offer"}:
+            self._fill_choices()
+        if changed <= PRIVACY_FIELDS:
+            return
+        if changed <= CHEAP_FIELDS and self.result_tco is not None:
+            self._operating_figures()
+            return
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self.result_tco is None and not self.tasks.running and not self._refresh.isActive():
+            self._start()
+            return
+        self.tasks.cancel()
+        self.ops_tasks.cancel()
+        self._refresh.start()
+
+    def _sizing_key(self, scenario, p: Params) -> tuple:
+        return (scenario, p.traffic_per_s * p.peak_to_average, p.prompt_tokens, p.output_tokens, p.ttft_target_s,
+                p.tpot_target_ms, p.max_utilisation_pct)
+
+    def _start(self) -> None:
+        self._refresh.stop()
+        s, p, book, today = self.ctx.scenario.value, self.params, self.book, self.today
+        key = self._sizing_key(s, p)
+        cached = self._sizing_cache[1] if self._sizing_cache and self._sizing_cache[0] == key else None
+
+        def work(progress, cancelled):
+            return tco(s, p, book, today, cached, cancelled)
+
+        def done(result) -> None:
+            self.error.show_error(None)
+            self._sizing_cache = (key, result.sizing)
+            self._tco_done(result)
+
+        self.tasks.run(work, done, label="sizing on the serving engine", on_error=self._failed)
+
+    def _failed(self, text: str) -> None:
+        self.error.show_error(text.splitlines()[0])
+
+    def _tco_done(self, result) -> None:
+        self.result_tco = result
+        self.cost_view.show_result(result, self._price_ages(result))
+        self.price_table.show_book(self.book, self.today, self.book_where, self._used_rows())
+        self._operating_figures()
+        if result.feasible:
+            self._start_day(result)
+
+    def _price_ages(self, result) -> str:
+        used = [(result.api.id, result.api.observed)]
+        if result.gpu_price is not None:
+            used.append((result.gpu_price.row_id, result.gpu_price.observed))
+        return "Prices used — " + "; ".join(f"{rid}: {age_words(obs, self.today)}" for rid, obs in used)
+
+    def _operating_figures(self) -> None:
+        t, p = self.result_tco, self.params
+        if t is None or not t.feasible:
+            self.months = self.upgrade = self.signals = None
+            self.upgrade_text.setText("")
+            self.retire_text.setText(t.reason if t is not None else "")
+            return
+        self.months = capacity_plan(t, p)
+        self.upgrade = upgrade_cost(t, p.upgrade_days)
+        cheapest = api_alternatives(self.book, t.prompt_per_output)[0]
+        self.signals = retirement_signals(t, (cheapest[0].label, cheapest[1]))
+        per_replica = t.gpu_price.usd_per_gpu_hour * t.gpus_per_replica * HOURS_PER_MONTH
+        self.capacity_view.show_months(self.months, per_replica, p.growth_pct_per_month)
+        self.upgrade_text.setText(upgrade_words(self.upgrade, K8S_HINT))
+        self.retire_text.setText(signal_words(self.signals))
+
+    def _start_day(self, result) -> None:
+        s, p = self.ctx.scenario.value, self.params
+
+        def work(progress, cancelled):
+            return day_of_traffic(s, result, p, progress, cancelled)
+
+        def done(day) -> None:
+            self.day = day
+            self.day_view.show_day(day)
+
+        self.ops_tasks.run(work, done, label="simulating a day", on_error=self._failed)
+
+    def wait_jobs(self, timeout_ms: int = 120_000) -> bool:
+        """Start pending (debounced) work now and block until the comparison and the day are drawn."""
+        if self._refresh.isActive():
+            self._start()
+        ok = self.tasks.wait(timeout_ms)
+        from PySide6.QtWidgets import QApplication
+
+        QApplication.processEvents()
+        return ok and self.ops_tasks.wait(timeout_ms)
+
+    def unbind(self) -> None:
+        self._refresh.stop()
+        self.ops_tasks.cancel()
+        super().unbind()
+
+    # --- theme, exports, self-test -----------------------------------------------------------------------
+    def apply_theme(self, theme) -> None:
+        super().apply_theme(theme)
+        for view in (self.cost_view, self.day_view, self.capacity_view):
+            view.apply_theme(theme)
+        self.privacy.theme = theme
+        self.privacy.graph.theme = theme
+        if self.result_tco is not None:
+            self._tco_done_redraw()
+        self.privacy.show_walk(self.params.walk())
+
+    def _tco_done_redraw(self) -> None:
+        self.cost_view.show_result(self.result_tco, self._price_ages(self.result_tco))
+        self.day_view.show_day(self.day)
+        self._operating_figures()
+
+    def result(self) -> object:
+        return {"cost": self.result_tco, "day": self.day, "months": self.months, "upgrade": self.upgrade,
+                "retirement_signals": self.signals, "privacy_record": self.params.walk().record(),
+                "prices_from": self.book_where}
+
+    def table(self) -> list[dict]:
+        return book_rows(self.book, self.today)
+
+    def selftest(self) -> None:
+        self.update_params(traffic_per_s=40.0)
+        if not self.wait_jobs():
+            raise RuntimeError(self.tasks.last_error or "the comparison did not finish")
+        assert self.result_tco is not None and self.result_tco.sizing.rate_per_s == 40.0 * self.params.peak_to_average
+        self.update_params(privacy_answers=("no", "onprem"))
+        assert self.privacy.walk.current.id == "o_onprem"
+        self.update_params(traffic_per_s=20.0, privacy_answers=())
+
+
+PANEL = SelfHostPanel
