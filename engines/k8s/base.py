@@ -52,6 +52,7 @@ class Context:
     images: dict[str, ImageBehavior] = field(default_factory=dict)
     record_noops: bool = True
     resync_seconds: float = 30.0
+    ip_hints: dict[str, str] = field(default_factory=dict)   # "ns/pod" → the address it had in a dump
 
     def image(self, name: str) -> ImageBehavior:
         return self.images.get(name) or default_image_behavior(name)

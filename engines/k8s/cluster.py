@@ -122,6 +122,19 @@ class Cluster:
         self.repairs = 0
         self._loading_dump = False
         self.commands: list = []          # CommandResults, in the order given
+        self.dump = None                  # the engines.k8s.dump.Dump this cluster was loaded from
+
+    @classmethod
+    def from_dump(cls, path, seed: int = 0) -> "Cluster":
+        """A cluster loaded from a ``kubectl get nodes,deployments,replicasets,pods,services -o yaml``
+        (or json) dump (engines.k8s.dump): checked first, so a broken file raises ValidationError
+        saying what is wrong and nothing is built; ``cluster.dump`` says what was loaded and skipped."""
+        from engines.k8s.dump import load_dump, read_dump
+        dump = read_dump(path)
+        cluster = cls(seed=seed)
+        load_dump(cluster, dump)
+        cluster.dump = dump
+        return cluster
 
     # --- wiring -----------------------------------------------------------------------------
     def _mutating_admission(self, obj: dict) -> None:

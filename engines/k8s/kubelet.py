@@ -143,7 +143,9 @@ class Kubelet:
             cr.cpu = behavior.cpu_millis if behavior.cpu_millis is not None else (req.get("cpu") or 50)
             cr.ready_delay = float(probe.get("initialDelaySeconds", 0)) + behavior.ready_after
             containers.append(cr)
-        runtime = PodRuntime(key=key, uid=pod["metadata"]["uid"], ip=self.ipam.get(),
+        hint = self.ctx.ip_hints.pop(key, None)
+        ip = hint if hint and self.ipam.take(hint) else self.ipam.get()
+        runtime = PodRuntime(key=key, uid=pod["metadata"]["uid"], ip=ip,
                              containers=containers, restart_policy=pod["spec"].get("restartPolicy", "Always"),
                              qos=rules.qos_class(pod))
         self.pods[key] = runtime

@@ -88,6 +88,13 @@ class HostLocal:
                 return self.pool[i]
         return ""
 
+    def take(self, ip: str) -> bool:
+        """Reserve a requested address (a pod replayed from a dump keeps its IP) if it is free here."""
+        if ip in self.in_use or ip not in self.pool:
+            return False
+        self.in_use.add(ip)
+        return True
+
     def release(self, ip: str) -> None:
         self.in_use.discard(ip)
 
