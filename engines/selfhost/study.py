@@ -165,11 +165,10 @@ def cost_curve(params: Params, rate_per_replica: float, price: float, gpus_per_r
             lo, hi = (serving - 1) * step if serving else 0.0, serving * step
             cost = price * gpus_per_replica * (serving + k) * HOURS_PER_MONTH + fixed
             start = max(lo, cost / per_rps)
-            wins = start <= hi
-            if wins and last_win is None:
-                last_win = start
-            elif not wins:
+            if start > hi:                      # the API is cheaper somewhere in this step
                 last_win = None
+            elif last_win is None or start > lo:   # cheaper only from inside the step: a new start
+                last_win = start
         if last_win is not None:
             cheaper_from = last_win
     return Curve(x, selfc, api, today, cheaper_from)
