@@ -24,6 +24,7 @@ from panels._law_annex import AnnexChecklist
 from panels._law_pld import DefectWorksheet
 from panels._law_sbom import SbomView
 from panels._law_tools import LawTools, label as _label
+from panels._law_vii import TechnicalFile
 from panels._law_views import DeadlineTimeline, TreeGraph
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
@@ -57,8 +58,9 @@ class LawPanel(Panel):
         self.body.addWidget(self.tabs, 1)
         self.tabs.addTab(self._build_tree_tab(), "Decision trees")
         self.tabs.addTab(self._build_clock_tab(), "Deadline clocks")
-        # the working tools' tabs (panels/_law_tools, _law_annex, _law_pld, _law_sbom)
-        self.tools, self.annex, self.defect = LawTools(self), AnnexChecklist(self), DefectWorksheet(self)
+        # the working tools' tabs (panels/_law_tools, _law_annex, _law_vii, _law_pld, _law_sbom)
+        self.tools, self.annex, self.vii = LawTools(self), AnnexChecklist(self), TechnicalFile(self)
+        self.defect = DefectWorksheet(self)
         self.sbom = SbomView(self)
         self.binder = ParamBinder(self, {"example": self.example_box, "event": self.event_box,
                                          "fix_available": self.fix_check, "notified": self.notified_check,
@@ -434,6 +436,7 @@ class LawPanel(Panel):
                 "clocks": {k: {kk: (vv.isoformat() if hasattr(vv, "isoformat") else vv) for kk, vv in v.items()}
                            for k, v in self.clocks.items()},
                 "tools": self.tools.state(), "annex_i": [list(a) for a in self.params.annex_i],
+                "annex_vii": [[f.point, f.status, f.warning] for f in self.vii.points],
                 "art7": [[a, t] for a, t in self.defect.weighing.lines], "sbom": self.sbom.state()}
 
     def table(self) -> list[dict]:
@@ -463,8 +466,11 @@ class LawPanel(Panel):
         assert self.clocks["cra"]["final_report"] is not None
         self.update_params(event="vulnerability")
         self.update_params(expected_use_years=3.0, fine_tier=2, clock_dora=False, sbom_source=":example",
-                           annex_i=(("II.1", "met", "", "TD 4"),), art7=(("f", "against", ""),))
-        assert self.tools.result.support.below_floor and self.sbom.sbom is not None and "VII" in self.annex.vii.text()
+                           annex_i=(("II.1", "met", "", "TD 4"),), annex_vii=(("2(b)", "present", "", "TD 4"),),
+                           art7=(("f", "against", ""),), annex_quotes=True)
+        assert self.tools.result.support.below_floor and self.sbom.sbom is not None
+        assert "Part II(1) met" in self.vii.links.text() and self.vii.points[2].status == "present"
+        assert not self.annex.table.isColumnHidden(5)
         spec = self.timeline()
         self.show_frame(0)
         self.show_frame(spec.n_frames - 1)

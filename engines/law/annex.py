@@ -1,11 +1,13 @@
 """CRA Annex I as a checklist: Part I (properties of the product) and Part II (vulnerability handling),
-every item with its point, a short plain-words line and a longer paraphrase of what the point asks
-(our words, not the Official Journal text: Reg. (EU) 2024/2847 Annex I, CELEX 32024R2847).
+every item with its point, a short plain-words line, a longer paraphrase of what the point asks (both
+our words) and the point's Official Journal text as a quote (engines.law.oj_text; Reg. (EU) 2024/2847
+Annex I, CELEX 32024R2847).
 
 Answers are ``met``, ``not-met`` or ``n/a`` (``""``: still open, with the note typed so far).
 Only Part I point 2 may be "not applicable": Art 13(3)
-has the cybersecurity risk assessment say whether, and how, each Part I(2) requirement applies, so
-an n/a answer needs the justification that assessment must hold. Part I point 1 and every Part II
+has the cybersecurity risk assessment say whether, and how, each Part I(2) requirement applies, and
+Art 13(4) puts a clear justification of any requirement that does not apply in the technical
+documentation, so an n/a answer needs that justification. Part I point 1 and every Part II
 duty apply to every product (Art 13(1), 13(8); Annex I Part II). Educational, not legal advice.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ import io
 from dataclasses import dataclass
 
 from engines.core.errors import ValidationError
+from engines.law.oj_text import ANNEX_I, SOURCE, annex_i_quote
 
 STATUSES = ("met", "not-met", "n/a")
 STATUS_TEXT = {"met": "met", "not-met": "not met", "n/a": "not applicable", "": "open"}
@@ -28,6 +31,16 @@ class Item:
     short: str         # plain words, one line
     asks: str          # what the point asks, paraphrased
     may_be_na: bool
+
+    @property
+    def quote(self) -> str:
+        """The point's Official Journal text, with the lead-in that governs it (a quote, not our words)."""
+        return annex_i_quote(self.id)
+
+    @property
+    def point_text(self) -> str:
+        """The point's own Official Journal words, without the lead-in its part shares."""
+        return ANNEX_I[self.id]
 
 
 def _i2(letter: str, short: str, asks: str) -> Item:
@@ -107,30 +120,36 @@ PARTS = (("I", "Part I: properties of the product"), ("II", "Part II: vulnerabil
 Answer = tuple[str, str, str, str]          # (item id, status, note, evidence reference)
 
 
-def normalise(answers) -> tuple[Answer, ...]:
-    """Checked answers in Annex order, one per item; JSON lists become tuples. A bad id or status, a
-    Part II or Part I(1) "n/a", or a repeated item raises ValidationError naming the answer."""
+def normalise_answers(answers, field: str, items: dict, statuses: tuple[str, ...], what: str) -> tuple:
+    """Checked ``(item, status, note, evidence)`` answers in the order of ``items`` (id → object with
+    ``point`` and ``may_be_na``), one per item; JSON lists become tuples. A bad id or status, an "n/a"
+    an item does not allow, or a repeated item raises ValidationError naming the answer."""
     if not isinstance(answers, (tuple, list)):
-        raise ValidationError("annex_i", f"expected a list of answers, got {type(answers).__name__}")
+        raise ValidationError(field, f"expected a list of answers, got {type(answers).__name__}")
     seen: dict[str, Answer] = {}
     for i, a in enumerate(answers):
-        name = f"annex_i[{i}]"
+        name = f"{field}[{i}]"
         if not isinstance(a, (tuple, list)) or len(a) != 4 or not all(isinstance(x, str) for x in a):
             raise ValidationError(name, f"expected [item, status, note, evidence] texts, got {a!r}")
         item, status, note, evidence = a
-        if item not in BY_ID:
-            raise ValidationError(name, f"unknown Annex I item {item!r}", ", ".join(BY_ID))
-        if status not in ("", *STATUSES):
-            raise ValidationError(name, f"unknown status {status!r}", "'' (open), " + ", ".join(STATUSES))
-        if status == "n/a" and not BY_ID[item].may_be_na:
-            raise ValidationError(name, f"{BY_ID[item].point} applies to every product; it cannot be "
-                                        "'not applicable'", "met, not-met")
+        if item not in items:
+            raise ValidationError(name, f"unknown {what} item {item!r}", ", ".join(items))
+        if status not in ("", *statuses):
+            raise ValidationError(name, f"unknown status {status!r}", "'' (open), " + ", ".join(statuses))
+        if status == "n/a" and not items[item].may_be_na:
+            raise ValidationError(name, f"{items[item].point} applies to every product; it cannot be "
+                                        "'not applicable'", ", ".join(s for s in statuses if s != "n/a"))
         if item in seen:
             raise ValidationError(name, f"{item} is answered twice")
         if len(note) > 2000 or len(evidence) > 500:
             raise ValidationError(name, "note or evidence too long", "note ≤ 2000, evidence ≤ 500 characters")
         seen[item] = (item, status, note, evidence)
-    return tuple(seen[it.id] for it in ITEMS if it.id in seen)
+    return tuple(seen[k] for k in items if k in seen)
+
+
+def normalise(answers) -> tuple[Answer, ...]:
+    """Checked Annex I answers in Annex order (a Part II or Part I(1) "n/a" is refused)."""
+    return normalise_answers(answers, "annex_i", BY_ID, STATUSES, "Annex I")
 
 
 @dataclass(frozen=True)
@@ -162,7 +181,7 @@ def checklist(answers) -> Checklist:
         _, status, note, evidence = by_item.get(it.id, (it.id, "", "", ""))
         warning = ""
         if status == "n/a" and not note.strip():
-            warning = "'not applicable' needs its justification from the risk assessment (Art 13(3))"
+            warning = "'not applicable' needs its justification from the risk assessment (Art 13(3)-(4))"
         elif status == "met" and not evidence.strip():
             warning = "'met' without an evidence reference (technical documentation, Art 31, Annex VII)"
         elif status == "not-met":
@@ -179,15 +198,17 @@ def _cell(text: str) -> str:
 
 def to_markdown(c: Checklist, title: str = "CRA Annex I checklist") -> str:
     lines = [f"# {title}", "",
-             "Regulation (EU) 2024/2847, Annex I; plain-words summaries, not the article text. "
-             "Educational, not legal advice.", "",
+             f"{SOURCE}, Annex I. 'Requirement' is our plain-words summary; 'Article text' quotes the "
+             "Official Journal. Educational, not legal advice.", "",
              "Summary: " + ", ".join(f"{n} {t}" for t, n in c.counts.items()), ""]
     for part, heading in PARTS:
-        lines += [f"## {heading}", "", "| Point | Requirement | Status | Note / justification | Evidence |",
-                  "|---|---|---|---|---|"]
+        lines += [f"## {heading}", "",
+                  "| Point | Requirement | Article text | Status | Note / justification | Evidence |",
+                  "|---|---|---|---|---|---|"]
         for r in c.rows:
             if r.item.id.split(".")[0] == part:
-                lines.append(f"| {r.item.point} | {_cell(r.item.short)} | {STATUS_TEXT[r.status]} | "
+                lines.append(f"| {r.item.point} | {_cell(r.item.short)} | “{_cell(r.item.quote)}” | "
+                             f"{STATUS_TEXT[r.status]} | "
                              f"{_cell(r.note)} | {_cell(r.evidence)} |")
         lines.append("")
     if c.warnings:
@@ -199,13 +220,14 @@ def to_html(c: Checklist, title: str = "CRA Annex I checklist") -> str:
     """A standalone HTML page: the same tables as :func:`to_markdown`, every text escaped."""
     e = html.escape
     out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}</title></head><body>",
-           f"<h1>{e(title)}</h1>", "<p>Regulation (EU) 2024/2847, Annex I; plain-words summaries, not the article "
-           "text. Educational, not legal advice.</p>",
+           f"<h1>{e(title)}</h1>", f"<p>{e(SOURCE)}, Annex I. 'Requirement' is our plain-words summary; 'Article text' quotes "
+           "the Official Journal. Educational, not legal advice.</p>",
            "<p>Summary: " + e(", ".join(f"{n} {t}" for t, n in c.counts.items())) + "</p>"]
     for part, heading in PARTS:
-        out += [f"<h2>{e(heading)}</h2>", "<table border='1'><tr><th>Point</th><th>Requirement</th><th>Status</th>"
+        out += [f"<h2>{e(heading)}</h2>", "<table border='1'><tr><th>Point</th><th>Requirement</th><th>Article text</th><th>Status</th>"
                 "<th>Note / justification</th><th>Evidence</th></tr>"]
-        out += [f"<tr><td>{e(r.item.point)}</td><td>{e(r.item.short)}</td><td>{e(STATUS_TEXT[r.status])}</td>"
+        out += [f"<tr><td>{e(r.item.point)}</td><td>{e(r.item.short)}</td><td><q>{e(r.item.quote)}</q></td>"
+                f"<td>{e(STATUS_TEXT[r.status])}</td>"
                 f"<td>{e(r.note)}</td><td>{e(r.evidence)}</td></tr>"
                 for r in c.rows if r.item.id.split(".")[0] == part]
         out.append("</table>")
@@ -217,82 +239,8 @@ def to_html(c: Checklist, title: str = "CRA Annex I checklist") -> str:
 def to_csv(c: Checklist) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["item", "point", "requirement", "status", "note", "evidence", "warning"])
+    w.writerow(["item", "point", "requirement", "article_text", "status", "note", "evidence", "warning"])
     for r in c.rows:
-        w.writerow([r.item.id, r.item.point, r.item.short, STATUS_TEXT[r.status], r.note, r.evidence, r.warning])
+        w.writerow([r.item.id, r.item.point, r.item.short, r.item.quote, STATUS_TEXT[r.status], r.note,
+                    r.evidence, r.warning])
     return buf.getvalue()
-
-
-# ---- Annex VII: the technical documentation, linked to the Annex I answers -------------------------
-#: Annex VII points (Art 31), paraphrased: (point, what the file holds).
-ANNEX_VII: tuple[tuple[str, str], ...] = (
-    ("1", "General description: intended purpose, software versions that affect compliance, photographs or "
-          "illustrations for hardware, the Annex II user information"),
-    ("2(a)", "Design and development, including the system architecture: how software components build on each "
-             "other and fit together"),
-    ("2(b)", "Vulnerability handling: the SBOM, the coordinated disclosure policy, evidence of the reporting "
-             "contact, the technical means of distributing updates securely"),
-    ("2(c)", "Production and monitoring processes and how they were validated"),
-    ("3", "The cybersecurity risk assessment (Art 13), including how each Part I requirement applies"),
-    ("4", "What was taken into account to set the support period (Art 13(8))"),
-    ("5", "Harmonised standards, common specifications or certification schemes applied; where none, how the "
-          "essential requirements were met"),
-    ("6", "Reports of the tests that verify conformity with Annex I Parts I and II"),
-    ("7", "A copy of the EU declaration of conformity"),
-    ("8", "The SBOM, when a market surveillance authority asks for it with reasons"),
-)
-
-
-#: What a substantial modification starts again, (article, our words).
-SUBSTANTIAL_MODIFICATION: tuple[tuple[str, str], ...] = (
-    ("CRA Art 69(2)", "a product placed on the market before 11 Dec 2027 comes under the CRA's requirements once "
-                      "it is substantially modified from that date"),
-    ("CRA Arts 21-22", "whoever makes the modification (importer, distributor or anyone else) takes on the "
-                       "manufacturer's obligations of Arts 13-14, the Art 32 conformity assessment and this "
-                       "technical file among them, for the part affected or for the whole product when its "
-                       "cybersecurity as a whole is affected"),
-    ("PLD Art 8(2), 17(1)", "the modifier is liable as a manufacturer, and the ten-year expiry runs again from when "
-                            "the modified product is made available"),
-)
-
-
-@dataclass(frozen=True)
-class FilePoint:
-    point: str          # "2(b)"
-    what: str
-    from_annex_i: str   # what the Annex I answers (and the support calculator) already give this point
-    gaps: str           # what they leave open ("" when nothing is known to be missing)
-
-
-def technical_file(answers, support_end=None) -> tuple[FilePoint, ...]:
-    """Annex VII point by point, with what the Annex I checklist already supplies: 2(b) from Part II(1),
-    (5), (6), (7); 3 from the Part I answers and their justifications; 4 from the support period; 6 from
-    the evidence references of 'met' items; 8 from Part II(1). Points the checklist cannot know say so."""
-    c = checklist(answers)
-    by = {r.item.id: r for r in c.rows}
-
-    def state(ids) -> tuple[str, str]:
-        got = [f"{by[i].item.point.replace('Annex I ', '')} {STATUS_TEXT[by[i].status]}"
-               + (f" ({by[i].evidence})" if by[i].evidence else "") for i in ids if by[i].status]
-        missing = [by[i].item.point.replace("Annex I ", "") for i in ids if by[i].status != "met"]
-        return "; ".join(got), ("not yet met or open: " + ", ".join(missing)) if missing else ""
-
-    part1 = [r for r in c.rows if r.item.id.startswith("I.")]
-    na_ok = [r for r in part1 if r.status == "n/a" and r.note.strip()]
-    na_bad = [r for r in part1 if r.status == "n/a" and not r.note.strip()]
-    open_1 = [r for r in part1 if not r.status]
-    evidence = sorted({r.evidence for r in c.rows if r.status == "met" and r.evidence})
-    links = {
-        "2(b)": state(("II.1", "II.5", "II.6", "II.7")),
-        "3": (f"{len(part1) - len(open_1)} of {len(part1)} Part I items answered, {len(na_ok)} 'not applicable' "
-              "with a justification",
-              "; ".join(x for x in (
-                  f"justify {', '.join(r.item.point.replace('Annex I ', '') for r in na_bad)}" if na_bad else "",
-                  f"{len(open_1)} Part I items open" if open_1 else "") if x)),
-        "4": (f"support period ends {support_end:%d %b %Y} (Support and fines tab)" if support_end else "",
-              "" if support_end else "no support period computed"),
-        "6": ("evidence references of 'met' items: " + ", ".join(evidence) if evidence else "",
-              "" if evidence else "no test reports referenced"),
-        "8": state(("II.1",)),
-    }
-    return tuple(FilePoint(p, what, *links.get(p, ("", "not recorded in this checklist"))) for p, what in ANNEX_VII)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from engines.core.errors import ValidationError
-from engines.law import annex, defect, support
+from engines.law import annex, annex_vii, defect, support
 from engines.law.cra import EVENTS
 from engines.law.trees import Walk, load_examples, load_trees
 from engines.core.params import ParamsBase, param
@@ -83,6 +83,9 @@ class Params(ParamsBase):
     steward: bool = param(False, label="open-source software steward")
     # Annex I checklist: (item, status, note, evidence) per answered item (engines.law.annex)
     annex_i: tuple = ()
+    annex_quotes: bool = param(False, label="Official Journal text beside each item")
+    # Annex VII technical documentation: (point, status, note, where in the file) per answered point
+    annex_vii: tuple = ()
     # PLD: the Art 7(2) worksheet, (letter, stance, note) per weighed point (engines.law.defect), and the
     # distributor's one-month rule (Art 8(3)) on the clocks tab
     art7: tuple = ()
@@ -114,6 +117,7 @@ class Params(ParamsBase):
             parse_day(text, f"updates[{i}]")
         support.expected_use_months(self.expected_use_years)
         object.__setattr__(self, "annex_i", annex.normalise(self.annex_i))
+        object.__setattr__(self, "annex_vii", annex_vii.normalise(self.annex_vii))
         object.__setattr__(self, "art7", defect.normalise(self.art7))
 
     def walk(self) -> Walk:

@@ -56,24 +56,12 @@ def test_exports_in_annex_order():
     rows = list(csv.DictReader(io.StringIO(annex.to_csv(c))))
     assert len(rows) == 22 and rows[13]["item"] == "I.2.m" and rows[13]["status"] == "not applicable"
     assert rows[14]["evidence"] == "TD 4.2" and rows[0]["status"] == "open"
-
-
-def test_the_technical_file_links_annex_vii_to_the_answers():
-    from datetime import date
-
-    points = {f.point: f for f in annex.technical_file(
-        [["II.1", "met", "", "TD 4.2"], ["II.5", "not-met", "next release", ""], ["I.2.b", "n/a", "", ""]],
-        date(2032, 12, 11))}
-    assert list(points) == ["1", "2(a)", "2(b)", "2(c)", "3", "4", "5", "6", "7", "8"]
-    assert "Part II(1) met (TD 4.2)" in points["2(b)"].from_annex_i
-    assert points["2(b)"].gaps == "not yet met or open: Part II(5), Part II(6), Part II(7)"
-    assert "justify Part I(2)(b)" in points["3"].gaps and "13 Part I items open" in points["3"].gaps
-    assert "11 Dec 2032" in points["4"].from_annex_i and "TD 4.2" in points["6"].from_annex_i
-    assert points["8"].gaps == "" and points["7"].gaps == "not recorded in this checklist"
-    assert annex.technical_file([], None)[5].gaps == "no support period computed"
+    assert rows[14]["article_text"].endswith("at the very least the top-level dependencies of the products")
+    assert "| Annex I Part I(2)(m) | Secure deletion and transfer of data | “On the basis of" in md
 
 
 def test_html_export_escapes_the_answers():
     page = annex.to_html(annex.checklist([["I.2.m", "n/a", "no <script>alert(1)</script> data", ""]]))
     assert page.startswith("<!DOCTYPE html>") and "&lt;script&gt;" in page and "<script>" not in page
     assert page.count("<tr>") == len(annex.ITEMS) + 2                   # two header rows
+    assert page.count("<q>") == len(annex.ITEMS)                        # the article text, quoted

@@ -9,7 +9,7 @@ import pytest
 
 from PySide6.QtCore import QDate
 
-from engines.law import annex, support
+from engines.law import annex, annex_vii, support
 from engines.law.params import Params
 from panels.law import LawPanel
 
@@ -62,25 +62,54 @@ def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
     a = p.annex
     row_b = [it.id for it in annex.ITEMS].index("I.2.b")
     row_sbom = [it.id for it in annex.ITEMS].index("II.1")
-    assert a.boxes[row_sbom].findData("n/a") == -1                    # Part II applies to every product
-    a.boxes[row_b].setCurrentIndex(a.boxes[row_b].findData("n/a"))
+    assert a.table.boxes[row_sbom].findData("n/a") == -1                    # Part II applies to every product
+    a.table.boxes[row_b].setCurrentIndex(a.table.boxes[row_b].findData("n/a"))
     assert p.params.annex_i == (("I.2.b", "n/a", "", ""),)
     assert "justification" in a.todo.text()
     a.table.item(row_b, 3).setText("no configuration: fixed-function sensor")
-    a.boxes[row_sbom].setCurrentIndex(a.boxes[row_sbom].findData("met"))
+    a.table.boxes[row_sbom].setCurrentIndex(a.table.boxes[row_sbom].findData("met"))
     a.table.item(row_sbom, 4).setText("TD 4.2")
     assert p.params.annex_i == (("I.2.b", "n/a", "no configuration: fixed-function sensor", ""),
                                 ("II.1", "met", "", "TD 4.2"))
-    assert "Still to do" not in a.todo.text() and "VII 2(b)" in a.vii.text() and "TD 4.2" in a.vii.text()
-    assert "CRA Art 69(2)" in a.vii.text()
+    assert "Still to do" not in a.todo.text()
+    vii = p.vii                                                       # the Annex VII tab reads the same answers
+    assert "VII(2(b))</b> Part II(1) met (TD 4.2)" in vii.links.text() and "CRA Art 69(2)" in vii.modification.text()
+    a.table.setCurrentCell(row_sbom, 1)
+    assert "“Manufacturers of products with digital elements shall: … identify and document" in a.detail.text()
+    assert a.table.isColumnHidden(5)
+    a.quotes.setChecked(True)                                         # the OJ text beside each item, a view state
+    assert p.params.annex_quotes and not a.table.isColumnHidden(5)
+    assert a.table.item(row_sbom, 5).text() == "“… " + annex.BY_ID["II.1"].point_text + "”"
     md = a.export(tmp_path / "c.md", "md").read_text()
     assert "| I(2)(b)" not in md and "| Annex I Part I(2)(b) | Secure by default" in md and "not applicable" in md
     assert "Secure by default" in a.export(tmp_path / "c.html", "html").read_text()
     csv_text = a.export(tmp_path / "c.csv", "csv").read_text()
-    assert csv_text.splitlines()[0].startswith("item,point") and len(csv_text.splitlines()) == len(annex.ITEMS) + 1
+    assert csv_text.splitlines()[0].startswith("item,point,requirement,article_text") and len(csv_text.splitlines()) == len(annex.ITEMS) + 1
     q = make_panel(LawPanel)                                          # a restored view shows the same answers
     q.set_params(Params(**p.params.to_dict()), record=False)
-    assert q.annex.table.item(row_sbom, 4).text() == "TD 4.2" and q.annex.boxes[row_b].currentData() == "n/a"
+    assert q.annex.table.item(row_sbom, 4).text() == "TD 4.2" and q.annex.table.boxes[row_b].currentData() == "n/a"
+    assert not q.annex.table.isColumnHidden(5)
+
+
+def test_annex_vii_tab_has_answers_of_its_own(make_panel, tmp_path):
+    p = make_panel(LawPanel)
+    v = p.vii
+    rows = [pt.id for pt in annex_vii.POINTS]
+    r7, r8 = rows.index("7"), rows.index("8")
+    assert v.table.boxes[r7].findData("n/a") == -1 and v.table.boxes[r8].findData("n/a") >= 0
+    v.table.boxes[r7].setCurrentIndex(v.table.boxes[r7].findData("present"))
+    assert p.params.annex_vii == (("7", "present", "", ""),) and "without saying where" in v.todo.text()
+    v.table.item(r7, 4).setText("DoC-2027-001.pdf")
+    assert p.params.annex_vii == (("7", "present", "", "DoC-2027-001.pdf"),)
+    assert "Every answered point" in v.todo.text() and "1 in the file" in v.summary.text()
+    v.table.setCurrentCell(r7, 1)
+    assert "“The technical documentation referred to in Article 31" in v.detail.text()
+    assert "a copy of the EU declaration of conformity”" in v.detail.text()
+    md = v.export(tmp_path / "vii.md", "md").read_text()
+    assert "| VII(7) | A copy of the EU declaration of conformity |" in md and "DoC-2027-001.pdf" in md
+    assert v.export(tmp_path / "vii.csv", "csv").read_text().count("\n") == 11
+    assert "annex_vii" in p.views() and "vii_table" in p.views()
+    assert p.result()["annex_vii"][r7] == ["7", "present", ""]
 
 
 def test_tool_views_are_named_and_the_tabs_recorded(make_panel):

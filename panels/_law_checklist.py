@@ -1,0 +1,85 @@
+"""A checklist table the law panel's Annex I and Annex VII tabs share: one row per point, read-only
+point and summary cells, a status combo box, and editable note and evidence cells. The tab that owns
+it reads :meth:`answers` and writes :meth:`show`; the table itself holds no rules."""
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableWidget, QTableWidgetItem
+
+FIXED = Qt.ItemIsSelectable | Qt.ItemIsEnabled
+
+
+class ChecklistTable(QTableWidget):
+    """``rows``: (id, point label, summary, tooltip, choices); ``choices`` are (value, label) pairs.
+    ``extra`` names read-only columns after the evidence column. ``changed()`` fires on user edits."""
+
+    def __init__(self, rows, columns: list[str], changed: Callable[[], None], extra: int = 0) -> None:
+        super().__init__(len(rows), len(columns))
+        self.ids = [r[0] for r in rows]
+        self._changed = changed
+        self._filling = False
+        self.setHorizontalHeaderLabels(columns)
+        self.verticalHeader().hide()
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow column widths
+        self.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.setWordWrap(True)
+        head = self.horizontalHeader()
+        modes = [QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.ResizeToContents,
+                 QHeaderView.Stretch, QHeaderView.Interactive] + [QHeaderView.Stretch] * extra
+        for col, mode in enumerate(modes):
+            head.setSectionResizeMode(col, mode)
+        head.resizeSection(4, 120)
+        self.boxes: list[QComboBox] = []
+        for row, (_id, point, summary, tip, choices) in enumerate(rows):
+            for col, text in ((0, point), (1, summary)):
+                cell = QTableWidgetItem(text)
+                cell.setFlags(FIXED)
+                cell.setToolTip(tip)
+                self.setItem(row, col, cell)
+            box = QComboBox()
+            for value, text in choices:
+                box.addItem(text, value)
+            box.setAccessibleName(f"Status of {point}")
+            box.currentIndexChanged.connect(lambda _i: self._user_edit())
+            self.setCellWidget(row, 2, box)
+            self.boxes.append(box)
+            for col in range(3, 5 + extra):
+                cell = QTableWidgetItem("")
+                if col >= 5:
+                    cell.setFlags(FIXED)
+                self.setItem(row, col, cell)
+        self.itemChanged.connect(lambda cell: self._user_edit() if cell.column() in (3, 4) else None)
+
+    def _user_edit(self) -> None:
+        if not self._filling:
+            self._changed()
+
+    def answers(self) -> tuple[tuple[str, str, str, str], ...]:
+        """(id, status, note, evidence) of every row with a status or text (an open row keeps its text)."""
+        out = []
+        for row, key in enumerate(self.ids):
+            status = self.boxes[row].currentData()
+            note, evidence = (self.item(row, c).text().strip() for c in (3, 4))
+            if status or note or evidence:
+                out.append((key, status, note, evidence))
+        return tuple(out)
+
+    def show(self, rows) -> None:
+        """``rows``: (status, note, evidence, marker, marker tip, extra texts) per row, in row order."""
+        self._filling = True
+        self.blockSignals(True)
+        for row, (status, note, evidence, marker, tip, extra) in enumerate(rows):
+            box = self.boxes[row]
+            box.blockSignals(True)
+            box.setCurrentIndex(max(0, box.findData(status)))
+            box.blockSignals(False)
+            for col, text in ((3, note), (4, evidence), *((5 + i, t) for i, t in enumerate(extra))):
+                if self.item(row, col).text() != text:
+                    self.item(row, col).setText(text)
+            self.item(row, 0).setText(marker)
+            self.item(row, 0).setToolTip(tip)
+        self.blockSignals(False)
+        self._filling = False

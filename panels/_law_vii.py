@@ -1,0 +1,118 @@
+"""The law panel's "Annex VII file" tab: the CRA technical documentation (Art 31) as a checklist of its
+own. For each point the user records whether the file holds it, a note and where it sits; beside that
+the tab shows what the Annex I answers and the support period already supply and what they leave
+open, the point's Official Journal text as a quote, and what a substantial modification starts
+again. The answers are the ``annex_vii`` field of the panel's ``Params``; engines.law.annex_vii holds
+the rules and writes the exports."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+from engines.core.errors import ValidationError
+from engines.law import annex_vii
+from engines.law.oj_text import ANNEX_VII_LEAD, SOURCE
+from engines.law.tools import support_of
+from explorer.files import atomic_write_text
+from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.widgets import ErrorLabel
+from panels._law_annex import export_buttons
+from panels._law_checklist import ChecklistTable
+from panels._law_tools import scrolled
+
+CHOICES = (("", "— open —"), ("present", "in the file"), ("missing", "missing"), ("n/a", "not applicable"))
+COLS = ["Point", "Holds (our words)", "Status", "Note", "Where in the file"]
+
+
+class TechnicalFile:
+    """Builds the Annex VII tab on ``panel.tabs`` and keeps it in step with ``panel.params``."""
+
+    def __init__(self, panel) -> None:
+        self.panel = panel
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        intro = QLabel("CRA Annex VII: what the technical documentation (Art 31) holds. Mark each point with "
+                       "where it sits in your file; below the table, what the Annex I checklist and the "
+                       "support period already give it. Only point 8 may be 'not applicable'.")
+        intro.setWordWrap(True)
+        intro.setObjectName("muted")
+        lay.addWidget(intro)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        bar = FlowLayout()
+        self.error = ErrorLabel()
+        self.export_btns = export_buttons(self, bar, "Annex VII file")
+        lay.addLayout(bar)
+        split = QSplitter(Qt.Vertical)
+        rows = [(p.id, f"VII({p.id})", p.short, p.what, [c for c in CHOICES if c[0] != "n/a" or p.may_be_na])
+                for p in annex_vii.POINTS]
+        self.table = ChecklistTable(rows, COLS, lambda: self._send())
+        self.table.currentCellChanged.connect(lambda row, *_: self._show_detail(row))
+        split.addWidget(self.table)
+        detail = QWidget()
+        dlay = QVBoxLayout(detail)
+        dlay.setContentsMargins(0, 0, 0, 0)
+        self.detail, self.todo, self.links, self.modification = QLabel(), QLabel(), QLabel(), QLabel()
+        for w in (self.detail, self.todo, self.links, self.modification):
+            w.setWordWrap(True)
+            w.setTextFormat(Qt.RichText)
+        self.detail.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.status = QLabel()
+        self.status.setObjectName("muted")
+        self.modification.setText("<b>A substantial modification starts it again</b><ul>" + "".join(
+            f"<li><b>{a}</b>: {t}.</li>" for a, t in annex_vii.SUBSTANTIAL_MODIFICATION) + "</ul>")
+        for w in (self.detail, self.todo, self.links, self.modification, self.error, self.status):
+            dlay.addWidget(w)
+        dlay.addStretch(1)
+        split.addWidget(scrolled(detail))
+        split.setSizes([430, 260])
+        lay.addWidget(split, 1)
+        panel.tabs.addTab(page, "Annex VII file")
+        panel.name_view("annex_vii", page, "Annex VII technical file, with answers of its own, linked to Annex I")
+        panel.name_view("vii_table", self.table, "Annex VII points: status, note, where in the file, from Annex I")
+        panel.name_view("vii_todo", self.todo, "What the technical file still lacks")
+        panel.name_view("vii_links", self.links, "What the Annex I answers and the support period supply")
+        panel.name_view("modification", self.modification, "What a substantial modification starts again")
+        panel.params_changed.connect(lambda _p: self.refresh())
+        self.refresh()
+
+    def _send(self) -> None:
+        self.error.show_error(self.panel.update_params(annex_vii=self.table.answers()))
+
+    def refresh(self) -> None:
+        p = self.panel.params
+        try:
+            end = support_of(p).end
+        except ValidationError:
+            end = None
+        pts = self.points = annex_vii.technical_file(p.annex_i, end, p.annex_vii)
+        self.table.show([(f.status, f.note, f.evidence, ("⚠ " if f.warning else "") + f"VII({f.point})",
+                          f.warning or f.what, ()) for f in pts])
+        self.links.setText("<b>From the Annex I checklist and the support period</b><ul>" + "".join(
+            f"<li><b>VII({f.point})</b> " + html.escape("; ".join(x for x in (
+                f.from_annex_i, f"open: {f.gaps}" if f.gaps else "") if x) or "nothing answered yet") + "</li>"
+            for f in pts if f.point in annex_vii.LINKED) + "</ul>")
+        self.summary.setText("<b>" + ", ".join(f"{n} {t}" for t, n in annex_vii.counts(pts).items()) + "</b>")
+        todo = [f"VII({f.point}): {f.warning}" for f in pts if f.warning]
+        self.todo.setText("<b>Still to do</b><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in todo) + "</ul>"
+                          if todo else "Every answered point says where it sits in the file.")
+        self._show_detail(max(0, self.table.currentRow()))
+
+    def _show_detail(self, row: int) -> None:
+        if 0 <= row < len(self.points):
+            f = self.points[row]
+            self.detail.setText(f"<b>Annex VII({f.point})</b>, in our words: {html.escape(f.what)}<br><br>"
+                                f"<b>Article text</b> ({SOURCE}, Annex VII):<br><i>“{html.escape(ANNEX_VII_LEAD)} "
+                                f"… {html.escape(f.quote)}”</i>")
+
+    def export(self, path: str | Path, fmt: str) -> Path:
+        """Write the Annex VII checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
+        path = Path(path)
+        write = {"md": annex_vii.to_markdown, "html": annex_vii.to_html, "csv": annex_vii.to_csv}[fmt]
+        atomic_write_text(path, write(self.points))
+        self.status.setText(f"Annex VII checklist written to {path}")
+        return path
