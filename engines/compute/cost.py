@@ -77,6 +77,11 @@ def cost_per_gpu_hour(server_capex: float, server_life_years: float, facility_ca
     return CostBreakdown(server, facility, kw * pue * price, opex)
 
 
+GROUPS = ("Chips and servers", "Power and cooling", "Land, shell and fit-out")
+"""The published split's three groups (McKinsey, Apr 2025: chips 60 %, power and cooling 25 %, building 15 %)."""
+POWER_PART = "Critical power and cooling"
+
+
 @dataclass(frozen=True)
 class CampusCapex:
     """A campus's up-front capital for the scenario's cluster, and the published split to compare with."""
@@ -94,6 +99,13 @@ class CampusCapex:
     @property
     def chips_share(self) -> float:
         return self.servers / self.total if self.total > 0 else 0.0
+
+    def grouped(self) -> tuple[tuple[str, float], ...]:
+        """This cluster's capital in the published split's three groups, as shares: servers; the building's
+        critical power and cooling (Cushman & Wakefield's largest part); the rest of the building."""
+        power = sum(v for label, v, _ in self.facility_parts if label == POWER_PART)
+        t = self.total if self.total > 0 else 1.0
+        return tuple(zip(GROUPS, (self.servers / t, power / t, (self.facility - power) / t)))
 
 
 def campus_capex(n_gpus: int, server_capex: float, it_mw: float, facility_capex_per_mw: float) -> CampusCapex:

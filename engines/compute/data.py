@@ -42,6 +42,7 @@ class Cited:
 class Run(Cited):
     id: str = ""
     label: str = ""
+    short: str = ""
     N: float = 0.0
     D: float = 0.0
     reported_flop: float | None = None

@@ -38,6 +38,7 @@ class Rate:
 @dataclass(frozen=True)
 class MachineMeasurement:
     rates: tuple[Rate, ...]
+    peaks: tuple[float | None, ...] = ()   # the datasheet peak of each rate's device where the catalogue knows it
 
     def get(self, device: str, kind: str) -> Rate | None:
         return next((r for r in self.rates if r.device == device and r.kind == kind), None)
@@ -112,11 +113,15 @@ def measure_copy(device: str = "cpu", nbytes: int = 256 * 2**20, repeats: int = 
                 repeats, threads)
 
 
-def measure_machine(devices: tuple[str, ...] = ("cpu",), gemm_n: int = 1024, copy_bytes: int = 256 * 2**20,
+def measure_machine(devices: tuple[str, ...] | None = None, gemm_n: int = 1024, copy_bytes: int = 256 * 2**20,
                     threads: int = 2, progress: Callable[[float, str], None] = lambda f, s: None,
                     cancelled: Callable[[], bool] = lambda: False) -> MachineMeasurement:
     """GEMM and copy on each device in ``devices`` (CUDA sizes grow 4× for GEMM and 8× for copy so the
-    GPU is not measured on a job too small to fill it)."""
+    GPU is not measured on a job too small to fill it). ``devices`` None: the CPU, and CUDA when present."""
+    if devices is None:
+        import torch
+
+        devices = ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
     rates: list[Rate] = []
     steps = [(d, k) for d in devices for k in KINDS]
     for i, (d, k) in enumerate(steps):
@@ -126,4 +131,18 @@ def measure_machine(devices: tuple[str, ...] = ("cpu",), gemm_n: int = 1024, cop
         else:
             rates.append(measure_copy(d, copy_bytes * (8 if d == "cuda" else 1), threads=threads, cancelled=cancelled))
     progress(1.0, "done")
-    return MachineMeasurement(tuple(rates))
+    return MachineMeasurement(tuple(rates), tuple(_peak_of(r) for r in rates))
+
+
+def _peak_of(rate: Rate) -> float | None:
+    """The catalogue's datasheet peak for a measured CUDA device (its bf16 FLOP/s or HBM bytes/s); None on a CPU."""
+    if rate.device != "cuda":
+        return None
+    from engines.core.hardware import GPUS
+    from engines.memory.step_measure import catalogue_peak
+
+    if rate.kind == "gemm":
+        return catalogue_peak(rate.device_name, "bfloat16")
+    name = rate.device_name.lower().replace(" ", "")
+    card = next((c for k, c in GPUS.items() if k.split("-")[0] in name), None)
+    return card.bandwidth_gbps * 1e9 if card else None

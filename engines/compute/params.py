@@ -43,8 +43,10 @@ class Params(ParamsBase):
     waiting_pct: int = param(30, 0, 100, label="Waiting GPU draw", unit="% of TDP",
                              tip="Board power while a GPU waits on a collective or a checkpoint: your assumption "
                                  "(no published figure ships with the app)")
-    checkpoint_every: int = param(6, 1, 1000, label="Checkpoint every", unit="steps")
-    checkpoint_s: float = param(30.0, 0.0, 3600.0, label="Checkpoint write", unit="s", step=5, decimals=0)
+    checkpoint_every: int = param(10, 1, 100, label="Checkpoint every", unit="steps",
+                                  tip="The trace shows two checkpoint intervals")
+    checkpoint_s: float = param(10.0, 0.0, 600.0, label="Checkpoint write", unit="s", step=1, decimals=0,
+                                tip="Time the GPUs wait while a checkpoint is written: your assumption")
     # D2: the machine
     gemm_n: int = param(1024, label="GEMM size n", choices=GEMM_SIZES,
                         tip="n×n matrix multiply on the CPU (4n on CUDA): 2n³ FLOP")
