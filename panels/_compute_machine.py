@@ -1,0 +1,128 @@
+"""D2 view: this machine measured (GEMM FLOP/s, copy bytes/s) beside datasheet peaks; a step's gradient
+all-reduce over NVLink and over the network against its compute; market share and revenue, dated."""
+from __future__ import annotations
+
+import math
+from html import escape
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from engines.compute import MachineMeasurement, StepNetwork
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import make_plot
+from panels._compute_common import SourcesBox, draw_bars, money, tag
+
+LOG_FLOOR = 9.0   # bars start at 1 G(FLOP or B)/s on the log axis
+PREFIX = {9: "1 G", 10: "10 G", 11: "100 G", 12: "1 T", 13: "10 T", 14: "100 T", 15: "1 P", 16: "10 P", 17: "100 P"}
+
+
+def _rate_text(v: float, unit: str) -> str:
+    for div, p in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")):
+        if v >= div:
+            return f"{v / div:,.3g} {p}{unit}"
+    return f"{v:,.3g} {unit}"
+
+
+class MachineView(QWidget):
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.flops_plot = make_plot(theme, "Matrix multiply: measured here against datasheet peaks", "",
+                                    "FLOP/s (log)")
+        self.bytes_plot = make_plot(theme, "Memory: measured copy against datasheet bandwidth", "", "bytes/s (log)")
+        self.net_plot = make_plot(theme, "One step: gradient all-reduce against compute", "", "seconds")
+        for p, h in ((self.flops_plot, 320), (self.bytes_plot, 300), (self.net_plot, 230)):
+            p.setMouseEnabled(x=False, y=False)
+            p.setMinimumHeight(h)
+        self.text = LiveText()
+        self.text.reserve_lines(3)
+        lay.addWidget(self.flops_plot, 3)
+        lay.addWidget(self.bytes_plot, 3)
+        lay.addWidget(self.text)
+        lay.addWidget(self.net_plot, 2)
+        self.market = QTableWidget(0, 4)
+        self.market.setHorizontalHeaderLabels(["Figure", "Value", "Date", "How sure"])
+        self.market.verticalHeader().setVisible(False)
+        self.market.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.market.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.market.setWordWrap(True)
+        self.market.setAccessibleName("Market share and data-centre revenue")
+        self.market.setMinimumHeight(170)
+        lay.addWidget(self.market, 1)
+        self.sources = SourcesBox()
+        lay.addWidget(self.sources)
+        self.measured: MachineMeasurement | None = None
+        self.network: StepNetwork | None = None
+        self._context: dict = {}
+
+    def _log_bars(self, plot, rows: list[tuple[str, float | None, bool]], unit: str) -> None:
+        """Rows on a log axis from 1 G: measured rows in one style, datasheet rows in another; a row
+        not measured yet says so instead of drawing a bar."""
+        top = max([math.log10(v) for _, v, _ in rows if v] + [12.0])
+        bars = []
+        for name, v, measured in rows:
+            if v is None or v <= 0:
+                bars.append((f"{name}: not measured yet (press Measure)", LOG_FLOOR, 0.0, "", 1))
+            else:
+                bars.append((name, LOG_FLOOR, max(math.log10(v) - LOG_FLOOR, 0.02), _rate_text(v, unit),
+                             1 if measured else 0))
+        draw_bars(plot, self.theme, bars, (LOG_FLOOR, top + 1.4))
+        plot.getAxis("bottom").setTicks([[(k, v) for k, v in PREFIX.items() if k <= top + 1.4], []])
+
+    def show_result(self, measured: MachineMeasurement | None, network: StepNetwork, gpu, cpus, market,
+                    gpu_label: str) -> None:
+        self.measured, self.network = measured, network
+        t = self.theme
+        get = (lambda d, k: measured.get(d, k)) if measured is not None else (lambda d, k: None)
+        cpu_g, cpu_c, cuda_g, cuda_c = get("cpu", "gemm"), get("cpu", "copy"), get("cuda", "gemm"), get("cuda", "copy")
+        flop_rows = [(f"this CPU, {cpu_g.threads if cpu_g else 2} threads, fp32 (measured)", cpu_g.value if cpu_g else None, True)]
+        byte_rows = [("this CPU, copy (measured)", cpu_c.value if cpu_c else None, True)]
+        if cuda_g is not None:
+            flop_rows.append((f"{cuda_g.device_name}, bf16 (measured)", cuda_g.value, True))
+            byte_rows.append((f"{cuda_c.device_name}, copy (measured)", cuda_c.value, True))
+        flop_rows.append((f"{gpu_label}, bf16 (datasheet)", gpu.peak_flops("bf16"), False))
+        byte_rows.append((f"{gpu_label}, HBM (datasheet)", gpu.bandwidth_gbps * 1e9, False))
+        for c in cpus:
+            flop_rows.append((f"{c.label}, {c.precision} (derived)", c.flops, False))
+            byte_rows.append((f"{c.label}, DDR5 (derived)", c.bytes_per_s, False))
+        self._log_bars(self.flops_plot, flop_rows, "FLOP/s")
+        self._log_bars(self.bytes_plot, byte_rows, "B/s")
+        # the all-reduce against the step's compute
+        n = network
+        rows = [(f"all-reduce over NVLink ({n.nvlink_bytes_per_s / 1e9:,.0f} GB/s each way)", n.nvlink_seconds),
+                (f"all-reduce over the network ({n.network_bytes_per_s / 1e9:,.0f} GB/s per GPU)", n.network_seconds),
+                ("forward + backward compute", n.compute_seconds)]
+        draw_bars(self.net_plot, t, [(name, 0.0, v, f"{v:,.3g} s", 2 + i) for i, (name, v) in enumerate(rows)],
+                  (0.0, max(v for _, v in rows) * 1.3))
+        self.market.setRowCount(len(market))
+        for i, m in enumerate(market):
+            value = f"{m.value:.0%}" if m.unit == "share" else money(m.value)
+            for j, c in enumerate((m.label, value, m.date, tag(m.confidence))):
+                item = QTableWidgetItem(c)
+                item.setToolTip(m.citation)
+                item.setFlags(item.flags() & ~Qt.ItemIsEditable)
+                self.market.setItem(i, j, item)
+        self.market.resizeRowsToContents()
+        ratio = gpu.peak_flops("bf16") / cpu_g.value if cpu_g else None
+        measured_text = (f"This machine's CPU multiplies at {_rate_text(cpu_g.value, 'FLOP/s')} (fp32, measured), "
+                         f"{ratio:,.0f}× below one {escape(gpu_label)}'s bf16 peak; "
+                         if cpu_g else "Press Measure to time a matrix multiply and a copy on this machine. ")
+        self.text.setText(
+            measured_text +
+            f"a server CPU with a matrix unit is still about an order of magnitude below, and HBM carries several times "
+            f"DDR5's bytes. The {n.grad_bytes / 1e9:,.1f} GB of bf16 gradients take {n.nvlink_seconds:,.3g} s to "
+            f"all-reduce over NVLink but {n.network_seconds:,.3g} s across {n.n_gpus:,} GPUs on the network, against "
+            f"{n.compute_seconds:,.3g} s of compute: the fast fabric reaches only the {n.gpus_per_node} GPUs in a node.")
+        rows = []
+        for r in (measured.rates if measured else ()):
+            rows.append((f"{r.device_name} {r.kind} {r.dtype}: {_rate_text(r.value, 'FLOP/s' if r.kind == 'gemm' else 'B/s')}",
+                         f"measured here: median of {r.repeats} timed repeats, n = {r.size} ({'2n³ FLOP' if r.kind == 'gemm' else 'read + write counted, as STREAM'})"))
+        rows.append((f"{gpu_label} peaks", gpu.source))
+        rows += [(c.label, c.citation) for c in cpus]
+        rows.append(("all-reduce times", n.source))
+        rows.append(("compute time of a step", "step-time engine (PaLM FLOPs at the kernel efficiency you set)"))
+        rows += [(m.label, m.citation) for m in market]
+        self.sources.set_sources(rows)

@@ -1,0 +1,138 @@
+"""D3 views: the cluster's megawatts, energy, bill and CO2 with its power trace through steps and
+checkpoints; and what connecting it waits for (lead times) beside the gas and nuclear deals."""
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from engines.compute import PowerBudget, PowerTrace
+from explorer.ui.bar_chart import hatched
+from explorer.ui.fast_items import Bars
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import legend_below, make_plot, pen
+from panels._compute_common import SourcesBox, big, draw_bars, money, mw, tag
+
+PHASE_NAMES = {"compute": "computing", "communicate": "waiting on collectives / bubble", "checkpoint": "checkpoint"}
+
+
+def _item(text: str, tip: str) -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    it.setToolTip(tip)
+    it.setFlags(it.flags() & ~Qt.ItemIsEditable)
+    return it
+
+
+class PowerView(QWidget):
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.levels = make_plot(theme, "From GPU boards to the building", "", "MW")
+        self.levels.setMouseEnabled(x=False, y=False)
+        self.trace = make_plot(theme, "The cluster's draw through training steps", "facility MW", "seconds")
+        self.trace.setMouseEnabled(x=False, y=False)
+        legend_below(self.trace, 3)
+        self.levels.setMinimumHeight(220)
+        self.trace.setMinimumHeight(320)
+        self.text = LiveText()
+        self.text.reserve_lines(4)
+        lay.addWidget(self.levels, 2)
+        lay.addWidget(self.text)
+        lay.addWidget(self.trace, 3)
+        self.sources = SourcesBox()
+        lay.addWidget(self.sources)
+        self.budget: PowerBudget | None = None
+        self.trace_result: PowerTrace | None = None
+
+    def show_result(self, b: PowerBudget, tr: PowerTrace, run_label: str, sources: list[tuple[str, str]]) -> None:
+        self.budget, self.trace_result = b, tr
+        t = self.theme
+        rows = [("GPU boards (TDP × GPUs)", b.gpu_mw), ("IT load: whole nodes (CPUs, switches, NICs, fans)", b.it_mw),
+                (f"facility: IT × PUE {b.pue:.2f}", b.facility_mw)]
+        draw_bars(self.levels, t, [(n, 0.0, v, mw(v), i) for i, (n, v) in enumerate(rows)], (0.0, b.facility_mw * 1.3))
+        # the trace: a step function, one colour and pattern per phase kind
+        p = self.trace
+        p.clear()
+        legend = p.getPlotItem().legend
+        if legend is not None:
+            legend.clear()
+        x = np.repeat(tr.t, 2)[1:-1]
+        y = np.repeat(tr.mw, 2)
+        p.plot(x, y, pen=pen(t.fg, 2), name="facility MW")
+        for i, kind in enumerate(PHASE_NAMES):
+            idx = [j for j, ph in enumerate(tr.phase) if ph == kind]
+            if not idx:
+                continue
+            bars = Bars(x0=tr.t[idx], y=[0] * len(idx), width=np.diff(tr.t)[idx], height=tr.mw[idx] * 2,
+                        brush=hatched(t.color(i), i), pen=pen(t.fg, 0.5))
+            p.addItem(bars)
+            if legend is not None:
+                legend.addItem(bars, PHASE_NAMES[kind])
+        p.setYRange(0, tr.busy_mw * 1.15, padding=0)
+        p.setXRange(0, float(tr.t[-1]), padding=0.01)
+        self.text.setText(
+            f"{b.n_gpus:,} GPUs: boards {mw(b.gpu_mw)}, whole nodes {mw(b.it_mw)} of IT load, "
+            f"<b>{mw(b.facility_mw)}</b> at the meter. A year at {b.load_factor:.0%} of nameplate: "
+            f"<b>{big(b.annual_mwh, 'MWh')}</b>, {money(b.annual_cost)} at {b.price_per_kwh * 100:.2f} ¢/kWh, "
+            f"{big(b.annual_co2_t, 't')} CO2 at {b.grid_t_per_mwh * 1000:,.0f} kg/MWh. {escape(run_label)}: "
+            f"{big(b.run_gpu_hours)} GPU-hours → {big(b.run_mwh, 'MWh')}, {money(b.run_cost)}, {big(b.run_co2_t, 't')} CO2. "
+            f"Every GPU waits at the same moment, so the draw swings by <b>{mw(tr.swing_mw)}</b> "
+            f"({mw(tr.busy_mw)} ↔ {mw(tr.waiting_mw)}) within every {tr.step_seconds:.2f} s step and at each checkpoint.")
+        self.sources.set_sources(sources)
+
+
+class GridView(QWidget):
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.timeline = make_plot(theme, "What a large new load waits for (published lead times)", "", "years")
+        self.timeline.setMouseEnabled(x=False, y=False)
+        self.timeline.setMinimumHeight(420)
+        lay.addWidget(self.timeline, 3)
+        self.text = LiveText()
+        self.text.reserve_lines(2)
+        lay.addWidget(self.text)
+        self.deals = QTableWidget(0, 6)
+        self.deals.setHorizontalHeaderLabels(["Date", "Who", "What", "MW", "Fuel", "How sure"])
+        self.deals.verticalHeader().setVisible(False)
+        self.deals.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.deals.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
+        self.deals.horizontalHeader().setSectionResizeMode(2, QHeaderView.Stretch)
+        self.deals.setWordWrap(True)
+        self.deals.setAccessibleName("Gas and nuclear deals for data centres")
+        self.deals.setMinimumHeight(220)
+        lay.addWidget(self.deals, 2)
+        self.sources = SourcesBox()
+        lay.addWidget(self.sources)
+        self.rows = ()
+
+    def show_result(self, lead_times, deals, consumption, facility_mw: float) -> None:
+        t = self.theme
+        rows = list(lead_times)
+        self.rows = rows
+        bars = []
+        for i, r in enumerate(rows):
+            lo = r.lo if r.hi > r.lo else 0.0
+            span = f"{r.lo:g}–{r.hi:g} years" if r.hi > r.lo else f"about {r.hi:g} years"
+            bars.append((r.label, lo, max(r.hi - lo, 0.05), f"{span} ({tag(r.confidence)})",
+                         7 if r.id == "server-life" else i % 6))
+        draw_bars(self.timeline, t, bars, (0.0, max(r.hi for r in rows) * 1.6))
+        world = {c.id: c for c in consumption}
+        self.text.setText(
+            f"The cluster needs {mw(facility_mw)}. The longest waits are the grid's (queue, hook-up, large "
+            f"transformers), not the building's; the servers it will power are written off in 5–6 years. "
+            f"Data centres used about {world['world-2024'].twh:,.0f} TWh in 2024 and may use {world['world-2030'].twh:,.0f} "
+            f"TWh in 2030 (IEA base case, an estimate); so builders sign for gas and nuclear themselves (table).")
+        self.deals.setRowCount(len(deals))
+        for i, d in enumerate(deals):
+            for j, c in enumerate((d.date, d.parties, d.what, d.mw, d.fuel, tag(d.confidence))):
+                self.deals.setItem(i, j, _item(c, d.citation))
+        self.deals.resizeRowsToContents()
+        self.sources.set_sources([(r.label, r.citation) for r in rows] + [(c.label, c.citation) for c in consumption]
+                                 + [(f"{d.date} {d.parties}", d.citation) for d in deals])

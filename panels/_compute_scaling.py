@@ -1,0 +1,210 @@
+"""D1 view: the Chinchilla frontier and iso-FLOP curves for the chosen fit, Kaplan's slope, the published
+runs and the scenario's run (C = 6ND, GPU-hours, days). Pure drawing of engine results."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from engines.compute import (FITS, KAPLAN, RunPoint, ScenarioRun, chinchilla_frontier, chinchilla_optimum,
+                             iso_flop_curve, kaplan_allocation)
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import Tabs, legend_below, log_axes, make_plot, pen
+from panels._compute_common import SourcesBox, big, eng
+
+C_AXIS = np.geomspace(1e18, 1e27, 60)
+X_RANGE = (18.0, 27.0)   # log10 FLOP shown
+ISO_BUDGETS = (1e19, 1e21, 1e23, 1e25)
+CHINCHILLA_C = 5.76e23
+SHORT = {"hoffmann": "Hoffmann printed", "hoffmann-unrounded": "Hoffmann unrounded", "besiroglu": "Besiroglu refit"}
+
+
+@dataclass(frozen=True)
+class ScalingResult:
+    """What the scaling view draws (built by the panel from engine calls)."""
+
+    fit: str
+    runs: tuple[RunPoint, ...]
+    scenario: ScenarioRun
+
+
+def _label_anchors(runs) -> list[tuple[int, int]]:
+    """A corner for each run's name (TextItem anchors) so that names of nearby runs do not overlap:
+    greedy, largest model first; each name's box is estimated in decades (0.13 per character, 0.45 high)."""
+    boxes: list[tuple[float, float, float, float]] = []
+    out: dict[int, tuple[int, int]] = {}
+    for i in sorted(range(len(runs)), key=lambda i: -runs[i].N):
+        x, y, w, h = math.log10(runs[i].flop), math.log10(runs[i].N), 0.13 * len(runs[i].short), 0.45
+        for ax, ay in ((0, 1), (1, 1), (0, 0), (1, 0)):       # above right, above left, below right, below left
+            box = (x - ax * w, y if ay else y - h, x + (1 - ax) * w, y + h if ay else y)
+            if box[2] > X_RANGE[1]:
+                continue
+            if not any(b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3] for b in boxes):
+                break
+        boxes.append(box)
+        out[i] = (ax, ay)
+    return [out[i] for i in range(len(runs))]
+
+
+def _item(text: str) -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    it.setToolTip(text)
+    it.setFlags(it.flags() & ~Qt.ItemIsEditable)
+    return it
+
+
+class ScalingView(QWidget):
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.frontier_plot = make_plot(theme, "Optimal model size against compute", "parameters N",
+                                       "training compute C (FLOP)")
+        log_axes(self.frontier_plot, x=True, y=True)
+        legend_below(self.frontier_plot, 3)
+        self.iso_plot = make_plot(theme, "Loss at fixed compute (iso-FLOP)", "predicted loss",
+                                  "parameters N")
+        log_axes(self.iso_plot, x=True)
+        legend_below(self.iso_plot, 3)
+        for p in (self.frontier_plot, self.iso_plot):
+            p.setMinimumHeight(400)
+            p.setMouseEnabled(x=False, y=False)
+        self.text = LiveText()
+        self.text.reserve_lines(3)
+        lay.addWidget(self.frontier_plot, 3)
+        lay.addWidget(self.text)
+        lay.addWidget(self.iso_plot, 3)
+        self.tables = Tabs()
+        self.runs_table = QTableWidget(0, 8)
+        self.runs_table.setHorizontalHeaderLabels(["Run", "N", "D (tokens)", "6ND", "Reported C", "GPU-hours",
+                                                   "Implied MFU", "How sure"])
+        self.fits_table = QTableWidget(0, 9)
+        self.fits_table.setHorizontalHeaderLabels(["Fit", "E", "A", "B", "α", "β", "N_opt at 5.76e23",
+                                                   "D_opt", "Tokens per param"])
+        for t, name in ((self.runs_table, "Published runs"), (self.fits_table, "The three fits at Chinchilla's budget")):
+            t.verticalHeader().setVisible(False)
+            t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+            t.setAccessibleName(name)
+            self.tables.addTab(t, name)
+        self.tables.setMinimumHeight(260)
+        lay.addWidget(self.tables, 1)
+        self.sources = SourcesBox()
+        lay.addWidget(self.sources)
+        self.result: ScalingResult | None = None
+
+    # --- drawing ---------------------------------------------------------------------------------
+    def show_result(self, r: ScalingResult) -> None:
+        self.result = r
+        self._draw_frontier(r)
+        self._draw_iso(r)
+        s = r.scenario
+        p = s.point
+        fit = FITS[r.fit]
+        self.text.setText(
+            f"<b>{escape(p.label)}</b>: N = {big(p.N)} parameters on D = {big(p.D)} tokens "
+            f"({p.tokens_per_param:,.0f} tokens per parameter) → <b>C = 6ND = {eng(p.flop_6nd, 'FLOP')}</b>. "
+            f"On {s.gpu} at {s.mfu:.0%} MFU that is <b>{big(s.gpu_hours)} GPU-hours</b>, "
+            f"<b>{s.days:,.1f} days</b> on the scenario's {s.n_gpus:,} GPUs. "
+            f"The chosen fit ({escape(fit.label)}) would spend this compute on N = {big(p.optimum_N)} and D = {big(p.optimum_D)} "
+            f"({p.optimum_D / p.optimum_N:,.0f} tokens per parameter); predicted loss here {p.predicted_loss:.3f}. "
+            f"{escape(fit.note)}")
+        self._fill_tables(r)
+        self._fill_sources(r)
+
+    def _draw_frontier(self, r: ScalingResult) -> None:
+        t, plot = self.theme, self.frontier_plot
+        plot.clear()
+        if plot.getPlotItem().legend is not None:
+            plot.getPlotItem().legend.clear()
+        for i, key in enumerate(FITS):
+            n, _, _ = chinchilla_frontier(C_AXIS, key)
+            chosen = key == r.fit
+            plot.plot(C_AXIS, n, pen=pen(t.color(i), 4 if chosen else 2, Qt.SolidLine if chosen else Qt.DashLine),
+                      name=f"{SHORT[key]}{' (chosen)' if chosen else ''}")
+        gpt3 = next((x for x in r.runs if x.label.startswith("GPT-3")), None)
+        if gpt3 is not None:
+            n, _ = kaplan_allocation(C_AXIS, gpt3.flop, gpt3.N)
+            plot.plot(C_AXIS, n, pen=pen(t.muted if hasattr(t, "muted") else t.fg, 2, Qt.DotLine),
+                      name=f"Kaplan N ∝ C^{KAPLAN.a:g} via GPT-3")
+        xs = [x.flop for x in r.runs]
+        ys = [x.N for x in r.runs]
+        plot.plot(xs, ys, pen=None, symbol="o", symbolSize=11, symbolBrush=t.color(3), symbolPen=pen(t.fg, 1),
+                  name="published runs")
+        for x, anchor in zip(r.runs, _label_anchors(r.runs)):
+            label = pg.TextItem(x.short, color=t.fg, anchor=anchor)
+            label.setPos(math.log10(x.flop), math.log10(x.N))
+            plot.addItem(label)
+        p = r.scenario.point
+        plot.plot([p.flop_6nd], [p.N], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
+                  symbolPen=pen(t.fg, 1), name="scenario")
+        label = pg.TextItem("scenario", color=t.fg, anchor=(1, 0))
+        label.setPos(math.log10(p.flop_6nd), math.log10(p.N))
+        plot.addItem(label)
+        plot.setXRange(*X_RANGE, padding=0.02)
+        plot.setYRange(7.5, 13.5, padding=0.02)
+
+    def _draw_iso(self, r: ScalingResult) -> None:
+        t, plot = self.theme, self.iso_plot
+        plot.clear()
+        if plot.getPlotItem().legend is not None:
+            plot.getPlotItem().legend.clear()
+        budgets = list(ISO_BUDGETS) + [r.scenario.point.flop_6nd]
+        lo, hi = math.inf, -math.inf
+        for i, c in enumerate(budgets):
+            n, loss = iso_flop_curve(c, r.fit, 120, 30.0)
+            scen = i == len(budgets) - 1
+            plot.plot(n, loss, pen=pen(t.color(4) if scen else t.color(i), 4 if scen else 2,
+                                       Qt.SolidLine if not scen else Qt.DashLine),
+                      name=f"{'scenario ' if scen else ''}C = {eng(c)}")
+            n_opt, d_opt = chinchilla_optimum(c, r.fit)
+            plot.plot([n_opt], [float(np.min(loss))], pen=None, symbol="d", symbolSize=12,
+                      symbolBrush=t.color(4) if scen else t.color(i), symbolPen=pen(t.fg, 1))
+            lo, hi = min(lo, float(loss.min())), max(hi, float(np.percentile(loss, 60)))
+        p = r.scenario.point
+        plot.plot([p.N], [p.predicted_loss], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
+                  symbolPen=pen(t.fg, 1))
+        label = pg.TextItem("scenario", color=t.fg, anchor=(0, 1))
+        label.setPos(math.log10(p.N), p.predicted_loss)
+        plot.addItem(label)
+        plot.setYRange(lo - 0.05, hi, padding=0.02)
+
+    def _fill_tables(self, r: ScalingResult) -> None:
+        rows = list(r.runs)
+        self.runs_table.setRowCount(len(rows))
+        for i, x in enumerate(rows):
+            cells = (x.label, big(x.N), big(x.D), eng(x.flop_6nd), eng(x.reported_flop) if x.reported_flop else "—",
+                     big(x.gpu_hours) if x.gpu_hours else "—", f"{x.implied_mfu:.1%}" if x.implied_mfu else "—",
+                     x.source.rsplit("; ", 1)[-1].rstrip(")"))
+            for j, c in enumerate(cells):
+                item = _item(c)
+                item.setToolTip(x.source)
+                self.runs_table.setItem(i, j, item)
+        self.fits_table.setRowCount(len(FITS))
+        for i, (key, f) in enumerate(FITS.items()):
+            n, d = chinchilla_optimum(CHINCHILLA_C, key)
+            cells = (f.label + (" (chosen)" if key == r.fit else ""), f"{f.E:.4g}", f"{f.A:.5g}", f"{f.B:.6g}",
+                     f"{f.alpha:.4g}", f"{f.beta:.4g}", big(n), big(d), f"{d / n:.1f}")
+            for j, c in enumerate(cells):
+                item = _item(c)
+                item.setToolTip(f.source)
+                self.fits_table.setItem(i, j, item)
+
+    def _fill_sources(self, r: ScalingResult) -> None:
+        rows = [(f"{f.label}: E, A, B, α, β", f.source) for f in FITS.values()]
+        rows.append(("Optimum N_opt = G·(C/6)^a, D_opt = C/(6N_opt)", "Hoffmann et al. 2022, arXiv 2203.15556, "
+                                                                    "Eq. 4 (computed here)"))
+        rows.append((f"Kaplan slope N ∝ C^{KAPLAN.a:g}", KAPLAN.source + "; drawn through GPT-3's point as an illustration"))
+        rows.append(("C = 6ND", "Kaplan et al. 2020, arXiv 2001.08361, §2.1 (computed here)"))
+        rows += [(f"{x.label}: N, D, compute, GPU-hours", x.source) for x in r.runs]
+        s = r.scenario
+        rows.append((f"{s.gpu} dense bf16 peak {s.peak_flops / 1e12:,.1f} TFLOP/s", "GPU catalogue, assets/presets/gpus.json"))
+        rows.append((f"MFU {s.mfu:.0%}", "the panel's MFU (default: Llama 3 reached 38–43%, arXiv 2407.21783 Table 4)"))
+        rows.append(("GPU-hours = C/(peak × MFU × 3600); implied MFU = C/(GPU-hours × 3600 × peak)",
+                     "PaLM (Chowdhery et al. 2022) App. B definition of MFU (computed here)"))
+        self.sources.set_sources(rows)
