@@ -47,7 +47,8 @@ HEADLINES = {
     "serving_sizing.py": [("serving sizing worst p95", r"sizing worst p95:\s*([\d.]+) ms", "ms")],
     "tour_steps.py": [("tour step, all steps p95", r"all steps: \d+, p95 ([\d.]+) ms", "ms"),
                       ("tour step worst per-tour p95", r"tour step worst p95:\s*([\d.]+) ms", "ms")],
-    "k8s.py": [("k8s simulated seconds per wall second", r"→\s*([\d.]+) simulated s per wall s", "s/s")],
+    "k8s.py": [("k8s simulated seconds per wall second", r"→\s*([\d.]+) simulated s per wall s", "s/s"),
+               ("k8s with kubectl commands mixed in", r"commands mixed in:.*→\s*([\d.]+) simulated s per wall s", "s/s")],
     "gptq.py": [("GPTQ, lazy blocks", r"gptq \(lazy blocks of \d+\)\s+([\d.]+) s", "s"),
                 ("GPTQ, plain column-by-column", r"plain column-by-column\s+([\d.]+) s", "s")],
 }

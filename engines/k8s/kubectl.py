@@ -467,3 +467,40 @@ def _has_list(value: object) -> bool:
 def dumps(obj: object) -> str:
     """A patch as kubectl users write it, for buttons that compose commands."""
     return json.dumps(obj, separators=(",", ":"))
+
+
+OPERATOR_ACTIONS = ("delete pod", "relabel pod", "scale up", "scale down", "cordon", "uncordon", "drain",
+                    "rollout undo", "rollout pause", "rollout resume")
+
+
+def operator_commands(frame, pod: str | None = None) -> dict[str, str]:
+    """The commands an operator's buttons give at this frame, aimed at ``pod`` (else the first
+    active pod), its Deployment (else the first) and its node (else the first): action → command.
+    Actions that make no sense here (no pod, a paused rollout cannot be paused) are left out."""
+    pods = [p for p in frame.pods if p["active"]]
+    chosen = next((p for p in pods if p["name"] == pod), None) or (pods[0] if pods else None)
+    out: dict[str, str] = {}
+    ns = f" -n {chosen['namespace']}" if chosen and chosen.get("namespace", "default") != "default" else ""
+    if chosen is not None:
+        out["delete pod"] = f"delete pod/{chosen['name']}{ns}"
+        key = next(iter(sorted(chosen["labels"])), "app")
+        out["relabel pod"] = f"label pod/{chosen['name']} {key}=debug --overwrite{ns}"
+    owner = None
+    if chosen is not None and chosen["owner"]:
+        owner = next((r["owner"] for r in frame.replicasets if r["name"] == chosen["owner"] and r["owner"]), None)
+    dep = next((d for d in frame.deployments if d["name"] == owner), None) or (frame.deployments[0] if frame.deployments else None)
+    if dep is not None:
+        dns = ns if dep["name"] == owner else ""
+        out["scale up"] = f"scale deployment/{dep['name']} --replicas={dep['replicas'] + 1}{dns}"
+        if dep["replicas"] > 0:
+            out["scale down"] = f"scale deployment/{dep['name']} --replicas={dep['replicas'] - 1}{dns}"
+        out["rollout undo"] = f"rollout undo deployment/{dep['name']}{dns}"
+        out["rollout resume" if dep.get("paused") else "rollout pause"] = \
+            f"rollout {'resume' if dep.get('paused') else 'pause'} deployment/{dep['name']}{dns}"
+    node = next((n for n in frame.nodes if chosen is not None and n["name"] == chosen["node"]), None) or \
+        (frame.nodes[0] if frame.nodes else None)
+    if node is not None:
+        out["uncordon" if node.get("unschedulable") else "cordon"] = \
+            f"{'uncordon' if node.get('unschedulable') else 'cordon'} {node['name']}"
+        out["drain"] = f"drain {node['name']}"
+    return out

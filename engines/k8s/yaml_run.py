@@ -123,19 +123,20 @@ def yaml_guide(objs: tuple[dict, ...]) -> Guide:
 
 
 def run_yaml(text: str, progress: Callable[[float, str], None] | None = None,
-             cancelled: Callable[[], bool] | None = None) -> YamlRun:
+             cancelled: Callable[[], bool] | None = None, commands=()) -> YamlRun:
     """Check ``text`` and play it for ``YAML_SECONDS`` in a fresh cluster. ``progress(fraction,
     text)`` once per simulated second; ``cancelled()`` true raises ``engines.core.errors.Cancelled``.
-    Bad manifests raise ValidationError; an object the cluster refuses on apply is the run's error."""
+    Bad manifests raise ValidationError; an object the cluster refuses on apply is the run's error.
+    ``commands``: kubectl commands given during the run, as (second, command) (``play_guide``)."""
     check = check_yaml(text)
     guide = yaml_guide(check.objects)
-    seconds = int(guide.duration) + 1
+    seconds = max(int(guide.duration), max([t for t, _ in commands], default=-60) + 60) + 1
 
     def step(fraction: float) -> None:
         if progress is not None:
-            progress(fraction, f"simulating your YAML: {round(fraction * seconds)} of {YAML_SECONDS} s")
+            progress(fraction, f"simulating your YAML: {round(fraction * seconds)} of {seconds - 1} s")
     try:
-        timeline = play_guide(guide, progress=step, cancelled=cancelled)
+        timeline = play_guide(guide, progress=step, cancelled=cancelled, commands=commands)
     except ValidationError as exc:
         return YamlRun(None, str(exc), check.unsupported)
     return YamlRun(timeline, None, check.unsupported)
