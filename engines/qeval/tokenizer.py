@@ -1,0 +1,103 @@
+"""Byte-level BPE tokenizer read from the GGUF metadata (``tokenizer.ggml.*``), no extra package.
+
+Algorithm: GPT-2's byte-level BPE (Radford et al. 2019; openai/gpt-2 ``encoder.py``): bytes are
+mapped to printable characters, text is split into pieces by a regular expression, and each piece
+is merged pair by pair in the order of the merge list. SmolLM2's pre-tokenizer (its
+``tokenizer.json``; llama.cpp names it ``smollm``) first isolates every digit, then applies the
+GPT-2 expression. Python's ``re`` has no ``\\p{L}``: letters are written ``[^\\W\\d_]`` and digits
+``\\d``, which agree on the text this app feeds it (tests pin the ids transformers gives).
+Control tokens (``<|im_start|>`` …) written in the text are matched whole, as transformers does.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_PIECE = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+""")
+_DIGIT = re.compile(r"(\d)")
+CONTROL = 3   # tokenizer.ggml.token_type of control tokens
+
+
+@lru_cache(maxsize=1)
+def _byte_map() -> dict[int, str]:
+    """GPT-2 ``bytes_to_unicode``: every byte to a printable character."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars, n = keep[:], 0
+    for b in range(256):
+        if b not in keep:
+            keep.append(b)
+            chars.append(256 + n)
+            n += 1
+    return dict(zip(keep, map(chr, chars)))
+
+
+class Tokenizer:
+    """Encode text to ids and back, with the vocabulary and merges of one GGUF file."""
+
+    def __init__(self, tokens: list[str], merges: list[str], token_types, eos_id: int) -> None:
+        self.tokens = list(tokens)
+        self.ids = {t: i for i, t in enumerate(self.tokens)}
+        self.ranks = {tuple(m.split(" ", 1)): r for r, m in enumerate(merges)}
+        self.eos_id = int(eos_id)
+        control = [t for t, k in zip(self.tokens, token_types) if int(k) == CONTROL]
+        self._special = re.compile("(" + "|".join(map(re.escape, sorted(control, key=len, reverse=True))) + ")") \
+            if control else None
+        self._bytes = _byte_map()
+        self._unbytes = {c: b for b, c in self._bytes.items()}
+        self._cache: dict[str, tuple[int, ...]] = {}
+
+    @classmethod
+    def from_gguf(cls, meta: dict) -> "Tokenizer":
+        return cls(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.merges"], meta["tokenizer.ggml.token_type"],
+                   meta.get("tokenizer.ggml.eos_token_id", 0))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+    def encode(self, text: str) -> list[int]:
+        out: list[int] = []
+        parts = self._special.split(text) if self._special else [text]
+        for k, part in enumerate(parts):
+            if k % 2 == 1:
+                out.append(self.ids[part])
+                continue
+            for chunk in _DIGIT.split(part):
+                if chunk:
+                    for piece in _PIECE.findall(chunk):
+                        out.extend(self._bpe(piece))
+        return out
+
+    def _bpe(self, piece: str) -> tuple[int, ...]:
+        hit = self._cache.get(piece)
+        if hit is not None:
+            return hit
+        word = [self._bytes[b] for b in piece.encode("utf-8")]
+        while len(word) > 1:
+            pairs = [(self.ranks.get((a, b), 1 << 30), i) for i, (a, b) in enumerate(zip(word, word[1:]))]
+            rank, i = min(pairs)
+            if rank == 1 << 30:
+                break
+            merged, j, first, second = [], 0, word[i], word[i + 1]
+            while j < len(word):   # merge every occurrence of the best pair, left to right
+                if j < len(word) - 1 and word[j] == first and word[j + 1] == second:
+                    merged.append(first + second)
+                    j += 2
+                else:
+                    merged.append(word[j])
+                    j += 1
+            word = merged
+        ids = tuple(self.ids[w] for w in word)
+        if len(self._cache) < 100_000:
+            self._cache[piece] = ids
+        return ids
+
+    def decode(self, ids) -> str:
+        data = bytearray()
+        for i in ids:
+            tok = self.tokens[int(i)]
+            if tok.startswith("<|") or (tok.startswith("<") and tok.endswith(">") and len(tok) > 2 and int(i) < 17):
+                data.extend(tok.encode("utf-8"))
+            else:
+                data.extend(self._unbytes.get(c, 0x3F) for c in tok)
+        return data.decode("utf-8", errors="replace")
