@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from engines.selfhost import INCLUDED_IN_API, Tco
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import Tabs, legend_below, make_plot, pen, set_title
+from explorer.ui.widgets import legend_below, make_plot, pen, set_title
 
 
 def usd(x: float) -> str:
@@ -57,18 +57,18 @@ class CostView(QWidget):
         self.chart_note.reserve_lines(2)
         left.addWidget(self.chart_note)
         lay.addLayout(left, 1)
-        self.tabs = Tabs()
+        right = QVBoxLayout()
         self.bill = LiveText()
         self.even = LiveText()
+        right.addWidget(self.bill)
+        right.addWidget(self.even)
+        right.addStretch(1)
+        self.text_box = QWidget()
+        self.text_box.setLayout(right)
+        lay.addWidget(self.text_box, 1)
         self.includes = LiveText()
-        for text, title in ((self.bill, "The bill"), (self.even, "Break-even"), (self.includes, "An API price includes")):
-            page = QWidget()
-            pl = QVBoxLayout(page)
-            pl.addWidget(text)
-            pl.addStretch(1)
-            self.tabs.addTab(page, title)
-        self.text_box = self.tabs
-        lay.addWidget(self.tabs, 1)
+        self.includes.reserve_lines(2)
+        outer.addWidget(self.includes)
         self.apply_theme(theme)
 
     def apply_theme(self, theme) -> None:
@@ -80,9 +80,8 @@ class CostView(QWidget):
         self.cross.setPen(pen(t.color(2), 2, Qt.DashDotLine))
         for line in (self.today, self.cross):
             line.label.setColor(t.fg)
-        self.includes.setText("<b>What a per-token price already pays for</b> (leave any of it out and the "
-                              "self-hosted figure is not like for like):<ul>"
-                              + "".join(f"<li>{escape(x)}</li>" for x in INCLUDED_IN_API) + "</ul>")
+        self.includes.setText("<b>An API price already pays for</b> " + "; ".join(escape(x) for x in INCLUDED_IN_API)
+                              + ". Leave any of it out of the self-hosted figure and it is not like for like.")
 
     def show_result(self, r: Tco | None, stale_words: str = "") -> None:
         if r is None:
@@ -115,10 +114,9 @@ class CostView(QWidget):
             ("Fleet", f"{r.replicas} replicas × {r.gpus_per_replica} GPU = {r.gpus} GPUs (peak + spares)"),
             ("Per replica", f"{r.rate_per_replica:.2f} req/s, {r.tokens_per_replica:,.0f} output tok/s "
                             "(steady state × η)"),
-            ("Utilisation u", pct(r.utilisation)),
+            ("<b>Utilisation u</b>", f"<b>{pct(r.utilisation)}</b> (average ÷ fleet capacity)"),
             ("GPU price", f"${gp.usd_per_gpu_hour:.2f}/GPU-h: {escape(gp.words)}"),
-            ("GPUs", f"{usd(r.gpu_monthly)} a month (p × G × 730 h)"),
-            ("People + fixed", f"{usd(r.staff_monthly)} + {usd(r.other_monthly)} a month"),
+            ("GPUs + people + fixed", f"{usd(r.gpu_monthly)} + {usd(r.staff_monthly)} + {usd(r.other_monthly)} a month"),
             ("<b>Self-hosted</b>", f"<b>{usd(r.self_monthly)}</b> a month, {usd(r.self_per_mtok)} per M output tok"),
             ("<b>API</b>", f"<b>{usd(r.api_monthly)}</b> a month: {escape(r.api.label)}"),
         ]
@@ -127,15 +125,12 @@ class CostView(QWidget):
         if stale_words:
             html += f"<p>{escape(stale_words)}</p>"
         even = [
-            ("API price of 1 M output tokens with their prompts",
-             f"P_mix = {r.prompt_per_output:.1f} × ${r.api_price_in:.3g} + ${r.api_price_out:.3g} = {usd(r.price_mix)}"),
-            ("Break-even utilisation, GPUs only", f"u* = {pct(r.break_even_u)}" + (" → no break-even at any load"
-                                                                                  if r.never else "")),
-            ("… with people and fixed costs", f"u*_F = {pct(r.break_even_u_fixed)}"
-             + (" → unreachable with this fleet" if r.break_even_u_fixed > 1 else "")),
-            ("Today's utilisation", pct(r.utilisation)),
-            ("Break-even volume", f"V* = {r.break_even_mtok:,.0f} M output tok a month"),
-            ("This fleet can serve", f"{r.capacity_mtok:,.0f} M a month; today {r.output_mtok_per_month:,.0f} M"),
+            ("API per M output tok", f"P_mix = {r.prompt_per_output:.1f} × ${r.api_price_in:.3g} + "
+                                     f"${r.api_price_out:.3g} = {usd(r.price_mix)}"),
+            ("Break-even u*", f"{pct(r.break_even_u)} GPUs only" + (", so no break-even at any load" if r.never else "")
+             + f"; {pct(r.break_even_u_fixed)} with people and fixed"),
+            ("Break-even volume", f"V* = {r.break_even_mtok:,.0f} M output tok a month; the fleet serves up to "
+                                  f"{r.capacity_mtok:,.0f} M, today {r.output_mtok_per_month:,.0f} M"),
         ]
         self.even.setText("<table cellspacing='2'>" + "".join(f"<tr><td>{a}</td><td>&nbsp;<b>{b}</b></td></tr>"
                                                               for a, b in even) + "</table>")

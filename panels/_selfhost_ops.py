@@ -19,9 +19,9 @@ SIGNALS = (
     ("ttft_p90_s", "TTFT p90", 1.0, "s", "vllm:time_to_first_token_seconds"),
     ("tpot_p90_s", "TPOT p90", 1e3, "ms", "vllm:inter_token_latency_seconds"),
     ("queue_depth", "Queue depth", 1.0, "requests", "vllm:num_requests_waiting"),
-    ("kv_use", "KV-cache use", 100.0, "%", "vllm:kv_cache_usage_perc"),
-    ("utilisation", "Load ρ (of saturation)", 100.0, "%", "arrivals ÷ saturation; DCGM_FI_DEV_GPU_UTIL reads higher"),
-    ("usd_per_mtok", "Cost per M output tokens", 1.0, "$", "fleet $/h ÷ tokens served (vs the API's P_mix)"),
+    ("kv_use", "KV cache", 100.0, "%", "vllm:kv_cache_usage_perc"),
+    ("utilisation", "Load ρ", 100.0, "%", "arrivals ÷ saturation; DCGM_FI_DEV_GPU_UTIL reads higher"),
+    ("usd_per_mtok", "$ per M output tok", 1.0, "$", "fleet $/h ÷ tokens served (vs the API's P_mix)"),
 )
 
 
@@ -48,7 +48,7 @@ class DayView(QWidget):
             self.plots[field] = (plot, line, limit, alerts)
             grid.addWidget(plot, i // 3, i % 3)
         self.text = LiveText()
-        self.text.reserve_lines(2)
+        self.text.reserve_lines(3)
         grid.addWidget(self.text, 2, 0, 1, 3)
         self.apply_theme(theme)
 
@@ -78,13 +78,13 @@ class DayView(QWidget):
             plot.setYRange(0, top, padding=0)
             plot.setXRange(-0.5, len(hours) - 0.5, padding=0)
             n = int(over.sum())
-            set_title(plot, f"{title}: alert over {lim:,.3g} {unit} — {n} h" if n else
-                      f"{title}: alert over {lim:,.3g} {unit} — quiet")
+            set_title(plot, f"{title} · ✕ {n} h" if n else f"{title} · quiet")
         worst = max(day.hours, key=lambda h: h.fleet_rate)
         self.text.setText(
             f"One replica of {day.replicas} through a simulated day (the serving engine's batching simulator, one "
             f"run per hour). Busiest hour {worst.hour}:00 at {worst.fleet_rate:,.1f} req/s across the fleet. Dashed = "
-            "alert threshold; ✕ = an hour that would page someone.")
+            "alert threshold (" + ", ".join(f"{t} {day.thresholds[f] * sc:,.3g} {u}" for f, t, sc, u, _m in SIGNALS)
+            + "); ✕ = an hour that would page someone.")
 
 
 class CapacityView(QWidget):

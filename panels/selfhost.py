@@ -194,6 +194,8 @@ class SelfHostPanel(Panel):
                                     ("security", self.security, "Security checklist with cited incidents"),
                                     ("retire", retire, "Retirement signals, computed")):
             self.name_view(name, widget, title)
+        for field, (plot, *_items) in self.day_view.plots.items():
+            self.name_view(f"day_{field}", plot, plot.accessibleName())
         return self.ops_tabs
 
     # --- the price file --------------------------------------------------------------------------------
