@@ -14,22 +14,27 @@ from collections import OrderedDict
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSplitter,
-                               QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton,
+                               QSplitter, QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from engines.core.errors import ValidationError
 from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, YamlRun, deployment_status, explain_pod,
                          run_yaml)
-from engines.k8s.scenarios import GUIDES, ModelServerPlan, Timeline, guide_keys, model_server_plan, run_guide
+from engines.k8s.dump import dump_guide, read_dump
+from engines.k8s.params import encode_commands
+from engines.k8s.scenarios import (GUIDES, ModelServerPlan, Timeline, autoscale_plan, fork, guide_keys,
+                                   model_server_plan, play_guide, run_guide)
 from explorer.binder import ParamBinder
 from explorer.fonts import mono_font
 from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel
+from panels._k8s_tabs import AddressView, CommandBar, HpaView, WhyView
 from panels._k8s_views import ClusterView, GraphView
 
 YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"
 MODEL_SERVER = "Deploy the scenario's model server"
+AUTOSCALE = "Autoscale the model server (HPA)"
 
 
 def _set_html(browser: QTextBrowser, html: str) -> None:
@@ -54,6 +59,9 @@ class K8sPanel(Panel):
         self.index = 0
         self.scenario = None
         self.plan: ModelServerPlan | None = None
+        self.autoplan = None
+        self._dump_note = ""
+        self._resume_at: int | None = None
         # finished timelines: guides by key, the model server by its plan (scenario edits that
         # leave the plan alone, or go back to an earlier one, cost nothing)
         self._timelines: OrderedDict[tuple, Timeline] = OrderedDict()
@@ -62,10 +70,15 @@ class K8sPanel(Panel):
         self.chooser = QComboBox()
         self.chooser.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.chooser.setMinimumContentsLength(14)   # long titles elide: the panel fits ~1000 px
-        labels = {key: GUIDES[key].title if key in GUIDES else MODEL_SERVER for key in guide_keys()}
+        labels = {key: GUIDES[key].title if key in GUIDES else (MODEL_SERVER if key == "model-server" else AUTOSCALE)
+                  for key in guide_keys()}
         for key, label in labels.items():
             self.chooser.addItem(label, key)
         bar.addWidget(self.chooser, 1)
+        self.open_dump_button = QPushButton("Open dump…")
+        self.open_dump_button.setToolTip("Replay a kubectl get nodes,deployments,replicasets,pods,services -o yaml "
+                                         "(or -o json) file: offline, no cluster credentials")
+        self.open_dump_button.clicked.connect(self._choose_dump)
         bar.addWidget(self.tasks.widget())
         self.body.addLayout(bar)
         self.caption = LiveText(min_lines=3)   # re-texted every frame: a QLabel re-laid out the whole panel
@@ -73,15 +86,19 @@ class K8sPanel(Panel):
         self.body.addWidget(self.caption)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
+        self.commands = CommandBar()
+        self.commands.command.connect(self.give)
+        self.commands.row.addWidget(self.open_dump_button)
+        self.body.addWidget(self.commands)
 
         split = QSplitter(Qt.Horizontal)
         left = QSplitter(Qt.Vertical)
         self.cluster = ClusterView(self.theme)
-        self.cluster.pod_clicked.connect(lambda name: self.update_params(pod=name))
+        self.cluster.pod_clicked.connect(lambda name: self.update_params(pod=name, why=f"Pod/{name}"))
         self.graph = GraphView(self.theme)
         left.addWidget(self.cluster)
         left.addWidget(self.graph)
-        left.setSizes([400, 300])
+        left.setSizes([470, 230])   # the cluster drawing first: the command row took ~30 px of height
         split.addWidget(left)
         tabs = self.tabs = QTabWidget()
         self.loop = QTextBrowser()
@@ -107,8 +124,20 @@ class K8sPanel(Panel):
         yl.addWidget(self.yaml)
         yl.addWidget(run_yaml)
         yl.addWidget(self.yaml_report)
+        self.why = WhyView()
+        self.why.chosen.connect(lambda key: self.update_params(why=key))
+        self.addresses = AddressView()
+        self.hpa = HpaView(self.theme)
+        apply_now = self.apply_now_button = QPushButton("kubectl apply at this second")
+        apply_now.setToolTip("Apply the editor's manifests to the cluster shown, at the frame shown (a command in "
+                             "the timeline), instead of a fresh cluster")
+        apply_now.clicked.connect(lambda: self.give("apply -f -\n" + self.yaml.toPlainText()))
+        yl.addWidget(apply_now)
         tabs.addTab(self.loop, "Reconcile loop")
         tabs.addTab(self.events, "Events")
+        tabs.addTab(self.why, "Why?")
+        tabs.addTab(self.addresses, "Addresses")
+        tabs.addTab(self.hpa, "Autoscaler")
         tabs.addTab(self.explainer, "Requests vs limits")
         tabs.addTab(yaml_box, "YAML")
         split.addWidget(tabs)
@@ -121,7 +150,11 @@ class K8sPanel(Panel):
                                     ("loop", self.loop, "Reconcile loop: the rule each controller fired"),
                                     ("events", self.events, "Events (kubectl get events)"),
                                     ("explainer", self.explainer, "Requests vs limits of the selected pod"),
-                                    ("yaml", yaml_box, "Your YAML")):
+                                    ("yaml", yaml_box, "Your YAML"),
+                                    ("commands", self.commands, "kubectl and an operator's buttons, at this second"),
+                                    ("why", self.why, "Why? A describe-like walk of one object"),
+                                    ("addresses", self.addresses, "Pod IPs, the ClusterIP and the EndpointSlice"),
+                                    ("hpa", self.hpa, "The Horizontal Pod Autoscaler and the GPUs")):
             self.name_view(name, widget, title)
         self.binder = ParamBinder(self, {"scenario": self.chooser}, choices={"scenario": labels},
                                   error=self.error.show_error)
@@ -131,6 +164,9 @@ class K8sPanel(Panel):
         """Choosing a guided scenario also leaves your YAML's run (one undo step)."""
         if "scenario" in changes:
             changes.setdefault("yaml_shown", False)
+            changes.setdefault("dump_shown", False)
+            if changes["scenario"] != self.params.scenario or self.params.yaml_shown or self.params.dump_shown:
+                changes.setdefault("commands", "")
         return super().update_params(**changes)
 
     def params_updated(self, changed: frozenset[str]) -> None:
@@ -141,11 +177,15 @@ class K8sPanel(Panel):
             self.cluster.selected = p.pod or None
             self.cluster.update()
             self._explain()
-        if self.scenario is not None and changed & {"scenario", "yaml_shown", "yaml"}:
+        if changed & {"pod", "why"} and self.timeline_data is not None:
+            self._fill_hands_on(self.timeline_data.frames[self.index])
+        if self.scenario is not None and changed & {"scenario", "yaml_shown", "yaml", "commands", "dump", "dump_shown"}:
             self._show_params()     # before the first set_scenario, it shows them
 
     def _show_params(self, background: bool = False) -> None:
-        if self.params.yaml_shown:
+        if self.params.dump_shown:
+            self._start_dump()
+        elif self.params.yaml_shown:
             self._start_yaml()
         else:
             self.load(self.params.scenario, background)
@@ -160,22 +200,32 @@ class K8sPanel(Panel):
             label = f"{MODEL_SERVER} ({self.plan.model}: {self.plan.gpus_needed} GPU(s) per replica)"
         except ValidationError as exc:
             self.plan, label = None, f"{MODEL_SERVER} (unavailable: {exc})"
+        try:
+            self.autoplan = autoscale_plan(scenario)
+            auto_label = f"{AUTOSCALE}: {self.autoplan.server.model}, {self.autoplan.target_rps:.1f} req/s per pod"
+        except ValidationError as exc:
+            self.autoplan, auto_label = None, f"{AUTOSCALE} (unavailable: {exc})"
         self.binder.set_choice("scenario", "model-server", label)
+        self.binder.set_choice("scenario", "autoscale", auto_label)
         if self.timeline_data is None and not self.tasks.running:
             self._show_params()
-        elif self.params.scenario == "model-server" and not self.params.yaml_shown:
-            self.load("model-server", background=True)
+        elif self.params.scenario in ("model-server", "autoscale") and not (self.params.yaml_shown or self.params.dump_shown):
+            self.load(self.params.scenario, background=True)
 
     def _cache_key(self, key: str) -> tuple:
-        return (key, self.plan) if key == "model-server" else (key,)
+        plan = {"model-server": self.plan, "autoscale": self.autoplan}.get(key)
+        return (key, plan, self.params.commands)
 
     def load(self, key: str, background: bool = False) -> None:
         """Show guide ``key``: from the cache, else simulated now (a click: ≤ 0.5 s) or, for a
-        scenario edit (``background``), in the worker with progress and Cancel."""
-        if key == "model-server" and self.plan is None:
+        scenario edit, your commands or the long autoscaler run (``background``), in the worker
+        with progress and Cancel."""
+        if key in ("model-server", "autoscale") and (self.plan if key == "model-server" else self.autoplan) is None:
             self.error.show_error("the shared scenario has no valid serving memory; fix the scenario first")
             return
         cache_key = self._cache_key(key)
+        commands = self.params.command_list
+        background = background or bool(commands) or key == "autoscale"
         if cache_key in self._timelines:
             self._timelines.move_to_end(cache_key)
             self.tasks.cancel()
@@ -192,8 +242,8 @@ class K8sPanel(Panel):
 
         def work(progress, cancelled) -> Timeline:
             return run_guide(key, scenario, progress=lambda f: progress(f, "simulating the cluster"),
-                             cancelled=cancelled)
-        self.tasks.run(work, lambda tl: self._show_timeline(tl, cache_key), label="Re-running the model server…",
+                             cancelled=cancelled, commands=commands)
+        self.tasks.run(work, lambda tl: self._show_timeline(tl, cache_key), label="Simulating the cluster…",
                        on_error=self.error.show_error)
 
     def _show_timeline(self, timeline: Timeline, cache_key: tuple | None = None) -> None:
@@ -203,10 +253,78 @@ class K8sPanel(Panel):
                 self._timelines.popitem(last=False)
         if self.timeline_data is not None and timeline.key != self.timeline_data.key:
             self.index = 0
+        if self.timeline_data is None or timeline.key != self.timeline_data.key:
+            self.addresses.reset()
         self.timeline_data = timeline
+        self.hpa.set_timeline(timeline)
         self.error.show_error(None)
         self.timeline_changed.emit()
+        if self._resume_at is not None:      # after a command: the first second of the loops' answer
+            self.index, self._resume_at = min(self._resume_at, len(timeline.frames) - 1), None
+            position = getattr(self.ctx, "timeline", None)
+            if position is not None and position.spec is not None:
+                position.set_position(self.index)
         self.show_frame(self.index)
+
+    # --- acting on the running simulation --------------------------------------------------------
+    def give(self, command: str) -> None:
+        """Give ``command`` at the frame shown: the timeline forks there (later commands go) and is
+        replayed with it in the worker; the view then shows the next second, the loops' first answer."""
+        if self.timeline_data is None or not command.strip():
+            return
+        second = int(self.timeline_data.frames[self.index].t)
+        try:
+            commands = fork(self.params.command_list, second, command)
+        except ValidationError as exc:
+            self.error.show_error(str(exc))
+            return
+        self._resume_at = self.index + 1
+        error = self.update_params(commands=encode_commands(commands))
+        if error is not None:
+            self._resume_at = None
+            self.error.show_error(error)
+
+    def _choose_dump(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a cluster dump (kubectl get … -o yaml or -o json)", "",
+                                              "Kubernetes dumps (*.yaml *.yml *.json);;All files (*)")
+        if path:
+            self.open_dump(path)
+
+    def open_dump(self, path: str) -> None:
+        """Check the dump in the worker; only a dump that passes becomes the timeline shown (a broken
+        file is explained and nothing changes)."""
+        def work(progress, cancelled):
+            progress(0.0, "checking the dump")
+            return read_dump(path)
+
+        def done(dump) -> None:
+            self._dump_cache = (path, dump)
+            self.index = 0
+            error = self.update_params(dump=path, dump_shown=True, commands="")
+            if error is not None:
+                self.error.show_error(error)
+
+        self.tasks.run(work, done, label="Checking the cluster dump…",
+                       on_error=lambda text: self.error.show_error("Cluster dump refused, nothing changed: "
+                                                                   + (text.strip().splitlines() or ["?"])[-1]))
+
+    def _start_dump(self) -> None:
+        path, commands = self.params.dump, self.params.command_list
+        cached = getattr(self, "_dump_cache", None)
+        known = cached[1] if cached and cached[0] == path else None
+
+        def work(progress, cancelled):
+            dump = known or read_dump(path)
+            return dump, play_guide(dump_guide(dump), progress=lambda f: progress(f, "replaying the dump"),
+                                    cancelled=cancelled, commands=commands)
+
+        def done(result) -> None:
+            dump, timeline = result
+            self._dump_cache = (path, dump)
+            self._dump_note = escape(dump.report).replace("\n", "<br>")
+            self._show_timeline(timeline)
+        self.tasks.run(work, done, label="Replaying the cluster dump…",
+                       on_error=lambda text: self.error.show_error("Cluster dump: " + (text.strip().splitlines() or ["?"])[-1]))
 
     # --- your YAML -------------------------------------------------------------------------------
     def run_yaml(self) -> None:
@@ -223,10 +341,10 @@ class K8sPanel(Panel):
     def _start_yaml(self) -> None:
         """Build and run the manifests' cluster in the worker: the Cluster lives only on the worker
         thread; the GUI gets the finished frames."""
-        text = self.params.manifests
+        text, commands = self.params.manifests, self.params.command_list
 
         def work(progress, cancelled) -> YamlRun:
-            return run_yaml(text, progress, cancelled)
+            return run_yaml(text, progress, cancelled, commands=commands)
         self.tasks.run(work, self._yaml_done, label="Simulating your YAML…", on_error=self._yaml_failed)
         self._yaml_running = True
         self.run_yaml_button.setEnabled(False)
@@ -276,6 +394,16 @@ class K8sPanel(Panel):
         self._fill_loop(f)
         self._fill_events(f)
         self._explain()
+        self._fill_hands_on(f)
+
+    def _fill_hands_on(self, f) -> None:
+        """The command bar's targets and answers, the Why? walk, the addresses and the autoscaler."""
+        self.commands.set_frame(f, self.params.pod or None)
+        self.commands.show_results(f.commands, self._dump_note if self.timeline_data and
+                                   self.timeline_data.key == "dump" and self.index == 0 else "")
+        self.why.set_frame(f, self.params.why or (f"Pod/{self.params.pod}" if self.params.pod else ""))
+        self.addresses.set_frame(f, self.timeline_data.frames[0] if self.timeline_data else None)
+        self.hpa.set_frame(f)
 
     def _fill_loop(self, f) -> None:
         """The rule each controller fired this second, grouped by controller."""
@@ -350,7 +478,9 @@ class K8sPanel(Panel):
         f = self.timeline_data.frames[self.index]
         return {"scenario": self.timeline_data.key, "t": f.t, "nodes": f.nodes, "pods": f.pods,
                 "replicasets": f.replicasets, "deployments": f.deployments, "services": f.services,
-                "decisions": f.decisions, "events": f.events}
+                "hpas": f.hpas, "decisions": f.decisions, "events": f.events,
+                "commands": [{"t": r.t, "command": r.command, "accepted": r.accepted, "message": r.message}
+                             for r in f.commands]}
 
     def table(self) -> list[dict]:
         if self.timeline_data is None:
@@ -376,6 +506,10 @@ class K8sPanel(Panel):
         self.run_yaml()
         assert self.wait_yaml(), "the YAML run did not finish"
         assert self.timeline_data is not None and self.timeline_data.key == "yaml"
+        self.show_frame(5)
+        self.give("scale deploy/web --replicas=4")
+        assert self.tasks.wait(120_000), "the command's replay did not finish"
+        assert self.timeline_data.frames[6].commands and self.timeline_data.frames[6].commands[0].accepted
 
 
 PANEL = K8sPanel
