@@ -35,6 +35,8 @@ ARGS = {
     "gptq.py": ([], ["--size", "1024", "--tokens", "512"]),
     "pipeline.py": ([], ["--skip-exec"]),
     "serving_sizing.py": ([], ["--repeats", "3"]),
+    "fault_run.py": ([], ["--steps", "50"]),
+    "scaling_experiment.py": ([], ["--quick"]),
 }
 # headline figures: script → [(label, regex with one group, unit)]
 HEADLINES = {
@@ -49,6 +51,10 @@ HEADLINES = {
                       ("tour step worst per-tour p95", r"tour step worst p95:\s*([\d.]+) ms", "ms")],
     "k8s.py": [("k8s simulated seconds per wall second", r"→\s*([\d.]+) simulated s per wall s", "s/s"),
                ("k8s with kubectl commands mixed in", r"commands mixed in:.*→\s*([\d.]+) simulated s per wall s", "s/s")],
+    "fault_run.py": [("fault run, CPU (steps/s)", r"fault run cpu steps/s:\s*([\d.]+)", "steps/s"),
+                     ("fault run, CUDA (steps/s)", r"fault run cuda steps/s:\s*([\d.]+)", "steps/s")],
+    "scaling_experiment.py": [("scaling experiment, wall", r"scaling experiment wall:\s*([\d.]+) s", "s"),
+                              ("scaling experiment, CPU time", r"scaling experiment cpu:\s*([\d.]+) s", "s")],
     "gptq.py": [("GPTQ, lazy blocks", r"gptq \(lazy blocks of \d+\)\s+([\d.]+) s", "s"),
                 ("GPTQ, plain column-by-column", r"plain column-by-column\s+([\d.]+) s", "s")],
 }
