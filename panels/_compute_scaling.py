@@ -33,22 +33,30 @@ class ScalingResult:
     scenario: ScenarioRun
 
 
-def _label_anchors(runs) -> list[tuple[int, int]]:
-    """A corner for each run's name (TextItem anchors) so that names of nearby runs do not overlap:
-    greedy, largest model first; each name's box is estimated in decades (0.13 per character, 0.45 high)."""
+def _label_anchors(points: list[tuple[str, float, float]]) -> list[tuple[float, float]]:
+    """A TextItem anchor for each point's name so that names of nearby points overlap as little as possible:
+    greedy, largest model first, over eight positions around the point; each name's box is estimated in
+    decades (0.13 per character wide, 0.45 high)."""
     boxes: list[tuple[float, float, float, float]] = []
-    out: dict[int, tuple[int, int]] = {}
-    for i in sorted(range(len(runs)), key=lambda i: -runs[i].N):
-        x, y, w, h = math.log10(runs[i].flop), math.log10(runs[i].N), 0.13 * len(runs[i].short), 0.45
-        for ax, ay in ((0, 1), (1, 1), (0, 0), (1, 0)):       # above right, above left, below right, below left
-            box = (x - ax * w, y if ay else y - h, x + (1 - ax) * w, y + h if ay else y)
-            if box[2] > X_RANGE[1]:
-                continue
-            if not any(b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3] for b in boxes):
+    out: dict[int, tuple[float, float]] = {}
+
+    def overlap(a, b) -> float:
+        return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+    for i in sorted(range(len(points)), key=lambda i: -points[i][2]):
+        text, c, n = points[i]
+        x, y, w, h = math.log10(c), math.log10(n), 0.13 * len(text), 0.45
+        best = None
+        for ax, ay in ((0, 1), (1, 1), (0, 0), (1, 0), (0, 0.5), (1, 0.5), (0.5, 1), (0.5, 0)):
+            box = (x - ax * w, y - (1 - ay) * h, x + (1 - ax) * w, y + ay * h)
+            cost = sum(overlap(box, b) for b in boxes) + (10.0 if box[2] > X_RANGE[1] else 0.0)
+            if best is None or cost < best[0]:
+                best = (cost, (ax, ay), box)
+            if cost == 0:
                 break
-        boxes.append(box)
-        out[i] = (ax, ay)
-    return [out[i] for i in range(len(runs))]
+        boxes.append(best[2])
+        out[i] = best[1]
+    return [out[i] for i in range(len(points))]
 
 
 def _item(text: str) -> QTableWidgetItem:
@@ -136,16 +144,14 @@ class ScalingView(QWidget):
         ys = [x.N for x in r.runs]
         plot.plot(xs, ys, pen=None, symbol="o", symbolSize=11, symbolBrush=t.color(3), symbolPen=pen(t.fg, 1),
                   name="published runs")
-        for x, anchor in zip(r.runs, _label_anchors(r.runs)):
-            label = pg.TextItem(x.short, color=t.fg, anchor=anchor)
-            label.setPos(math.log10(x.flop), math.log10(x.N))
-            plot.addItem(label)
         p = r.scenario.point
+        points = [(x.short, x.flop, x.N) for x in r.runs] + [("scenario", p.flop_6nd, p.N)]
+        for (text, c, n), anchor in zip(points, _label_anchors(points)):
+            label = pg.TextItem(text, color=t.fg, anchor=anchor)
+            label.setPos(math.log10(c), math.log10(n))
+            plot.addItem(label)
         plot.plot([p.flop_6nd], [p.N], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
                   symbolPen=pen(t.fg, 1), name="scenario")
-        label = pg.TextItem("scenario", color=t.fg, anchor=(1, 0))
-        label.setPos(math.log10(p.flop_6nd), math.log10(p.N))
-        plot.addItem(label)
         plot.setXRange(*X_RANGE, padding=0.02)
         plot.setYRange(7.5, 13.5, padding=0.02)
 
@@ -179,8 +185,8 @@ class ScalingView(QWidget):
         self.runs_table.setRowCount(len(rows))
         for i, x in enumerate(rows):
             cells = (x.label, big(x.N), big(x.D), eng(x.flop_6nd), eng(x.reported_flop) if x.reported_flop else "—",
-                     big(x.gpu_hours) if x.gpu_hours else "—", f"{x.implied_mfu:.1%}" if x.implied_mfu else "—",
-                     x.source.rsplit("; ", 1)[-1].rstrip(")"))
+                     f"{x.gpu_hours / 1e6:,.2f}M" if x.gpu_hours else "—", f"{x.implied_mfu:.1%}" if x.implied_mfu else "—",
+                     x.confidence)
             for j, c in enumerate(cells):
                 item = _item(c)
                 item.setToolTip(x.source)

@@ -121,8 +121,8 @@ class PowerTrace:
     t: np.ndarray               # seconds, phase boundaries (len = len(mw) + 1)
     mw: np.ndarray              # facility MW during each phase
     phase: tuple[str, ...]      # "compute", "communicate" or "checkpoint" per phase
-    busy_mw: float
-    waiting_mw: float
+    busy_mw: float              # average facility draw while the cluster computes
+    waiting_mw: float           # while every rank waits
     swing_mw: float
     step_seconds: float
     compute_seconds: float
@@ -134,9 +134,11 @@ class PowerTrace:
 def power_trace(scenario, pue: float, waiting_share: float, steps: int = 12, checkpoint_every: int = 6,
                 checkpoint_seconds: float = 60.0, efficiency: float = 0.5, cancelled=lambda: False) -> PowerTrace:
     """Facility MW of the scenario's cluster through ``steps`` steps with a checkpoint every
-    ``checkpoint_every`` of them. Busy phases (forward, backward, recompute, optimizer) draw the
-    boards' TDP; waiting phases (exposed collectives, pipeline bubble, offload) and checkpoints draw
-    ``waiting_share`` of it; the rest of the node draws its share throughout."""
+    ``checkpoint_every`` of them. Computing GPUs draw their TDP, waiting ones ``waiting_share`` of it,
+    the rest of the node its share throughout. Waits every rank shares at once (the exposed gradient
+    collective, offload traffic, checkpoints) dip the whole cluster together; the pipeline bubble and
+    tensor-parallel collectives idle different GPUs at different moments, so they only lower the
+    average draw of the computing phase."""
     from engines.memory.step_time import TimeKnobs, step_time
 
     steps = require_int(steps, "steps", 1, 10_000)
@@ -146,16 +148,20 @@ def power_trace(scenario, pue: float, waiting_share: float, steps: int = 12, che
     pue = require_number(pue, "pue", 1.0, 5.0)
     st = step_time(scenario, knobs=TimeKnobs(efficiency=efficiency))
     busy_s = st.compute + st.recompute + st.optimizer
-    wait_s = st.bubble + st.tp_comm + st.dp_comm + st.offload
+    spread_s = st.bubble + st.tp_comm              # idle slots staggered across stages and layers
+    sync_s = st.dp_comm + st.offload               # every rank waits on the same gradient collective
     node = node_power(scenario.gpu, scenario.gpus_per_node)
     nodes = math.ceil(scenario.n_gpus / scenario.gpus_per_node)
     busy = nodes * node.kw * pue / 1000.0
     waiting = nodes * (node.non_gpu_kw + node.gpu_kw * share) * pue / 1000.0
+    computing = (busy * busy_s + waiting * spread_s) / (busy_s + spread_s)
+    busy_s += spread_s
+    wait_s = sync_s
     t, mw, phase = [0.0], [], []
     for i in range(steps):
         if cancelled():
             raise Cancelled()
-        for name, secs, level in (("compute", busy_s, busy), ("communicate", wait_s, waiting)):
+        for name, secs, level in (("compute", busy_s, computing), ("communicate", wait_s, waiting)):
             if secs > 0:
                 t.append(t[-1] + secs)
                 mw.append(level)
@@ -164,8 +170,8 @@ def power_trace(scenario, pue: float, waiting_share: float, steps: int = 12, che
             t.append(t[-1] + ck)
             mw.append(waiting)
             phase.append("checkpoint")
-    return PowerTrace(np.array(t), np.array(mw), tuple(phase), busy, waiting, busy - waiting, st.total, busy_s,
-                      wait_s, ck,
+    return PowerTrace(np.array(t), np.array(mw), tuple(phase), computing, waiting, computing - waiting, st.total,
+                      busy_s, wait_s, ck,
                       "phase lengths: step-time engine (PaLM FLOPs, ring collectives, 1F1B bubble); node power: "
                       f"{node.source}; waiting draw {share:.0%} of TDP is your assumption")
 

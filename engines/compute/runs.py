@@ -62,6 +62,7 @@ class RunPoint:
     optimum_D: float
     source: str
     short: str = ""
+    confidence: str = ""
 
     @property
     def flop(self) -> float:
@@ -80,7 +81,8 @@ def place_run(run: Run, fit: str = "hoffmann") -> RunPoint:
     mfu = implied_mfu(flop, run.gpu_hours, _peak(run.gpu, "bf16")) if run.gpu_hours and run.gpu else None
     n_opt, d_opt = chinchilla_optimum(flop, fit)
     return RunPoint(run.label, run.N, run.D, c6, run.reported_flop, run.gpu_hours, mfu,
-                    chinchilla_loss(run.N, run.D, fit), n_opt, d_opt, run.citation, run.short or run.label)
+                    chinchilla_loss(run.N, run.D, fit), n_opt, d_opt, run.citation, run.short or run.label,
+                    run.confidence)
 
 
 def published_runs(fit: str = "hoffmann") -> tuple[RunPoint, ...]:

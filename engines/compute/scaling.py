@@ -51,12 +51,12 @@ FITS: dict[str, LawConstants] = {
         math.exp(6.0179186), 0.33917084, 0.2849083,
         "Hoffmann et al. 2022 TeX source: ln E = 0.5267228, ln A = 6.0073404, ln B = 6.0179186, α = 0.33917084, "
         "β = 0.2849083, as read in Epoch AI's replication notebook (analyzing-chinchilla, data_analysis.ipynb)",
-        "Same fit without rounding: about 59 tokens per parameter at Chinchilla's budget."),
+        "The same fit without rounding: about 59 tokens per parameter at Chinchilla's budget."),
     "besiroglu": LawConstants(
         "besiroglu", "Besiroglu 2024 refit", math.exp(0.59711), 482.00572, 2085.43420, 0.347813, 0.365854,
         "Besiroglu et al. 2024, arXiv 2404.10102, refit of Hoffmann's Fig. 4 data (Huber loss, δ = 1e-3); "
         "values from the replication notebook",
-        "The refit lands near 20 tokens per parameter, close to Chinchilla's 70B on 1.4T tokens."),
+        "At Chinchilla's budget the refit lands near 20 tokens per parameter, close to Chinchilla's 70B on 1.4T tokens."),
 }
 """The three fits a user can pick; their difference is part of the lesson."""
 
