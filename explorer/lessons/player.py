@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import (QBoxLayout, QGridLayout, QLayout, QSizePolicy, QStackedWidget, QTabWidget,
-                               QWidget)
+from PySide6.QtWidgets import (QApplication, QBoxLayout, QGridLayout, QLayout, QSizePolicy, QStackedWidget,
+                               QTabWidget, QWidget)
 
 from engines.core.errors import ValidationError
 from explorer.lessons.tour import Tour, TourStep
@@ -91,7 +91,9 @@ class Fold:
                 if bar.isVisibleTo(parent):
                     bar.hide()
                     self._hidden.append(bar)
-                # the other pages' needs do not count while only this one shows
+                # the other pages' needs do not count while only this one shows; the layouts below
+                # first take in the widgets just hidden, or the page's hint still counts them
+                QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
                 old = parent.minimumHeight()
                 self._undo.append(lambda t=parent, old=old: t.setMinimumHeight(old))
                 parent.setMinimumHeight(max(1, parent.currentWidget().minimumSizeHint().height()))
