@@ -170,36 +170,44 @@ class AddressView(QTextBrowser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.pinned: dict[str, str] = {}     # Service → the pod IP a client copied down (first seen)
+        self.pinned: dict[str, tuple[str, float]] = {}   # Service → (pod IP a client copied down, when)
 
     def reset(self) -> None:
         self.pinned = {}
 
-    def set_frame(self, frame, first_frame) -> None:
+    def _pin(self, timeline, name: str) -> tuple[str, float] | None:
+        """The first ready address the Service ever had in this timeline: what a client copies."""
+        if name not in self.pinned and timeline is not None:
+            for f in timeline.frames:
+                svc = next((s for s in f.services if s["name"] == name), None)
+                ready = [e for e in (svc or {}).get("endpoints", []) if e["ready"]]
+                if ready:
+                    self.pinned[name] = (ready[0]["ip"], f.t)
+                    break
+        return self.pinned.get(name)
+
+    def set_frame(self, frame, timeline) -> None:
+        """Lists, not tables: the tab is ~330 px wide, and an address must not wrap mid-number."""
         html = []
         for svc in frame.services:
-            first = next((s for s in first_frame.services if s["name"] == svc["name"]), None) if first_frame else None
-            pinned = next((e["ip"] for e in (first or svc).get("endpoints", []) if e["ready"]), None)
-            rows = "".join(
-                f"<tr><td>{escape(e['pod'])}</td><td>{escape(e['ip'])}</td><td>{escape(e['node'] or '')}</td>"
-                f"<td>{'yes' if e['ready'] else 'no'}</td><td>{'yes' if e['serving'] else 'no'}</td>"
-                f"<td>{'yes' if e['terminating'] else 'no'}</td></tr>" for e in svc.get("endpoints", []))
-            html.append(f"<h4>Service {escape(svc['name'])} — ClusterIP {escape(svc.get('cluster_ip') or 'none')}</h4>"
-                        f"<p>EndpointSlice {escape(', '.join(svc.get('slices', [])) or '—')} at t = {frame.t:.0f} s "
-                        f"(selector {escape(str(svc['selector']))}):</p>"
-                        "<table border='1' cellpadding='3' cellspacing='0'><tr><th>pod</th><th>IP</th><th>node</th>"
-                        "<th>ready</th><th>serving</th><th>terminating</th></tr>" + (rows or
-                        "<tr><td colspan='6'>no endpoints</td></tr>") + "</table>")
+            pin = self._pin(timeline, svc["name"])
+            pinned = pin[0] if pin and pin[1] <= frame.t else None
+            html.append(f"<h4>Service {escape(svc['name'])}: ClusterIP {escape(svc.get('cluster_ip') or 'none')}</h4>")
             if svc.get("selector"):
-                lines = client_view(frame, svc["name"], pinned)
-                html.append("<p><b>A client's view</b> (the pod IP it copied at t = 0):</p><ul>"
-                            + "".join(f"<li>{x}</li>" for x in lines) + "</ul>")
-        pods = [p for p in frame.pods if p["active"]]
-        html.append("<h4>Pod addresses</h4><table border='1' cellpadding='3' cellspacing='0'><tr><th>pod</th><th>IP</th>"
-                    "<th>node (pod CIDR)</th></tr>" + "".join(
-                        f"<tr><td>{escape(p['name'])}</td><td>{escape(p['ip'] or '—')}</td><td>{escape(p['node'] or '—')} "
-                        f"({escape(next((n['pod_cidr'] for n in frame.nodes if n['name'] == p['node']), '') or '—')})"
-                        "</td></tr>" for p in pods) + "</table>")
+                html.append(f"<p><b>A client's view</b>" + (f" (it copied {escape(pin[0])} at t = {pin[1]:.0f} s)"
+                                                            if pinned else "") + ":</p><ul>"
+                            + "".join(f"<li>{x}</li>" for x in client_view(frame, svc["name"], pinned)) + "</ul>")
+            rows = "".join(
+                f"<li><b>{escape(e['ip'])}</b> {escape(e['pod'])} on {escape(e['node'] or '—')}: "
+                f"ready {'yes' if e['ready'] else 'no'} · serving {'yes' if e['serving'] else 'no'} · "
+                f"terminating {'yes' if e['terminating'] else 'no'}</li>" for e in svc.get("endpoints", []))
+            html.append(f"<p>EndpointSlice {escape(', '.join(svc.get('slices', [])) or '—')} at t = {frame.t:.0f} s "
+                        f"(selector {escape(str(svc['selector']))}):</p><ul>{rows or '<li>no endpoints</li>'}</ul>")
+        cidrs = {n["name"]: n.get("pod_cidr") or "—" for n in frame.nodes}
+        html.append("<h4>Pod addresses</h4><ul>" + "".join(
+            f"<li><b>{escape(p['ip'] or '—')}</b> {escape(p['name'])} on {escape(p['node'] or '— (Pending)')}"
+            + (f" ({escape(cidrs.get(p['node'], '—'))})" if p["node"] else "") + "</li>"
+            for p in frame.pods if p["active"]) + "</ul>")
         html.append("<p><i>Pod IPs: the node's pod CIDR (node IPAM range allocator), handed out by the CNI's "
                     "host-local IPAM after the last address used; ClusterIPs: random in 10.96.0.0/12 (kubeadm's "
                     "default service range).</i></p>")
@@ -233,7 +241,7 @@ class HpaView(QWidget):
         if not frames:
             return
         t = [f.t for f in frames]
-        target = frames[0].hpas[0]["metrics"][0]["target"] if frames[-1].hpas[0]["metrics"] else None
+        target = next((f.hpas[0]["metrics"][0]["target"] for f in frames if f.hpas[0]["metrics"]), None)
         pal = self.theme.palette
         series = [("desired replicas", [f.hpas[0]["desired"] or 0 for f in frames], pen(pal[5], 3)),
                   ("running (got a GPU)", [f.hpas[0]["running"] for f in frames], pen(pal[2], 3)),

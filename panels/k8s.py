@@ -253,8 +253,7 @@ class K8sPanel(Panel):
                 self._timelines.popitem(last=False)
         if self.timeline_data is not None and timeline.key != self.timeline_data.key:
             self.index = 0
-        if self.timeline_data is None or timeline.key != self.timeline_data.key:
-            self.addresses.reset()
+        self.addresses.reset()
         self.timeline_data = timeline
         self.hpa.set_timeline(timeline)
         self.error.show_error(None)
@@ -402,7 +401,7 @@ class K8sPanel(Panel):
         self.commands.show_results(f.commands, self._dump_note if self.timeline_data and
                                    self.timeline_data.key == "dump" and self.index == 0 else "")
         self.why.set_frame(f, self.params.why or (f"Pod/{self.params.pod}" if self.params.pod else ""))
-        self.addresses.set_frame(f, self.timeline_data.frames[0] if self.timeline_data else None)
+        self.addresses.set_frame(f, self.timeline_data)
         self.hpa.set_frame(f)
 
     def _fill_loop(self, f) -> None:

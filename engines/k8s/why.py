@@ -183,7 +183,7 @@ def _deployment(frame, d: dict) -> tuple[str, list]:
     elif st.get("updatedReplicas", 0) == want and st.get("availableReplicas", 0) == want:
         answer = f"complete: {want} updated and available"
     else:
-        answer = (f"rolling: {st.get('updatedReplicas', 0)} updated, {st.get('availableReplicas', 0)} available of "
+        answer = (f"not there yet: {st.get('updatedReplicas', 0)} updated, {st.get('availableReplicas', 0)} available of "
                   f"{want}" + (f" (Available={avail['status']})" if avail else ""))
     rss = sorted((r for r in (frame.objects or {}).get("ReplicaSet", {}).values()
                   if (controller_ref(r) or {}).get("uid") == d["metadata"]["uid"]),

@@ -339,3 +339,68 @@ def test_terminating_pods_are_drawn_on_their_node(panel):
     assert len(stuck) == 2
     panel.cluster.repaint()
     assert stuck <= {name for _rect, name in panel.cluster.tiles}
+
+
+# --- hands-on: commands, Why?, addresses, autoscaler, dumps -------------------------------------
+def test_a_command_forks_the_timeline_at_the_frame_shown(panel, qtbot):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("self-heal"))
+    panel.show_frame(8)
+    panel.commands.line.setText("kubectl scale deploy/web --replicas=6")
+    panel.commands.run.click()
+    assert panel.tasks.wait(60_000)
+    qtbot.waitUntil(lambda: panel.params.command_list == ((8, "scale deploy/web --replicas=6"),), timeout=10_000)
+    assert panel.index == 9 and panel.timeline_data.frames[9].commands[0].accepted
+    assert "accepted" in panel.commands.result.text() and panel.commands.result.isVisible()
+    assert len([p for p in panel.timeline_data.frames[-1].pods if p["active"]]) == 6
+    panel.show_frame(4)                                  # a command before the first: the later one goes
+    panel.give("cordon node-0")
+    assert panel.tasks.wait(60_000)
+    assert panel.params.command_list == ((4, "cordon node-0"),)
+    rejected = "delete pod nope"
+    panel.give(rejected)
+    assert panel.tasks.wait(60_000)
+    assert "NotFound" in panel.commands.result.text() and "rejected" in panel.commands.result.text()
+
+
+def test_operator_menu_aims_at_the_selected_pod(panel):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("self-heal"))
+    panel.show_frame(10)
+    pod = panel.timeline_data.frames[10].pods[1]["name"]
+    panel.update_params(pod=pod, why=f"Pod/{pod}")
+    assert panel.commands.commands["delete pod"] == f"delete pod/{pod}"
+    action = panel.commands.actions_by_name["drain"]
+    assert action.isEnabled() and "kubectl drain node-" in action.text()
+    action.trigger()
+    assert panel.tasks.wait(60_000)
+    assert panel.params.command_list[0][1].startswith("drain node-")
+
+
+def test_why_addresses_and_autoscaler_tabs_follow_the_frame(panel, qtbot):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("unschedulable"))
+    panel.show_frame(30)
+    pending = next(p["name"] for p in panel.timeline_data.frames[30].pods if not p["node"])
+    panel.update_params(why=f"Pod/{pending}")
+    assert "Insufficient cpu" in panel.why.text.toPlainText()
+    assert "ClusterIP 10." in panel.addresses.toPlainText() and "EndpointSlice" in panel.addresses.toPlainText()
+    panel.chooser.setCurrentIndex(panel.chooser.findData("autoscale"))
+    assert panel.tasks.wait(120_000)
+    qtbot.waitUntil(lambda: panel.timeline_data.key == "autoscale", timeout=10_000)
+    panel.show_frame(300)
+    text = panel.hpa.text.toPlainText()
+    assert "Pending" in text and "capacity, not YAML" in text
+
+
+def test_a_dump_opens_and_a_broken_one_changes_nothing(panel, qtbot, tmp_path):
+    from pathlib import Path
+    dump = Path(__file__).resolve().parents[1] / "data" / "k8s_dump_shop.yaml"
+    panel.open_dump(str(dump))
+    assert panel.tasks.wait(60_000)
+    qtbot.waitUntil(lambda: panel.timeline_data is not None and panel.timeline_data.key == "dump", timeout=60_000)
+    assert panel.params.dump_shown and "namespaces: default, kube-system, shop" in panel.commands.result.text()
+    before = (panel.params, panel.timeline_data)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: List\nitems:\n- {kind: Deployment, metadata: {name: x}, spec: {replicas: -1}}\n")
+    panel.open_dump(str(broken))
+    assert panel.tasks.wait(60_000)
+    assert (panel.params, panel.timeline_data) == before
+    assert "nothing changed" in panel.error.text() and "spec.replicas" in panel.error.text()
