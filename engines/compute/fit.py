@@ -9,18 +9,19 @@ optimiser stopped early and that the printed rounded constants move the optimum 
 L-BFGS to tight tolerances and keeps the constants unrounded. Their standard errors on A and B were large
 (A = 482 ± 125, B = 2085 ± 1293): A and B trade off against α and β, and a fit to few points inherits that.
 
-The compute-optimal frontier is the closed form of Hoffmann Eq. 4 (Lagrange multiplier on C = 6ND):
-N_opt = G·(C/6)^a, D_opt = (C/6)/N_opt, a = β/(α+β), G = (αA/(βB))^(1/(α+β)).
+The compute-optimal frontier of a fit is Hoffmann Eq. 4 in closed form (``engines.compute.scaling``).
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
 
+from engines.compute.scaling import chinchilla_frontier, chinchilla_optimum, optimum_exponents
 from engines.core.errors import ValidationError, require_number
 
 HUBER_DELTA = 1e-3          # Hoffmann et al. 2022, App. D.2; Besiroglu et al. 2024 keep it
@@ -53,31 +54,23 @@ class Fit:
 
     @property
     def a(self) -> float:
-        """N_opt ∝ C^a (Hoffmann Eq. 4)."""
-        return self.beta / (self.alpha + self.beta)
+        """N_opt ∝ C^a, a = β/(α+β) (Hoffmann Eq. 4)."""
+        return optimum_exponents(self)[0]
 
     @property
     def b(self) -> float:
-        """D_opt ∝ C^b, b = 1 − a."""
-        return self.alpha / (self.alpha + self.beta)
-
-    @property
-    def G(self) -> float:
-        return (self.alpha * self.A / (self.beta * self.B)) ** (1.0 / (self.alpha + self.beta))
+        """D_opt ∝ C^b, b = α/(α+β) = 1 − a."""
+        return optimum_exponents(self)[1]
 
     def optimum(self, compute: float) -> tuple[float, float]:
         """(N_opt, D_opt) minimising the fitted loss at C = 6·N·D FLOPs (Hoffmann Eq. 4)."""
-        c = require_number(compute, "compute", 0.0, lo_open=True)
-        n_opt = self.G * (c / 6.0) ** self.a
-        return n_opt, (c / 6.0) / n_opt
+        return chinchilla_optimum(require_number(compute, "compute", 0.0, lo_open=True), self)
 
     def frontier(self, computes: Sequence[float]) -> list[tuple[float, float, float, float]]:
         """(C, N_opt, D_opt, loss at the optimum) for each compute budget."""
-        out = []
-        for c in computes:
-            n, d = self.optimum(c)
-            out.append((float(c), n, d, self.loss(n, d)))
-        return out
+        c = np.asarray(computes, dtype=float)
+        n, d, loss = chinchilla_frontier(c, self)
+        return [tuple(float(v) for v in row) for row in zip(c, n, d, loss)]
 
     def to_dict(self) -> dict:
         return {"E": self.E, "A": self.A, "B": self.B, "alpha": self.alpha, "beta": self.beta,
@@ -97,6 +90,19 @@ class Fit:
                        n_points=int(require_number(data["n_points"], "fit.n_points", MIN_POINTS)))
         except KeyError as exc:
             raise ValidationError(f"fit.{exc.args[0]}", "missing") from None
+
+
+@contextmanager
+def torch_threads(n: int):
+    """Run torch on ``n`` intra-op threads, then restore: tensors this small only lose time to thread hand-offs."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(max(1, min(n, before)))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _check_points(points: object) -> np.ndarray:
@@ -136,7 +142,7 @@ def fit_scaling_law(points: Sequence[Sequence[float]], delta: float = HUBER_DELT
 
     arr = _check_points(points)
     delta = require_number(delta, "delta", 0.0, 1.0, lo_open=True)
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), torch_threads(1):
         log_n, log_d, log_l = (torch.tensor(np.log(arr[:, k]), dtype=torch.float64) for k in range(3))
         grid = torch.tensor([(a, b, e, al, be) for al, be, e, a, b in
                              product(GRID_ALPHA, GRID_ALPHA, GRID_E, GRID_AB, GRID_AB)], dtype=torch.float64)
@@ -146,7 +152,7 @@ def fit_scaling_law(points: Sequence[Sequence[float]], delta: float = HUBER_DELT
         best_theta, best_val = None, math.inf
         for idx in order.tolist():
             theta = grid[idx].clone().requires_grad_(True)
-            opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=400, max_eval=500, tolerance_grad=1e-14, tolerance_change=1e-16,
+            opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=200, max_eval=250, tolerance_grad=1e-14, tolerance_change=1e-16,
                                     history_size=50, line_search_fn="strong_wolfe")
 
             def closure():
