@@ -95,6 +95,9 @@ class Params(ParamsBase):
     # the SBOM tab: "" (none), ":example" (assets/law/example-sbom.cdx.json), ":environment" (this app's,
     # made by cyclonedx-py) or a file path (engines.law.sbom)
     sbom_source: str = param("", hi=4096, label="SBOM")
+    # an OSV or CSAF 2.0 file the user downloaded, matched against that SBOM: "" (none), ":example"
+    # (assets/law/example-advisory.csaf.json, invented flaws for the example camera) or a path
+    advisory_source: str = param("", hi=4096, label="Advisories")
 
     def __post_init__(self) -> None:
         super().__post_init__()

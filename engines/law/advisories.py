@@ -1,0 +1,309 @@
+"""Vulnerability advisories the user downloaded (no network here), matched against an SBOM's components:
+which component versions an OSV record or a CSAF advisory names as affected, and which as fixed.
+This is the input to CRA Annex I Part I(2)(a) (no known exploitable vulnerabilities when made
+available) and Part II(1)-(2) (identify, then remediate without delay). Educational, not legal advice.
+
+Formats:
+- OSV (https://ossf.github.io/osv-schema/): one record, a list of records, or an OSV API answer
+  (``{"vulns": [...]}``). ``affected[].package`` names the package; a version is affected when it is
+  listed in ``versions`` or falls in a range: the range's events are taken in version order,
+  ``introduced`` opens it, ``fixed`` and ``limit`` close it at that version, ``last_affected`` after
+  it (the OSV schema's evaluation rule). ECOSYSTEM and SEMVER versions are compared as PEP 440
+  versions (:mod:`packaging.version`); a GIT range or a version that does not parse is reported as
+  not evaluated, never as safe.
+- CSAF 2.0 (OASIS, https://docs.oasis-open.org/csaf/csaf/v2.0/csaf-v2.0.html): ``product_tree`` gives
+  each product id a name and version (from a ``purl`` when present, else the ``product_name`` and
+  ``product_version`` branches); each vulnerability's ``product_status`` lists the ids that are
+  affected (known_affected, first_affected, last_affected), fixed (fixed, first_fixed), not affected
+  or under investigation. A ``product_version_range`` branch cannot be matched and is reported.
+
+A broken or unknown file raises ValidationError (field ``path``) saying what is wrong. When the
+``csaf`` package (the "advisories" extra) and ``jsonschema`` are installed, a CSAF file is also
+checked against the official OASIS CSAF 2.0 JSON schema that package ships.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from engines.core.assets import asset_path
+from engines.core.errors import ValidationError
+from engines.law.sbom import MAX_BYTES, Sbom, norm
+
+AFFECTED, FIXED, NOT_AFFECTED, INVESTIGATING, UNKNOWN = ("affected", "fixed", "not affected",
+                                                        "under investigation", "not evaluated")
+CSAF_STATUS = {"known_affected": AFFECTED, "first_affected": AFFECTED, "last_affected": AFFECTED,
+               "fixed": FIXED, "first_fixed": FIXED, "known_not_affected": NOT_AFFECTED,
+               "under_investigation": INVESTIGATING}
+EXAMPLE = asset_path("law", "example-advisory.csaf.json")    # invented flaws for the example camera SBOM
+
+
+@dataclass(frozen=True)
+class Affected:
+    """One package an advisory speaks of: exact versions by status, and OSV ranges."""
+    name: str
+    ecosystem: str | None
+    versions: dict            # version text → status
+    ranges: tuple = ()        # OSV (type, ((event, version), ...)) pairs
+    complete: bool = True     # OSV: the versions and ranges name every affected version; CSAF: not so
+
+
+@dataclass(frozen=True)
+class Advisory:
+    id: str
+    summary: str
+    aliases: tuple[str, ...]
+    packages: tuple[Affected, ...]
+
+
+@dataclass(frozen=True)
+class Advisories:
+    format: str               # "OSV" or "CSAF 2.0"
+    source: str
+    items: tuple[Advisory, ...]
+    notes: tuple[str, ...] = ()   # what could not be read or matched, and the schema check
+
+
+@dataclass(frozen=True)
+class Match:
+    component: str
+    version: str | None
+    advisory: str
+    status: str               # AFFECTED, FIXED, NOT_AFFECTED, INVESTIGATING or UNKNOWN
+    why: str
+
+
+def _fail(source: str, why: str) -> ValidationError:
+    return ValidationError("path", f"{source}: {why}", "an OSV JSON record (or list) or a CSAF 2.0 JSON advisory")
+
+
+def read(path) -> Advisories:
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise _fail(p.name, f"cannot open it ({exc.strerror or exc})") from None
+    if size > MAX_BYTES:
+        raise _fail(p.name, f"{size:,} bytes is more than the {MAX_BYTES:,} read here")
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        raise _fail(p.name, "not UTF-8 text") from None
+    return parse(text, p.name)
+
+
+def parse(text: str, source: str = "advisory") -> Advisories:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if isinstance(doc, dict) and isinstance(doc.get("document"), dict) and "csaf_version" in doc["document"]:
+        return _csaf(doc, source)
+    records = doc.get("vulns") if isinstance(doc, dict) and "vulns" in doc else doc
+    if isinstance(records, dict):
+        records = [records]
+    if isinstance(records, list) and records and all(isinstance(r, dict) and "modified" in r for r in records):
+        return Advisories("OSV", source, tuple(_osv(r, f"{source}[{i}]") for i, r in enumerate(records)))
+    if isinstance(records, list) and not records:
+        raise _fail(source, "the file holds no advisory")
+    raise _fail(source, "neither OSV (records with 'id' and 'modified') nor CSAF (document.csaf_version)")
+
+
+# ---- OSV ---------------------------------------------------------------------------------------
+def _text(value, where: str, source: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(source, f"{where} is missing or not text")
+    return value.strip()
+
+
+def _osv(rec: dict, source: str) -> Advisory:
+    vid = _text(rec.get("id"), "'id'", source)
+    packages = []
+    for i, aff in enumerate(rec.get("affected") or ()):
+        where = f"{vid} affected[{i}]"
+        pkg = aff.get("package") if isinstance(aff, dict) else None
+        if not isinstance(pkg, dict):
+            raise _fail(source, f"{where} has no package")
+        name, eco = _text(pkg.get("name"), f"{where}.package.name", source), pkg.get("ecosystem")
+        versions = {str(v): AFFECTED for v in aff.get("versions") or () if isinstance(v, str)}
+        ranges = []
+        for j, rng in enumerate(aff.get("ranges") or ()):
+            kind = rng.get("type") if isinstance(rng, dict) else None
+            if kind not in ("GIT", "SEMVER", "ECOSYSTEM"):
+                raise _fail(source, f"{where}.ranges[{j}] has type {kind!r}; OSV allows GIT, SEMVER, ECOSYSTEM")
+            events = []
+            for ev in rng.get("events") or ():
+                if not isinstance(ev, dict) or len(ev) != 1:
+                    raise _fail(source, f"{where}.ranges[{j}] has an event that is not one key and value")
+                ((key, value),) = ev.items()
+                if key not in ("introduced", "fixed", "last_affected", "limit") or not isinstance(value, str):
+                    raise _fail(source, f"{where}.ranges[{j}] has an unknown event {key!r}")
+                events.append((key, value))
+            if not any(k == "introduced" for k, _ in events):
+                raise _fail(source, f"{where}.ranges[{j}] has no 'introduced' event")
+            ranges.append((kind, tuple(events)))
+        packages.append(Affected(name, eco if isinstance(eco, str) else None, versions, tuple(ranges)))
+    summary = rec.get("summary") or (rec.get("details") or "")[:160]
+    return Advisory(vid, str(summary).strip(), tuple(a for a in rec.get("aliases") or () if isinstance(a, str)),
+                    tuple(packages))
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def osv_range_status(version: str, kind: str, events) -> tuple[str, str]:
+    """Whether ``version`` falls in one OSV range: the schema's rule, events taken in version order."""
+    if kind == "GIT":
+        return UNKNOWN, "a GIT commit range cannot be compared with a release version"
+    v = _version(version)
+    if v is None:
+        return UNKNOWN, f"version {version!r} is not a PEP 440 version"
+    parsed = []
+    for key, text in events:
+        ev = Version("0") if text == "0" else _version(text)
+        if ev is None:
+            return UNKNOWN, f"range version {text!r} is not a PEP 440 version"
+        parsed.append((ev, key, text))
+    affected, why = False, ""
+    for ev, key, text in sorted(parsed, key=lambda e: e[0]):
+        if key == "introduced" and v >= ev:
+            affected, why = True, f"introduced in {text}"
+        elif key in ("fixed", "limit") and v >= ev:
+            affected, why = False, f"fixed in {text}" if key == "fixed" else f"past the range limit {text}"
+        elif key == "last_affected" and v > ev:
+            affected, why = False, f"after the last affected version {text}"
+    if affected:
+        fixes = [t for _e, k, t in parsed if k == "fixed" and _e > v]
+        return AFFECTED, why + (f", fixed in {min(fixes, key=Version)}" if fixes else ", no fix named")
+    return (FIXED if why.startswith("fixed") else NOT_AFFECTED), why or "before the first affected version"
+
+
+# ---- CSAF --------------------------------------------------------------------------------------
+def _csaf_products(tree: dict, notes: list[str]) -> dict[str, tuple[str, str | None]]:
+    """product id → (package name, version) from the product tree's branches and full product names."""
+    out: dict[str, tuple[str, str | None]] = {}
+
+    def from_product(prod: dict, name: str | None, version: str | None) -> None:
+        pid = prod.get("product_id")
+        purl = ((prod.get("product_identification_helper") or {}).get("purl") or "")
+        if purl.startswith("pkg:"):
+            body = purl[4:].split("?")[0].split("#")[0]
+            path, _, ver = body.partition("@")
+            name, version = path.rsplit("/", 1)[-1], (ver or version)
+        if isinstance(pid, str):
+            out[pid] = (name or str(prod.get("name") or pid), version)
+
+    def walk(branches, name: str | None, version: str | None) -> None:
+        for b in branches or ():
+            if not isinstance(b, dict):
+                continue
+            cat, bname = b.get("category"), b.get("name")
+            n, v = (bname, version) if cat == "product_name" else (name, bname if cat == "product_version" else version)
+            if cat == "product_version_range":
+                notes.append(f"version range {bname!r} cannot be matched to a single version")
+                v = None
+            if isinstance(b.get("product"), dict):
+                from_product(b["product"], n, v)
+            walk(b.get("branches"), n, v)
+
+    walk(tree.get("branches"), None, None)
+    for prod in tree.get("full_product_names") or ():
+        if isinstance(prod, dict):
+            from_product(prod, None, None)
+    for rel in tree.get("relationships") or ():     # "X installed on Y": X's name and version
+        fpn = rel.get("full_product_name") if isinstance(rel, dict) else None
+        if isinstance(fpn, dict) and rel.get("product_reference") in out:
+            out[fpn.get("product_id")] = out[rel["product_reference"]]
+    return out
+
+
+def _schema_notes(doc: dict, source: str) -> list[str]:
+    """The official CSAF 2.0 schema check, when the ``csaf`` package and jsonschema are installed."""
+    try:
+        dist = metadata.distribution("csaf")
+        import jsonschema                                     # noqa: F401 (optional)
+        from referencing import Registry, Resource
+    except (metadata.PackageNotFoundError, ImportError):
+        return ["not checked against the OASIS JSON schema (install the 'advisories' extra)"]
+    base = Path(str(dist.locate_file("csaf/csaf/v20/schema")))
+    try:
+        schema = json.loads((base / "csaf.json").read_text(encoding="utf-8"))
+        refs = [(f"https://www.first.org/cvss/cvss-v{v}.json",
+                 Resource.from_contents(json.loads((base / "referenced" / f"cvss-v{v}.json").read_text("utf-8"))))
+                for v in ("2.0", "3.0", "3.1")]
+    except (OSError, ValueError):
+        return ["not checked: the csaf package's schema files could not be read"]
+    validator = jsonschema.Draft202012Validator(schema, registry=Registry().with_resources(refs))
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(x) for x in e.absolute_path) or "(top)"
+        raise ValidationError("path", f"{source}: not a valid CSAF 2.0 document: at {where}: {e.message[:200]}"
+                              + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+                              "a document the OASIS CSAF 2.0 JSON schema accepts")
+    return ["checked against the OASIS CSAF 2.0 JSON schema"]
+
+
+def _csaf(doc: dict, source: str) -> Advisories:
+    version = doc["document"].get("csaf_version")
+    if version != "2.0":
+        raise _fail(source, f"CSAF {version!r} is not read here; CSAF 2.0 is")
+    notes = _schema_notes(doc, source)
+    tree = doc.get("product_tree")
+    if not isinstance(tree, dict):
+        raise _fail(source, "CSAF without a product_tree names no product")
+    products = _csaf_products(tree, notes)
+    items = []
+    for i, vul in enumerate(doc.get("vulnerabilities") or ()):
+        if not isinstance(vul, dict):
+            raise _fail(source, f"vulnerabilities[{i}] is not an object")
+        vid = vul.get("cve") or (vul.get("ids") or [{}])[0].get("text") or f"{doc['document'].get('tracking', {}).get('id', 'CSAF')}#{i + 1}"
+        by_pkg: dict[str, dict[str, str]] = {}
+        for key, status in CSAF_STATUS.items():
+            for pid in (vul.get("product_status") or {}).get(key) or ():
+                if pid not in products:
+                    notes.append(f"{vid}: product id {pid!r} is not in the product tree")
+                    continue
+                name, ver = products[pid]
+                if ver is not None:
+                    by_pkg.setdefault(name, {})[ver] = status
+        packages = tuple(Affected(n, None, v, complete=False) for n, v in by_pkg.items())
+        items.append(Advisory(str(vid), str(vul.get("title") or doc["document"].get("title") or ""), (), packages))
+    return Advisories("CSAF 2.0", source, tuple(items), tuple(dict.fromkeys(notes)))
+
+
+# ---- matching ----------------------------------------------------------------------------------
+def match(sbom: Sbom, advisories: Advisories) -> tuple[Match, ...]:
+    """Every (component, advisory) pair whose package name matches (PEP 503 normalised), with the
+    status of the component's version: listed, or in an OSV range, or not evaluated."""
+    out = []
+    for comp in sbom.components:
+        for adv in advisories.items:
+            for pkg in adv.packages:
+                if norm(pkg.name) != norm(comp.name):
+                    continue
+                if comp.version is None:
+                    out.append(Match(comp.name, None, adv.id, UNKNOWN, "the SBOM gives no version"))
+                elif comp.version in pkg.versions:
+                    out.append(Match(comp.name, comp.version, adv.id, pkg.versions[comp.version],
+                                     "version listed in the advisory"))
+                elif pkg.ranges:
+                    results = [osv_range_status(comp.version, kind, ev) for kind, ev in pkg.ranges]
+                    known = [r for r in results if r[0] != UNKNOWN]      # a GIT range says nothing of releases
+                    status, why = next((r for r in known if r[0] == AFFECTED), (known or results)[0])
+                    out.append(Match(comp.name, comp.version, adv.id, status, why))
+                elif pkg.complete:
+                    out.append(Match(comp.name, comp.version, adv.id, NOT_AFFECTED,
+                                     "not among the versions the record lists as affected"))
+                else:
+                    out.append(Match(comp.name, comp.version, adv.id, UNKNOWN,
+                                     "the advisory names other versions of this product only"))
+    return tuple(out)
