@@ -1,9 +1,12 @@
-"""Training at scale: MFU, the checkpoint interval, failures on a run timeline, and triage habits.
+"""Training at scale: MFU, the checkpoint interval, failures on a run timeline, triage habits, and a
+real data-parallel run with injected faults to triage (its own page).
 
 A thin view over :mod:`engines.scale`: the analytic answers (``scale_analysis``: MFU, Young/Daly,
 expected goodput, interruptions per day) are drawn at once on every edit; the Monte Carlo check and
 the simulated run (``simulate_failures``) go to a background job, debounced so a burst of edits
-simulates once, while the previous result stays visible (dimmed) until it lands.
+simulates once, while the previous result stays visible (dimmed) until it lands. The fault run
+(``engines.scale.faults.fault_study``) is the "faults" job: it starts when its page is shown or its
+knobs change while it is shown.
 """
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
+from engines.scale.faults import FaultStudy, fault_study, from_params, summary
+from engines.scale.params import FAULT_FIELDS
 from engines.scale import (MFU_REFERENCES, ZOOM_INTERVALS, FailureSimulation, Params, RunResult, ScaleAnalysis,
                            daly_interval, llama3_interruptions, scale_analysis, simulate_failures)
 from explorer.binder import ParamBinder, param_slider
@@ -22,8 +27,9 @@ from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.label_layer import Label, label_layer
 from explorer.ui.live_text import LiveText, pin_size
 from explorer.panel import Panel, TimelineSpec
-from explorer.ui.widgets import ErrorLabel, brush, legend_below, log_axes, make_plot, pen
+from explorer.ui.widgets import ErrorLabel, Tabs, brush, legend_below, log_axes, make_plot, pen
 from explorer.ui.fast_items import Bars
+from panels._scale_faults import FAULT_NAMES, FaultRunView
 from panels._scale_views import ClusterAndTriage, RunTimeline, plain_log_ticks
 
 N_FRAMES = 240
@@ -54,6 +60,12 @@ class ScalePanel(Panel):
         self._refresh.setSingleShot(True)
         self._refresh.setInterval(DEBOUNCE_MS)
         self._refresh.timeout.connect(self._start_simulation)
+        self.fault_study: FaultStudy | None = None
+        self._fault_key = None          # what the fault study on screen was run for
+        self._fault_timer = QTimer(self)
+        self._fault_timer.setSingleShot(True)
+        self._fault_timer.setInterval(DEBOUNCE_MS)
+        self._fault_timer.timeout.connect(self._start_fault_run)
 
         controls = FlowLayout()     # wraps at presenter font sizes instead of pushing the panel sideways
         self.sliders = {name: param_slider(Params, name) for name in SLIDERS}
@@ -76,8 +88,10 @@ class ScalePanel(Panel):
         self.body.addLayout(controls)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
-        self.binder = ParamBinder(self, {**self.sliders, "zoom_intervals": self.zoom_box},
-                                  choices={"zoom_intervals": ZOOM_LABELS}, error=self.error.show_error)
+        self.fault_view = FaultRunView(self.theme, self.jobs("faults").widget())
+        self.binder = ParamBinder(self, {**self.sliders, "zoom_intervals": self.zoom_box, **self.fault_view.widgets()},
+                                  choices={"zoom_intervals": ZOOM_LABELS, "fault_kind": FAULT_NAMES},
+                                  error=self.error.show_error)
 
         grid = QGridLayout()
         gauge = self._build_gauge()
@@ -97,11 +111,21 @@ class ScalePanel(Panel):
                                     ("cluster", self.cluster_view.page, "Cluster size against interruptions"),
                                     ("triage", self.cluster_view.triage, "Triage checklist"),
                                     ("gpus", self.gpus_spin, "Number of GPUs"),
-                                    ("llama3", self.llama_button, "Llama 3 405B run")):
+                                    ("llama3", self.llama_button, "Llama 3 405B run"),
+                                    ("faults", self.fault_view.page, "A real run with injected faults"),
+                                    ("fault_loss", self.fault_view.loss_box, "Loss of the faulty and the clean run"),
+                                    ("fault_grad", self.fault_view.grad_plot, "Gradient norm of both runs"),
+                                    ("fault_log", self.fault_view.log_box, "Alarms and triage actions")):
             self.name_view(name, widget, title)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
-        self.body.addLayout(grid, 1)
+        failures = QWidget()
+        failures.setLayout(grid)
+        self.pages = Tabs()
+        self.pages.addTab(failures, "Checkpoints and failures")
+        self.pages.addTab(self.fault_view.page, "Fault run and triage")
+        self.pages.currentChanged.connect(lambda _i: self._maybe_run_faults())
+        self.body.addWidget(self.pages, 1)
 
     # --- construction: every plot item is made once and updated in place ---------------------
     def _build_gauge(self) -> QGroupBox:
@@ -164,8 +188,10 @@ class ScalePanel(Panel):
         self._recompute()
 
     def params_updated(self, changed: frozenset[str]) -> None:
-        if changed - {"zoom_intervals"}:
+        if changed - {"zoom_intervals"} - FAULT_FIELDS:
             self._recompute()
+        if changed & FAULT_FIELDS:
+            self._maybe_run_faults()
         if "zoom_intervals" in changed:
             self.show_frame(self._frame)
 
@@ -236,7 +262,40 @@ class ScalePanel(Panel):
 
     def unbind(self) -> None:
         self._refresh.stop()
+        self._fault_timer.stop()
         super().unbind()
+
+    # --- the fault run (its own page and job slot) ------------------------------------------
+    def _fault_request(self):
+        config, faults = from_params(self.params)
+        return config, faults, self.ctx.device
+
+    def _maybe_run_faults(self) -> None:
+        """Debounce a fault run if its page is shown and the study on screen is not for these knobs."""
+        if self.pages.currentWidget() is not self.fault_view.page or self._fault_request() == self._fault_key:
+            return
+        self.jobs("faults").cancel()
+        self.fault_view.set_stale(self.fault_study is not None)
+        self._fault_timer.start()
+
+    def _start_fault_run(self) -> None:
+        self._fault_timer.stop()
+        if self.pages.currentWidget() is not self.fault_view.page:
+            return
+        request = self._fault_request()
+        config, faults, device = request
+
+        def work(progress, cancelled):
+            return fault_study(config, faults, device, progress, cancelled)
+
+        self.jobs("faults").run(work, lambda study: self._fault_done(request, study), label="training with faults",
+                                on_error=self.error.show_error)
+
+    def _fault_done(self, request, study: FaultStudy) -> None:
+        if request != self._fault_request():
+            return
+        self._fault_key, self.fault_study = request, study
+        self.fault_view.draw(study)
 
     # --- drawing (updates existing items only) -------------------------------------------------
     def _draw(self) -> None:
@@ -344,6 +403,7 @@ class ScalePanel(Panel):
         self._draw()     # the optimum labels in the new colour and size
         self.cluster_view.apply_theme(t)
         self.run_view.apply_theme(t)
+        self.fault_view.apply_theme(t)
 
     def result(self) -> object:
         a, run = self.analysis, self.run
@@ -353,7 +413,10 @@ class ScalePanel(Panel):
         return {"throughput": a.throughput, "job_mtbf_s": c.mtbf_seconds, "checkpoint_s": c.checkpoint_seconds,
                 "restart_s": c.restart_seconds, "young_s": c.young_seconds, "daly_s": c.daly_seconds,
                 "best_goodput": c.best_goodput, "run_goodput": run.goodput if run else None,
-                "failures": [f.__dict__ for f in run.failures] if run else [], "llama3_note": self.data.note}
+                "failures": [f.__dict__ for f in run.failures] if run else [], "llama3_note": self.data.note,
+                "fault_run": summary(self.fault_study) if self.fault_study else None,
+                "fault_alarms": [a.__dict__ for a in self.fault_study.run.alarms] if self.fault_study else [],
+                "fault_actions": [a.__dict__ for a in self.fault_study.run.actions] if self.fault_study else []}
 
     def table(self) -> list[dict]:
         if self.analysis is None:

@@ -107,7 +107,8 @@ class Fault:
         extra = (f", bit {self.bit}" if self.kind.endswith("flip") else
                  f", ×{self.factor:g} for {self.duration} step{'s' * (self.duration > 1)}" if self.kind == "lr_spike"
                  else "")
-        return f"{FAULT_LABELS[self.kind]} at step {self.step} on replica {self.replica}{extra}"
+        where = "" if self.kind == "lr_spike" else f" on replica {self.replica}"    # the rate is shared by all
+        return f"{FAULT_LABELS[self.kind]} at step {self.step}{where}{extra}"
 
 
 @dataclass(frozen=True)
@@ -565,3 +566,30 @@ def fault_study(config: FaultConfig, faults: tuple[Fault, ...] | list[Fault] = (
     faulty = run(config, faults, device, lambda f, m: progress(0.5 * f, f"faulty run: {m}"), cancelled)
     reference = run(config, (), device, lambda f, m: progress(0.5 + 0.5 * f, f"clean reference: {m}"), cancelled)
     return FaultStudy(faulty, reference)
+
+
+def from_params(params) -> tuple[FaultConfig, tuple[Fault, ...]]:
+    """The run the scale panel's knobs describe (``engines.scale.Params``)."""
+    config = FaultConfig(seed=params.fault_seed, replicas=params.replicas, triage=params.triage)
+    if params.fault_kind == "none":
+        return config, ()
+    return config, (Fault(params.fault_kind, params.fault_step, params.fault_replica, params.fault_bit),)
+
+
+def summary(study: FaultStudy) -> str:
+    """What happened, in one paragraph of plain text (for the view and exports)."""
+    r, ref = study.run, study.reference
+    if not r.faults:
+        return (f"No fault injected: {len(r.records)} steps, final loss {r.final_loss:.3f}, "
+                f"{len(r.alarms)} alarms.")
+    f = r.faults[0]
+    first = next((a for a in r.alarms if a.step >= f.step), None)
+    seen = (f"first alarm at step {first.step} ({first.rule}: {first.detail})" if first
+            else "no alarm fired: the fault stayed silent")
+    acts = "; ".join(f"{a.detail} (−{a.lost_steps} steps, {a.lost_seconds:.2f} s)" for a in r.actions) or "none"
+    same = [x.loss for x in r.kept] == [x.loss for x in ref.kept]
+    same_note = (" (every kept step identical: the replay is deterministic)" if same and r.actions else
+                 " (every step identical)" if same else "")
+    return (f"{f.label[0].upper()}{f.label[1:]}: {seen}. Triage: {acts}. Cost: {r.lost_steps} steps redone, "
+            f"{r.lost_seconds:.2f} s. Final loss {r.final_loss:.3f} against {ref.final_loss:.3f} for the clean run"
+            f"{same_note}.")

@@ -1,0 +1,29 @@
+"""The fault-run page of the training-at-scale panel: hidden it costs nothing; shown, it trains,
+draws both runs and logs the alarm and the triage with their sources."""
+from panels.scale import ScalePanel
+
+
+def test_the_fault_run_starts_only_when_its_page_is_shown(make_panel, qtbot):
+    p = make_panel(ScalePanel)
+    view = p.fault_view
+    view.kind.setCurrentText("bit flip in weights")            # the real control, bound to the parameter
+    assert p.params.fault_kind == "weight_flip"
+    assert not p.jobs("faults").running and not p._fault_timer.isActive()
+    p.pages.setCurrentWidget(view.page)
+    p.flush_pending()
+    qtbot.waitUntil(lambda: p.fault_study is not None, timeout=240_000)
+    r = p.fault_study.run
+    assert (r.first_alarm().step, r.first_alarm().rule) == (p.params.fault_step, "checksum")
+    assert [a.kind for a in r.actions] == ["replay"]
+    assert len(view.items["loss"]["kept"].xData) == len(r.kept)
+    assert view.items["loss"]["lost"].xData.size > 0             # the undone steps are drawn apart
+    assert "replica checksums differ" in view.log.toPlainText() and "Gemini" in view.log.toPlainText()
+    assert "every kept step identical" in view.text.text()
+    assert p.result()["fault_actions"][0]["kind"] == "replay"
+    assert p.inner_tabs()[0] == "Fault run and triage"
+
+
+def test_bad_fault_settings_name_the_field(make_panel):
+    p = make_panel(ScalePanel)
+    err = p.update_params(fault_replica=3)                        # two replicas: 0 or 1
+    assert err and "fault_replica" in err and p.params.fault_replica == 1
