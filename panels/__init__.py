@@ -12,6 +12,7 @@ REGISTRY: list[tuple[str, str, str, int]] = [
     ("memory", "memory", "Training memory", 10),
     ("pipeline", "pipeline", "Pipeline and tensor parallelism", 30),
     ("quant", "quant", "Quantization", 45),
+    ("qeval", "qeval", "Quantization evaluation", 50),
     ("scale", "scale", "Training at scale", 60),
     ("compute", "compute", "Compute, power and cost", 65),
     ("serving", "serving", "Inference serving", 70),

@@ -617,6 +617,8 @@ def remeasure(group_size: int | None = 32, per_length: int = 1000, device: str =
               progress: Callable[[float, str], None] | None = None,
               cancelled: Callable[[], bool] | None = None) -> HardTaskRun:
     """Score the shipped checkpoint again here, at each bit width."""
+    if cancelled is not None and cancelled():
+        raise Cancelled()
     ckpt = load_checkpoint(device=device)
     rows = bits_sweep(ckpt.model, sweep_configs(group_size), per_length, device, progress=progress, cancelled=cancelled)
     return HardTaskRun(seed=ckpt.config.seed, steps=ckpt.config.steps,
@@ -632,6 +634,8 @@ def retrain(seed: int, steps: int | None = None, group_size: int | None = 32, pe
 
     Training takes the first 80 % of the progress bar; on CUDA it takes seconds, on two CPU cores minutes.
     """
+    if cancelled is not None and cancelled():
+        raise Cancelled()
     shipped = TrainConfig()
     config = TrainConfig(seed=seed, steps=shipped.steps if steps is None else steps)
     outer = progress or (lambda f, t="": None)

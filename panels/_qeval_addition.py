@@ -1,0 +1,87 @@
+"""The hard-task view: the self-trained addition model's exact match by sum length at each bit width.
+
+Pure drawing of :class:`engines.qeval.addition.HardTaskRun`.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QWidget
+
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import brush, legend_below, make_plot, pen
+from panels._qeval_views import SYMBOLS, fill_table, make_table
+
+STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine)
+
+
+class AdditionView(QWidget):
+    """Exact match against the number of digits, one line per bit width, and the answer perplexity."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        p = self.plot = make_plot(theme, "Addition: exact match by length of the sum", "exact match (%)",
+                                  "digits per operand")
+        p.setAccessibleName("Exact match of the addition model by number of digits at each bit width")
+        p.setMouseEnabled(x=False, y=False)
+        legend_below(p, most=3)
+        self.curves: list = []
+        self.table = make_table("Addition model at each bit width")
+        self.facts = LiveText()
+        self.note = LiveText()
+        grid.addWidget(p, 0, 0, 2, 1)
+        grid.addWidget(self.facts, 0, 1)
+        grid.addWidget(self.table, 1, 1)
+        grid.addWidget(self.note, 2, 0, 1, 2)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 2)
+        grid.setRowStretch(1, 1)
+
+    def show(self, run) -> None:
+        t, plot = self.theme, self.plot
+        legend = plot.getPlotItem().legend
+        for c in self.curves:
+            plot.removeItem(c)
+            legend.removeItem(c)
+        self.curves = []
+        base_ppl = run.rows[0].score.answer_perplexity
+        for i, row in enumerate(run.rows):
+            em = row.score.exact_match()
+            change = row.score.answer_perplexity / base_ppl - 1
+            name = f"{row.label}: perplexity {row.score.answer_perplexity:.3f} ({100 * change:+.1f} %)"
+            color = t.color(i)
+            c = plot.plot(list(em), [100 * v for v in em.values()], name=name, pen=pen(color, 3, STYLES[i % len(STYLES)]),
+                          symbol=SYMBOLS[i % len(SYMBOLS)], symbolBrush=brush(color), symbolPen=pen(t.fg, 1),
+                          symbolSize=12)
+            self.curves.append(c)
+        plot.getAxis("bottom").setTicks([[(n, str(n)) for n in range(1, 7)], []])
+        lows = [min(r.score.exact_match().values()) for r in run.rows]
+        plot.setYRange(max(0.0, 100 * min(lows) - 5), 101)
+        plot.setXRange(0.7, 6.3)
+        heads = ["weights", "answer\nperplexity", "Δ"] + [f"{n}-digit" for n in range(1, 7)]
+        rows = []
+        for row in run.rows:
+            em = row.score.exact_match()
+            rows.append([row.label, f"{row.score.answer_perplexity:.4f}",
+                         f"{100 * (row.score.answer_perplexity / base_ppl - 1):+.1f} %"] +
+                        [f"{100 * em[n]:.1f}" for n in range(1, 7)])
+        fill_table(self.table, heads, rows)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        n = run.rows[0].score.by_length[0].problems
+        origin = ("the checkpoint that ships with the app" if run.shipped else "a model retrained here")
+        self.facts.setText(
+            f"<b>Seed {run.seed}</b>, {run.steps:,} training steps: {origin}. Trained {run.trained}"
+            f"{f' in {run.train_seconds:.0f} s' if run.train_seconds else ''}; "
+            f"{'measured on the build machine' if run.shipped and 'build' not in run.measured else 'measured'} "
+            f"{run.measured}. {n:,} held-out sums per length.")
+        worst = run.rows[-1]
+        em = worst.score.exact_match()
+        self.note.setText(
+            f"A two-layer transformer (about 0.4 M parameters, digit-place embeddings after McLeish et al. 2024, "
+            f"arXiv 2405.17399) learned to add; its weights are then rounded (RTN) at each width. "
+            f"At {worst.label} its answer perplexity moves {100 * (worst.score.answer_perplexity / base_ppl - 1):+.1f} % "
+            f"while exact match goes from {100 * em[1]:.0f} % on 1-digit to {100 * em[6]:.0f} % on 6-digit sums: an "
+            f"answer is right only if every digit is, and a wrong digit's carry spoils the next. How much depends on "
+            f"the seed: retrain with another and compare.")

@@ -1,0 +1,408 @@
+"""Views of the quantization-evaluation panel: the comparison, error compounding, tasks, ranking and
+calibration. Pure drawing of :mod:`engines.qeval` results and :mod:`engines.qeval.compare` readings."""
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+
+from engines.qeval.compare import (METRICS, calibration_rows, find, mean_task_accuracy, ppl_change, ranking,
+                                   survival_prediction, wilson)
+from engines.qeval.config import QuantConfig
+from explorer.ui.fast_items import Bars
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import brush, legend_below, make_plot, pen
+
+SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "p")
+TASK_ORDER = ("facts", "opposites", "language", "copy-4", "copy-8", "copy-16", "add-1", "add-2")
+TASK_SHORT = {"facts": "capitals", "opposites": "opposites", "language": "language", "copy-4": "copy 4",
+              "copy-8": "copy 8", "copy-16": "copy 16", "add-1": "add 1-digit", "add-2": "add 2-digit"}
+
+
+def fill_table(table: QTableWidget, heads: list[str], rows: list[list[str]], bold: set[tuple[int, int]] = frozenset(),
+               tips: dict[tuple[int, int], str] | None = None) -> None:
+    """Read-only cells; ``bold`` marks (row, column) cells that carry a finding (never colour alone)."""
+    table.clear()
+    table.setColumnCount(len(heads))
+    table.setRowCount(len(rows))
+    table.setHorizontalHeaderLabels(heads)
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            item = QTableWidgetItem(text)
+            item.setFlags(item.flags() & ~Qt.ItemIsEditable)
+            if (r, c) in bold:
+                f = item.font()
+                f.setBold(True)
+                item.setFont(f)
+            item.setToolTip((tips or {}).get((r, c), text))
+            table.setItem(r, c, item)
+    table.resizeColumnsToContents()
+    table.horizontalHeader().setStretchLastSection(True)
+
+
+def make_table(name: str) -> QTableWidget:
+    t = QTableWidget()
+    t.setAccessibleName(name)
+    t.verticalHeader().hide()
+    t.setWordWrap(False)            # one line a configuration: a narrow panel scrolls sideways instead
+    t.setSelectionBehavior(QTableWidget.SelectRows)
+    return t
+
+
+def pct(x: float, digits: int = 1, sign: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{100 * x:+.{digits}f} %" if sign else f"{100 * x:.{digits}f} %"
+
+
+# ------------------------------------------------------------------------------------------ comparison
+
+
+class CompareView(QWidget):
+    """The configurations side by side, and 'looks fine' (perplexity) against 'is fine' (same output)."""
+
+    HEADS = ["configuration", "bits /\nweight", "perplexity\nprose · code", "Δ perplexity", "top-1\nflips",
+             "mean KL\n(nats)", "identical\n@32 · @128", "mean task\naccuracy", "measured"]
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.table = make_table("Configurations compared")
+        self.plot = make_plot(theme, "Looks fine vs is fine", "identical through 128 tokens (%)",
+                              "perplexity change (%)")
+        self.plot.setAccessibleName("Perplexity change against share of continuations still identical")
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.points = pg.ScatterPlotItem()
+        self.plot.addItem(self.points)
+        self.labels: list[pg.TextItem] = []
+        self.note = LiveText()
+        grid.addWidget(self.table, 0, 0, 1, 2)
+        grid.addWidget(self.plot, 1, 0)
+        grid.addWidget(self.note, 1, 1)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 2)
+        grid.setRowStretch(0, 3)
+        grid.setRowStretch(1, 2)
+
+    def selected_config(self, shown) -> QuantConfig | None:
+        rows = sorted({i.row() for i in self.table.selectedIndexes()})
+        return shown[rows[0]][0] if rows and rows[0] < len(shown) else None
+
+    def show(self, shown, base) -> None:
+        """``shown``: (config, evaluation or None, where) per row; ``base``: the baseline's evaluation."""
+        rows, bold = [], set()
+        for r, (cfg, ev, where) in enumerate(shown):
+            if ev is None:
+                rows.append([cfg.label(), "", "", "", "", "", "", "", "not measured at this budget: Run here"])
+                continue
+            d = ev.perplexity_by_domain
+            change = ppl_change(ev, base) if base is not None else float("nan")
+            rows.append([cfg.label(), f"{ev.bits_per_weight:.2f}",
+                         " · ".join(f"{d[k]:.3f}" for k in sorted(d)) if d else f"{ev.perplexity:.3f}",
+                         pct(change, 1, True), pct(ev.flip_rate), f"{ev.mean_kl:.4f}",
+                         f"{ev.survival_at(32):.2f} · {ev.survival_at(128):.2f}", pct(mean_task_accuracy(ev), 0), where])
+            if abs(change) < 0.02 and ev.survival_at(128) < 0.5:
+                bold.update({(r, 3), (r, 6)})       # perplexity looks fine, the output is not the same
+        fill_table(self.table, self.HEADS, rows, bold)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        self._draw_points(shown, base)
+
+    def _draw_points(self, shown, base) -> None:
+        t = self.theme
+        for item in self.labels:
+            self.plot.removeItem(item)
+        self.labels = []
+        spots = []
+        measured = [(c, e) for c, e, _w in shown if e is not None and base is not None]
+        for i, (cfg, ev) in enumerate(measured):
+            x, y = 100 * ppl_change(ev, base), 100 * ev.survival_at(128)
+            spots.append({"pos": (max(x, 0.01), y), "symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13,
+                          "brush": brush(t.color(i), 0.9), "pen": pen(t.fg, 1)})
+            label = pg.TextItem(cfg.label(), color=t.fg, anchor=(0, 1))
+            label.setPos(math.log10(max(x, 0.01)), y)
+            self.plot.addItem(label)
+            self.labels.append(label)
+        self.plot.setLogMode(x=True, y=False)
+        self.points.setData(spots)
+        self.plot.setYRange(-5, 105)
+        self.plot.enableAutoRange(axis="x")
+        self.note.setText(
+            "Each point is a configuration: across, how much perplexity grew (log scale); up, the share of "
+            "greedy continuations that still match the baseline's token for token after 128 tokens. Bold cells "
+            "in the table: perplexity within 2 % while most long outputs already differ. Different is not "
+            "necessarily worse: the task columns say which.")
+
+
+# -------------------------------------------------------------------------------------- compounding
+
+
+class CompoundView(QWidget):
+    """Survival of greedy continuations with the (1 − p)^t prediction, and the flat flip rate along the text."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        s = self.survival_plot = make_plot(theme, "Still identical after t generated tokens",
+                                           "share of continuations (%)", "tokens generated t")
+        s.setAccessibleName("Survival of greedy continuations with the geometric prediction")
+        s.setMouseEnabled(x=False, y=False)
+        legend_below(s, most=2)
+        self.curve = s.plot([], [], name="measured: chosen configuration")
+        self.pred = s.plot([], [], name="(1 − p)^t from its flip rate p")
+        self.floor = s.plot([], [], name="bf16 rounding (noise floor)")
+        self.floor_pred = s.plot([], [], name="(1 − p)^t for bf16")
+        f = self.profile_plot = make_plot(theme, "Per-token flip rate along the text (teacher forcing)",
+                                          "top-1 flips (%)", "position in the text (tokens)")
+        f.setAccessibleName("Flip rate by position in the text")
+        f.setMouseEnabled(x=False, y=False)
+        legend_below(f, most=2)
+        self.profile = f.plot([], [], name="chosen configuration")
+        self.profile_floor = f.plot([], [], name="bf16 rounding")
+        self.note = LiveText()
+        grid.addWidget(s, 0, 0)
+        grid.addWidget(f, 0, 1)
+        grid.addWidget(self.note, 1, 0, 1, 2)
+        grid.setRowStretch(0, 1)
+
+    def show(self, ev, floor) -> None:
+        t = self.theme
+        for item, e, color, style, width, symbol in (
+                (self.curve, ev, t.color(5), Qt.SolidLine, 3, None), (self.pred, ev, t.color(5), Qt.DashLine, 2, None),
+                (self.floor, floor, t.color(0), Qt.SolidLine, 2, None),
+                (self.floor_pred, floor, t.color(0), Qt.DotLine, 2, None)):
+            if e is None:
+                item.setData([], [])
+                continue
+            ns = sorted(e.survival)
+            ys = ([100 * e.survival[n] for n in ns] if item in (self.curve, self.floor)
+                  else [100 * v for v in survival_prediction(e.flip_rate, ns)])
+            item.setData([0] + ns, [100.0] + ys)
+            item.setPen(pen(color, width, style))
+        for item, e, color, style in ((self.profile, ev, t.color(5), Qt.SolidLine),
+                                      (self.profile_floor, floor, t.color(0), Qt.DashLine)):
+            if e is None or not e.flip_profile:
+                item.setData([], [])
+                continue
+            xs = [(i + 0.5) * e.profile_bin for i in range(len(e.flip_profile))]
+            item.setData(xs, [100 * v for v in e.flip_profile])
+            item.setPen(pen(color, 3, style))
+            item.setSymbol("o")
+            item.setSymbolBrush(brush(color))
+        self.survival_plot.setYRange(0, 102)
+        self.survival_plot.enableAutoRange(axis="x")
+        self.profile_plot.enableAutoRange()
+        if ev is None:
+            self.note.setText("The chosen configuration is not measured at this budget: press Run here.")
+            return
+        n = max(ev.survival)
+        p = ev.flip_rate
+        pred = survival_prediction(p, [n])[0]
+        floor_text = (f" bf16 rounding alone (flip rate {pct(floor.flip_rate, 2)}) keeps {pct(floor.survival_at(n), 0)} "
+                      f"identical: below that line, a difference says nothing about quality." if floor else "")
+        self.note.setText(
+            f"<b>{ev.config.label()}</b>: under teacher forcing {pct(p, 2)} of tokens flip, about evenly along the "
+            f"text (right). Free-running, one flip sends the continuation down another path, so identical "
+            f"continuations decay like (1 − p)^t: predicted {pct(pred, 0)} after {n} tokens, measured "
+            f"{pct(ev.survival_at(n), 0)} of {ev.survival and len(ev.survival) and ''}the prompts.{floor_text} "
+            f"p is measured on the held-out text, the curve on other prompts, so the two need not match exactly.")
+
+
+# ---------------------------------------------------------------------------------------------- tasks
+
+
+class TasksView(QWidget):
+    """Accuracy per task with 95 % intervals, and accuracy against answer length."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.table = make_table("Task accuracy per configuration")
+        p = self.length_plot = make_plot(theme, "Copying: accuracy against length", "exact match (%)",
+                                         "words to copy")
+        p.setAccessibleName("Copy accuracy against the number of words")
+        p.setMouseEnabled(x=False, y=False)
+        legend_below(p, most=2)
+        self.curves: list = []
+        self.note = LiveText()
+        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(p, 0, 1)
+        grid.addWidget(self.note, 1, 0, 1, 2)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 2)
+        grid.setRowStretch(0, 1)
+
+    def show(self, evaluations) -> None:
+        evs = [e for e in evaluations if e is not None]
+        tasks = [k for k in TASK_ORDER if any(k in e.task_accuracy for e in evs)]
+        tasks += sorted({k for e in evs for k in e.task_accuracy} - set(tasks))
+        heads = ["configuration"] + [TASK_SHORT.get(k, k) for k in tasks]
+        rows, tips = [], {}
+        for r, e in enumerate(evs):
+            row = [e.config.label()]
+            for c, k in enumerate(tasks, start=1):
+                if k not in e.task_accuracy:
+                    row.append("—")
+                    continue
+                n = e.task_items.get(k, 0)
+                lo, hi = wilson(e.task_accuracy[k] * n, n)
+                row.append(f"{100 * e.task_accuracy[k]:.0f} [{100 * lo:.0f}–{100 * hi:.0f}]")
+                tips[(r, c)] = f"{round(e.task_accuracy[k] * n)} of {n} items right; 95 % Wilson interval in brackets"
+            rows.append(row)
+        fill_table(self.table, heads, rows, tips=tips)
+        t = self.theme
+        plot = self.length_plot
+        for c in self.curves:
+            plot.removeItem(c)
+            if plot.getPlotItem().legend is not None:
+                plot.getPlotItem().legend.removeItem(c)
+        self.curves = []
+        lengths = [(4, "copy-4"), (8, "copy-8"), (16, "copy-16")]
+        picked = [e for e in evs if all(k in e.task_accuracy for _n, k in lengths)][:6]
+        for i, e in enumerate(picked):
+            c = plot.plot([n for n, _k in lengths], [100 * e.task_accuracy[k] for _n, k in lengths],
+                          name=e.config.label(), pen=pen(t.color(i), 3, (Qt.SolidLine, Qt.DashLine, Qt.DotLine)[i % 3]),
+                          symbol=SYMBOLS[i % len(SYMBOLS)], symbolBrush=brush(t.color(i)), symbolSize=11)
+            self.curves.append(c)
+        plot.setYRange(0, 102)
+        plot.getAxis("bottom").setTicks([[(4, "4"), (8, "8"), (16, "16")], []])
+        n = max((max(e.task_items.values(), default=0) for e in evs), default=0)
+        self.note.setText(
+            f"Exact match of the greedy answer, percent, with a 95 % Wilson interval from {n} or fewer items "
+            f"per task: with so few items, differences of a few points are noise. Copying longer passages and "
+            f"adding longer numbers need every token right, so they fail before one-word facts do.")
+
+
+# -------------------------------------------------------------------------------------------- ranking
+
+
+class RankingView(QWidget):
+    """Ranks under each metric; where a metric's rank is far from the perplexity rank, the cell is marked."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.table = make_table("Configurations ranked by each metric")
+        self.note = LiveText()
+        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(self.note, 1, 0)
+        grid.setRowStretch(0, 1)
+
+    def show(self, evaluations, base) -> None:
+        evs = [e for e in evaluations if e is not None]
+        if base is None or not evs:
+            fill_table(self.table, ["configuration"], [])
+            self.note.setText("Nothing measured at this budget yet.")
+            return
+        rows = ranking(evs, base)
+        heads = ["configuration"] + [m.label for m in METRICS]
+        cells, bold = [], set()
+        for r, row in enumerate(rows):
+            line = [row.label]
+            for c, m in enumerate(METRICS, start=1):
+                mark = " ≠" if m.key in row.disagrees else ""
+                line.append(f"{row.ranks[m.key]}{mark}")
+                if mark:
+                    bold.add((r, c))
+            cells.append(line)
+        fill_table(self.table, heads, cells, bold)
+        n_dis = sum(1 for row in rows if row.disagrees)
+        self.note.setText(
+            f"Rank 1 is closest to the baseline under that metric; rows in order of perplexity. A bold “≠” marks a "
+            f"rank two or more places away from the perplexity rank: {n_dis} of {len(rows)} configurations. An "
+            f"evaluation that reports one number hides these reorderings.")
+
+
+# ---------------------------------------------------------------------------------------- calibration
+
+
+class CalibrationView(QWidget):
+    """GPTQ and AWQ against plain rounding, per evaluation domain, by calibration text and size."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.table = make_table("Calibrated configurations by evaluation domain")
+        p = self.plot = make_plot(theme, "Perplexity change on each held-out domain", "perplexity change (%)", "")
+        p.setAccessibleName("Perplexity change per domain for each calibrated configuration")
+        p.setMouseEnabled(x=False, y=False)
+        legend_below(p, most=2)
+        self.bars: list = []
+        self.legend_items: list = []
+        self.note = LiveText()
+        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(p, 0, 1)
+        grid.addWidget(self.note, 1, 0, 1, 2)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        grid.setRowStretch(0, 1)
+
+    def show(self, evaluations, base) -> None:
+        evs = [e for e in evaluations if e is not None]
+        rows = calibration_rows(evs, base) if base is not None else ()
+        domains = sorted({d for r in rows for d in r.change_by_domain})
+        heads = ["configuration", "calibrated on", "tokens"] + [f"Δ perplexity\non {d}" for d in domains]
+        fill_table(self.table, heads, [[r.label, r.calib_domain, str(r.calib_tokens or "—")] +
+                                       [pct(r.change_by_domain.get(d, float('nan')), 1, True) for d in domains]
+                                       for r in rows])
+        t, plot = self.theme, self.plot
+        for b in self.bars:
+            plot.removeItem(b)
+        legend = plot.getPlotItem().legend
+        for item in self.legend_items:
+            legend.removeItem(item)
+        self.bars, self.legend_items = [], []
+        width = 0.8 / max(1, len(domains))
+        for j, d in enumerate(domains):
+            b = Bars(x=[i + (j - (len(domains) - 1) / 2) * width for i in range(len(rows))],
+                     height=[100 * r.change_by_domain.get(d, 0.0) for r in rows], width=width * 0.95)
+            fill = brush(t.color(j), 0.85)
+            if j:
+                fill.setStyle(Qt.BDiagPattern)
+            b.setOpts(brush=fill, pen=pen(t.fg, 1))
+            plot.addItem(b)
+            self.bars.append(b)
+            sample = plot.plot([], [], name=f"evaluated on {d}", pen=pen(t.color(j), 8, Qt.SolidLine if not j else Qt.DashLine))
+            self.bars.append(sample)
+            self.legend_items.append(sample)
+        plot.getAxis("bottom").setTicks([[(i, _short(r)) for i, r in enumerate(rows)], []])
+        plot.enableAutoRange()
+        self.note.setText(
+            "GPTQ and AWQ fit the rounding to a calibration text; plain RTN uses none. Calibrating on code and "
+            "evaluating on prose (or the reverse) shows what a domain mismatch costs; add configurations with "
+            "other calibration sizes and domains above and press Run here to measure them. GPTQ fits each "
+            "layer's outputs on that text, AWQ only picks per-channel scales from it, which is why AWQ is "
+            "reported to depend less on the calibration set (Lin et al. 2024, arXiv 2306.00978, §4).")
+
+
+def _short(row) -> str:
+    method = row.method.upper() if row.method != "rtn" else "RTN"
+    return method if row.method == "rtn" else f"{method}\n{row.calib_domain} {row.calib_tokens}"
+
+
+def shown_rows(configs, lookup) -> list[tuple]:
+    """(config, evaluation or None, where) for each configuration, ``lookup(config)`` giving (ev, where)."""
+    return [(c, *lookup(c)) for c in configs]
+
+
+def baseline_of(rows):
+    return next((e for c, e, _w in rows if e is not None and c.canonical() == QuantConfig()), None)
+
+
+def floor_of(rows):
+    return next((e for c, e, _w in rows if e is not None and c.method == "bf16"), None)
+
+
+__all__ = ["CompareView", "CompoundView", "TasksView", "RankingView", "CalibrationView", "shown_rows", "baseline_of",
+           "floor_of", "find"]
