@@ -380,6 +380,8 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
     import torch
 
     torch_device = torch.device(f"cuda:{rank}" if backend == "nccl" else device)
+    if backend == "nccl":
+        torch.cuda.set_device(torch_device)     # the current device is per thread; NCCL uses it
     group = _make_group(backend, store, rank, config.replicas)
     model = copy.deepcopy(initial).to(torch_device)     # as DDP broadcasts rank 0's weights: all start equal
     params = list(model.parameters())
