@@ -54,21 +54,20 @@ class CostView(QWidget):
             self.plot.addItem(item)
         left.addWidget(self.plot, 1)
         self.chart_note = LiveText()
-        self.chart_note.reserve_lines(2)
+        self.chart_note.reserve_lines(1)
         left.addWidget(self.chart_note)
+        self.even = LiveText()
+        left.addWidget(self.even)
         lay.addLayout(left, 1)
         right = QVBoxLayout()
         self.bill = LiveText()
-        self.even = LiveText()
         right.addWidget(self.bill)
-        right.addWidget(self.even)
+        self.includes = LiveText()
+        right.addWidget(self.includes)
         right.addStretch(1)
         self.text_box = QWidget()
         self.text_box.setLayout(right)
         lay.addWidget(self.text_box, 1)
-        self.includes = LiveText()
-        self.includes.reserve_lines(2)
-        outer.addWidget(self.includes)
         self.apply_theme(theme)
 
     def apply_theme(self, theme) -> None:
@@ -81,9 +80,11 @@ class CostView(QWidget):
         for line in (self.today, self.cross):
             line.label.setColor(t.fg)
         self.includes.setText("<b>An API price already pays for</b> " + "; ".join(escape(x) for x in INCLUDED_IN_API)
-                              + ". Leave any of it out of the self-hosted figure and it is not like for like.")
+                              + ". Leave any of it out and the comparison is not like for like.")
 
-    def show_result(self, r: Tco | None, stale_words: str = "") -> None:
+    def show_result(self, r: Tco | None, ages: dict[str, str] | None = None) -> None:
+        """``ages``: price-file row id → how old its price is (shown beside the price it gave)."""
+        ages = ages or {}
         if r is None:
             return
         self.verdict.setText(f"<b>{escape(r.verdict())}</b>")
@@ -106,24 +107,21 @@ class CostView(QWidget):
                              f"{r.rate_per_replica:.2f} req/s per replica after η")
         cross = (f"Self-hosting stays cheaper from {c.cheaper_from:,.1f} req/s on average."
                  if math.isfinite(c.cheaper_from) else
-                 "Self-hosting never becomes cheaper on this chart's range (0 to 3× today's traffic).")
-        self.chart_note.setText(f"{cross} A step is one more replica, added when the busiest hour outgrows "
-                                "the fleet; the dotted line is today's traffic.")
+                 "Self-hosting is never cheaper from 0 to 3× today's traffic.")
+        self.chart_note.setText(cross + " Each step is one more replica.")
         gp = r.gpu_price
         rows = [
-            ("Fleet", f"{r.replicas} replicas × {r.gpus_per_replica} GPU = {r.gpus} GPUs (peak + spares)"),
-            ("Per replica", f"{r.rate_per_replica:.2f} req/s, {r.tokens_per_replica:,.0f} output tok/s "
-                            "(steady state × η)"),
-            ("<b>Utilisation u</b>", f"<b>{pct(r.utilisation)}</b> (average ÷ fleet capacity)"),
-            ("GPU price", f"${gp.usd_per_gpu_hour:.2f}/GPU-h: {escape(gp.words)}"),
+            ("Fleet", f"{r.replicas} replicas × {r.gpus_per_replica} GPU = {r.gpus} GPUs"),
+            ("Per replica", f"{r.rate_per_replica:.2f} req/s = {r.tokens_per_replica:,.0f} output tok/s (steady × η)"),
+            ("<b>Utilisation u</b>", f"<b>{pct(r.utilisation)}</b> of the fleet's capacity"),
+            ("GPU price", f"${gp.usd_per_gpu_hour:.2f}/GPU-h: {escape(gp.words)}, {escape(ages.get(gp.row_id, ''))}"),
             ("GPUs + people + fixed", f"{usd(r.gpu_monthly)} + {usd(r.staff_monthly)} + {usd(r.other_monthly)} a month"),
             ("<b>Self-hosted</b>", f"<b>{usd(r.self_monthly)}</b> a month, {usd(r.self_per_mtok)} per M output tok"),
-            ("<b>API</b>", f"<b>{usd(r.api_monthly)}</b> a month: {escape(r.api.label)}"),
+            ("<b>API</b>", f"<b>{usd(r.api_monthly)}</b> a month: {escape(r.api.label)}, "
+                           f"{escape(ages.get(r.api.id, ''))}"),
         ]
         html = "<table cellspacing='2'>" + "".join(f"<tr><td>{a}</td><td>&nbsp;{b}</td></tr>" for a, b in rows)
         html += "</table>"
-        if stale_words:
-            html += f"<p>{escape(stale_words)}</p>"
         even = [
             ("API per M output tok", f"P_mix = {r.prompt_per_output:.1f} × ${r.api_price_in:.3g} + "
                                      f"${r.api_price_out:.3g} = {usd(r.price_mix)}"),

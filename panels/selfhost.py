@@ -351,11 +351,11 @@ class SelfHostPanel(Panel):
         if result.feasible:
             self._start_day(result)
 
-    def _price_ages(self, result) -> str:
+    def _price_ages(self, result) -> dict[str, str]:
         used = [(result.api.id, result.api.observed)]
         if result.gpu_price is not None:
             used.append((result.gpu_price.row_id, result.gpu_price.observed))
-        return "Prices used — " + "; ".join(f"{rid}: {age_words(obs, self.today)}" for rid, obs in used)
+        return {rid: age_words(obs, self.today) for rid, obs in used}
 
     def _operating_figures(self) -> None:
         t, p = self.result_tco, self.params

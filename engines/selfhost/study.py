@@ -24,12 +24,12 @@ from engines.serving.params import workload as serving_workload
 from engines.serving.steady import Sizing, size_deployment
 
 INCLUDED_IN_API = (
-    "idle capacity: you pay per token, not per provisioned hour",
-    "redundancy and failover across many machines",
-    "model and serving-engine upgrades, and the evaluation behind them",
-    "security patching of the whole stack",
-    "on-call staff around the clock",
-    "high utilisation from pooling many customers' traffic",
+    "idle capacity (you pay per token, not per hour)",
+    "redundancy and failover",
+    "model and engine upgrades with their evaluation",
+    "security patching",
+    "on-call staff",
+    "utilisation pooled across many customers",
 )
 """What a per-token price already pays for, shown beside every comparison."""
 
