@@ -101,6 +101,8 @@ class CommandBar(QWidget):
             self.result.setText(note)
             self.result.setVisible(bool(note))
             return
+        if not self.line.hasFocus():
+            self.line.setText(results[-1].command.splitlines()[0])   # what was typed, for a tour step or a replay
         parts = []
         for r in results:
             verdict = "<b>accepted</b>" if r.accepted else "<b>rejected</b>"
@@ -220,13 +222,15 @@ class HpaView(QWidget):
     def __init__(self, theme) -> None:
         super().__init__()
         lay = QVBoxLayout(self)
-        self.plot = make_plot(theme, "Model server under the HPA", "replicas / load ÷ target", "simulated s")
+        self.plot = make_plot(theme, "HPA over the run", "replicas", "simulated s")
         self.plot.setMinimumHeight(180)
-        self.plot.addLegend(offset=(10, 10))
-        self.curves = {}
         self.cursor = None
         self.theme = theme
         lay.addWidget(self.plot, 1)
+        self.key = QLabel("solid red-orange: desired replicas · solid green: running (got a GPU) · dashed blue: Pending · "
+                          "dotted: load ÷ per-pod target (the replicas the load needs)")
+        self.key.setWordWrap(True)
+        lay.addWidget(self.key)
         self.text = QTextBrowser()
         lay.addWidget(self.text, 1)
         self._timeline = None

@@ -146,27 +146,24 @@ def client_view(frame, service: str, pinned_ip: str | None = None) -> list[str]:
         return [f"No Service named {service} at t = {frame.t:.0f} s."]
     ready = [e for e in svc.get("endpoints", []) if e["ready"]]
     port = (svc.get("ports") or [{}])[0]
-    lines = [f"<b>Connect to the Service</b> {service}.default.svc.cluster.local → DNS answers the ClusterIP "
-             f"<b>{svc.get('cluster_ip', '?')}</b>:{port.get('port', '?')} (it never changes while the Service exists)."]
-    if ready:
-        targets = ", ".join(f"{e['ip']} ({e['pod']})" for e in ready)
-        lines.append(f"kube-proxy sends each new connection to one of the {len(ready)} ready endpoint(s) in the "
-                     f"EndpointSlice: {targets}. <b>Works.</b>")
-    else:
-        lines.append("The EndpointSlice has no ready endpoint: the connection is refused. The name is right; "
-                     "nothing is ready behind it.")
+    head = (f"<b>By the Service name</b> {service} → DNS answers the ClusterIP <b>{svc.get('cluster_ip', '?')}</b>:"
+            f"{port.get('port', '?')}, fixed while the Service exists: ")
+    lines = [head + (f"<b>works</b> ({len(ready)} ready endpoint(s))." if ready else
+                     "<b>refused</b>: the EndpointSlice has no ready endpoint (the name is right; nothing is ready).")]
     pods = {p.get("ip"): p for p in frame.pods if p.get("ip") and p["active"]}
     ip = pinned_ip or (ready[0]["ip"] if ready else None)
     if ip:
         owner = pods.get(ip)
         if owner is None:
-            verdict = "no pod has this address any more: the connection times out."
-        elif owner["labels"] != {} and all(owner["labels"].get(k) == v for k, v in svc["selector"].items()):
-            verdict = f"pod {owner['name']} has it now and answers" + ("" if owner["ready"] else ", though it is not Ready")
+            verdict = "no pod has this address any more: <b>the connection times out</b>."
+        elif all(owner["labels"].get(k) == v for k, v in svc["selector"].items()):
+            verdict = f"pod {owner['name']} has it now and answers" + ("." if owner["ready"] else ", though it is not Ready.")
         else:
             verdict = f"pod {owner['name']} has it now, a pod the Service does not select: the wrong program answers."
-        lines.append(f"<b>Connect to a hard-coded pod IP</b> {ip}: {verdict}")
-    lines.append("Pod IPs come from the node's pod CIDR and are handed out afresh for every new pod; a replacement "
-                 "pod (or the same app rescheduled on another node) gets another address. Clients should use the "
-                 "Service name.")
+        lines.append(f"<b>By a hard-coded pod IP</b> {ip}: {verdict}")
+    if ready:
+        lines.append("kube-proxy sends each new connection to one ready endpoint of the EndpointSlice: "
+                     + ", ".join(e["ip"] for e in ready) + ".")
+    lines.append("Every new pod gets a fresh address from its node's pod CIDR, so a replacement or a rescheduled pod "
+                 "answers elsewhere; clients should use the Service name.")
     return lines

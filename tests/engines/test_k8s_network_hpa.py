@@ -110,7 +110,7 @@ def test_frames_show_addresses_per_tick_and_the_client_view():
     assert len(gone) == 1 and all(p["ip"] for p in after.pods)
     pinned = gone.pop()
     text = " ".join(client_view(after, "web", pinned))
-    assert svc_after["cluster_ip"] in text and "Works" in text and "times out" in text
+    assert svc_after["cluster_ip"] in text and "<b>works</b>" in text and "times out" in text
     assert "No Service" in client_view(after, "nope")[0]
 
 
