@@ -87,7 +87,7 @@ class FaultRunView:
             lost = plot.plot([], [], name="steps undone by a rollback" if named else None, connect="finite")
             kept = plot.plot([], [], name="run with the fault" if named else None)
             alarms = plot.plot([], [], pen=None, symbol="x", symbolSize=16, name="alarm" if named else None)
-            fault = pg.InfiniteLine(angle=90, label="fault", labelOpts={"position": 0.08, "anchors": [(0, 1), (0, 1)]})
+            fault = pg.InfiniteLine(angle=90, label="fault", labelOpts={"position": 0.7, "anchors": [(1, 0.5), (1, 0.5)]})
             plot.addItem(fault)
             self.items[key] = {"ref": ref, "lost": lost, "kept": kept, "alarms": alarms, "fault": fault, "marks": []}
         self.legend = legend

@@ -40,6 +40,8 @@ TRIAGE = """
  automate detection and restart (only 3 of 466 Llama 3 interruptions needed a human); keep hot spares;
  track goodput, not just MFU. <i>(Young 1974; Daly 2006; Dubey et al. 2024)</i></li>
 </ol>
+<p>Try items 1–4 on a real run: the <b>Fault run and triage</b> page injects a bad batch, a learning-rate
+ spike or a bit flip and shows which alarm fires and what each rollback costs.</p>
 """
 
 
