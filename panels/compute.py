@@ -21,6 +21,7 @@ from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.widgets import ErrorLabel, Tabs
 from panels._compute_cost import CostResult, CostView
 from panels._compute_demand import DemandView
+from panels._compute_experiment import ExperimentView
 from panels._compute_machine import MachineView
 from panels._compute_power import GridView, PowerView
 from panels._compute_scaling import ScalingResult, ScalingView
@@ -112,12 +113,6 @@ class ComputePanel(Panel):
         return self._page(("tokens_b", "mfu_pct"), v, (keep_together(QLabel("Fit:"), self.fit_combo), self.mfu_link))
 
     def _experiment_page(self) -> QWidget:
-        try:   # TEMPORARY until the experiment view lands
-            from panels._compute_experiment import ExperimentView
-        except ImportError:
-            self.experiment_view = QLabel("experiment view not there yet")
-            return self.experiment_view
-
         self.experiment_view = ExperimentView(self)
         self.name_view("experiment", self.experiment_view, "The scaling-law experiment, measured here")
         return self.experiment_view
@@ -323,8 +318,10 @@ class ComputePanel(Panel):
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
         for view in (self.scaling_view, self.demand_view, self.machine_view, self.cost_view, self.power_view,
-                     self.grid_view):
+                     self.grid_view, self.experiment_view):
             view.theme = theme
+        if self.experiment_view.result is not None:
+            self.experiment_view.show_result(self.experiment_view.result)
         if self.results:
             self.results.pop("scaling", None)
             self.results.pop("demand", None)

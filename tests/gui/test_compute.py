@@ -1,0 +1,122 @@
+"""Compute panel: every view draws the engine's numbers, the links to the scale and serving panels, the
+machine measurement in its job slot, and a source behind every figure."""
+from __future__ import annotations
+
+import pytest
+
+from engines.compute import (cost_per_gpu_hour, demand, node_power, power_budget, scenario_run, step_network,
+                             tokens_per_day)
+from panels._compute_machine import _rate_text
+from panels.compute import TAB_TITLES, ComputePanel
+
+
+def test_views_are_named_for_tours(make_panel):
+    p = make_panel(ComputePanel)
+    assert {"scaling", "frontier", "isoflop", "scaling_readout", "scaling_tables", "experiment", "demand",
+            "demand_chart", "demand_statements", "machine", "machine_flops", "machine_bytes", "allreduce", "market",
+            "cost", "cost_bar", "campus", "power", "power_levels", "power_trace", "grid", "lead_times", "deals",
+            "fit", "tokens_b", "mfu_pct", "pue", "server_life_years"} <= set(p.views())
+    assert [p.tabs.tabText(i) for i in range(p.tabs.count())] == list(TAB_TITLES)
+
+
+def test_the_scenario_run_is_drawn_from_the_engine(make_panel, ctx):
+    p = make_panel(ComputePanel)
+    run = scenario_run(ctx.scenario.value, 15e12, 0.4, "besiroglu")
+    assert p.results["run"] == run
+    text = p.scaling_view.text.text()
+    assert "7.23×10²³ FLOP" in text and f"{run.days:,.1f} days" in text
+    assert ctx.scenario.try_update(model="llama3-70b") is None
+    assert p.results["run"].point.N > run.point.N * 8
+
+
+def test_the_fit_choice_moves_the_frontier_and_the_readout(make_panel):
+    p = make_panel(ComputePanel)
+    before = p.scaling_view.text.text()
+    p.fit_combo.setCurrentText("Hoffmann 2022, printed (rounded)")
+    assert p.params.fit == "hoffmann" and p.results["scaling"].fit == "hoffmann"
+    assert p.scaling_view.text.text() != before and "93 tokens per parameter" in p.scaling_view.text.text()
+    assert "(chosen)" in p.scaling_view.fits_table.item(0, 0).text()
+    assert p.scaling_view.runs_table.rowCount() == len(p.results["scaling"].runs)
+
+
+def test_demand_crossover_follows_the_traffic(make_panel, ctx):
+    p = make_panel(ComputePanel)
+    n = float(ctx.scenario.value.arch.param_count())
+    assert p.update_params(serve_req_per_s=10_000.0) is None
+    d = p.results["demand"]
+    assert d.crossover_days == pytest.approx(demand(n, 15e12, tokens_per_day(10_000, 640)).crossover_days)
+    assert f"day {d.crossover_days:,.0f}" in p.demand_view.text.text()
+    assert p.demand_view.table.rowCount() == len(d.statements)
+
+
+def test_power_and_cost_follow_their_inputs(make_panel, ctx):
+    p = make_panel(ComputePanel)
+    sc = ctx.scenario.value
+    assert p.update_params(pue=1.58) is None
+    b = p.results["power"]
+    assert b == power_budget(sc.gpu, sc.n_gpus, sc.gpus_per_node, 1.58, 0.0892, 0.414, 1.0, p.results["run"].gpu_hours)
+    assert "PUE 1.58" in " ".join(a for a, _ in p.power_view.sources.rows())
+    c = p.results["cost"].breakdown
+    assert c == cost_per_gpu_hour(40_000, 5.0, 11.7e6, node_power(sc.gpu).kw_per_gpu, 15.0, 1.58, 0.0892, 0.8)
+    assert f"${c.total:,.2f} per utilised GPU-hour" in p.cost_view.text.text()
+    assert p.update_params(server_capex_k=20.0) is None
+    assert p.results["cost"].breakdown.server == pytest.approx(c.server / 2)
+
+
+def test_pue_presets_set_the_parameter(make_panel):
+    p = make_panel(ComputePanel)
+    buttons = [b for b in p.findChildren(type(p.mfu_link)) if b.text().startswith("PUE 1.09")]
+    buttons[0].click()
+    assert p.params.pue == 1.09 and p.results["power"].pue == 1.09
+
+
+def test_network_view_compares_nvlink_network_and_compute(make_panel, ctx):
+    p = make_panel(ComputePanel)
+    assert p.results["network"] == step_network(ctx.scenario.value, 0.5)
+    assert "not measured yet" in " ".join(lbl.text for lbl in p.machine_view.flops_plot.getPlotItem()._label_layer.labels)
+
+
+def test_showing_the_machine_tab_measures_this_machine(make_panel):
+    p = make_panel(ComputePanel)
+    p.update_params(gemm_n=256)
+    p.tabs.setCurrentIndex(TAB_TITLES.index("One computer (D2)"))
+    assert p.wait_measure(120_000)
+    m = p.measured
+    assert m.get("cpu", "gemm").value > 0 and m.get("cpu", "copy").value > 0 and m.get("cpu", "gemm").size == 256
+    labels = " ".join(lbl.text for lbl in p.machine_view.flops_plot.getPlotItem()._label_layer.labels)
+    assert "not measured yet" not in labels and _rate_text(m.get("cpu", "gemm").value, "FLOP/s") in labels
+    assert any("measured here" in src for _, src in p.machine_view.sources.rows())
+
+
+def test_every_view_lists_its_sources(make_panel):
+    p = make_panel(ComputePanel)
+    for view in (p.scaling_view, p.demand_view, p.machine_view, p.cost_view, p.power_view, p.grid_view):
+        rows = view.sources.rows()
+        assert rows and all(a and b for a, b in rows)
+    assert p.grid_view.deals.rowCount() == 8
+
+
+def test_links_take_the_scale_and_serving_panels_values(window):
+    window.show_panel("scale").update_params(mfu_pct=55)
+    window.show_panel("serving").update_params(traffic_per_s=250.0, prompt_tokens=1024, output_tokens=256)
+    p = window.show_panel("compute")
+    p.mfu_link.click()
+    p.traffic_link.click()
+    assert p.params.mfu_pct == 55 and p.params.serve_req_per_s == 250.0 and p.params.tokens_per_request == 1280
+    assert p.results["run"].mfu == 0.55
+    for q in window.panels:
+        q.cancel_jobs()
+
+
+def test_theme_switch_redraws(make_panel, ctx):
+    p = make_panel(ComputePanel)
+    before = p.results["power"]
+    ctx.set_theme("dark")
+    assert p.results["power"] == before and p.scaling_view.theme.name == "dark"
+
+
+def test_selftest_drives_the_panel(make_panel):
+    p = make_panel(ComputePanel)
+    p.update_params(gemm_n=256)
+    p.selftest()
+    assert p.params.fit == "besiroglu" and p.params.rate_pct == 0.0 and p.measured is not None
