@@ -279,7 +279,7 @@ class LawTools:
             f"{head}<br>{f.basis}: {f.what}.<br>The higher of {euros(f.fixed_eur)} and {f.share:.1%} of "
             f"{euros(f.turnover_eur)} = {euros(f.share * f.turnover_eur)}; the share decides above "
             f"{euros(f.crossover_eur)} turnover. Member States lay down the fines (Art 64(1)) and weigh each "
-            f"case's circumstances (Art 64(5)).")
+            f"case's circumstances (Art 64(5))." + (f"<br><i>{f.note}</i>" if f.note else ""))
         top = max(2.0 * 600e6, 1.25 * f.turnover_eur)
         xs = [top * i / 200 for i in range(201)]
         dashes = (Qt.SolidLine, Qt.DashLine, Qt.DotLine)
@@ -298,9 +298,7 @@ class LawTools:
         p = self.panel.params
         info = reporting.REGIME_INFO
         self.starts.setText("<b>Where each clock starts (the hard part)</b><ul>" + "".join(
-            f"<li><b>{info[r][0].split(',')[0]}</b>: {info[r][1]}"
-            + ("" if info[r][3] else " <i>(time limits from Del. Reg. 2025/301 Art 5, not checked against "
-                                      "the Official Journal here)</i>") + "</li>"
+            f"<li><b>{info[r][0].split(',')[0]}</b>: {info[r][1]}</li>"
             for f, r in zip(REGIME_FIELDS, reporting.REGIMES) if getattr(p, f)) + "</ul>")
         self.clock_error.show_error(t.clocks_error)
         c = t.clocks

@@ -14,11 +14,18 @@ Sources:
   undue delay and, where feasible, within 72 h of becoming aware; Art 34(1): data subjects without
   undue delay when the risk to them is high (no fixed hour, so no deadline here).
 - DORA, Reg. (EU) 2022/2554 Art 19(1), 19(4): initial notification, intermediate and final report of a
-  major ICT-related incident to the competent authority; the time limits are set by the RTS in
-  Commission Delegated Regulation (EU) 2025/301 Art 5: initial notification 4 h after classification
-  as major and at most 24 h after awareness; intermediate report 72 h after the initial notification;
-  final report one month after the latest intermediate report. **Not checked against the Official
-  Journal text here** (taken from secondary summaries of 2025/301): the app marks it so.
+  major ICT-related incident to the competent authority; the time limits are set by the RTS,
+  Commission Delegated Regulation (EU) 2025/301 (CELEX 32025R0301) Art 5: the initial notification
+  within 4 h of classification as major and no later than 24 h after awareness (5(1)(a)), or, when
+  the incident is classified as major only after those 24 h, within 4 h of that classification
+  (5(2)); the intermediate report within 72 h of the initial notification (5(1)(b)); the final
+  report one month after the (latest updated) intermediate report (5(1)(c)). A deadline on a
+  weekend or bank holiday may move to noon of the next working day, except for credit
+  institutions, CCPs, trading venues and NIS2 essential or important entities (5(4)-(5)); the
+  panel shows that as a note, not as a moved date.
+
+CRA, NIS2 and GDPR figures were checked against the EUR-Lex text of each act, DORA's against the
+EUR-Lex text of 2025/301.
 
 A report that counts from an earlier one counts from that one's deadline (the latest it may be sent),
 so the chain shows the latest lawful date of every report. Hours are elapsed hours (added in UTC);
@@ -35,20 +42,21 @@ from engines.law.cra import _after_hours, _moment, add_months
 REGIMES = ("cra", "nis2", "gdpr", "dora")
 KINDS = ("incident", "vulnerability")
 
-#: regime → (act, what starts its clock (the hard part), recipient, verified against the OJ text)
-REGIME_INFO: dict[str, tuple[str, str, str, bool]] = {
+#: regime → (act, what starts its clock (the hard part), recipient)
+REGIME_INFO: dict[str, tuple[str, str, str]] = {
     "cra": ("CRA, Reg. (EU) 2024/2847",
             "awareness of an actively exploited vulnerability or a severe incident (Art 14(2), 14(4)-(5))",
-            "CSIRT designated as coordinator and ENISA, via the single reporting platform (Art 14(1), 16)", True),
+            "CSIRT designated as coordinator and ENISA, via the single reporting platform (Art 14(1), 16)"),
     "nis2": ("NIS2, Dir. (EU) 2022/2555",
              "awareness of a significant incident, i.e. one that meets the Art 23(3) test",
-             "CSIRT or competent authority (Art 23(1))", True),
+             "CSIRT or competent authority (Art 23(1))"),
     "gdpr": ("GDPR, Reg. (EU) 2016/679",
              "awareness of a personal data breach (Art 33(1))",
-             "supervisory authority (Art 33(1)); data subjects when the risk is high (Art 34(1))", True),
+             "supervisory authority (Art 33(1)); data subjects when the risk is high (Art 34(1))"),
     "dora": ("DORA, Reg. (EU) 2022/2554 with Del. Reg. (EU) 2025/301",
-             "classification of the ICT-related incident as major (Art 18), capped at 24 h after awareness",
-             "competent authority (Art 19(1), Art 46)", False),
+             "classification of the ICT-related incident as major (Art 18): 4 h from it, but no later than 24 h "
+             "after awareness unless the classification itself comes later (Del. Reg. 2025/301 Art 5(1)(a), 5(2))",
+             "competent authority (Art 19(1), Art 46)"),
 }
 
 #: the recipient of each regime's reports, in short
@@ -63,7 +71,10 @@ NO_FIXED_HOUR: dict[str, tuple[tuple[str, str], ...]] = {
     "gdpr": (("communicate the breach to the data subjects when it is likely to result in a high risk",
               "Art 34(1)"),
              ("a processor notifies the controller of a breach", "Art 33(2)")),
-    "dora": (("inform clients whose financial interests the major incident affects", "Art 19(3)"),),
+    "dora": (("inform clients whose financial interests the major incident affects", "Art 19(3)"),
+             ("a deadline on a weekend or bank holiday may move to noon of the next working day, except for "
+              "credit institutions, CCPs, trading venues and NIS2 essential or important entities",
+              "Del. Reg. 2025/301 Art 5(4)-(5)")),
 }
 
 
@@ -134,16 +145,20 @@ def deadlines(regime: str, aware: datetime, *, classified: datetime | None = Non
         if classified is None:
             raise ValidationError("classified", "DORA's clock starts when the incident is classified as major",
                                   "a datetime ≥ aware")
-        initial_due = min(_after_hours(classified, 4), _after_hours(aware, 24))
-        start = "classification" if initial_due == _after_hours(classified, 4) else "awareness"
+        four_h, cap = _after_hours(classified, 4), _after_hours(aware, 24)
+        if classified > cap:                    # classified as major only after 24 h: 4 h from then (5(2))
+            initial_due, start, para = four_h, "classification", "5(2)"
+        else:
+            initial_due, para = min(four_h, cap), "5(1)(a)"
+            start = "classification" if initial_due == four_h else "awareness"
         initial = Deadline("DORA initial notification", initial_due, recipient,
-                           "DORA Art 19(4)(a); Del. Reg. 2025/301 Art 5 (unverified)", start,
+                           f"DORA Art 19(4)(a); Del. Reg. 2025/301 Art {para}", start,
                            "the incident, its classification, first impact")
         inter = Deadline("DORA intermediate report", _after_hours(initial_due, 72), recipient,
-                         "DORA Art 19(4)(b); Del. Reg. 2025/301 Art 5 (unverified)", initial.name,
+                         "DORA Art 19(4)(b); Del. Reg. 2025/301 Art 5(1)(b)", initial.name,
                          "status, impact and recovery so far")
         final = Deadline("DORA final report", add_months(inter.due, 1), recipient,
-                         "DORA Art 19(4)(c); Del. Reg. 2025/301 Art 5 (unverified)", inter.name,
+                         "DORA Art 19(4)(c); Del. Reg. 2025/301 Art 5(1)(c)", inter.name,
                          "root cause analysis, measures, costs and losses")
         out += [initial, inter, final]
     return out

@@ -12,6 +12,9 @@ Regulation (EU) 2024/2847 (OJ L, 20.11.2024; CELEX 32024R2847). Educational, not
   worldwide annual turnover of the preceding financial year (the share applies to undertakings).
 - Art 64(10): no fines (a) on micro or small enterprises for missing the 24-hour early-warning
   deadline of Art 14(2)(a) or 14(4)(a), (b) on open-source software stewards for any infringement.
+  As published (OJ L, 2024/2847), 64(10) opens "By way of derogation from paragraphs 3 to 9", while
+  a breach of Art 14 is fined under paragraph 2; the app applies point (a) as written and says so
+  (:data:`ART_64_10_NOTE`).
 
 Periods in years or months end on the same date of the last month, or on that month's last day
 when it has no such date (Reg. (EEC, Euratom) No 1182/71 Art 3(2)(c)).
@@ -38,6 +41,8 @@ FINE_TIERS: dict[int, tuple[float, float, str, str]] = {
                                         "or market surveillance authorities in reply to a request"),
 }
 ENTERPRISES = ("micro", "small", "medium", "large")
+ART_64_10_NOTE = ("As published, Art 64(10) derogates from paragraphs 3 to 9, yet a missed Art 14 deadline is "
+                  "a paragraph-2 breach: point (a) is applied here as its words say; a court may read it otherwise.")
 
 
 def add_months(day: date, months: int) -> date:
@@ -145,6 +150,7 @@ class Fine:
     exempt: str | None          # the Art 64(10) point, when no fine may be imposed
     basis: str
     what: str
+    note: str = ""              # a caveat on how the exemption reads
 
 
 def fine(turnover_eur: float, tier: int, *, enterprise: str = "large", early_warning_only: bool = False,
@@ -164,4 +170,6 @@ def fine(turnover_eur: float, tier: int, *, enterprise: str = "large", early_war
         exempt = "Art 64(10)(b): no fine on an open-source software steward"
     elif early_warning_only and enterprise in ("micro", "small"):
         exempt = "Art 64(10)(a): no fine on a micro or small enterprise for a missed 24-hour early warning"
-    return Fine(tier, fixed, share, float(turnover_eur), 0.0 if exempt else top, fixed / share, exempt, para, what)
+    note = ART_64_10_NOTE if exempt and exempt.startswith("Art 64(10)(a)") else ""
+    return Fine(tier, fixed, share, float(turnover_eur), 0.0 if exempt else top, fixed / share, exempt, para, what,
+                note)

@@ -47,10 +47,13 @@ def test_gdpr_is_one_72_hour_notification():
     (datetime(2027, 3, 1, 10, 0), datetime(2027, 3, 1, 14, 0), "classification"),
     (datetime(2027, 3, 1, 22, 0), datetime(2027, 3, 2, 2, 0), "classification"),
     (datetime(2027, 3, 2, 6, 0), datetime(2027, 3, 2, 8, 0), "awareness"),      # the 24 h cap decides
+    (datetime(2027, 3, 2, 8, 0), datetime(2027, 3, 2, 8, 0), "awareness"),      # classified at the cap itself
+    (datetime(2027, 3, 3, 9, 30), datetime(2027, 3, 3, 13, 30), "classification"),  # after 24 h: Art 5(2)
 ])
 def test_dora_initial_is_4_h_after_classification_capped_at_24_h_after_awareness(classified, initial, start):
     ds = deadlines("dora", datetime(2027, 3, 1, 8, 0), classified=classified)
     assert ds[0].due == initial and ds[0].counts_from == start
+    assert ds[0].basis.endswith("5(2)") == (classified > datetime(2027, 3, 2, 8, 0))
     assert ds[1].due == initial + timedelta(hours=72) and ds[1].counts_from == ds[0].name
     inter = ds[1].due
     assert ds[2].due == inter.replace(month=inter.month + 1)

@@ -70,6 +70,8 @@ def test_max_fine_is_the_higher_of_the_sum_and_the_share(tier, turnover, fine):
 def test_exemptions_of_article_64_10():
     assert support.fine(50e6, 1, enterprise="small", early_warning_only=True).max_eur == 0
     assert "64(10)(a)" in support.fine(50e6, 1, enterprise="micro", early_warning_only=True).exempt
+    assert "paragraphs 3 to 9" in support.fine(50e6, 1, enterprise="small", early_warning_only=True).note
+    assert support.fine(50e6, 1, steward=True).note == ""
     medium = support.fine(50e6, 1, enterprise="medium", early_warning_only=True)
     assert medium.exempt is None and medium.max_eur == 15e6
     assert support.fine(50e6, 1, enterprise="small").max_eur == 15e6        # other Art 14 breaches are fined
