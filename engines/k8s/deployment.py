@@ -156,6 +156,8 @@ class DeploymentController(Controller):
         if d is None:
             return
         rss = self.claim_replicasets(d)
+        if d["spec"].get("paused") and not d["metadata"].get("deletionTimestamp"):
+            rss = self.scale_paused(d, rss)
         if d["metadata"].get("deletionTimestamp") or d["spec"].get("paused"):
             self.sync_status(d, rss, self.find_new(d, rss))
             return
@@ -163,6 +165,19 @@ class DeploymentController(Controller):
             self.rollout_recreate(d, rss)
         else:
             self.rollout_rolling(d, rss)
+
+    def scale_paused(self, d: dict, rss: list[dict]) -> list[dict]:
+        """sync.go sync → scale for a paused Deployment: a replica change still applies (no rollout).
+        With one active ReplicaSet (or none: the newest) it takes the whole count
+        (FindActiveOrLatest); spreading it over several active ones (proportional scaling) is not
+        modelled, so then nothing is scaled."""
+        replicas = int(d["spec"].get("replicas", 1))
+        active = [rs for rs in rss if int(rs["spec"].get("replicas", 0)) > 0]
+        target = active[0] if len(active) == 1 else (_by_age(rss)[-1] if not active and rss else None)
+        if target is None or int(target["spec"].get("replicas", 0)) == replicas:
+            return rss
+        scaled = self.scale(d, target, replicas, "paused: replicas still apply, the template does not (sync.go scale)")
+        return [scaled if rs is target else rs for rs in rss]
 
     def claim_replicasets(self, d: dict) -> list[dict]:
         """ClaimReplicaSets: keep owned ones that match, release the rest, adopt matching orphans."""

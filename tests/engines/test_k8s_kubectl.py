@@ -238,3 +238,16 @@ def test_commands_in_the_timeline_replay_identically_and_fork():
     assert forked == ((5, "scale deploy/web --replicas=6"), (20, "scale deploy/web --replicas=2"))
     with pytest.raises(ValidationError):
         fork((), -1, "cordon node-0")
+
+
+def test_scaling_a_paused_deployment_still_scales_but_does_not_roll_out():
+    c = cluster()
+    c.kubectl("rollout pause deploy/web")
+    c.kubectl("set image deploy/web web=web:2")
+    c.kubectl("scale deploy/web --replicas=5")
+    c.run(10)
+    pods = active(c)
+    assert len(pods) == 5 and {p["spec"]["containers"][0]["image"] for p in pods} == {"web:1"}
+    c.kubectl("rollout resume deploy/web")
+    c.run(40)
+    assert {p["spec"]["containers"][0]["image"] for p in active(c)} == {"web:2"} and len(active(c)) == 5
