@@ -438,6 +438,9 @@ class ScalePanel(Panel):
             for i in (0, spec.n_frames // 2, spec.n_frames - 1):
                 self.show_frame(i)
         self.update_params(zoom_intervals=ZOOM_INTERVALS[0])
+        self.update_params(fault_kind="weight_flip", replicas=3, fault_replica=2)   # hidden page: nothing trains
+        assert not self.jobs("faults").running and not self._fault_timer.isActive()
+        self.update_params(fault_kind=Params().fault_kind, replicas=Params().replicas, fault_replica=Params().fault_replica)
 
 
 PANEL = ScalePanel

@@ -27,3 +27,9 @@ def test_bad_fault_settings_name_the_field(make_panel):
     p = make_panel(ScalePanel)
     err = p.update_params(fault_replica=3)                        # two replicas: 0 or 1
     assert err and "fault_replica" in err and p.params.fault_replica == 1
+
+
+def test_selftest_drives_the_panel(make_panel):
+    p = make_panel(ScalePanel)
+    p.selftest()
+    assert p.params.fault_kind == "bad_batch" and p.fault_study is None
