@@ -1,41 +1,39 @@
 """EU law panel: the Cyber Resilience Act and the Product Liability Directive as explained decision
-trees (graph + question card + outcome card), the Art 14 reporting clock and the PLD clocks, and a
-decision-record export. All rules live in engines.law; this module only binds widgets to them: what
-the user sets (the walk's answers, the example, the clocks' inputs) is the panel's ``Params``, so a
-saved view reopens the same walk and clocks. Educational, not legal advice."""
+trees (graph + question card + outcome card) and a decision-record export; the clocks tab
+(panels/_law_clocktab) and the working tools' tabs (panels/_law_*) hang off it. All rules live in
+engines.law; this module only binds widgets to them: what the user sets (the walk's answers, the
+example, the clocks' inputs) is the panel's ``Params``, so a saved view reopens the same walk and clocks. Educational, not legal advice."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QDate, QDateTime, QPoint, QTime, QTimer, Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, QFileDialog, QFormLayout,
-                               QFrame, QGroupBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtCore import QPoint, QTimer, Qt
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea,
+                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.law import record
-from engines.law.clocks import clocks
 from engines.law.outcome import cra_facts, reading
-from engines.law.params import DAYS, MOMENTS, Params, moment_text, parse_day, parse_moment
+from engines.law.params import DAYS, MOMENTS, Params
 from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
 from explorer.binder import ParamBinder
 from explorer.panel import Panel, TimelineSpec
-from explorer.ui.widgets import ElidedCombo, ErrorLabel, WrapButton
+from explorer.ui.widgets import ErrorLabel, WrapButton
 from panels._law_annex import AnnexChecklist
+from panels._law_clocktab import EVENTS, ClockTab
 from panels._law_pld import DefectWorksheet
 from panels._law_sbom import SbomView
 from panels._law_tools import LawTools, label as _label
 from panels._law_vii import TechnicalFile
-from panels._law_views import DeadlineTimeline, TreeGraph
+from panels._law_views import TreeGraph
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
           "(EU) 2024/2853 (PLD); quotes are article text, summaries are paraphrases. Check the Official "
           "Journal and take legal advice for real decisions.")
-EVENTS = {"vulnerability": "Actively exploited vulnerability (Art 14(2))", "incident": "Severe incident (Art 14(4))"}
 CLOCK_FIELDS = frozenset({"event", "fix_available", "notified", "latent_injury", "distributor_request",
                           *MOMENTS, *DAYS})
 
 
-class LawPanel(Panel):
+class LawPanel(ClockTab, Panel):
     key = "law"
     title = "EU law: CRA and PLD"
     order = 90
@@ -304,112 +302,6 @@ class LawPanel(Panel):
                 self.export_record(name, fmt)
             except OSError as exc:
                 self.error.show_error(f"could not write {name}: {exc}")
-
-    # ---- clocks --------------------------------------------------------------------------
-    def _build_clock_tab(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        cra_box = QGroupBox("CRA Art 14 reporting clock")
-        cra_lay = QHBoxLayout(cra_box)
-        form = QFormLayout()
-        self.event_box = ElidedCombo()
-        for key, text in EVENTS.items():
-            self.event_box.addItem(text, key)
-        self.event_box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)   # not the panel's width
-        self.event_box.setMinimumContentsLength(14)
-        self.aware_edit, self.fix_edit, self.notified_edit = QDateTimeEdit(), QDateTimeEdit(), QDateTimeEdit()
-        self.fix_check = QCheckBox(Params.spec("fix_available")["label"])
-        self.notified_check = QCheckBox(Params.spec("notified")["label"])
-        for w in (self.aware_edit, self.fix_edit, self.notified_edit):
-            w.setCalendarPopup(True)
-            w.setDisplayFormat("dd MMM yyyy HH:mm")
-        form.addRow("Event:", self.event_box)
-        form.addRow("Became aware at:", self.aware_edit)
-        form.addRow(self.fix_check, self.fix_edit)
-        form.addRow(self.notified_check, self.notified_edit)
-        self.cra_result = _label()
-        self.cra_error = ErrorLabel()
-        form.addRow(self.cra_result)
-        form.addRow(self.cra_error)
-        cra_lay.addLayout(form, 2)
-        self.cra_plot = DeadlineTimeline(self.theme, "Art 14 deadlines")
-        cra_lay.addWidget(self.cra_plot, 3)
-        lay.addWidget(cra_box, 1)
-        self.name_view("cra_clock", cra_box, "CRA Art 14 reporting clock")
-        self.name_view("cra_timeline", self.cra_plot, "Art 14 deadlines on a date axis")
-        self.name_view("cra_deadlines", self.cra_result, "Art 14 deadlines as text")
-        self.name_view("aware", self.aware_edit, "When the manufacturer became aware")
-
-        pld_box = QGroupBox("PLD limitation and expiry clocks")
-        pld_lay = QHBoxLayout(pld_box)
-        pform = QFormLayout()
-        self.placed_edit, self.knowledge_edit = QDateEdit(), QDateEdit()
-        for w in (self.placed_edit, self.knowledge_edit):
-            w.setCalendarPopup(True)
-            w.setDisplayFormat("dd MMM yyyy")
-        self.latent_check = QCheckBox(Params.spec("latent_injury")["label"])
-        pform.addRow("Placed on the market:", self.placed_edit)
-        pform.addRow("Knew damage, defect, operator:", self.knowledge_edit)
-        pform.addRow(self.latent_check)
-        self.request_check, self.request_edit = QCheckBox(Params.spec("distributor_request")["label"]), QDateEdit()
-        self.request_edit.setCalendarPopup(True)
-        self.request_edit.setDisplayFormat("dd MMM yyyy")
-        pform.addRow(self.request_check, self.request_edit)
-        self.pld_result = _label()
-        self.pld_error = ErrorLabel()
-        pform.addRow(self.pld_result)
-        pform.addRow(self.pld_error)
-        pld_lay.addLayout(pform, 2)
-        self.pld_plot = DeadlineTimeline(self.theme, "PLD clocks")
-        pld_lay.addWidget(self.pld_plot, 3)
-        lay.addWidget(pld_box, 1)
-        self.name_view("pld_clock", pld_box, "PLD limitation and expiry clocks")
-        self.name_view("pld_timeline", self.pld_plot, "PLD clocks on a date axis")
-        self.name_view("pld_deadlines", self.pld_result, "PLD deadlines as text")
-
-        # the date edits send ISO text: the walk's moves and these are the view's params
-        self.moment_edits = {"aware": self.aware_edit, "fix_at": self.fix_edit, "notified_at": self.notified_edit}
-        self.day_edits = {"placed": self.placed_edit, "knowledge": self.knowledge_edit,
-                          "request_day": self.request_edit}
-        for name, w in self.moment_edits.items():
-            w.dateTimeChanged.connect(lambda v, n=name: self._set_clock(
-                n, moment_text(v.toPython().replace(tzinfo=None)), self.cra_error))
-        for name, w in self.day_edits.items():
-            w.dateChanged.connect(lambda v, n=name: self._set_clock(n, v.toPython().isoformat(), self.pld_error))
-        return page
-
-    def _set_clock(self, name: str, value: str, error: ErrorLabel) -> None:
-        message = self.update_params(**{name: value})
-        if message:
-            error.show_error(message)
-
-    def _show_dates(self) -> None:
-        """Write the params' moments and days into the date edits without their signals firing."""
-        p = self.params
-        for name, w in self.moment_edits.items():
-            m = parse_moment(getattr(p, name), name)
-            w.blockSignals(True)
-            w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute, m.second)))
-            w.blockSignals(False)
-        for name, w in self.day_edits.items():
-            d = parse_day(getattr(p, name), name)
-            w.blockSignals(True)
-            w.setDate(QDate(d.year, d.month, d.day))
-            w.blockSignals(False)
-        self.fix_edit.setEnabled(p.fix_available)
-        self.notified_edit.setEnabled(p.notified)
-        self.request_edit.setEnabled(p.distributor_request)
-
-    def _update_clocks(self) -> None:
-        self._show_dates()
-        c = clocks(self.params)
-        self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
-        for clock, error, error_label, result, plot in (
-                (c.cra, c.cra_error, self.cra_error, self.cra_result, self.cra_plot),
-                (c.pld, c.pld_error, self.pld_error, self.pld_result, self.pld_plot)):
-            error_label.show_error(error)
-            result.setText("<br>".join(clock.lines) if clock else "")
-            plot.draw(list(clock.marks) if clock else [])
 
     # ---- panel contract ------------------------------------------------------------------
     def timeline(self) -> TimelineSpec | None:
