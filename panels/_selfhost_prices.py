@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, Q
 from engines.selfhost import PriceBook, age_days, age_words, is_stale, parse_price_text
 from explorer.ui.widgets import ErrorLabel
 
-COLUMNS = ("kind", "what", "price", "observed", "age", "confidence", "source")
+COLUMNS = ("what", "age", "price", "observed", "confidence", "kind", "source")
 
 
 def book_rows(book: PriceBook, today: date) -> list[dict]:
@@ -55,6 +55,8 @@ class PriceTable(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeToContents)
         header.setStretchLastSection(True)
+        header.setSectionResizeMode(0, QHeaderView.Interactive)    # long offers must not push the age away
+        self.table.setColumnWidth(0, 300)
         lay.addWidget(self.table, 1)
         self.licence = QLabel()
         self.licence.setWordWrap(True)
@@ -71,8 +73,8 @@ class PriceTable(QWidget):
         bold.setBold(True)
         for i, r in enumerate(rows):
             mark = "▶ " if r["id"] in used else ""
-            values = (r["kind"], mark + r["what"], r["price"], r["observed"],
-                      age_words(r["observed"], today).split(", ", 1)[1], r["confidence"], r["source"])
+            values = (mark + r["what"], age_words(r["observed"], today).split(", ", 1)[1], r["price"], r["observed"],
+                      r["confidence"], r["kind"], r["source"])
             for j, v in enumerate(values):
                 item = QTableWidgetItem(v)
                 if r["stale"] and COLUMNS[j] == "age":

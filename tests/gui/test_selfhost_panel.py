@@ -89,7 +89,7 @@ def test_an_edited_price_is_saved_validated_and_used(make_panel):
 def test_prices_show_their_age_and_stale_ones_are_marked(make_panel):
     p = _panel(make_panel)
     table = p.price_table.table
-    ages = {table.item(i, 1).text().lstrip("▶ "): table.item(i, 4).text() for i in range(table.rowCount())}
+    ages = {table.item(i, 0).text().lstrip("▶ "): table.item(i, 1).text() for i in range(table.rowCount())}
     dgx = next(v for k, v in ages.items() if "DGX H100" in k)
     assert "STALE" in dgx
     fresh = next(v for k, v in ages.items() if "GPT-4o-mini" in k)
