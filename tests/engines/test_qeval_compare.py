@@ -46,6 +46,13 @@ def test_ranking_marks_where_metrics_disagree():
     assert rows[3].disagrees == ()                                        # worst everywhere
     ties = ranking([base, a], base)
     assert ties[0].ranks["tasks"] == ties[1].ranks["tasks"] == 1
+    # W6 beats W8 and the baseline on flips and survival order is kept: W6 swaps with W8 only (one swap)
+    assert "flips" not in rows[2].disagrees
+    # a swap with two others is a disagreement; ties (all diverged: survival 0) are not swaps
+    d = _ev(QuantConfig(weight_bits=3), 30.0, 0.01, 0.001, 0.0, 0.1)
+    rows = ranking([base, a, b, c, d], base)
+    w3 = next(r for r in rows if r.config.weight_bits == 3)
+    assert "flips" in w3.disagrees and "kl" in w3.disagrees and "survival128" not in w3.disagrees
 
 
 def test_calibration_rows_keep_rtn_only_where_a_calibrated_twin_exists():
