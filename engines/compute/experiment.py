@@ -44,6 +44,7 @@ CORPUS_SOURCE = ("William Shakespeare (public domain), excerpt of karpathy/char-
 HELD_OUT_SHARE = 0.1
 CPU_THREADS = 1          # models this small run fastest on one thread (more threads only wait on each other)
 MAX_RESULT_BYTES = 2_000_000
+TRAIN_SHARE = 0.97       # of the progress bar; the fit takes the rest
 
 @dataclass(frozen=True)
 class Shape:
@@ -201,13 +202,13 @@ def run_experiment(params: Params = Params(), progress: Callable[[float, str], N
             torch.set_num_threads(min(CPU_THREADS, threads))
         for i, shape in enumerate(SIZES[:params.n_sizes]):
             def size_progress(frac: float, shape=shape, base=done_w, w=weights[i]) -> None:
-                progress((base + frac * w) / total_w, f"training {shape.label} ({i + 1}/{params.n_sizes})")
+                progress(TRAIN_SHARE * (base + frac * w) / total_w, f"training {shape.label} ({i + 1}/{params.n_sizes})")
 
             points += _train_size(shape, i, params, train, held, device, size_progress, cancelled)
             done_w += weights[i]
     finally:
         torch.set_num_threads(threads)
-    progress(0.99, "fitting E + A/N^α + B/D^β")
+    progress(TRAIN_SHARE, "fitting E + A/N^α + B/D^β")
     fit = fit_scaling_law([(p.n_params, p.tokens, p.loss) for p in points])
     result = ExperimentResult(
         params=params, points=tuple(points), fit=fit, frontier=frontier_of(fit, points), device=device,
