@@ -107,6 +107,23 @@ def _cpu(c: Cluster, p: dict) -> dict | None:
             "throttled": m["nr_throttled"]}
 
 
+def _event_log(c: Cluster, keep: int = 400) -> tuple:
+    """The last ``keep`` events as tuples; an event that did not change since the last frame keeps
+    its tuple (frames share them: a long run would otherwise hold a copy of every event per second)."""
+    cache = c.recorder.__dict__.setdefault("_frame_tuples", {})
+    out = []
+    for e in c.recorder.events[-keep:]:
+        hit = cache.get(id(e))
+        if hit is None or hit[0] is not e or hit[1][4] != e["count"] or hit[1][5] != e["lastTimestamp"]:
+            hit = cache[id(e)] = (e, (e["object"], e["type"], e["reason"], e["message"], e["count"], e["lastTimestamp"]))
+        out.append(hit[1])
+    if len(cache) > 4 * keep:
+        live = {id(e) for e in c.recorder.events[-keep:]}
+        for k in [k for k in cache if k not in live]:
+            del cache[k]
+    return tuple(out)
+
+
 def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "", last_rules: dict | None = None,
              commands: list | None = None) -> Frame:
     pods = []
@@ -169,8 +186,7 @@ def snapshot(c: Cluster, caption: str, decisions: list[dict], twin: str = "", la
                      "pending": sum(1 for p in target_pods if not p["node"]),
                      "running": sum(1 for p in target_pods if p["node"])})
     events = [dict(e) for e in c.recorder.events[-14:]]
-    log = tuple((e["object"], e["type"], e["reason"], e["message"], e["count"], e["lastTimestamp"])
-                for e in c.recorder.events[-400:])
+    log = _event_log(c)
     objects = {kind: dict(c.store.objects[kind]) for kind in c.store.objects}
     return Frame(t=c.now, nodes=snapshot_nodes(c), pods=pods, replicasets=rss, deployments=deps, services=services,
                  decisions=decisions, events=events, caption=caption, twin=twin, hpas=hpas,
