@@ -36,13 +36,13 @@ class CostView(QWidget):
         self.bar_plot = make_plot(theme, "One GPU-hour, part by part", "", "$ per utilised GPU-hour")
         self.campus_plot = make_plot(theme, "A campus's capital: this cluster against the published split", "",
                                      "share of capital")
-        for p, h in ((self.bar_plot, 230), (self.campus_plot, 270)):
+        for p, h in ((self.bar_plot, 200), (self.campus_plot, 270)):
             p.setMouseEnabled(x=False, y=False)
             p.setMinimumHeight(h)
             legend_below(p, 4)
         self.text = LiveText()
         self.text.reserve_lines(3)
-        lay.addWidget(self.bar_plot, 2)
+        lay.addWidget(self.bar_plot, 1)
         lay.addWidget(self.text)
         lay.addWidget(self.campus_plot, 2)
         self.sources = SourcesBox()

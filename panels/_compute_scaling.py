@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBox
 
 from engines.compute import (FITS, KAPLAN, RunPoint, ScenarioRun, chinchilla_frontier, chinchilla_optimum,
                              iso_flop_curve, kaplan_allocation)
+from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import Tabs, legend_below, log_axes, make_plot, pen
 from panels._compute_common import SourcesBox, big, eng
@@ -117,7 +118,7 @@ class ScalingView(QWidget):
         self.text.setText(
             f"<b>{escape(p.label)}</b>: N = {big(p.N)} parameters on D = {big(p.D)} tokens "
             f"({p.tokens_per_param:,.0f} tokens per parameter) → <b>C = 6ND = {eng(p.flop_6nd, 'FLOP')}</b>. "
-            f"On {s.gpu} at {s.mfu:.0%} MFU that is <b>{big(s.gpu_hours)} GPU-hours</b>, "
+            f"On {escape(gpu_spec(s.gpu).label)} at {s.mfu:.0%} MFU that is <b>{big(s.gpu_hours)} GPU-hours</b>, "
             f"<b>{s.days:,.1f} days</b> on the scenario's {s.n_gpus:,} GPUs. "
             f"The chosen fit ({escape(fit.label)}) would spend this compute on N = {big(p.optimum_N)} and D = {big(p.optimum_D)} "
             f"({p.optimum_D / p.optimum_N:,.0f} tokens per parameter); predicted loss here {p.predicted_loss:.3f}. "
