@@ -193,6 +193,18 @@ def _row(cls: type, raw: Any, where: str):
     return cls(**values)
 
 
+def _check_gpu_keys(row, where: str) -> None:
+    """A run's GPU and a node's GPUs must be catalogue keys (assets/presets/gpus.json)."""
+    from engines.core.hardware import GPUS
+
+    keys = ([row.gpu] if isinstance(row, Run) and row.gpu is not None else []) + \
+        (list(row.gpus) if isinstance(row, Node) else [])
+    for k in keys:
+        if k not in GPUS:
+            raise ValidationError(f"{where}.{'gpu' if isinstance(row, Run) else 'gpus'}", f"{k!r} is not in the GPU "
+                                  "catalogue", ", ".join(GPUS))
+
+
 def parse_table(name: str, doc: Any) -> dict[str, Any]:
     """Validate the document of data file ``name`` and return ``{section: tuple of rows | row}`` plus ``as_of``."""
     if name not in LAYOUT:
@@ -211,6 +223,7 @@ def parse_table(name: str, doc: Any) -> dict[str, Any]:
             raise ValidationError(section, "missing or empty: expected a list of rows")
         out[section] = tuple(_row(cls, r, f"{section}[{i}]") for i, r in enumerate(rows))
         for i, r in enumerate(out[section]):
+            _check_gpu_keys(r, f"{section}[{i}]")
             if isinstance(r, Assumption) and not r.lo <= r.value <= r.hi:
                 raise ValidationError(f"{section}[{i}].value", f"{r.value:g} is outside its own range",
                                       f"{r.lo:g}…{r.hi:g}")

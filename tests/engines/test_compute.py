@@ -252,6 +252,7 @@ def test_every_shipped_figure_is_dated_sourced_and_tagged(name):
     (lambda d: d["rows"][2].__setitem__("confidence", "sure"), "rows[2].confidence"),
     (lambda d: d["rows"][0].__setitem__("N", -5), "rows[0].N"),
     (lambda d: d["rows"][0].__setitem__("colour", "red"), "rows[0].colour"),
+    (lambda d: d["rows"][4].__setitem__("gpu", "h800"), "rows[4].gpu"),
     (lambda d: d.__setitem__("schema_version", 99), "schema_version"),
     (lambda d: d.__setitem__("kind", "explorer-compute-market"), "kind"),
 ])
