@@ -34,6 +34,8 @@ _DATE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 @dataclass(frozen=True)
 class ApiPrice:
+    """One API's list price per million tokens, with when and where it was seen."""
+
     id: str
     provider: str
     model: str
@@ -52,6 +54,8 @@ class ApiPrice:
 
 @dataclass(frozen=True)
 class GpuRental:
+    """One rental offer's price per GPU-hour for a GPU of the app's catalogue."""
+
     id: str
     gpu: str
     provider: str
@@ -69,6 +73,8 @@ class GpuRental:
 
 @dataclass(frozen=True)
 class HardwarePrice:
+    """One server's purchase price, GPU count and power draw (the inputs of an owned GPU-hour)."""
+
     id: str
     gpu: str
     item: str
@@ -82,6 +88,8 @@ class HardwarePrice:
 
 @dataclass(frozen=True)
 class PriceBook:
+    """A whole validated price file."""
+
     api: tuple[ApiPrice, ...]
     gpu_rental: tuple[GpuRental, ...]
     hardware: tuple[HardwarePrice, ...]
@@ -129,10 +137,12 @@ def observed_date(text: str) -> date:
 
 
 def age_days(observed: str, today: date) -> int:
+    """Days between the observation and ``today``."""
     return (today - observed_date(observed)).days
 
 
 def is_stale(observed: str, today: date) -> bool:
+    """Older than :data:`STALE_DAYS`: flagged wherever the price is shown."""
     return age_days(observed, today) > STALE_DAYS
 
 
