@@ -114,7 +114,12 @@ class ComputePanel(Panel):
 
     def _experiment_page(self) -> QWidget:
         self.experiment_view = ExperimentView(self)
-        self.name_view("experiment", self.experiment_view, "The scaling-law experiment, measured here")
+        v = self.experiment_view
+        for name, widget, title in (("experiment", v, "The scaling-law experiment, measured here"),
+                                    ("experiment_losses", v.loss_plot, "Measured losses against compute"),
+                                    ("experiment_frontier", v.frontier_plot, "Fitted frontier beside the published"),
+                                    ("experiment_readout", v.readout, "The fitted constants")):
+            self.name_view(name, widget, title)
         return self.experiment_view
 
     def _demand_page(self) -> QWidget:

@@ -12,7 +12,8 @@ from panels.compute import TAB_TITLES, ComputePanel
 
 def test_views_are_named_for_tours(make_panel):
     p = make_panel(ComputePanel)
-    assert {"scaling", "frontier", "isoflop", "scaling_readout", "scaling_tables", "experiment", "demand",
+    assert {"scaling", "frontier", "isoflop", "scaling_readout", "scaling_tables", "experiment", "experiment_losses",
+            "experiment_frontier", "demand",
             "demand_chart", "demand_statements", "machine", "machine_flops", "machine_bytes", "allreduce", "market",
             "cost", "cost_bar", "campus", "power", "power_levels", "power_trace", "grid", "lead_times", "deals",
             "fit", "tokens_b", "mfu_pct", "pue", "server_life_years"} <= set(p.views())
