@@ -218,11 +218,25 @@ class TrainResult:
     losses: tuple[float, ...]     # mean loss per 100 steps
 
 
-def _seed_everything(seed: int) -> None:
-    import torch
+class _Deterministic:
+    """Seed torch and ask for deterministic kernels while training, then restore the caller's setting
+    (a process-wide switch: other panels' torch work must not inherit it)."""
 
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def __enter__(self) -> None:
+        import torch
+
+        self.before = (torch.are_deterministic_algorithms_enabled(),
+                       torch.is_deterministic_algorithms_warn_only_enabled())
+        torch.manual_seed(self.seed)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+
+    def __exit__(self, *exc) -> None:
+        import torch
+
+        torch.use_deterministic_algorithms(self.before[0], warn_only=self.before[1])
 
 
 def train(config: TrainConfig = TrainConfig(), device: str = "cpu",
@@ -233,14 +247,18 @@ def train(config: TrainConfig = TrainConfig(), device: str = "cpu",
     The data come from a generator seeded with ``config.seed`` and the weights from torch's RNG seeded
     with it too, so one seed on one device gives the same weights every time.
     """
+    require(isinstance(config, TrainConfig), "config", "expected a TrainConfig", "TrainConfig")
+    require_choice(device.split(":")[0], "device", ("cpu", "cuda"))
+    with _Deterministic(config.seed):
+        return _train(config, device, progress, cancelled)
+
+
+def _train(config: TrainConfig, device: str, progress, cancelled) -> TrainResult:
     import math
 
     import torch
     from torch.nn import functional as F
 
-    require(isinstance(config, TrainConfig), "config", "expected a TrainConfig", "TrainConfig")
-    require_choice(device.split(":")[0], "device", ("cpu", "cuda"))
-    _seed_everything(config.seed)
     model = build_model(config.shape).to(device)
     gen = torch.Generator().manual_seed(config.seed)
     decay = [p for p in model.parameters() if p.ndim == 2]
