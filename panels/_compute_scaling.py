@@ -73,7 +73,7 @@ class ScalingView(QWidget):
         self.theme = theme
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.frontier_plot = make_plot(theme, "Optimal model size against compute", "parameters N",
+        self.frontier_plot = make_plot(theme, "Optimal model size and data against compute", "parameters N, tokens D",
                                        "training compute C (FLOP)")
         log_axes(self.frontier_plot, x=True, y=True)
         legend_below(self.frontier_plot, 3)
@@ -132,10 +132,12 @@ class ScalingView(QWidget):
         if plot.getPlotItem().legend is not None:
             plot.getPlotItem().legend.clear()
         for i, key in enumerate(FITS):
-            n, _, _ = chinchilla_frontier(C_AXIS, key)
+            n, d, _ = chinchilla_frontier(C_AXIS, key)
             chosen = key == r.fit
             plot.plot(C_AXIS, n, pen=pen(t.color(i), 4 if chosen else 2, Qt.SolidLine if chosen else Qt.DashLine),
                       name=f"{SHORT[key]}{' (chosen)' if chosen else ''}")
+            if chosen:
+                plot.plot(C_AXIS, d, pen=pen(t.color(i), 3, Qt.DashDotLine), name="its tokens D_opt")
         gpt3 = next((x for x in r.runs if x.label.startswith("GPT-3")), None)
         if gpt3 is not None:
             n, _ = kaplan_allocation(C_AXIS, gpt3.flop, gpt3.N)
