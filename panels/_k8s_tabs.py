@@ -95,8 +95,9 @@ class CommandBar(QWidget):
             a.setEnabled(command is not None)
             a.setText(f"{label}: kubectl {command}" if command else f"{label} (nothing to aim it at)")
 
-    def show_results(self, results, note: str = "") -> None:
-        """The answers given just before the frame shown (or ``note``); hidden when there are none."""
+    def show_results(self, results, note: str = "", now: float | None = None) -> None:
+        """The answers to the latest commands given up to the frame shown (or ``note``); hidden when
+        there are none."""
         if not results:
             self.result.setText(note)
             self.result.setVisible(bool(note))
@@ -106,7 +107,8 @@ class CommandBar(QWidget):
         parts = []
         for r in results:
             verdict = "<b>accepted</b>" if r.accepted else "<b>rejected</b>"
-            parts.append(f"$ kubectl {escape(r.command.splitlines()[0])} → {verdict}: "
+            when = f"at t = {r.t:.0f} s" + (f" ({now - r.t:.0f} s ago)" if now is not None and now - r.t > 1 else "")
+            parts.append(f"{when}: $ kubectl {escape(r.command.splitlines()[0])} → {verdict}: "
                          + "<br>".join(escape(x) for x in r.message.splitlines()[:6]))
         self.result.setText("<br>".join(parts) + (f"<br><i>{escape(ACCEPTED_NOTE)}</i>"
                                                    if any(r.accepted for r in results) else ""))

@@ -89,7 +89,11 @@ class K8sPanel(Panel):
         self.commands = CommandBar()
         self.commands.command.connect(self.give)
         self.commands.row.addWidget(self.open_dump_button)
-        self.body.addWidget(self.commands)
+        act = self.act = QWidget()            # the command line with what it acts on: one view for a tour
+        act_layout = QVBoxLayout(act)
+        act_layout.setContentsMargins(0, 0, 0, 0)
+        act_layout.addWidget(self.commands)
+        self.body.addWidget(act, 1)
 
         split = QSplitter(Qt.Horizontal)
         left = QSplitter(Qt.Vertical)
@@ -142,7 +146,7 @@ class K8sPanel(Panel):
         tabs.addTab(yaml_box, "YAML")
         split.addWidget(tabs)
         split.setSizes([620, 380])
-        self.body.addWidget(split, 1)
+        act_layout.addWidget(split, 1)
         for name, widget, title in (("caption", self.caption, "What happens this second"),
                                     ("cluster", self.cluster, "Nodes and pods"),
                                     ("graph", self.graph, "Owns (ownerReferences) and selects (labels)"),
@@ -151,7 +155,8 @@ class K8sPanel(Panel):
                                     ("events", self.events, "Events (kubectl get events)"),
                                     ("explainer", self.explainer, "Requests vs limits of the selected pod"),
                                     ("yaml", yaml_box, "Your YAML"),
-                                    ("commands", self.commands, "kubectl and an operator's buttons, at this second"),
+                                    ("commands", self.commands, "kubectl and an operator's commands, at this second"),
+                                    ("act", act, "kubectl, the cluster it acts on and the loops' answer"),
                                     ("why", self.why, "Why? A describe-like walk of one object"),
                                     ("addresses", self.addresses, "Pod IPs, the ClusterIP and the EndpointSlice"),
                                     ("hpa", self.hpa, "The Horizontal Pod Autoscaler and the GPUs")):
@@ -398,8 +403,11 @@ class K8sPanel(Panel):
     def _fill_hands_on(self, f) -> None:
         """The command bar's targets and answers, the Why? walk, the addresses and the autoscaler."""
         self.commands.set_frame(f, self.params.pod or None)
-        self.commands.show_results(f.commands, self._dump_note if self.timeline_data and
-                                   self.timeline_data.key == "dump" and self.index == 0 else "")
+        frames = self.timeline_data.frames if self.timeline_data else [f]
+        given = next((g for g in reversed(frames[:self.index + 1]) if g.commands), None)
+        self.commands.show_results(given.commands if given else [], self._dump_note if self.timeline_data and
+                                   self.timeline_data.key == "dump" and self.index == 0 else "",
+                                   now=f.t)
         self.why.set_frame(f, self.params.why or (f"Pod/{self.params.pod}" if self.params.pod else ""))
         self.addresses.set_frame(f, self.timeline_data)
         self.hpa.set_frame(f)
