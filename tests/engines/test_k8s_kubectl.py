@@ -251,3 +251,18 @@ def test_scaling_a_paused_deployment_still_scales_but_does_not_roll_out():
     c.kubectl("rollout resume deploy/web")
     c.run(40)
     assert {p["spec"]["containers"][0]["image"] for p in active(c)} == {"web:2"} and len(active(c)) == 5
+
+
+def test_more_refusals_and_set_image_on_a_pod():
+    c = cluster()
+    assert 'nodes "node-9" not found' in c.kubectl("uncordon node-9").message
+    assert c.kubectl("uncordon node-0").message == "node/node-0 already uncordoned"
+    assert "needs a node name" in c.kubectl("drain").message
+    assert 'the server doesn\'t have a resource type "widgets"' in c.kubectl("delete widgets/x").message
+    pod = active(c)[0]["metadata"]["name"]
+    r = c.kubectl(f"set image pod/{pod} web=web:hotfix")
+    assert r.accepted and r.message == f"pod/{pod} image updated"
+    c.run(5)
+    assert c.get("Pod", pod)["status"]["containerStatuses"][0]["image"] == "web:hotfix"   # the kubelet restarted it
+    assert c.list("ReplicaSet")[0]["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"   # drift
+    assert "rollout undo is not supported for pods" in c.kubectl(f"rollout undo pod/{pod}").message
