@@ -507,8 +507,9 @@ class K8sPanel(Panel):
     def selftest(self) -> None:
         for i in range(self.chooser.count()):
             self.chooser.setCurrentIndex(i)
+            assert self.tasks.wait(180_000), f"{self.chooser.itemData(i)} did not finish"
             spec = self.timeline()
-            assert spec is not None and spec.n_frames > 1
+            assert spec is not None and spec.n_frames > 1 and self.timeline_data.key == self.chooser.itemData(i)
             self.show_frame(spec.n_frames - 1)
         self.run_yaml()
         assert self.wait_yaml(), "the YAML run did not finish"
