@@ -3,8 +3,8 @@ triage that recovers: what loss-spike handling and silent-data-corruption detect
 the signals a run logs.
 
 Each data-parallel replica is a thread holding its own copy of :func:`engines.scale.tiny_lm.build_model`
-and talking to the others through real ``torch.distributed`` process groups (gloo on the CPU, also
-for CUDA tensors on one GPU; NCCL when there is a GPU per replica), so gradients are all-reduced
+and talking to the others through real ``torch.distributed`` process groups (NCCL when there is a GPU
+per replica; otherwise gloo, on host copies when the replicas share one GPU), so gradients are all-reduced
 exactly as in DDP (Li et al. 2020, PyTorch Distributed, VLDB 13(12)). Every step each replica:
 reads its share of the global batch, computes loss and gradients, all-reduces them (mean), clips the
 global gradient norm, takes an AdamW step, and all-gathers a checksum of its weights.
@@ -383,6 +383,7 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
     if backend == "nccl":
         torch.cuda.set_device(torch_device)     # the current device is per thread; NCCL uses it
     group = _make_group(backend, store, rank, config.replicas)
+    comm = torch_device if backend == "nccl" else torch.device("cpu")   # gloo gets host copies of CUDA tensors
     model = copy.deepcopy(initial).to(torch_device)     # as DDP broadcasts rank 0's weights: all start equal
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=config.lr, betas=(0.9, 0.95), weight_decay=0.1)
@@ -432,7 +433,10 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
                                            f"{before:.4g} → {after:.4g}")
         flat = torch.cat([p.grad.reshape(-1) for p in params] +
                          [loss.detach().reshape(1), torch.tensor([float(log and cancelled())], device=torch_device)])
+        if comm != torch_device:
+            flat = flat.to(comm)
         group.allreduce([flat]).wait()
+        flat = flat.to(torch_device)
         if flat[-1].item() > 0:
             raise Cancelled()
         flat /= config.replicas
@@ -454,9 +458,8 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
                         before, after = flip_bit(p.data, idx, f.bit)
                     shared.injected.append(f"step {step}, replica {rank}: weight {name}[{idx}] bit {f.bit}: "
                                            f"{before:.4g} → {after:.4g}")
-        sums = [torch.zeros(1, dtype=torch.int64, device=torch_device) for _ in range(config.replicas)]
-        group.allgather([sums], [torch.tensor([weights_checksum(model)], dtype=torch.int64,
-                                              device=torch_device)]).wait()
+        sums = [torch.zeros(1, dtype=torch.int64, device=comm) for _ in range(config.replicas)]
+        group.allgather([sums], [torch.tensor([weights_checksum(model)], dtype=torch.int64, device=comm)]).wait()
         checksums = tuple(int(s.item()) for s in sums)
         seconds = time.perf_counter() - t0
 
