@@ -129,3 +129,17 @@ def test_model_server_fits_replicas_per_node():
     assert [p["badge"] for p in frame.pods] == ["Pending (unschedulable)"]
     mid = model_server_plan(apply_preset(Scenario(), "llama3-70b"))
     assert (mid.gpus_needed, mid.fit, mid.replicas) == (4, 4, 5) and "the extra one stays Pending" in mid.summary
+
+
+def test_params_keep_commands_a_dump_and_the_object_explained():
+    from engines.k8s.params import encode_commands
+    p = Params(commands=encode_commands(((3, "cordon node-0"), (9, "scale deploy/web --replicas=2"))),
+               why="Deployment/web")
+    assert p.command_list == ((3, "cordon node-0"), (9, "scale deploy/web --replicas=2"))
+    assert Params.from_dict(p.to_dict()) == p and encode_commands(()) == ""
+    for changes, field in (({"commands": "[[5, 'x']"}, "commands"), ({"commands": '[[9, "a"], [3, "b"]]'}, "commands"),
+                           ({"commands": '[[-1, "a"]]'}, "commands[0].second"), ({"why": "Secret/x"}, "why"),
+                           ({"dump_shown": True}, "dump_shown")):
+        with pytest.raises(ValidationError) as info:
+            Params(**changes)
+        assert info.value.field == field

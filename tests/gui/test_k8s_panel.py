@@ -404,3 +404,16 @@ def test_a_dump_opens_and_a_broken_one_changes_nothing(panel, qtbot, tmp_path):
     assert panel.tasks.wait(60_000)
     assert (panel.params, panel.timeline_data) == before
     assert "nothing changed" in panel.error.text() and "spec.replicas" in panel.error.text()
+
+
+def test_apply_at_this_second_runs_the_editor_on_the_cluster_shown(panel):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("self-heal"))
+    panel.show_frame(6)
+    panel.yaml.setPlainText("apiVersion: v1\nkind: Service\nmetadata: {name: api}\nspec: {selector: {app: web}, "
+                            "ports: [{port: 81}]}\n")
+    panel.apply_now_button.click()
+    assert panel.tasks.wait(60_000)
+    (second, command), = panel.params.command_list
+    assert second == 6 and command.startswith("apply -f -\napiVersion: v1")
+    assert panel.timeline_data.frames[7].commands[0].message == "service/api created"
+    assert any(s["name"] == "api" and s["cluster_ip"] for s in panel.timeline_data.frames[-1].services)
