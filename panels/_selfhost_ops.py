@@ -20,7 +20,7 @@ SIGNALS = (
     ("tpot_p90_s", "TPOT p90", 1e3, "ms", "vllm:inter_token_latency_seconds"),
     ("queue_depth", "Queue depth", 1.0, "requests", "vllm:num_requests_waiting"),
     ("kv_use", "KV cache", 100.0, "%", "vllm:kv_cache_usage_perc"),
-    ("utilisation", "Load ρ", 100.0, "%", "arrivals ÷ saturation; DCGM_FI_DEV_GPU_UTIL reads higher"),
+    ("utilisation", "Load ρ · GPU busy", 100.0, "%", "arrivals ÷ saturation (solid); time a batch runs (dotted)"),
     ("usd_per_mtok", "$ per M output tok", 1.0, "$", "fleet $/h ÷ tokens served (vs the API's P_mix)"),
 )
 
@@ -41,6 +41,9 @@ class DayView(QWidget):
             plot.setMouseEnabled(x=False, y=False)
             plot.setMinimumHeight(150)
             line = pg.PlotDataItem()
+            if field == "utilisation":           # the busy share DCGM's GPU_UTIL would report, dotted
+                self.busy_line = pg.PlotDataItem()
+                plot.addItem(self.busy_line)
             limit = pg.InfiniteLine(angle=0, movable=False)
             alerts = pg.ScatterPlotItem(symbol="x", size=14)
             for item in (line, limit, alerts):
@@ -54,6 +57,7 @@ class DayView(QWidget):
 
     def apply_theme(self, theme) -> None:
         self.theme = theme
+        self.busy_line.setPen(pen(theme.fg, 2, Qt.DotLine))
         for plot, line, limit, alerts in self.plots.values():
             line.setPen(pen(theme.color(0), 2.5))
             limit.setPen(pen(theme.color(5), 2, Qt.DashLine))
@@ -73,6 +77,9 @@ class DayView(QWidget):
             limit.setPos(lim)
             ys = np.where(np.isfinite(y), y, lim)
             alerts.setData(hours[over], ys[over])
+            if field == "utilisation":
+                self.busy_line.setData(hours, day.series("gpu_busy") * 100, connect="finite")
+                y = np.concatenate([y, day.series("gpu_busy") * 100])
             finite = y[np.isfinite(y)]
             top = max(float(finite.max()) if finite.size else 0.0, lim) * 1.15 or 1.0
             plot.setYRange(0, top, padding=0)
@@ -81,10 +88,10 @@ class DayView(QWidget):
             set_title(plot, f"{title} · ✕ {n} h" if n else f"{title} · quiet")
         worst = max(day.hours, key=lambda h: h.fleet_rate)
         self.text.setText(
-            f"One replica of {day.replicas} through a simulated day (the serving engine's batching simulator, one "
-            f"run per hour). Busiest hour {worst.hour}:00 at {worst.fleet_rate:,.1f} req/s across the fleet. Dashed = "
-            "alert threshold (" + ", ".join(f"{t} {day.thresholds[f] * sc:,.3g} {u}" for f, t, sc, u, _m in SIGNALS)
-            + "); ✕ = an hour that would page someone.")
+            f"One replica of {day.replicas} through a simulated day (the serving engine's batching simulator, one run "
+            f"an hour); busiest hour {worst.hour}:00 at {worst.fleet_rate:,.1f} req/s across the fleet. Dashed = alert "
+            "threshold, ✕ = an hour that would page someone. On the load chart, dotted is the share of time a batch "
+            "runs, what DCGM_FI_DEV_GPU_UTIL reports: near 100 % long before the chip is full.")
 
 
 class CapacityView(QWidget):
