@@ -78,7 +78,8 @@ RULE_SOURCES = {
 ACTION_SOURCES = {
     "replay": "deterministic replay isolates a transient fault (Gemini Team 2023, §3; OPT-175B logbook)",
     "skip_batch": "restart before the spike and skip the batch (PaLM, Chowdhery et al. 2022, §5.1)",
-    "lower_lr": "restart from an earlier checkpoint with a lower learning rate (OPT-175B, Zhang et al. 2022, §2.5)",
+    "lower_lr": "restart from an earlier checkpoint with a lower learning rate (OPT-175B, Zhang et al. 2022, §2.5; "
+                "the team's run chronicles, metaseq projects/OPT/chronicles, Nov 2021)",
 }
 
 
