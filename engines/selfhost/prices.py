@@ -149,7 +149,8 @@ def is_stale(observed: str, today: date) -> bool:
 def age_words(observed: str, today: date) -> str:
     """"observed 2026-09-25, 67 days ago" with a STALE mark past a year (text, never colour alone)."""
     days = age_days(observed, today)
-    when = "in the future?" if days < 0 else ("today" if days == 0 else f"{days:,} days ago")
+    when = ("in the future?" if days < 0 else "today" if days == 0 else "1 day ago" if days == 1
+            else f"{days:,} days ago")
     return f"observed {observed}, {when}" + (" — STALE (over a year)" if days > STALE_DAYS else "")
 
 
