@@ -115,7 +115,7 @@ def _items(docs: list) -> list:
     return items
 
 
-def _sanitize(obj: dict, notes: list[str], title: str) -> dict:
+def _sanitize(obj: dict, notes: dict[str, list[str]], title: str) -> dict:
     """Fields a real object carries that this cluster cannot accept as they are."""
     obj = clone(obj)
     kind = obj.get("kind")
@@ -131,8 +131,7 @@ def _sanitize(obj: dict, notes: list[str], title: str) -> dict:
     for spec in specs:
         if isinstance(spec, dict) and spec.get("priorityClassName") and \
                 spec["priorityClassName"] not in rules.SYSTEM_PRIORITY_CLASSES:
-            notes.append(f"{title}: PriorityClass {spec['priorityClassName']} is not in the dump; its priority "
-                         f"value {spec.get('priority', 0)} is kept")
+            notes.setdefault(spec["priorityClassName"], []).append(f"{title} (priority {spec.get('priority', 0)})")
             spec.pop("priorityClassName")
     return obj
 
@@ -144,6 +143,7 @@ def parse_dump(text: str, source: str = "dump") -> Dump:
     items = _items(_parse(text))
     skipped: dict[str, list] = {}
     notes: list[str] = []
+    classes: dict[str, list[str]] = {}      # PriorityClass → the objects that named it
     checked: list[dict] = []
     seen: set[tuple] = set()
     hints: list[tuple[str, str]] = []
@@ -171,7 +171,7 @@ def parse_dump(text: str, source: str = "dump") -> Dump:
             if node and node not in node_names:
                 notes.append(f"{title}: its node {node} is not in the dump: the scheduler places it again")
                 item = {**item, "spec": {k: v for k, v in item["spec"].items() if k != "nodeName"}}
-        obj = _sanitize(item, notes, title)
+        obj = _sanitize(item, classes, title)
         try:
             manifest = manifests.validate(obj)
         except ValidationError as exc:
@@ -186,6 +186,9 @@ def parse_dump(text: str, source: str = "dump") -> Dump:
         if kind == "Pod" and (item.get("status") or {}).get("podIP") and clean["spec"].get("nodeName"):
             hints.append((f"{key[1]}/{key[2]}", str(item["status"]["podIP"])))
         checked.append(clean)
+    for name, users in sorted(classes.items()):
+        notes.append(f"PriorityClass {name} is not in the dump: {len(users)} object(s) keep their priority value "
+                     f"instead ({', '.join(users[:2])}{', …' if len(users) > 2 else ''})")
     for kind, n in sorted(foreign_owned.items()):
         notes.append(f"{n} pod(s) belong to a {kind}, which is not in the dump: they run here as bare pods, and "
                      "nothing recreates them if they go")

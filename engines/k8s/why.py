@@ -211,7 +211,9 @@ def _service(frame, svc: dict) -> tuple[str, list]:
     if not sel:
         answer = "no selector: the EndpointSlice controller manages no endpoints for it"
     elif not eps:
-        answer = f"no endpoints: no pod's labels match {sel}"
+        matching = [p for p in _pods_matching(frame, sel, ns) if rules.is_active(p)]
+        answer = (f"no endpoints yet: {len(matching)} pod(s) match {sel} but none has an address (not started)"
+                  if matching else f"no endpoints: no pod's labels match {sel}")
     elif not ready:
         answer = f"{len(eps)} pod(s) match {sel} but none is ready: connections are refused"
     else:

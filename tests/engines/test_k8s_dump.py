@@ -27,7 +27,8 @@ def test_the_dump_loads_every_namespace(loaded):
     d = loaded.dump
     assert d.counts == {"Node": 3, "Service": 4, "Deployment": 3, "ReplicaSet": 3, "Pod": 11}
     assert d.namespaces == ("default", "kube-system", "shop")
-    assert "3 pod(s) belong to a DaemonSet" in d.report and "PriorityClass shop-high" in d.report
+    assert "3 pod(s) belong to a DaemonSet" in d.report
+    assert "PriorityClass shop-high is not in the dump: 4 object(s) keep their priority value" in d.report
     assert [n["spec"]["podCIDR"] for n in loaded.list("Node")] == ["10.244.0.0/24", "10.244.1.0/24", "10.244.2.0/24"]
 
 
