@@ -261,19 +261,15 @@ class Kubectl:
             cascade = "background"
         if cascade not in ("background", "orphan"):
             raise _Refused(f'error: invalid cascade value ({cascade}). Must be "background", "foreground", or "orphan".')
-        grace = flags.get("grace-period")
+        grace = _grace(flags.get("grace-period"))
         try:
             obj = self._get(kind, name, ns)
             if kind == "Pod" and grace is not None:
-                if int(grace) < 0:
-                    grace = None
-                self.c.store.request_delete("Pod", obj_key(obj), grace=None if grace is None else float(grace))
+                self.c.store.request_delete("Pod", obj_key(obj), grace=grace)
             else:
                 self.c.delete(kind, name, ns, cascade=cascade)
-        except ValueError as exc:
-            if isinstance(exc, ValidationError):
-                return [_server_error(exc, kind, name)], [], False
-            raise _Refused(f"error: invalid --grace-period {grace!r}") from None
+        except ValidationError as exc:
+            return [_server_error(exc, kind, name)], [], False
         return [f'{_GROUPS.get(kind, kind.lower())} "{name}" deleted'], [f"{kind}/{name}"], True
 
     def label(self, rest, flags, ns, body):
@@ -356,12 +352,12 @@ class Kubectl:
             return lines, [f"Node/{name}"], False
         if bare:
             lines.append(f"Warning: deleting Pods that declare no controller: {', '.join(sorted(bare))}")
-        grace = flags.get("grace-period")
+        grace = _grace(flags.get("grace-period"))
         objects = [f"Node/{name}"]
         for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
             key = obj_key(pod)
             lines.append(f"evicting pod {key}")
-            self.c.store.request_delete("Pod", key, grace=float(grace) if grace and float(grace) >= 0 else None)
+            self.c.store.request_delete("Pod", key, grace=grace)
             self.c.recorder.emit(pod, "Normal", "Evicted", f"Eviction API: draining node {name}", "kubectl-drain")
             lines.append(f"pod/{pod['metadata']['name']} evicted")
             objects.append(f"Pod/{pod['metadata']['name']}")
@@ -456,6 +452,17 @@ class Kubectl:
             return [_server_error(exc, kind, name)], [], False
         same = after["metadata"].get("labels") == before["metadata"].get("labels") and after.get("spec") == before.get("spec")
         return [f"{_name_of(kind, name)} patched{' (no change)' if same else ''}"], [f"{kind}/{name}"], True
+
+
+def _grace(value: str | None) -> float | None:
+    """--grace-period: seconds ≥ 0, or a negative value / none for the pod's own period."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise _Refused(f"error: invalid argument \"{value}\" for \"--grace-period\" flag: an integer is expected") from None
+    return seconds if seconds >= 0 else None
 
 
 def _has_list(value: object) -> bool:

@@ -266,3 +266,13 @@ def test_more_refusals_and_set_image_on_a_pod():
     assert c.get("Pod", pod)["status"]["containerStatuses"][0]["image"] == "web:hotfix"   # the kubelet restarted it
     assert c.list("ReplicaSet")[0]["spec"]["template"]["spec"]["containers"][0]["image"] == "web:1"   # drift
     assert "rollout undo is not supported for pods" in c.kubectl(f"rollout undo pod/{pod}").message
+
+
+def test_a_bad_grace_period_is_refused_not_raised():
+    c = cluster()
+    assert "--grace-period" in c.kubectl("drain node-0 --grace-period=abc").message
+    assert "--grace-period" in c.kubectl(f"delete pod/{active(c)[0]['metadata']['name']} --grace-period=x").message
+    r = c.kubectl(f"delete pod/{active(c)[0]['metadata']['name']} --grace-period=0")
+    assert r.accepted
+    c.run(1)
+    assert len(active(c)) == 3      # gone at once and already replaced by the ReplicaSet
