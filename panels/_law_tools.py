@@ -40,6 +40,8 @@ def label(text: str = "", wrap: bool = True, name: str = "") -> QLabel:
 
 
 WALK_FIELDS = frozenset({"tree", "answers", "example"})   # the decision walk's, none of the tools'
+SUPPORT_FIELDS = frozenset({"cra_placed", "expected_use_years", "updates"})
+FINE_FIELDS = frozenset({"turnover_m_eur", "fine_tier", "enterprise", "early_warning_only", "steward"})
 
 class _Flow(QBoxLayout):
     """Side by side when the panel is wide, one above the other when it is narrow (docks open), so
@@ -237,9 +239,11 @@ class LawTools:
         a question or a tour step moving through a tree leaves every tool as it was)."""
         p, th = self.panel.params, self.panel.theme
         inputs = {k: v for k, v in p.to_dict().items() if k not in WALK_FIELDS}
-        if not force and inputs == getattr(self, "_inputs", None):
+        before = getattr(self, "_inputs", None)
+        if not force and inputs == before:
             return
         self._inputs = inputs
+        changed = set(inputs) if force or before is None else {k for k in inputs if inputs[k] != before[k]}
         self.result = t = tools(p)
         d = parse_day(p.cra_placed, "cra_placed")
         self.placed_edit.blockSignals(True)
@@ -253,9 +257,12 @@ class LawTools:
         self.classified_edit.setEnabled(p.clock_dora)
         self.fix_check.setEnabled(p.clock_cra and p.event == "vulnerability")
         self.ew_check.setEnabled(p.fine_tier == 1)
-        self._show_support(t)
-        self._show_fine(t, th)
-        self._show_clocks(t)
+        if changed & SUPPORT_FIELDS:
+            self._show_support(t)
+        if changed & FINE_FIELDS:
+            self._show_fine(t, th)
+        if changed - SUPPORT_FIELDS - FINE_FIELDS:
+            self._show_clocks(t)
 
     def _show_support(self, t) -> None:
         s = t.support

@@ -16,9 +16,21 @@ from explorer.ui.widgets import brush, pen
 
 
 class TreeGraph(_TreeGraph):
-    """The toolkit's tree graph laid out by the law engine's tidy layout."""
+    """The toolkit's tree graph laid out by the law engine's tidy layout. On a tab that is not showing
+    it draws when shown: a tour step on another tab moves the walk without paying for the graph."""
 
     def draw(self, tree: Tree, path: list[str]) -> None:
+        self._pending = (tree, list(path))
+        if self.isVisible():
+            self._render()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().showEvent(event)
+        if getattr(self, "_pending", None) is not None:
+            self._render()
+
+    def _render(self) -> None:
+        (tree, path), self._pending = self._pending, None
         super().draw(tree, path, layout(tree))
 
 
@@ -41,8 +53,25 @@ class DeadlineTimeline(pg.PlotWidget):
         self.setMinimumHeight(170)
 
     def draw(self, marks: list[tuple[date | datetime, str, str]]) -> None:
-        """``marks``: (moment, text, kind) with kind "event", "deadline" or "rule"."""
+        """``marks``: (moment, text, kind) with kind "event", "deadline" or "rule". A chart on a tab
+        that is not showing draws when it is shown, and the same marks in the same theme are not
+        drawn twice (a tour step changes one clock, not the five charts)."""
+        self._pending = list(marks)
+        if self.isVisible():
+            self._render()
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().showEvent(event)
+        if getattr(self, "_pending", None) is not None:
+            self._render()
+
+    def _render(self) -> None:
+        marks, self._pending = self._pending, None
         th = self.theme
+        key = (tuple(marks), id(th), th.point_size, th.fg, th.bg)
+        if key == getattr(self, "_drawn", None):
+            return
+        self._drawn = key
         self.clear()
         self._label_px: list[tuple[float, float]] = []   # (x, pixels its label needs right of the line)
         self.setTitle(self.title, color=th.fg, size=f"{th.point_size:.0f}pt")
