@@ -8,7 +8,7 @@ from html import escape
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QPushButton, QSpinBox, QTableWidget,
+from PySide6.QtWidgets import (QHeaderView, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.compute.experiment import (CORPUS_SOURCE, ExperimentResult, Params, cache_path, default_cache_dir,
@@ -21,6 +21,7 @@ from explorer.ui.widgets import ErrorLabel, legend_below, log_axes, make_plot, p
 from panels._compute_common import SourcesBox, big, eng
 
 SYMBOLS = ("o", "s", "t", "d", "star", "h")
+DASHES = (Qt.DashLine, Qt.DotLine, Qt.DashDotLine)      # the published fits differ by line style, not colour alone
 SHORT = {"hoffmann": "Hoffmann printed", "hoffmann-unrounded": "Hoffmann unrounded", "besiroglu": "Besiroglu refit"}
 METHOD_SOURCE = ("Hoffmann et al. 2022, arXiv 2203.15556, §3.3 and App. D.2 (Huber loss δ = 10⁻³ on log-loss, "
                  "L-BFGS from a grid of starts); caveats on the refit: Besiroglu et al. 2024, arXiv 2404.10102")
@@ -68,7 +69,6 @@ class ExperimentView(QWidget):
         lay.addWidget(self.error)
         self.jobs.failed.connect(self.error.show_error)
         self.jobs.finished.connect(lambda _how: self._buttons())
-        plots = QHBoxLayout()
         self.loss_plot = make_plot(self.theme, "Held-out loss against training compute", "loss (nats per character)",
                                    "training compute C = 6ND (FLOP)")
         log_axes(self.loss_plot, x=True)
@@ -77,14 +77,13 @@ class ExperimentView(QWidget):
                                        "parameters N", "training compute C (FLOP)")
         log_axes(self.frontier_plot, x=True, y=True)
         legend_below(self.frontier_plot, 2)
-        for p in (self.loss_plot, self.frontier_plot):
-            p.setMinimumHeight(380)
-            p.setMouseEnabled(x=False, y=False)
-            plots.addWidget(p, 1)
-        lay.addLayout(plots, 3)
         self.readout = LiveText()
         self.readout.reserve_lines(4)
-        lay.addWidget(self.readout)
+        for w in (self.loss_plot, self.readout, self.frontier_plot):
+            if w is not self.readout:
+                w.setMinimumHeight(400)
+                w.setMouseEnabled(x=False, y=False)
+            lay.addWidget(w, 3 if w is not self.readout else 0)
         self.table = QTableWidget(0, 8)
         self.table.setHorizontalHeaderLabels(["Model", "N (non-embedding)", "Steps", "D (characters)", "C = 6ND",
                                               "Held-out loss", "Training loss", "Seconds"])
@@ -178,7 +177,7 @@ class ExperimentView(QWidget):
         c = np.array([row[0] for row in r.frontier])
         for i, key in enumerate(FITS):
             n, _, _ = chinchilla_frontier(c, key)
-            plot.plot(c, n, pen=pen(t.color(i + 1), 2, Qt.DashLine),
+            plot.plot(c, n, pen=pen(t.color(i + 1), 2.5, DASHES[i % len(DASHES)]),
                       name=f"{SHORT[key]} (N ∝ C^{optimum_exponents(key)[0]:.2f})")
         plot.plot(c, [row[1] for row in r.frontier], pen=pen(t.fg, 4),
                   name=f"fitted here (N ∝ C^{r.fit.a:.2f})")
@@ -190,12 +189,15 @@ class ExperimentView(QWidget):
         c_max = max(p.flops for p in r.points)
         n_opt, d_opt = f.optimum(c_max)
         published = ", ".join(f"{SHORT[k]} {optimum_exponents(k)[0]:.2f}" for k in FITS)
+        smallest = min(p.n_params for p in r.points)
+        beyond = (f" That is smaller than any model trained here ({big(smallest)}): the fit extrapolates."
+                  if n_opt < smallest else "")
         self.readout.setText(
             f"<b>Fitted here:</b> L = {f.E:.3f} + {f.A:.4g}/N<sup>{f.alpha:.3f}</sup> + {f.B:.4g}/D<sup>{f.beta:.3f}</sup> "
             f"(nats per character; the fit misses the points by {f.rmse_log:.1%} rms). "
             f"Its optimum grows the model as C<sup>{f.a:.2f}</sup> and the data as C<sup>{f.b:.2f}</sup>; the published "
             f"exponents for N are {published}. At the largest budget measured, {eng(c_max, 'FLOP')}, the fit would "
-            f"train N = {big(n_opt)} on D = {big(d_opt)} characters ({d_opt / n_opt:,.0f} per parameter). "
+            f"train N = {big(n_opt)} on D = {big(d_opt)} characters ({d_opt / n_opt:,.0f} per parameter).{beyond} "
             f"<i>Read with care:</i> characters are not tokens, the models are tiny and the runs short, and with "
             f"{f.n_points} points A and B trade off against α and β, as Besiroglu et al. found for Chinchilla's own fit.")
 

@@ -212,13 +212,17 @@ def run_experiment(params: Params = Params(), progress: Callable[[float, str], N
     fit = fit_scaling_law([(p.n_params, p.tokens, p.loss) for p in points])
     result = ExperimentResult(
         params=params, points=tuple(points), fit=fit, frontier=frontier_of(fit, points), device=device,
-        device_name=device_label(device) if device != "cpu" else f"CPU ({min(CPU_THREADS, threads)} threads)",
+        device_name=device_label(device) if device != "cpu" else _cpu_label(min(CPU_THREADS, threads)),
         torch_version=torch.__version__, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         seconds=time.perf_counter() - started, corpus=CORPUS_SOURCE, vocab=VOCAB)
     if cache is not None:
         save_result(result, cache)
     progress(1.0, "done")
     return result
+
+
+def _cpu_label(threads: int) -> str:
+    return f"CPU, {threads} torch thread{'s' if threads != 1 else ''}"
 
 
 def frontier_of(fit: Fit, points) -> tuple[tuple[float, float, float, float], ...]:
