@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import (FITS, KAPLAN, RunPoint, ScenarioRun, chinchilla_frontier, chinchilla_optimum,
-                             iso_flop_curve, kaplan_allocation)
+                             iso_flop_curve, kaplan_allocation, kaplan_loss_n)
 from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import Tabs, legend_below, log_axes, make_plot, pen
@@ -175,6 +175,9 @@ class ScalingView(QWidget):
             plot.plot([n_opt], [float(np.min(loss))], pen=None, symbol="d", symbolSize=12,
                       symbolBrush=t.color(4) if scen else t.color(i), symbolPen=pen(t.fg, 1))
             lo, hi = min(lo, float(loss.min())), max(hi, float(np.percentile(loss, 60)))
+        n = np.geomspace(1e7, 1e13, 60)
+        plot.plot(n, [kaplan_loss_n(x) for x in n], pen=pen(t.fg, 2, Qt.DotLine),
+                  name="Kaplan L(N), other data: slope only")
         p = r.scenario.point
         plot.plot([p.N], [p.predicted_loss], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
                   symbolPen=pen(t.fg, 1))
@@ -210,6 +213,8 @@ class ScalingView(QWidget):
                                                                     "Eq. 4 (computed here)"))
         rows.append((f"Kaplan slope N ∝ C^{KAPLAN.a:g}", KAPLAN.source + "; drawn through GPT-3's point as an illustration"))
         rows.append(("C = 6ND", "Kaplan et al. 2020, arXiv 2001.08361, §2.1 (computed here)"))
+        rows.append(("Kaplan L(N) = (8.8e13/N)^0.076", KAPLAN.source + "; N non-embedding, loss on WebText2 tokens: "
+                                                         "only its slope compares with the Chinchilla curves"))
         rows += [(f"{x.label}: N, D, compute, GPU-hours", x.source) for x in r.runs]
         s = r.scenario
         rows.append((f"{s.gpu} dense bf16 peak {s.peak_flops / 1e12:,.1f} TFLOP/s", "GPU catalogue, assets/presets/gpus.json"))
