@@ -69,7 +69,7 @@ class ExperimentView(QWidget):
         lay.addWidget(self.error)
         self.jobs.failed.connect(self.error.show_error)
         self.jobs.finished.connect(lambda _how: self._buttons())
-        self.loss_plot = make_plot(self.theme, "Held-out loss against training compute", "loss (nats per character)",
+        self.loss_plot = make_plot(self.theme, "Held-out loss against training compute", "loss (nats/char)",
                                    "training compute C = 6ND (FLOP)")
         log_axes(self.loss_plot, x=True)
         legend_below(self.loss_plot, 3)
@@ -81,7 +81,7 @@ class ExperimentView(QWidget):
         self.readout.reserve_lines(4)
         for w in (self.loss_plot, self.readout, self.frontier_plot):
             if w is not self.readout:
-                w.setMinimumHeight(400)
+                w.setMinimumHeight(480)          # the legend below takes a third of it at presenter sizes
                 w.setMouseEnabled(x=False, y=False)
             lay.addWidget(w, 3 if w is not self.readout else 0)
         self.table = QTableWidget(0, 8)
