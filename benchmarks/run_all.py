@@ -37,6 +37,7 @@ ARGS = {
     "serving_sizing.py": ([], ["--repeats", "3"]),
     "fault_run.py": ([], ["--steps", "50"]),
     "scaling_experiment.py": ([], ["--quick"]),
+    "qeval.py": ([], ["--quick"]),
 }
 # headline figures: script → [(label, regex with one group, unit)]
 HEADLINES = {
@@ -55,6 +56,9 @@ HEADLINES = {
                      ("fault run, CUDA (steps/s)", r"fault run cuda steps/s:\s*([\d.]+)", "steps/s")],
     "scaling_experiment.py": [("scaling experiment, wall", r"scaling experiment wall:\s*([\d.]+) s", "s"),
                               ("scaling experiment, CPU time", r"scaling experiment cpu:\s*([\d.]+) s", "s")],
+    "qeval.py": [("qeval quick evaluation, CPU (worst config)", r"qeval cpu quick worst evaluation:\s*([\d.]+) s", "s"),
+                 ("qeval full evaluation, CPU (worst config)", r"qeval cpu full worst evaluation:\s*([\d.]+) s", "s"),
+                 ("qeval quick evaluation, CUDA (worst config)", r"qeval cuda quick worst evaluation:\s*([\d.]+) s", "s")],
     "gptq.py": [("GPTQ, lazy blocks", r"gptq \(lazy blocks of \d+\)\s+([\d.]+) s", "s"),
                 ("GPTQ, plain column-by-column", r"plain column-by-column\s+([\d.]+) s", "s")],
 }

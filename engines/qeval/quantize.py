@@ -115,12 +115,13 @@ def quantized_weights(lm: LM, config: QuantConfig, progress: Progress | None = N
             if config.calibrated:
                 _calibrated(lm, config, w, progress, cancelled)
             else:
-                for k, (name, m) in enumerate(_targets(lm, config)):
+                for k, (name, m) in enumerate(_targets(lm, config)[:lm.arch.layers * len(LINEARS)]):
                     if cancelled():
                         raise QuantCancelled()
                     w[name] = quantize_matrix(m, config.weight_bits, config.group_size)
-                    progress(k / len(LINEARS) / lm.arch.layers, "rounding weights")
-            if config.include_head:
+                    if k % len(LINEARS) == 0:
+                        progress(k / len(LINEARS) / lm.arch.layers, "rounding weights")
+            if config.include_head:   # rounded (RTN) whatever the method: no calibration for the head
                 w["head"] = quantize_matrix(lm.weights.get("head", lm.weights["embed"]), config.weight_bits,
                                             config.group_size)
     num = den = 0.0
