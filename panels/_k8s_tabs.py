@@ -20,8 +20,6 @@ from explorer.ui.widgets import make_plot, pen
 BUTTONS = (("delete pod", "Delete pod"), ("relabel pod", "Relabel pod"), ("scale up", "Scale +1"),
            ("scale down", "Scale −1"), ("cordon", "Cordon node"), ("uncordon", "Uncordon node"), ("drain", "Drain node"),
            ("rollout undo", "Undo rollout"), ("rollout pause", "Pause rollout"), ("rollout resume", "Resume rollout"))
-SOURCES = ("kubectl: k8s.io/kubectl pkg/cmd (scale, label, drain.go, rollback.go); the answers are the API "
-           "server's or kubectl's own messages")
 
 
 def set_html(browser: QTextBrowser, html: str) -> None:
@@ -198,7 +196,7 @@ class AddressView(QTextBrowser):
             pinned = pin[0] if pin and pin[1] <= frame.t else None
             html.append(f"<h4>Service {escape(svc['name'])}: ClusterIP {escape(svc.get('cluster_ip') or 'none')}</h4>")
             if svc.get("selector"):
-                html.append(f"<p><b>A client's view</b>" + (f" (it copied {escape(pin[0])} at t = {pin[1]:.0f} s)"
+                html.append("<p><b>A client's view</b>" + (f" (it copied {escape(pin[0])} at t = {pin[1]:.0f} s)"
                                                             if pinned else "") + ":</p><ul>"
                             + "".join(f"<li>{x}</li>" for x in client_view(frame, svc["name"], pinned)) + "</ul>")
             rows = "".join(

@@ -29,19 +29,12 @@ from explorer.fonts import mono_font
 from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel
-from panels._k8s_tabs import AddressView, CommandBar, HpaView, WhyView
+from panels._k8s_tabs import AddressView, CommandBar, HpaView, WhyView, set_html
 from panels._k8s_views import ClusterView, GraphView
 
 YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"
 MODEL_SERVER = "Deploy the scenario's model server"
 AUTOSCALE = "Autoscale the model server (HPA)"
-
-
-def _set_html(browser: QTextBrowser, html: str) -> None:
-    """setHtml re-lays out the document: skip it when the frame did not change the text."""
-    if browser.property("html_source") != html:
-        browser.setProperty("html_source", html)
-        browser.setHtml(html)
 
 
 class K8sPanel(Panel):
@@ -420,7 +413,7 @@ class K8sPanel(Panel):
         # plain text: "3 observed < 4 desired" must not open a tag
         html = "".join(f"<b>{escape(ctrl)}</b><ul>" + "".join(f"<li>{escape(t)}</li>" for t in texts[-6:]) + "</ul>"
                        for ctrl, texts in by_controller.items())
-        _set_html(self.loop, html or "<i>No controller acted this second: desired = observed everywhere.</i>")
+        set_html(self.loop, html or "<i>No controller acted this second: desired = observed everywhere.</i>")
 
     @staticmethod
     def _events_table() -> QTableWidget:
@@ -476,7 +469,7 @@ class K8sPanel(Panel):
             return
         f = self.timeline_data.frames[self.index]
         pod = next((p for p in f.pods if p["name"] == self.params.pod), None) or (f.pods[0] if f.pods else None)
-        _set_html(self.explainer, explain_pod(pod).html if pod else "<i>No pods.</i>")
+        set_html(self.explainer, explain_pod(pod).html if pod else "<i>No pods.</i>")
 
     # --- exports / theme / selftest -------------------------------------------------------------------
     def result(self) -> object:

@@ -11,7 +11,6 @@ DeploymentRollbacker; drain: pkg/drain/drain.go and filters.go).
 """
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 
@@ -469,15 +468,6 @@ def _has_list(value: object) -> bool:
     if isinstance(value, list):
         return True
     return isinstance(value, dict) and any(_has_list(v) for v in value.values())
-
-
-def dumps(obj: object) -> str:
-    """A patch as kubectl users write it, for buttons that compose commands."""
-    return json.dumps(obj, separators=(",", ":"))
-
-
-OPERATOR_ACTIONS = ("delete pod", "relabel pod", "scale up", "scale down", "cordon", "uncordon", "drain",
-                    "rollout undo", "rollout pause", "rollout resume")
 
 
 def operator_commands(frame, pod: str | None = None) -> dict[str, str]:

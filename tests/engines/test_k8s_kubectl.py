@@ -6,7 +6,7 @@ import pytest
 
 from engines.core.errors import ValidationError
 from engines.k8s import Cluster, CommandResult
-from engines.k8s.scenarios import SERVICE, _base, fork, run_guide, web
+from engines.k8s.scenarios import _base, fork, run_guide, web
 
 
 def cluster(replicas: int = 3) -> Cluster:
