@@ -110,6 +110,8 @@ class ScalingView(QWidget):
     # --- drawing ---------------------------------------------------------------------------------
     def show_result(self, r: ScalingResult) -> None:
         self.result = r
+        if getattr(self, "_items_theme", None) is not self.theme:
+            self._build_items()
         self._draw_frontier(r)
         self._draw_iso(r)
         s = r.scenario
@@ -126,86 +128,122 @@ class ScalingView(QWidget):
         self._fill_tables(r)
         self._fill_sources(r)
 
+    # Items are made once per theme and then only given new data: rebuilding some sixty pyqtgraph
+    # items and their legend rows cost most of an edit.
+    def _build_items(self) -> None:
+        t = self.theme
+        f, i = self.frontier_plot, self.iso_plot
+        for plot in (f, i):
+            plot.clear()
+            plot.getPlotItem().legend.clear()
+        self.fit_lines = {key: f.plot([], [], name=SHORT[key]) for key in FITS}
+        self.d_line = f.plot([], [], name="its tokens D_opt")
+        self.kaplan_line = f.plot([], [], pen=pen(t.fg, 2, Qt.DotLine), name=f"Kaplan N ∝ C^{KAPLAN.a:g} via GPT-3")
+        self.runs_dots = f.plot([], [], pen=None, symbol="o", symbolSize=11, symbolBrush=t.color(3),
+                                symbolPen=pen(t.fg, 1), name="published runs")
+        self.star = f.plot([], [], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
+                           symbolPen=pen(t.fg, 1), name="scenario")
+        self.run_labels: list = []
+        n_budgets = len(ISO_BUDGETS) + 1
+        self.iso_curves, self.iso_marks = [], []
+        for k in range(n_budgets):
+            scen = k == n_budgets - 1
+            colour = t.color(4) if scen else t.color(k)
+            self.iso_curves.append(i.plot([], [], pen=pen(colour, 4 if scen else 2, Qt.DashLine if scen else Qt.SolidLine),
+                                          name=f"budget {k}"))
+            self.iso_marks.append(i.plot([], [], pen=None, symbol="d", symbolSize=12, symbolBrush=colour,
+                                         symbolPen=pen(t.fg, 1)))
+        n = np.geomspace(1e7, 1e13, 60)
+        i.plot(n, [kaplan_loss_n(x) for x in n], pen=pen(t.fg, 2, Qt.DotLine), name="Kaplan L(N), other data: slope only")
+        self.iso_star = i.plot([], [], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
+                               symbolPen=pen(t.fg, 1))
+        self.iso_label = pg.TextItem("scenario", color=t.fg, anchor=(0, 1))
+        i.addItem(self.iso_label)
+        self._items_theme = t
+        self._runs_shown = None
+
+    @staticmethod
+    def _rename(plot, item, name: str) -> None:
+        for sample, label in plot.getPlotItem().legend.items:
+            if sample.item is item and label.text != name:
+                label.setText(name)
+
     def _draw_frontier(self, r: ScalingResult) -> None:
         t, plot = self.theme, self.frontier_plot
-        plot.clear()
-        if plot.getPlotItem().legend is not None:
-            plot.getPlotItem().legend.clear()
-        for i, key in enumerate(FITS):
+        for k, key in enumerate(FITS):
             n, d, _ = chinchilla_frontier(C_AXIS, key)
             chosen = key == r.fit
-            plot.plot(C_AXIS, n, pen=pen(t.color(i), 4 if chosen else 2, Qt.SolidLine if chosen else Qt.DashLine),
-                      name=f"{SHORT[key]}{' (chosen)' if chosen else ''}")
+            self.fit_lines[key].setData(C_AXIS, n)
+            self.fit_lines[key].setPen(pen(t.color(k), 4 if chosen else 2, Qt.SolidLine if chosen else Qt.DashLine))
+            self._rename(plot, self.fit_lines[key], f"{SHORT[key]}{' (chosen)' if chosen else ''}")
             if chosen:
-                plot.plot(C_AXIS, d, pen=pen(t.color(i), 3, Qt.DashDotLine), name="its tokens D_opt")
+                self.d_line.setData(C_AXIS, d)
+                self.d_line.setPen(pen(t.color(k), 3, Qt.DashDotLine))
         gpt3 = next((x for x in r.runs if x.label.startswith("GPT-3")), None)
         if gpt3 is not None:
-            n, _ = kaplan_allocation(C_AXIS, gpt3.flop, gpt3.N)
-            plot.plot(C_AXIS, n, pen=pen(t.muted if hasattr(t, "muted") else t.fg, 2, Qt.DotLine),
-                      name=f"Kaplan N ∝ C^{KAPLAN.a:g} via GPT-3")
-        xs = [x.flop for x in r.runs]
-        ys = [x.N for x in r.runs]
-        plot.plot(xs, ys, pen=None, symbol="o", symbolSize=11, symbolBrush=t.color(3), symbolPen=pen(t.fg, 1),
-                  name="published runs")
+            self.kaplan_line.setData(C_AXIS, kaplan_allocation(C_AXIS, gpt3.flop, gpt3.N)[0])
+        self.runs_dots.setData([x.flop for x in r.runs], [x.N for x in r.runs])
         p = r.scenario.point
+        self.star.setData([p.flop_6nd], [p.N])
         points = [(x.short, x.flop, x.N) for x in r.runs] + [("scenario", p.flop_6nd, p.N)]
-        for (text, c, n), anchor in zip(points, _label_anchors(points)):
-            label = pg.TextItem(text, color=t.fg, anchor=anchor)
-            label.setPos(math.log10(c), math.log10(n))
+        while len(self.run_labels) < len(points):
+            label = pg.TextItem("", color=t.fg)
             plot.addItem(label)
-        plot.plot([p.flop_6nd], [p.N], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
-                  symbolPen=pen(t.fg, 1), name="scenario")
+            self.run_labels.append(label)
+        for label, (text, c, n), anchor in zip(self.run_labels, points, _label_anchors(points)):
+            label.setText(text)
+            label.setAnchor(anchor)
+            label.setPos(math.log10(c), math.log10(n))
         plot.setXRange(*X_RANGE, padding=0.02)
         plot.setYRange(7.5, 13.5, padding=0.02)
 
     def _draw_iso(self, r: ScalingResult) -> None:
-        t, plot = self.theme, self.iso_plot
-        plot.clear()
-        if plot.getPlotItem().legend is not None:
-            plot.getPlotItem().legend.clear()
         budgets = list(ISO_BUDGETS) + [r.scenario.point.flop_6nd]
         lo, hi = math.inf, -math.inf
-        for i, c in enumerate(budgets):
+        for k, c in enumerate(budgets):
             n, loss = iso_flop_curve(c, r.fit, 120, 30.0)
-            scen = i == len(budgets) - 1
-            plot.plot(n, loss, pen=pen(t.color(4) if scen else t.color(i), 4 if scen else 2,
-                                       Qt.SolidLine if not scen else Qt.DashLine),
-                      name=f"{'scenario ' if scen else ''}C = {eng(c)}")
-            n_opt, d_opt = chinchilla_optimum(c, r.fit)
-            plot.plot([n_opt], [float(np.min(loss))], pen=None, symbol="d", symbolSize=12,
-                      symbolBrush=t.color(4) if scen else t.color(i), symbolPen=pen(t.fg, 1))
+            self.iso_curves[k].setData(n, loss)
+            self._rename(self.iso_plot, self.iso_curves[k], f"{'scenario ' if k == len(budgets) - 1 else ''}C = {eng(c)}")
+            n_opt, _ = chinchilla_optimum(c, r.fit)
+            self.iso_marks[k].setData([n_opt], [float(np.min(loss))])
             lo, hi = min(lo, float(loss.min())), max(hi, float(np.percentile(loss, 60)))
-        n = np.geomspace(1e7, 1e13, 60)
-        plot.plot(n, [kaplan_loss_n(x) for x in n], pen=pen(t.fg, 2, Qt.DotLine),
-                  name="Kaplan L(N), other data: slope only")
         p = r.scenario.point
-        plot.plot([p.N], [p.predicted_loss], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
-                  symbolPen=pen(t.fg, 1))
-        label = pg.TextItem("scenario", color=t.fg, anchor=(0, 1))
-        label.setPos(math.log10(p.N), p.predicted_loss)
-        plot.addItem(label)
-        plot.setYRange(lo - 0.05, hi, padding=0.02)
+        self.iso_star.setData([p.N], [p.predicted_loss])
+        self.iso_label.setPos(math.log10(p.N), p.predicted_loss)
+        self.iso_plot.setYRange(lo - 0.05, hi, padding=0.02)
 
     def _fill_tables(self, r: ScalingResult) -> None:
-        rows = list(r.runs)
-        self.runs_table.setRowCount(len(rows))
-        for i, x in enumerate(rows):
-            cells = (x.label, big(x.N), big(x.D), eng(x.flop_6nd), eng(x.reported_flop) if x.reported_flop else "—",
-                     f"{x.gpu_hours / 1e6:,.2f}M" if x.gpu_hours else "—", f"{x.implied_mfu:.1%}" if x.implied_mfu else "—",
-                     x.confidence)
-            for j, c in enumerate(cells):
-                item = _item(c)
-                item.setToolTip(x.source)
-                self.runs_table.setItem(i, j, item)
-        self.fits_table.setRowCount(len(FITS))
-        for i, (key, f) in enumerate(FITS.items()):
+        if self._runs_shown != r.runs:
+            self._runs_shown = r.runs
+            self._fill(self.runs_table, [((x.label, big(x.N), big(x.D), eng(x.flop_6nd),
+                                           eng(x.reported_flop) if x.reported_flop else "—",
+                                           f"{x.gpu_hours / 1e6:,.2f}M" if x.gpu_hours else "—",
+                                           f"{x.implied_mfu:.1%}" if x.implied_mfu else "—", x.confidence), x.source)
+                                         for x in r.runs])
+        rows = []
+        for key, f in FITS.items():
             n, d = chinchilla_optimum(CHINCHILLA_C, key)
-            cells = (f.label + (" (chosen)" if key == r.fit else ""), f"{f.E:.4g}", f"{f.A:.5g}", f"{f.B:.6g}",
-                     f"{f.alpha:.4g}", f"{f.beta:.4g}", big(n), big(d), f"{d / n:.1f}")
+            rows.append(((f.label + (" (chosen)" if key == r.fit else ""), f"{f.E:.4g}", f"{f.A:.5g}", f"{f.B:.6g}",
+                          f"{f.alpha:.4g}", f"{f.beta:.4g}", big(n), big(d), f"{d / n:.1f}"), f.source))
+        self._fill(self.fits_table, rows)
+
+    @staticmethod
+    def _fill(table: QTableWidget, rows) -> None:
+        """Set every cell (tooltip: the row's source) with one resize at the end, not one per cell."""
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.Interactive)
+        table.setUpdatesEnabled(False)
+        table.setRowCount(len(rows))
+        for i, (cells, source) in enumerate(rows):
             for j, c in enumerate(cells):
-                item = _item(c)
-                item.setToolTip(f.source)
-                self.fits_table.setItem(i, j, item)
+                item = table.item(i, j)
+                if item is None:
+                    item = _item(c)
+                    table.setItem(i, j, item)
+                item.setText(c)
+                item.setToolTip(source)
+        table.resizeColumnsToContents()
+        table.setUpdatesEnabled(True)
 
     def _fill_sources(self, r: ScalingResult) -> None:
         rows = [(f"{f.label}: E, A, B, α, β", f.source) for f in FITS.values()]
