@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QHeaderView, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.compute.experiment import (CORPUS_SOURCE, ExperimentResult, Params, cache_path, default_cache_dir,
-                                        load_result, run_experiment, shipped_result)
+from engines.compute.experiment import (CORPUS_SOURCE, ExperimentResult, Params, default_cache_dir, run_experiment,
+                                        shipped_result)
 from engines.compute.scaling import FITS, chinchilla_frontier, optimum_exponents
 from engines.core.errors import ValidationError
 from explorer.ui.flow_layout import FlowLayout
@@ -119,14 +119,6 @@ class ExperimentView(QWidget):
     def _finished(self, result: ExperimentResult) -> None:
         self.local = result
         self.show_result(result)
-
-    def cached_local(self) -> ExperimentResult | None:
-        """This machine's earlier run with the chosen seed, if one is cached."""
-        path = cache_path(self._params(), self.panel.ctx.device, default_cache_dir())
-        try:
-            return load_result(path) if path.exists() else None
-        except ValidationError:
-            return None
 
     def _buttons(self) -> None:
         self.run_button.setEnabled(not self.jobs.running)
