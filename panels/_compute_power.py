@@ -111,9 +111,19 @@ class GridView(QWidget):
         self.sources = SourcesBox()
         lay.addWidget(self.sources)
         self.rows = ()
+        self._drawn = None
 
     def show_result(self, lead_times, deals, consumption, facility_mw: float) -> None:
         t = self.theme
+        world = {c.id: c for c in consumption}
+        self.text.setText(
+            f"The cluster needs {mw(facility_mw)}. The longest waits are the grid's (queue, hook-up, large "
+            f"transformers), not the building's; the servers it will power are written off in 5–6 years. "
+            f"Data centres used about {world['world-2024'].twh:,.0f} TWh in 2024 and may use {world['world-2030'].twh:,.0f} "
+            f"TWh in 2030 (IEA base case, an estimate); so builders sign for gas and nuclear themselves (table).")
+        if (lead_times, deals, t) == self._drawn:      # the tables are data files: draw them once per theme
+            return
+        self._drawn = (lead_times, deals, t)
         rows = list(lead_times)
         self.rows = rows
         bars = []
@@ -123,16 +133,12 @@ class GridView(QWidget):
             bars.append((r.label, lo, max(r.hi - lo, 0.05), f"{span} ({tag(r.confidence)})",
                          7 if r.id == "server-life" else i % 6))
         draw_bars(self.timeline, t, bars, (0.0, max(r.hi for r in rows) * 1.6))
-        world = {c.id: c for c in consumption}
-        self.text.setText(
-            f"The cluster needs {mw(facility_mw)}. The longest waits are the grid's (queue, hook-up, large "
-            f"transformers), not the building's; the servers it will power are written off in 5–6 years. "
-            f"Data centres used about {world['world-2024'].twh:,.0f} TWh in 2024 and may use {world['world-2030'].twh:,.0f} "
-            f"TWh in 2030 (IEA base case, an estimate); so builders sign for gas and nuclear themselves (table).")
+        self.deals.setUpdatesEnabled(False)
         self.deals.setRowCount(len(deals))
         for i, d in enumerate(deals):
             for j, c in enumerate((d.date, d.parties, d.what, d.mw, d.fuel, tag(d.confidence))):
                 self.deals.setItem(i, j, _item(c, d.citation))
         self.deals.resizeRowsToContents()
+        self.deals.setUpdatesEnabled(True)
         self.sources.set_sources([(r.label, r.citation) for r in rows] + [(c.label, c.citation) for c in consumption]
                                  + [(f"{d.date} {d.parties}", d.citation) for d in deals])
