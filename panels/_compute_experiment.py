@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QHeaderView, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.compute.experiment import (CORPUS_SOURCE, ExperimentResult, Params, default_cache_dir, run_experiment,
-                                        shipped_result)
+from engines.compute.experiment import (CORPUS_SOURCE, ExperimentResult, Params, default_cache_dir, late_speedup,
+                                        run_experiment, shipped_result)
 from engines.compute.scaling import FITS, chinchilla_frontier, optimum_exponents
 from engines.core.errors import ValidationError
 from explorer.ui.flow_layout import FlowLayout
@@ -182,6 +182,10 @@ class ExperimentView(QWidget):
         n_opt, d_opt = f.optimum(c_max)
         published = ", ".join(f"{SHORT[k]} {optimum_exponents(k)[0]:.2f}" for k in FITS)
         smallest = min(p.n_params for p in r.points)
+        speeding = late_speedup(r.points)
+        early = (f" In {len(speeding)} of the {len(self._sizes(r))} sizes the loss fell faster over the last doubling of "
+                 f"data than over the one before: these runs stop while training still speeds up, which no sum of "
+                 f"power laws can follow, so the exponents describe this early stage." if speeding else "")
         beyond = (f" That is smaller than any model trained here ({big(smallest)}): the fit extrapolates."
                   if n_opt < smallest else "")
         self.readout.setText(
@@ -191,7 +195,8 @@ class ExperimentView(QWidget):
             f"exponents for N are {published}. At the largest budget measured, {eng(c_max, 'FLOP')}, the fit would "
             f"train N = {big(n_opt)} on D = {big(d_opt)} characters ({d_opt / n_opt:,.0f} per parameter).{beyond} "
             f"<i>Read with care:</i> characters are not tokens, the models are tiny and the runs short, and with "
-            f"{f.n_points} points A and B trade off against α and β, as Besiroglu et al. found for Chinchilla's own fit.")
+            f"{f.n_points} points A and B trade off against α and β, as Besiroglu et al. found for Chinchilla's own fit."
+            f"{early}")
 
     def _fill_table(self, r: ExperimentResult) -> None:
         self.table.setRowCount(len(r.points))

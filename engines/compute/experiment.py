@@ -225,6 +225,17 @@ def _cpu_label(threads: int) -> str:
     return f"CPU, {threads} torch thread{'s' if threads != 1 else ''}"
 
 
+def late_speedup(points) -> tuple[str, ...]:
+    """Sizes whose loss fell more over the last doubling of data than over the one before: their runs
+    end still speeding up, a regime a sum of power laws (convex in log D) cannot follow."""
+    out = []
+    for size in dict.fromkeys(p.size for p in points):
+        losses = [p.loss for p in sorted((p for p in points if p.size == size), key=lambda p: p.tokens)]
+        if len(losses) >= 3 and losses[-2] - losses[-1] > losses[-3] - losses[-2]:
+            out.append(size)
+    return tuple(out)
+
+
 def frontier_of(fit: Fit, points) -> tuple[tuple[float, float, float, float], ...]:
     """The fitted compute-optimal frontier over the measured compute range and a decade beyond."""
     flops = [p.flops for p in points]

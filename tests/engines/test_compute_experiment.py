@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from engines.compute.experiment import (QUICK, SCHEMA_VERSION, Params, load_result, result_from_dict,
-                                        result_to_dict, run_experiment, save_result, shipped_result)
+from engines.compute.experiment import (QUICK, SCHEMA_VERSION, Params, Point, late_speedup, load_result,
+                                        result_from_dict, result_to_dict, run_experiment, save_result,
+                                        shipped_result)
 from engines.core.errors import Cancelled, ValidationError
 
 
@@ -110,6 +111,15 @@ def test_shipped_result_is_the_default_experiment_from_the_build_machine():
     assert shipped.where == "build machine" and shipped.params == Params(device=shipped.params.device)
     assert len(shipped.points) == Params().n_sizes * Params().n_budgets
     assert shipped.fit.alpha > 0 and shipped.fit.beta > 0 and shipped.date and shipped.device_name
+
+
+def test_late_speedup_names_sizes_whose_last_doubling_helped_most():
+    def pts(size, losses):
+        return [Point(size, 1, 16, 100, 200, 10 * 2 ** k, 2 ** k, 600.0 * 2 ** k, loss, loss, 1.0)
+                for k, loss in enumerate(losses)]
+
+    points = pts("a", [3.0, 2.8, 2.5]) + pts("b", [3.0, 2.7, 2.6]) + pts("c", [3.0, 2.9])
+    assert late_speedup(points) == ("a",)
 
 
 @pytest.mark.gpu
