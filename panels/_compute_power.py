@@ -118,7 +118,7 @@ class GridView(QWidget):
         world = {c.id: c for c in consumption}
         self.text.setText(
             f"The cluster needs {mw(facility_mw)}. The longest waits are the grid's (queue, hook-up, large "
-            f"transformers), not the building's; the servers it will power are written off in 5–6 years. "
+            f"transformers), not the equipment inside; the servers it will power are written off in 5–6 years. "
             f"Data centres used about {world['world-2024'].twh:,.0f} TWh in 2024 and may use {world['world-2030'].twh:,.0f} "
             f"TWh in 2030 (IEA base case, an estimate); so builders sign for gas and nuclear themselves (table).")
         if (lead_times, deals, t) == self._drawn:      # the tables are data files: draw them once per theme
@@ -129,7 +129,8 @@ class GridView(QWidget):
         bars = []
         for i, r in enumerate(rows):
             lo = r.lo if r.hi > r.lo else 0.0
-            span = f"{r.lo:g}–{r.hi:g} years" if r.hi > r.lo else f"about {r.hi:g} years"
+            span = (f"up to {r.hi:g} years" if r.lo == 0 else f"{r.lo:g}–{r.hi:g} years") if r.hi > r.lo \
+                else f"about {r.hi:g} years"
             bars.append((r.label, lo, max(r.hi - lo, 0.05), f"{span} ({tag(r.confidence)})",
                          7 if r.id == "server-life" else i % 6))
         draw_bars(self.timeline, t, bars, (0.0, max(r.hi for r in rows) * 1.6))
