@@ -133,7 +133,7 @@ def quantized_weights(lm: LM, config: QuantConfig, progress: Progress | None = N
     return out
 
 
-def _remember(lm: LM, key, value, keep: int = 3) -> None:
+def _remember(lm: LM, key, value, keep: int = 2) -> None:
     """Keep the weights of the last few configurations (each is a full copy of the linears)."""
     held = [k for k in lm.cache if isinstance(k, tuple) and k and k[0] == "weights"]
     for k in held[:max(0, len(held) - keep + 1)]:

@@ -73,6 +73,11 @@ class Evaluation:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValidationError("evaluations", f"an entry is malformed: {exc!r}") from None
 
+    def predicted_survival(self, n: int) -> float:
+        """(1 − p)^n with p the teacher-forced flip rate: the survival expected if every new token
+        differed independently with the same probability (the compounding the panel draws)."""
+        return (1.0 - self.flip_rate) ** n
+
     def survival_at(self, n: int) -> float:
         """Survival through ``n`` tokens (the nearest measured length at or below ``n``)."""
         keys = sorted(k for k in self.survival if k <= n)

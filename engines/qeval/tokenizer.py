@@ -3,8 +3,8 @@
 Algorithm: GPT-2's byte-level BPE (Radford et al. 2019; openai/gpt-2 ``encoder.py``): bytes are
 mapped to printable characters, text is split into pieces by a regular expression, and each piece
 is merged pair by pair in the order of the merge list. SmolLM2's pre-tokenizer (its
-``tokenizer.json``; llama.cpp names it ``smollm``) first isolates every digit, then applies the
-GPT-2 expression. Python's ``re`` has no ``\\p{L}``: letters are written ``[^\\W\\d_]`` and digits
+``tokenizer.json``; llama.cpp names it ``smollm``) splits with the GPT-2 expression and isolates
+every digit within the pieces (so a space before a number stays a token of its own). Python's ``re`` has no ``\\p{L}``: letters are written ``[^\\W\\d_]`` and digits
 ``\\d``, which agree on the text this app feeds it (tests pin the ids transformers gives).
 Control tokens (``<|im_start|>`` …) written in the text are matched whole, as transformers does.
 """
@@ -62,10 +62,10 @@ class Tokenizer:
             if k % 2 == 1:
                 out.append(self.ids[part])
                 continue
-            for chunk in _DIGIT.split(part):
-                if chunk:
-                    for piece in _PIECE.findall(chunk):
-                        out.extend(self._bpe(piece))
+            for piece in _PIECE.findall(part):
+                for chunk in _DIGIT.split(piece):
+                    if chunk:
+                        out.extend(self._bpe(chunk))
         return out
 
     def _bpe(self, piece: str) -> tuple[int, ...]:
