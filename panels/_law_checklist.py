@@ -27,11 +27,19 @@ class ChecklistTable(QTableWidget):
         self.setSelectionMode(QAbstractItemView.SingleSelection)
         self.setWordWrap(True)
         head = self.horizontalHeader()
-        modes = [QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.ResizeToContents,
-                 QHeaderView.Stretch, QHeaderView.Interactive] + [QHeaderView.Stretch] * extra
-        for col, mode in enumerate(modes):
-            head.setSectionResizeMode(col, mode)
-        head.resizeSection(4, 120)
+        if extra:       # extra text columns: fixed widths that scroll sideways, the last one filling a wide table
+            widths = [None, 180, None, 150, 110] + [340] * extra
+            for col, width in enumerate(widths):
+                head.setSectionResizeMode(col, QHeaderView.ResizeToContents if width is None
+                                          else QHeaderView.Interactive)
+                if width:
+                    head.resizeSection(col, width)
+            head.setStretchLastSection(True)
+        else:
+            for col, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch,
+                                        QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Interactive)):
+                head.setSectionResizeMode(col, mode)
+            head.resizeSection(4, 120)
         self.boxes: list[QComboBox] = []
         for row, (_id, point, summary, tip, choices) in enumerate(rows):
             for col, text in ((0, point), (1, summary)):
