@@ -2,7 +2,8 @@
 trees (graph + question card + outcome card) and a decision-record export; the clocks tab
 (panels/_law_clocktab) and the working tools' tabs (panels/_law_*) hang off it. All rules live in
 engines.law; this module only binds widgets to them: what the user sets (the walk's answers, the
-example, the clocks' inputs) is the panel's ``Params``, so a saved view reopens the same walk and clocks. Educational, not legal advice."""
+example, the clocks' inputs) is the panel's ``Params``, so a saved view reopens the same walk and
+clocks. Educational, not legal advice."""
 from __future__ import annotations
 
 from pathlib import Path

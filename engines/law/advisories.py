@@ -265,7 +265,8 @@ def _csaf(doc: dict, source: str) -> Advisories:
     for i, vul in enumerate(doc.get("vulnerabilities") or ()):
         if not isinstance(vul, dict):
             raise _fail(source, f"vulnerabilities[{i}] is not an object")
-        vid = vul.get("cve") or (vul.get("ids") or [{}])[0].get("text") or f"{doc['document'].get('tracking', {}).get('id', 'CSAF')}#{i + 1}"
+        tracking = doc["document"].get("tracking") or {}
+        vid = vul.get("cve") or (vul.get("ids") or [{}])[0].get("text") or f"{tracking.get('id', 'CSAF')}#{i + 1}"
         by_pkg: dict[str, dict[str, str]] = {}
         for key, status in CSAF_STATUS.items():
             for pid in (vul.get("product_status") or {}).get(key) or ():

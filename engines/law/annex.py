@@ -220,12 +220,13 @@ def to_html(c: Checklist, title: str = "CRA Annex I checklist") -> str:
     """A standalone HTML page: the same tables as :func:`to_markdown`, every text escaped."""
     e = html.escape
     out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{e(title)}</title></head><body>",
-           f"<h1>{e(title)}</h1>", f"<p>{e(SOURCE)}, Annex I. 'Requirement' is our plain-words summary; 'Article text' quotes "
-           "the Official Journal. Educational, not legal advice.</p>",
+           f"<h1>{e(title)}</h1>",
+           f"<p>{e(SOURCE)}, Annex I. 'Requirement' is our plain-words summary; 'Article text' quotes the Official "
+           "Journal. Educational, not legal advice.</p>",
            "<p>Summary: " + e(", ".join(f"{n} {t}" for t, n in c.counts.items())) + "</p>"]
     for part, heading in PARTS:
-        out += [f"<h2>{e(heading)}</h2>", "<table border='1'><tr><th>Point</th><th>Requirement</th><th>Article text</th><th>Status</th>"
-                "<th>Note / justification</th><th>Evidence</th></tr>"]
+        out += [f"<h2>{e(heading)}</h2>", "<table border='1'><tr><th>Point</th><th>Requirement</th>"
+                "<th>Article text</th><th>Status</th><th>Note / justification</th><th>Evidence</th></tr>"]
         out += [f"<tr><td>{e(r.item.point)}</td><td>{e(r.item.short)}</td><td><q>{e(r.item.quote)}</q></td>"
                 f"<td>{e(STATUS_TEXT[r.status])}</td>"
                 f"<td>{e(r.note)}</td><td>{e(r.evidence)}</td></tr>"

@@ -180,8 +180,8 @@ def to_markdown(points: tuple[FilePoint, ...], title: str = "CRA Annex VII techn
              "Summary: " + ", ".join(f"{n} {t}" for t, n in counts(points).items()), "",
              "| Point | Holds | Article text | Status | Note | Where in the file | From the Annex I answers | Open |",
              "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| VII({f.point}) | {_cell(f.what)} | “{_cell(f.quote)}” | {STATUS_TEXT[f.status]} | {_cell(f.note)} | "
-              f"{_cell(f.evidence)} | {_cell(f.from_annex_i)} | {_cell(f.gaps)} |" for f in points]
+    lines += [f"| VII({f.point}) | {_cell(f.what)} | “{_cell(f.quote)}” | {STATUS_TEXT[f.status]} | "
+              f"{_cell(f.note)} | {_cell(f.evidence)} | {_cell(f.from_annex_i)} | {_cell(f.gaps)} |" for f in points]
     todo = [f"VII({f.point}): {f.warning}" for f in points if f.warning]
     if todo:
         lines += ["", "## Still to do", ""] + [f"- {w}" for w in todo]

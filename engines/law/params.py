@@ -3,7 +3,7 @@ reporting clock and the PLD clocks. Moments are ISO strings on this machine's cl
 ("2026-10-02T17:30"), days ISO dates ("2027-03-15"), so a saved view reads as it was entered."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from engines.core.errors import ValidationError
