@@ -112,21 +112,19 @@ class LM:
 
     # ---- forward -------------------------------------------------------------------------------
     def forward(self, ids, weights: dict | None = None, kv: KVSpec | None = None, past: list | None = None,
-                start: int = 0, capture: dict | None = None, return_hidden: bool = False):
-        """Logits (batch, tokens, vocab) for token ids (batch, tokens) after ``past`` (a list of
-        per-layer (k_pre_rope, v) pairs from an earlier call, positions from ``start``).
+                capture: dict | None = None):
+        """Logits (batch, tokens, vocab) for token ids (batch, tokens) that follow ``past`` (the
+        per-layer (pre-RoPE keys, values) an earlier call returned; positions count on from it).
         Returns ``(logits, new_past)``.
         """
         w = self.weights if weights is None else weights
         x = w["embed"][ids]
         new_past = []
-        rope = self._rope(start, ids.shape[1] + (past[0][0].shape[2] if past else 0))
+        rope = self._rope(ids.shape[1] + (past[0][0].shape[2] if past else 0))
         for i in range(self.arch.layers):
             x, kvp = self.block(i, x, w, kv, past[i] if past else None, rope, capture)
             new_past.append(kvp)
         x = _rms(x, w["norm"], self.arch.eps)
-        if return_hidden:
-            return x, new_past
         head = w.get("head", w["embed"])
         return x @ head.T, new_past
 
@@ -158,7 +156,7 @@ class LM:
             capture.setdefault("down_in", []).append(g.reshape(-1, a.ffn))
         return x + g @ w[f"{i}.down"].T, (k, v)
 
-    def _rope(self, start: int, total: int):
+    def _rope(self, total: int):
         """cos, sin tables (total positions, head_dim) for rotate-half RoPE."""
         key = ("rope", total)
         if key not in self.cache:

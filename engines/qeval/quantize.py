@@ -145,7 +145,7 @@ def _calibrated(lm: LM, config: QuantConfig, w: dict, progress: Progress, cancel
     """GPTQ/AWQ block by block on calibration text (see the module docstring)."""
     ids = calibration_ids(lm, config.calib_domain, config.calib_tokens)
     x = lm.weights["embed"][ids]
-    rope = lm._rope(0, ids.shape[1])
+    rope = lm._rope(ids.shape[1])
     n = lm.arch.layers
     for i in range(n):
         if cancelled():

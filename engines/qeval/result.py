@@ -15,7 +15,7 @@ class Evaluation:
     ``perplexity``: exp of the mean next-token loss over the held-out text of both domains
     (``perplexity_by_domain`` per domain). ``flip_rate``: share of those positions whose top-1 token
     differs from the baseline's, under teacher forcing; ``mean_kl``: mean KL(baseline ‖ config) in
-    nats per token; ``flip_profile``: the flip rate per window of ``profile_bin`` positions along the
+    nats per token (the baseline's log-probabilities are kept in fp16, so about 1e-5 is the floor); ``flip_profile``: the flip rate per window of ``profile_bin`` positions along the
     text. ``survival[n]``: share of the baseline's greedy continuations that this configuration's
     greedy decoding reproduces exactly through n new tokens. ``task_accuracy[task]``: exact-match
     accuracy of greedy answers, over ``task_items[task]`` items.

@@ -42,6 +42,7 @@ def save_evaluations(path: str | Path, evaluations, note: str = "") -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        os.chmod(tmp, 0o644)          # mkstemp makes it private; a results file is ordinary data
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

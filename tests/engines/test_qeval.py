@@ -40,7 +40,7 @@ def base(lm):
 def test_baseline_perplexity_finite_and_stable(lm, base):
     assert math.isfinite(base.perplexity) and 1.5 < base.perplexity < 60
     assert set(base.perplexity_by_domain) == {"prose", "code"}
-    assert base.flip_rate == 0 and base.mean_kl == pytest.approx(0, abs=1e-6)
+    assert base.flip_rate == 0 and base.mean_kl == pytest.approx(0, abs=1e-4)   # baseline log-probs kept in fp16
     assert base.survival[128] == 1.0
     lm.cache.pop(("eval", QuantConfig(), SMALL))
     again = evaluate(lm, QuantConfig(), SMALL)
@@ -152,3 +152,17 @@ def test_evaluate_on_cuda():
     w8 = evaluate(lm, QuantConfig(weight_bits=8, k_bits=4, k_axis="channel"), SMALL)
     assert math.isfinite(base.perplexity) and base.survival[128] == 1.0
     assert w8.device == "cuda" and w8.perplexity > base.perplexity * 0.98
+
+
+def test_calibrated_methods_cut_output_error_with_a_short_last_group():
+    """GPTQ and AWQ (engines.quant) through the padding that lets g128 cover 576 columns."""
+    import torch
+
+    from engines.qeval.quantize import quantize_matrix
+
+    gen = torch.Generator().manual_seed(0)
+    w = torch.randn(96, 576, generator=gen)
+    x = torch.randn(256, 576, generator=gen) * torch.linspace(0.1, 3.0, 576)
+    err = {m: float((x @ w.T - x @ quantize_matrix(w, 3, 128, m, None if m == "rtn" else x).T).norm())
+           for m in ("rtn", "gptq", "awq")}
+    assert err["gptq"] < err["rtn"] and err["awq"] < err["rtn"]
