@@ -483,6 +483,7 @@ def save_checkpoint(result: TrainResult, path: str | Path, extra: dict | None = 
     os.close(fd)
     try:
         save_file(tensors, tmp, metadata=meta)
+        os.chmod(tmp, 0o644)               # mkstemp makes it owner-only; a shipped file is readable by all
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -572,6 +573,16 @@ class HardTaskRun:
 
     def row(self, bits: int) -> BitsRow | None:
         return next((r for r in self.rows if r.weight_bits == bits), None)
+
+    def perplexity_change(self, row: BitsRow) -> float:
+        """Answer perplexity against the float32 row's (0.03 = +3 %)."""
+        return row.score.answer_perplexity / self.rows[0].score.answer_perplexity - 1.0
+
+    def narrowest_quiet(self, limit: float = 0.10) -> BitsRow | None:
+        """The fewest-bit row whose answer perplexity stays within ``limit`` of float32: where "perplexity
+        barely moves" holds, and what exact match does there."""
+        quiet = [r for r in self.rows[1:] if self.perplexity_change(r) < limit]
+        return min(quiet, key=lambda r: r.weight_bits) if quiet else None
 
 
 def _measured_note(device: str) -> str:
