@@ -115,7 +115,7 @@ class Point:
     tokens: int             # D: characters the model predicted during training
     flops: float            # C = 6·N·D
     loss: float             # held-out, nats per character
-    train_loss: float       # mean training loss over the last 10 % of the budget's steps
+    train_loss: float       # mean training loss over the last tenth of the cool-down steps
     seconds: float          # wall time of the trunk share plus the cool-down branch
 
 
