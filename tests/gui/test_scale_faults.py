@@ -19,7 +19,7 @@ def test_the_fault_run_starts_only_when_its_page_is_shown(make_panel, qtbot):
     assert view.items["loss"]["lost"].xData.size > 0             # the undone steps are drawn apart
     assert "replica checksums differ" in view.log.toPlainText() and "Gemini" in view.log.toPlainText()
     assert "every kept step identical" in view.text.text()
-    assert p.result()["fault_actions"][0]["kind"] == "replay"
+    assert p.result()["measured"]["fault_actions"][0]["kind"] == "replay"
     assert p.inner_tabs()[0] == "Fault run and triage"
 
 
