@@ -70,6 +70,9 @@ BY_ID = {p.id: p for p in POINTS}
 LINKED = ("2(b)", "3", "4", "6", "8")
 
 #: What a substantial modification starts again, (article, our words).
+ANNEX_VII: tuple[tuple[str, str], ...] = tuple((p.id, p.what) for p in POINTS)
+"""(point, what it asks) pairs: the shape scripts read before the points had their own answers."""
+
 SUBSTANTIAL_MODIFICATION: tuple[tuple[str, str], ...] = (
     ("CRA Art 69(2)", "a product placed on the market before 11 Dec 2027 comes under the CRA's requirements once "
                       "it is substantially modified from that date"),
@@ -148,12 +151,12 @@ def _warning(status: str, note: str, evidence: str, gaps: str) -> str:
     return ""
 
 
-def technical_file(annex_i=(), support_end: date | None = None, answers=()) -> tuple[FilePoint, ...]:
-    """Annex VII point by point: the user's own answer (``answers``, as :func:`normalise` takes them),
-    what the Annex I checklist (``annex_i``) and the support period already supply, what stays open, and
-    what the answer still lacks. Points the checklist cannot know say so."""
-    links = _links(annex_i, support_end)
-    mine = {a[0]: a for a in normalise(answers)}
+def technical_file(answers=(), support_end: date | None = None, file_answers=()) -> tuple[FilePoint, ...]:
+    """Annex VII point by point: the user's own answer (``file_answers``, as :func:`normalise` takes them),
+    what the Annex I checklist (``answers``, its answers) and the support period already supply, what
+    stays open, and what the answer still lacks. Points the checklist cannot know say so."""
+    links = _links(answers, support_end)
+    mine = {a[0]: a for a in normalise(file_answers)}
     out = []
     for p in POINTS:
         from_i, gaps = links.get(p.id, ("", "not recorded in the Annex I checklist"))
