@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 
+from engines.compute.cost import capital_recovery_factor
 from engines.core.errors import require_int, require_number
 
 HOURS_PER_MONTH = 730.0
@@ -85,11 +86,8 @@ def api_monthly_cost(requests_per_s: float, prompt_tokens: float, output_tokens:
 
 def annuity_factor(rate: float, life_years: float) -> float:
     """Share of a capital sum to recover each year over ``life_years`` at ``rate`` (1/L when the rate is 0)."""
-    i = require_number(rate, "rate", 0, 1)
     life = require_number(life_years, "life_years", 0, 50, lo_open=True)
-    if i == 0:
-        return 1.0 / life
-    return i / (1.0 - (1.0 + i) ** -life)
+    return capital_recovery_factor(rate, life)
 
 
 def owned_cost_per_gpu_hour(capex: float, life_years: float, node_kw: float, pue: float, price_per_kwh: float,
