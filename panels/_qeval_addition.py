@@ -22,7 +22,7 @@ class AdditionView(QWidget):
         self.theme = theme
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        p = self.plot = make_plot(theme, "Addition: exact match by length of the sum", "exact match (%)",
+        p = self.plot = make_plot(theme, "Addition: exact match by length", "exact match (%)",
                                   "digits per operand")
         p.setAccessibleName("Exact match of the addition model by number of digits at each bit width")
         p.setMouseEnabled(x=False, y=False)

@@ -132,7 +132,7 @@ class CompareView(QWidget):
             self.labels.append(label)
         self.plot.setLogMode(x=True, y=False)
         self.points.setData(spots)
-        self.plot.setYRange(-5, 105)
+        self.plot.setYRange(-5, 115)          # room above 100 % for the row numbers
         self.plot.enableAutoRange(axis="x")
         self.note.setText(
             "Each point is a table row (its number). Across: perplexity change (log scale). Up: greedy "
@@ -151,7 +151,7 @@ class CompoundView(QWidget):
         self.theme = theme
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        s = self.survival_plot = make_plot(theme, "Still identical after t generated tokens",
+        s = self.survival_plot = make_plot(theme, "Identical after t tokens",
                                            "share of continuations (%)", "tokens generated t")
         s.setAccessibleName("Survival of greedy continuations with the geometric prediction")
         s.setMouseEnabled(x=False, y=False)
@@ -160,7 +160,7 @@ class CompoundView(QWidget):
         self.pred = s.plot([], [], name="(1 − p)^t from its flip rate p")
         self.floor = s.plot([], [], name="bf16 rounding (noise floor)")
         self.floor_pred = s.plot([], [], name="(1 − p)^t for bf16")
-        f = self.profile_plot = make_plot(theme, "Per-token flip rate along the text (teacher forcing)",
+        f = self.profile_plot = make_plot(theme, "Flip rate along the text",
                                           "top-1 flips (%)", "position in the text (tokens)")
         f.setAccessibleName("Flip rate by position in the text")
         f.setMouseEnabled(x=False, y=False)
