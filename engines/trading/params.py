@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.core.params import ParamsBase, param
+from engines.core.params import param
+from engines.trading.extraction import ExtractionParams
 from engines.trading.lookahead import REMEDIES
 
 
 @dataclass(frozen=True)
-class Params(ParamsBase):
-    """H1 pricing, H2 costs and multiple testing, H3 look-ahead simulation."""
+class Params(ExtractionParams):
+    """H1 pricing, H2 costs and multiple testing, H3 look-ahead simulation; H4's fields come first
+    (inherited from :class:`ExtractionParams`, so the extraction run takes them as they are)."""
 
     # H1: one document through a model
     prompt_tokens: int = param(117, 1, 20_000, label="Prompt", unit="tok", step=1,
