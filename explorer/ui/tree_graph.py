@@ -32,6 +32,18 @@ class TreeGraph(pg.PlotWidget):
         self._words.setSingleShot(True)
         self._words.setInterval(0)
         self._words.timeout.connect(self._place_edge_words_now)
+        # the items are made once and updated on each draw, stacked as listed (later on top)
+        self._cold, self._hot = self._layer(pg.PlotDataItem(), 1), self._layer(pg.PlotDataItem(), 2)
+        self._word_pool = _TextPool(self, 3)
+        self._label_pool = _TextPool(self, 4)
+        self._nodes = self._layer(pg.ScatterPlotItem(), 5)
+        self._star = self._layer(pg.ScatterPlotItem(), 6)
+        self._here_pool = _TextPool(self, 7)
+
+    def _layer(self, item, z: float):
+        item.setZValue(z)
+        self.addItem(item)
+        return item
 
     def draw(self, tree, path: list[str], pos: dict[str, tuple[float, float]]) -> None:
         """``tree``: nodes (id → node with label, answers, is_outcome) and graph(); ``pos``: node id → (x, y)."""
@@ -40,22 +52,20 @@ class TreeGraph(pg.PlotWidget):
         if drawn == getattr(self, "_drawn", None):     # a step sets the walk and then its frame: draw once
             return
         self._drawn = drawn
-        self.clear()
         self.setBackground(th.bg)
         on_path = set(path)
         path_edges = set(zip(path, path[1:]))
         g = tree.graph()
         accent, other = th.palette[0], th.muted
-        for hot in (False, True):                 # one item per style, its edges as separate segments
+        for hot, line in ((False, self._cold), (True, self._hot)):   # one item per style, its edges as segments
             xs, ys = [], []
             for u, v in g.edges:
                 if ((u, v) in path_edges) == hot:
                     xs += [pos[u][0], pos[v][0]]
                     ys += [pos[u][1], pos[v][1]]
-            if xs:
-                self.addItem(pg.PlotDataItem(xs, ys, connect="pairs", pen=pen(accent if hot else other,
-                                                                            5 if hot else 1.2,
-                                                                            Qt.SolidLine if hot else Qt.DashLine)))
+            line.setData(xs, ys, connect="pairs", pen=pen(accent if hot else other, 5 if hot else 1.2,
+                                                          Qt.SolidLine if hot else Qt.DashLine))
+            line.setVisible(bool(xs))
         font = QFont()
         # one row per leaf: capped so presenter scale enlarges the cards, not overlaps between rows
         font.setPointSizeF(min(th.point_size, 12.0) * 0.9)
@@ -64,6 +74,7 @@ class TreeGraph(pg.PlotWidget):
         small.setPointSizeF(font.pointSizeF() * 0.85)
         small.setItalic(True)
         self._edge_words: list[tuple[pg.TextItem, tuple[float, float], tuple[float, float]]] = []
+        self._word_pool.begin()
         for nid, node in tree.nodes.items():      # yes/no splits: the answer written on its edge
             words: dict[str, list[str]] = {}      # target → its words (both answers may lead there)
             for a in node.answers:
@@ -71,15 +82,14 @@ class TreeGraph(pg.PlotWidget):
                 if word and a.next in pos:
                     words.setdefault(a.next, []).append(word)
             for target, said in words.items():
-                word = " / ".join(said)
-                item = pg.TextItem(word, color=th.fg, anchor=(0.5, 0.5), fill=backing)
-                item.setFont(small)
+                item = self._word_pool.take(" / ".join(said), th.fg, small, (0.5, 0.5), backing)
                 item._split = len(words) == 2     # one of two branches: the other word tells it apart
                 item._either = len(said) > 1      # "Yes / No": taken whatever the answer
                 self._edge_words.append((item, pos[nid], pos[target]))
-                self.addItem(item)
+        self._word_pool.end()
         self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
         self._node_labels: list[pg.TextItem] = []
+        self._label_pool.begin()
         metrics = QFontMetrics(font)
         spots = []                                # every node symbol in one item
         for nid, node in tree.nodes.items():
@@ -90,22 +100,20 @@ class TreeGraph(pg.PlotWidget):
             text = node.label + (" ✓" if hot and nid != path[-1] else "")
             # outcomes end a row: their label reads on to the right; a question's sits above it
             anchor = (-0.12, 0.5) if node.is_outcome else (0.5, 1.25)
-            item = pg.TextItem(text, color=th.fg, anchor=anchor, fill=backing)
-            item.setFont(font)
+            item = self._label_pool.take(text, th.fg, font, anchor, backing)
             item.setPos(x, y)
-            self.addItem(item)
             w = metrics.horizontalAdvance(text) + 24
             self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
             self._node_labels.append(item)
-        self.addItem(pg.ScatterPlotItem(spots=spots))
+        self._label_pool.end()
+        self._nodes.setData(spots=spots)
+        self._here_pool.begin()
         if path:
             x, y = pos[path[-1]]
-            self.addItem(pg.ScatterPlotItem([x], [y], symbol="star", size=30, brush=brush(th.palette[5]),
-                                            pen=pen(th.fg, 1.5)))
-            here = pg.TextItem("★ you are here", color=th.fg, anchor=(0.5, -0.45), fill=backing)
-            here.setFont(font)
-            here.setPos(x, y)
-            self.addItem(here)
+            self._star.setData([x], [y], symbol="star", size=30, brush=brush(th.palette[5]), pen=pen(th.fg, 1.5))
+            self._here_pool.take("★ you are here", th.fg, font, (0.5, -0.45), backing).setPos(x, y)
+        self._star.setVisible(bool(path))
+        self._here_pool.end()
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
         self._x_span = (min(xs), max(xs))
@@ -175,6 +183,47 @@ class TreeGraph(pg.PlotWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
         self._fit_x()
+
+
+class _TextPool:
+    """Text labels reused across draws: creating a TextItem (a text document of its own) and adding
+    it to the plot cost most of a draw, while updating one whose text, font and colour did not
+    change costs next to nothing. Labels not used by a draw are hidden and emptied."""
+
+    def __init__(self, plot: pg.PlotWidget, z: float) -> None:
+        self.plot, self.z = plot, z
+        self.items: list[pg.TextItem] = []
+        self.used = 0
+
+    def begin(self) -> None:
+        self.used = 0
+
+    def take(self, text: str, color: str, font: QFont, anchor: tuple[float, float], fill) -> pg.TextItem:
+        if self.used == len(self.items):
+            item = pg.TextItem()
+            item.setZValue(self.z)
+            item._style = None
+            self.plot.addItem(item)
+            self.items.append(item)
+        item = self.items[self.used]
+        self.used += 1
+        style = (color, font.key(), tuple(anchor))
+        if item._style != style:
+            item._style = style
+            item.setColor(color)
+            item.setFont(font)
+            item.setAnchor(anchor)
+        if item.fill != fill:
+            item.fill = fill
+            item.update()
+        item.setPlainText(text)
+        item.setVisible(True)
+        return item
+
+    def end(self) -> None:
+        for item in self.items[self.used:]:
+            item.setVisible(False)
+            item.setPlainText("")
 
 
 def _yes_no(label: str) -> str | None:
