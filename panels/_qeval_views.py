@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QTableWidg
 from engines.qeval.compare import (METRICS, calibration_rows, find, mean_task_accuracy, ppl_change, ranking,
                                    survival_prediction, wilson)
 from engines.qeval.config import QuantConfig
+from engines.qeval.evaluate import DOMAINS
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, legend_below, make_plot, pen
@@ -104,7 +105,7 @@ class CompareView(QWidget):
             d = ev.perplexity_by_domain
             change = ppl_change(ev, base) if base is not None else float("nan")
             rows.append([cfg.label(), f"{ev.bits_per_weight:.2f}",
-                         " · ".join(f"{d[k]:.3f}" for k in sorted(d)) if d else f"{ev.perplexity:.3f}",
+                         " · ".join(f"{d[k]:.3f}" for k in DOMAINS if k in d) if d else f"{ev.perplexity:.3f}",
                          pct(change, 1, True), pct(ev.flip_rate), f"{ev.mean_kl:.4f}",
                          f"{ev.survival_at(32):.2f} · {ev.survival_at(128):.2f}", pct(mean_task_accuracy(ev), 0), where])
             if abs(change) < 0.02 and ev.survival_at(128) < 0.5:
@@ -358,7 +359,7 @@ class CalibrationView(QWidget):
     def show(self, evaluations, base) -> None:
         evs = [e for e in evaluations if e is not None]
         rows = calibration_rows(evs, base) if base is not None else ()
-        domains = sorted({d for r in rows for d in r.change_by_domain})
+        domains = [d for d in DOMAINS if any(d in r.change_by_domain for r in rows)]
         heads = ["configuration", "calibrated on", "tokens"] + [f"Δ perplexity\non {d}" for d in domains]
         fill_table(self.table, heads, [[r.label, r.calib_domain, str(r.calib_tokens or "—")] +
                                        [pct(r.change_by_domain.get(d, float('nan')), 1, True) for d in domains]
