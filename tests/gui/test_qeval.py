@@ -45,7 +45,7 @@ def test_the_screen_says_the_baseline_is_the_dequantized_q4_1(make_panel):
 def test_building_and_adding_a_configuration(make_panel):
     p = make_panel(QevalPanel)
     n = p.compare_view.table.rowCount()
-    assert n == len(DEFAULT_COMPARISON)
+    assert n == len(p.shown_configs()) >= len(DEFAULT_COMPARISON)      # the shipped calibration rows join them
     assert p.update_params(weight_bits=3, group_size=64, method="gptq", calib_domain="code") is None
     p.add_button.click()
     added = QuantConfig(weight_bits=3, group_size=64, method="gptq", calib_domain="code").canonical()
@@ -78,7 +78,7 @@ def test_tables_rank_and_tasks_follow_the_evaluations(make_panel):
     t = p.compare_view.table
     assert all(t.item(r, 3).text() != "" for r in range(t.rowCount()))
     assert "here" in t.item(0, 8).text()
-    assert p.ranking_view.table.rowCount() == len(DEFAULT_COMPARISON)
+    assert p.ranking_view.table.rowCount() == len(p.shown_configs())
     assert p.tasks_view.table.item(0, 1).text().startswith("90 [")        # accuracy with its interval
     assert len(p.tasks_view.curves) > 0
     assert p.update_params(budget="full") is None                        # nothing measured at full here
@@ -139,6 +139,18 @@ def test_theme_switch_and_selftest(make_panel, ctx):
     p = make_panel(QevalPanel)
     _fill(p)
     ctx.set_theme("dark")
-    assert p.compare_view.table.rowCount() == len(DEFAULT_COMPARISON)
+    assert p.compare_view.table.rowCount() == len(p.shown_configs())
     p.selftest()
     assert p.table() and "configuration" in p.table()[0]
+
+
+def test_shipped_rows_say_they_were_measured_on_the_build_machine(make_panel):
+    from engines.qeval import shipped_evaluations
+
+    p = make_panel(QevalPanel)
+    shipped = {e.config.canonical() for e in shipped_evaluations("quick")}
+    rows = [r for r, c in enumerate(p.shown_configs()) if c in shipped]
+    assert rows, "the default comparison ships measured"
+    for r in rows:
+        assert p.compare_view.table.item(r, 8).text().startswith("shipped, build machine")
+    assert "measured on the" in p.status.text()
