@@ -59,6 +59,10 @@ HEADLINES = {
     "qeval.py": [("qeval quick evaluation, CPU (worst config)", r"qeval cpu quick worst evaluation:\s*([\d.]+) s", "s"),
                  ("qeval full evaluation, CPU (worst config)", r"qeval cpu full worst evaluation:\s*([\d.]+) s", "s"),
                  ("qeval quick evaluation, CUDA (worst config)", r"qeval cuda quick worst evaluation:\s*([\d.]+) s", "s")],
+    "trading_extraction.py": [
+        ("trading extraction, CPU cold (embed + train + evaluate)", r"trading extraction cpu cold:\s*([\d.]+) s", "s"),
+        ("trading extraction, CPU warm re-run", r"trading extraction cpu cold:.*warm re-run:\s*([\d.]+) s", "s"),
+        ("trading extraction, CUDA cold", r"trading extraction cuda cold:\s*([\d.]+) s", "s")],
     "gptq.py": [("GPTQ, lazy blocks", r"gptq \(lazy blocks of \d+\)\s+([\d.]+) s", "s"),
                 ("GPTQ, plain column-by-column", r"plain column-by-column\s+([\d.]+) s", "s")],
 }

@@ -131,19 +131,22 @@ def _encode_batch(ids, mask, cfg: Config, w: dict):
 
 def embed(texts: list[str], device: str = "cpu", progress: Callable[[float], None] | None = None,
           cancelled: Callable[[], bool] | None = None):
-    """Sentence embeddings (n, 384) as a float32 torch tensor on ``device``; batches of 64."""
+    """Sentence embeddings (n, 384) as a float32 torch tensor on ``device``, in the order given; batches of 64
+    texts of similar length."""
     import torch
 
     if not texts or not all(isinstance(t, str) for t in texts):
         raise ValidationError("texts", "expected a non-empty list of strings", "≥ 1 text")
     cfg, w = _weights(device)
     tok = tokenizer()
+    encoded = [tok.encode(t, MAX_TOKENS) for t in texts]
+    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))   # similar lengths share a batch: less padding
     out = []
     with torch.inference_mode():
         for start in range(0, len(texts), BATCH):
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            seqs = [tok.encode(t, MAX_TOKENS) for t in texts[start:start + BATCH]]
+            seqs = [encoded[i] for i in order[start:start + BATCH]]
             t = max(len(s) for s in seqs)
             ids = torch.zeros((len(seqs), t), dtype=torch.long)
             mask = torch.zeros((len(seqs), t), dtype=torch.long)
@@ -153,4 +156,6 @@ def embed(texts: list[str], device: str = "cpu", progress: Callable[[float], Non
             out.append(_encode_batch(ids.to(device), mask.to(device), cfg, w))
             if progress is not None:
                 progress(min(1.0, (start + BATCH) / len(texts)))
-    return torch.cat(out)
+    result = torch.empty((len(texts), cfg.hidden), device=device)
+    result[torch.tensor(order, device=device)] = torch.cat(out)
+    return result
