@@ -106,11 +106,16 @@ class TreeGraph(pg.PlotWidget):
             self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
             self._node_labels.append(item)
         self._label_pool.end()
-        self._nodes.setData(spots=spots)
+        shown = [(s["pos"], s["symbol"], s["size"]) for s in spots], th   # setData costs milliseconds
+        if shown != getattr(self, "_nodes_shown", None):
+            self._nodes_shown = shown
+            self._nodes.setData(spots=spots)
         self._here_pool.begin()
         if path:
             x, y = pos[path[-1]]
-            self._star.setData([x], [y], symbol="star", size=30, brush=brush(th.palette[5]), pen=pen(th.fg, 1.5))
+            if ((x, y), th) != getattr(self, "_star_shown", None):
+                self._star_shown = ((x, y), th)
+                self._star.setData([x], [y], symbol="star", size=30, brush=brush(th.palette[5]), pen=pen(th.fg, 1.5))
             self._here_pool.take("★ you are here", th.fg, font, (0.5, -0.45), backing).setPos(x, y)
         self._star.setVisible(bool(path))
         self._here_pool.end()
@@ -147,16 +152,20 @@ class TreeGraph(pg.PlotWidget):
             return
         vb = self.getViewBox()
         vb.updateMatrix()                 # boxes in scene pixels, with the range just set
+        to_vb, to_scene = vb.childGroup.transform(), vb.sceneTransform()   # vb.mapViewToScene, once
+
+        def scene_at(p: QPointF) -> QPointF:
+            return to_scene.map(to_vb.map(p))
 
         def box_at(item: pg.TextItem, x: float, y: float) -> QRectF:
             r = item.textItem.boundingRect()             # text size in pixels (TextItems do not scale)
-            p = vb.mapViewToScene(QPointF(x, y))
+            p = scene_at(QPointF(x, y))
             ax, ay = item.anchor.x(), item.anchor.y()
             return QRectF(p.x() - ax * r.width(), p.y() - ay * r.height(), r.width(), r.height())
 
         taken = [box_at(item, item.pos().x(), item.pos().y()) for item in self._node_labels]
         for item in self._node_labels:
-            p = vb.mapViewToScene(item.pos())
+            p = scene_at(item.pos())
             taken.append(QRectF(p.x() - NODE_PX / 2, p.y() - NODE_PX / 2, NODE_PX, NODE_PX))
         clean: dict[tuple[float, float], bool] = {}     # source node → one of its words placed cleanly
         crowded = []
@@ -164,7 +173,7 @@ class TreeGraph(pg.PlotWidget):
             best = None
             for f in (0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78):   # on its own edge only: beside it, a word
                 box = box_at(item, x0 + f * (x1 - x0), y0 + f * (y1 - y0))   # reads as the neighbour's
-                clash = sum(box.intersected(t).width() * box.intersected(t).height() for t in taken)
+                clash = sum(_area(box.intersected(t)) for t in taken if box.intersects(t))
                 if best is None or clash < best[0]:
                     best = (clash, f, box)
                 if clash == 0:
@@ -224,6 +233,10 @@ class _TextPool:
         for item in self.items[self.used:]:
             item.setVisible(False)
             item.setPlainText("")
+
+
+def _area(r: QRectF) -> float:
+    return r.width() * r.height()
 
 
 def _yes_no(label: str) -> str | None:
