@@ -251,8 +251,9 @@ def _rescale_default_labels(plot, old_size: float, new_size: float) -> None:
 
 class _ParamsEdit(QUndoCommand):
     def __init__(self, panel: Panel, old, new) -> None:
+        before = old.to_dict()      # once: a deep copy per field cost a tour step tens of milliseconds
         super().__init__(f"{panel.title}: " + ", ".join(
-            sorted(k for k, v in new.to_dict().items() if old.to_dict().get(k) != v)))
+            sorted(k for k, v in new.to_dict().items() if before.get(k) != v)))
         self._panel, self._old, self._new = panel, old, new
         self._first = True
 
