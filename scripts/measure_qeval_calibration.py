@@ -17,8 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engines.qeval.params import config_from_code  # noqa: E402
 
-CONFIGS = ("weight_bits=3 group_size=128 method=gptq calib_tokens=128",
-           "weight_bits=3 group_size=128 method=gptq calib_tokens=256",
+CONFIGS = ("weight_bits=3 group_size=128 method=gptq calib_tokens=256",
            "weight_bits=3 group_size=128 method=gptq calib_tokens=2048",
            "weight_bits=3 group_size=128 method=awq calib_domain=code")
 
