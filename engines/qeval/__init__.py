@@ -11,8 +11,12 @@ Public API (Qt-free; torch is imported inside functions):
     ``calib_domain`` (prose, code, chat). ``QuantConfig()`` is the baseline.
   * :func:`evaluate` ``(lm, config, budget="quick", progress=None, cancelled=None) -> Evaluation``
     with ``perplexity``, ``perplexity_by_domain``, ``flip_rate``, ``mean_kl``, ``flip_profile``,
-    ``survival: dict[int, float]``, ``task_accuracy: dict[str, float]``, ``task_items`` …;
-    results are cached per configuration and budget on the ``LM``.
+    ``survival: dict[int, float]``, ``task_accuracy: dict[str, float]``, ``task_items``,
+    ``weight_error``, ``bits_per_weight``, ``seconds``, ``measured`` and
+    ``predicted_survival(n) = (1 − flip_rate)^n``; ``budget`` is "quick" (2×2×512 tokens of
+    perplexity, 8 continuations of 128 tokens, 16 items a task), "full" (2×4×512, 20 × 256, 40) or
+    a :class:`Budget` of one's own. Results are cached per configuration and budget on the ``LM``;
+    ``progress(fraction, text)`` and ``cancelled()`` serve the panel's job slots.
   * :func:`shipped_evaluations` ``(budget=None) -> tuple[Evaluation, ...]`` — the default
     comparison measured on the build machine (``assets/qeval/shipped.json``, made by
     ``scripts/measure_qeval.py``); :func:`save_evaluations` / :func:`load_evaluations` for files.
