@@ -1,20 +1,23 @@
 """Language models in trading: where a model call fits the stack (H1), the headline study read precisely
-(H2) and look-ahead bias simulated (H3).
+(H2), look-ahead bias simulated (H3) and an extraction classifier evaluated without returns (H4).
 
 A thin view over :mod:`engines.trading`: the stack pricing and the study's statistics are computed
 inline on every edit; the look-ahead Monte Carlo runs in the "lookahead" job slot, debounced, with the
-previous result dimmed until the new one lands. Not investment or legal advice.
+previous result dimmed until the new one lands; the H4 classifier runs in the "extraction" slot, first
+when its tab is opened, again on every edit. Not investment or legal advice.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
-from engines.trading import REMEDIES, Params, price_stack, simulate_lookahead, study
+from engines.trading import (REMEDIES, ExtractionParams, Params, export_audit, price_stack, run_extraction,
+                             simulate_lookahead, study)
 from explorer.binder import ParamBinder, param_slider
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.widgets import ErrorLabel, Tabs
+from panels._trading_extraction import ExtractionView
 from panels._trading_lookahead import LookaheadView
 from panels._trading_stack import StackView
 from panels._trading_study import StudyView
@@ -24,7 +27,11 @@ STUDY_FIELDS = frozenset({"cost_bp", "turnover_pct", "m_tests"})
 LOOKAHEAD_FIELDS = frozenset({"days_pre", "days_post", "n_stocks", "a_pre", "a_post", "remedy", "mask_share",
                               "n_prompts", "trials_var", "seed"})
 LOOKAHEAD_SLIDERS = ("a_pre", "a_post", "days_pre", "days_post", "n_stocks", "mask_share", "n_prompts", "trials_var")
-TAB_TITLES = ("The stack (H1)", "The study, read precisely (H2)", "Look-ahead bias (H3)")
+EXTRACTION_SLIDERS = ("ext_train_share", "ext_l2", "ext_epochs", "ext_bins", "ext_seed")
+EXTRACTION_FIELDS = frozenset(EXTRACTION_SLIDERS) | {"ext_device"}
+DEVICE_CHOICES = {"auto": "auto (CUDA when present)", "cpu": "CPU", "cuda": "CUDA"}
+TAB_TITLES = ("The stack (H1)", "The study, read precisely (H2)", "Look-ahead bias (H3)",
+              "Extraction without returns (H4)")
 DEBOUNCE_MS = 150
 
 
@@ -41,7 +48,9 @@ class TradingPanel(Panel):
         self.stack_result = None
         self.study_result = None
         self.lookahead_result = None
+        self.extraction_result = None
         self.sim_tasks = self.jobs("lookahead")
+        self.ext_tasks = self.jobs("extraction")
         self._refresh = QTimer(self)
         self._refresh.setSingleShot(True)
         self._refresh.setInterval(DEBOUNCE_MS)
@@ -52,13 +61,17 @@ class TradingPanel(Panel):
         self.tabs.addTab(self._stack_page(), TAB_TITLES[0])
         self.tabs.addTab(self._study_page(), TAB_TITLES[1])
         self.tabs.addTab(self._lookahead_page(), TAB_TITLES[2])
+        self.tabs.addTab(self._extraction_page(), TAB_TITLES[3])
+        self.tabs.currentChanged.connect(self._tab_shown)
         self.body.addWidget(self.error)
         self.body.addWidget(self.tabs, 1)
-        self.binder = ParamBinder(self, {**self.sliders, "remedy": self.remedy_combo, "seed": self.seed_spin},
-                                  choices={"remedy": REMEDIES}, error=self.error.show_error)
+        self.binder = ParamBinder(self, {**self.sliders, "remedy": self.remedy_combo, "seed": self.seed_spin,
+                                         "ext_device": self.device_combo},
+                                  choices={"remedy": REMEDIES, "ext_device": DEVICE_CHOICES}, error=self.error.show_error)
         for name, widget in self.sliders.items():
             self.name_view(name, widget, Params.spec(name)["label"])
         self.name_view("remedy", self.remedy_combo, "Remedy")
+        self.name_view("ext_device", self.device_combo, "Device")
         self._recompute_study()
 
     # --- pages ----------------------------------------------------------------------------------
@@ -114,6 +127,25 @@ class TradingPanel(Panel):
         return self._page(LOOKAHEAD_SLIDERS, v, (keep_together(QLabel("Remedy:"), self.remedy_combo),
                                                  self.seed_spin, reroll, self.sim_tasks.widget()))
 
+    def _extraction_page(self) -> QWidget:
+        v = self.extraction_view = ExtractionView(self.theme)
+        for name, widget, title in (("extraction", v, "Extraction, evaluated without returns"),
+                                    ("extraction_confusion", v.confusion, "Confusion matrix of the held-out headlines"),
+                                    ("extraction_scores", v.scores, "Precision, recall and F1 per class"),
+                                    ("extraction_figures", v.figures, "Accuracy, F1 and Cohen's kappa"),
+                                    ("extraction_reliability", v.reliability_plot, "Reliability diagram"),
+                                    ("extraction_drift", v.drift_plot, "Predicted class shares under drift"),
+                                    ("extraction_drift_figures", v.drift_text, "ECE, Brier and PSI"),
+                                    ("extraction_audit", v.audit_text, "The run's audit record"),
+                                    ("extraction_governance", v.governance, "Governance duties")):
+            self.name_view(name, widget, title)
+        v.export_button.clicked.connect(self._ask_export_audit)
+        self.device_combo = QComboBox()
+        self.device_combo.addItems(list(DEVICE_CHOICES.values()))
+        self.device_combo.setAccessibleName("Device the classifier runs on")
+        return self._page(EXTRACTION_SLIDERS, v, (keep_together(QLabel("Device:"), self.device_combo),
+                                                  self.ext_tasks.widget()))
+
     # --- scenario and parameters ------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
         self._recompute_stack()
@@ -127,6 +159,9 @@ class TradingPanel(Panel):
             self._recompute_study()
         if changed & LOOKAHEAD_FIELDS:
             self._schedule_simulation()
+        if changed & EXTRACTION_FIELDS and (self.extraction_result is not None or self.ext_tasks.running
+                                            or self.tabs.currentIndex() == 3):
+            self._start_extraction()
 
     def _recompute_stack(self) -> None:
         p = self.params
@@ -169,6 +204,49 @@ class TradingPanel(Panel):
         self.lookahead_result = run
         self.lookahead_view.show_result(run)
 
+    # --- the extraction classifier (job slot) -------------------------------------------------------
+    def _tab_shown(self, index: int) -> None:
+        if index == 3 and self.extraction_result is None and not self.ext_tasks.running:
+            self._start_extraction()
+
+    def _start_extraction(self) -> None:
+        self.ext_tasks.cancel()
+        p = self.params
+        ep = ExtractionParams(**{f: getattr(p, f) for f in EXTRACTION_FIELDS})   # captured before the job
+        if self.extraction_result is not None:
+            self.extraction_view.show_stale(True)
+
+        def work(progress, cancelled):
+            return run_extraction(ep, progress=progress, cancelled=cancelled)
+
+        self.ext_tasks.run(work, self._extracted, label="embedding and classifying headlines",
+                           on_error=self.error.show_error)
+
+    def _extracted(self, run) -> None:
+        self.extraction_result = run
+        self.extraction_view.show_result(run)
+
+    def wait_extraction(self, timeout_ms: int = 180_000) -> bool:
+        """Start the extraction run if none has run yet and block until it is drawn (tests, self-test)."""
+        if self.extraction_result is None and not self.ext_tasks.running:
+            self._start_extraction()
+        return self.ext_tasks.wait(timeout_ms)
+
+    def export_audit(self, path: str) -> None:
+        """Write the last run's audit record (JSON, atomically)."""
+        if self.extraction_result is None:
+            raise ValueError("run the extraction first: there is no audit record yet")
+        export_audit(self.extraction_result.audit, path)
+
+    def _ask_export_audit(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(self, "Export the audit record", "extraction-audit.json",
+                                              "JSON (*.json)")
+        if name:
+            try:
+                self.export_audit(name)
+            except (OSError, ValueError) as exc:
+                self.error.show_error(f"could not write {name}: {exc}")
+
     def wait_simulation(self, timeout_ms: int = 60_000) -> bool:
         """Start a pending (debounced) simulation now and block until it is drawn (tests, self-test)."""
         if self._refresh.isActive():
@@ -183,13 +261,15 @@ class TradingPanel(Panel):
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
         for view, res in ((self.stack_view, self.stack_result), (self.study_view, self.study_result),
-                          (self.lookahead_view, self.lookahead_result)):
+                          (self.lookahead_view, self.lookahead_result),
+                          (self.extraction_view, self.extraction_result)):
             view.theme = theme
             if res is not None:
                 view.show_result(res)
 
     def result(self) -> object:
-        return {"stack": self.stack_result, "study": self.study_result, "lookahead": self.lookahead_result}
+        return {"stack": self.stack_result, "study": self.study_result, "lookahead": self.lookahead_result,
+                "extraction": self.extraction_result}
 
     def table(self) -> list[dict]:
         return self.study_result.rows() if self.study_result is not None else []
