@@ -14,7 +14,7 @@ from engines.qeval.config import QuantConfig
 from engines.qeval.evaluate import DOMAINS
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import brush, legend_below, make_plot, pen
+from explorer.ui.widgets import brush, legend_below, log_axes, make_plot, pen
 
 SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "p")
 TASK_ORDER = ("facts", "opposites", "language", "copy-4", "copy-8", "copy-16", "add-1", "add-2")
@@ -79,6 +79,7 @@ class CompareView(QWidget):
                               "perplexity change (%)")
         self.plot.setAccessibleName("Perplexity change against share of continuations still identical")
         self.plot.setMouseEnabled(x=False, y=False)
+        log_axes(self.plot, x=True)                # labels on the decades only
         self.points = pg.ScatterPlotItem()
         self.plot.addItem(self.points)
         self.labels: list[pg.TextItem] = []
@@ -131,7 +132,6 @@ class CompareView(QWidget):
             label.setPos(x, y)
             self.plot.addItem(label)
             self.labels.append(label)
-        self.plot.setLogMode(x=True, y=False)
         self.points.setData(spots)
         self.plot.setYRange(-5, 115)          # room above 100 % for the row numbers
         self.plot.enableAutoRange(axis="x")
