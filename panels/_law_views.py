@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, time
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
 
 from engines.law.trees import Tree, layout
@@ -16,21 +16,38 @@ from explorer.ui.widgets import brush, pen
 
 
 class TreeGraph(_TreeGraph):
-    """The toolkit's tree graph laid out by the law engine's tidy layout. On a tab that is not showing
-    it draws when shown: a tour step on another tab moves the walk without paying for the graph."""
+    """The toolkit's tree graph laid out by the law engine's tidy layout. It draws the last walk it
+    was given when it next paints (or in the next event-loop pass): a tour step sets the walk, then
+    the timeline's kept frame, then the step's frame, and only the last is worth drawing. On a tab
+    that is not showing nothing is drawn until it is shown."""
+
+    def __init__(self, theme: Theme) -> None:
+        super().__init__(theme)
+        self._pending = None
+        self._soon = QTimer(self)
+        self._soon.setSingleShot(True)
+        self._soon.setInterval(0)
+        self._soon.timeout.connect(self._render)
 
     def draw(self, tree: Tree, path: list[str]) -> None:
         self._pending = (tree, list(path))
         if self.isVisible():
-            self._render()
+            self._soon.start()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().showEvent(event)
-        if getattr(self, "_pending", None) is not None:
-            self._render()
+        if self._pending is not None:
+            self._soon.start()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        self._render()              # never paint a walk that has been replaced
+        super().paintEvent(event)
 
     def _render(self) -> None:
+        if self._pending is None or not self.isVisible():
+            return
         (tree, path), self._pending = self._pending, None
+        self._soon.stop()
         super().draw(tree, path, layout(tree))
 
 
