@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+                               QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from engines.trading import CLASS_TITLES, GOVERNANCE, PSI_BANDS_NOTE, ExtractionRun, psi_band
 from explorer.theme import ink_on
@@ -67,18 +67,23 @@ class ExtractionView(QWidget):
         g.setContentsMargins(0, 0, 0, 0)
         self.confusion = _table(5, 5, "Confusion matrix of the held-out headlines: rows gold, columns predicted")
         self.scores = _table(5, 5, "Precision, recall and F1 per class")
-        self.scores.setHorizontalHeaderLabels(["precision", "recall", "F1", "test items", "F1 shifted"])
+        self.scores.setHorizontalHeaderLabels(["P", "R", "F1", "n", "F1 drift"])
         self.figures = LiveText()
         self.figures.reserve_lines(7)
-        cap = QLabel("Confusion matrix (held-out templates): rows = gold label, columns = predicted; the diagonal is right.")
+        cap = QLabel("Held-out headlines: rows = gold label, columns = predicted. ✓ right, ✗ wrong.")
         cap.setWordWrap(True)
         g.addWidget(cap, 0, 0)
         g.addWidget(self.confusion, 1, 0)
-        g.addWidget(self.scores, 1, 1)
-        g.addWidget(self.figures, 2, 0, 1, 2)
-        g.setColumnStretch(0, 1)
-        g.setColumnStretch(1, 1)
+        per_class = QLabel("Per class: precision P, recall R, F1 and items n on the held-out test; "
+                           "'F1 drift': F1 on the shifted set.")
+        per_class.setWordWrap(True)
+        g.addWidget(per_class, 2, 0)
+        g.addWidget(self.scores, 3, 0)
+        g.addWidget(self.figures, 0, 1, 4, 1)
+        g.setColumnStretch(0, 3)
+        g.setColumnStretch(1, 2)
         g.setRowStretch(1, 1)
+        g.setRowStretch(3, 1)
         self.tabs.addTab(scores, "Scores")
         # calibration and drift
         cal = QWidget()
@@ -96,8 +101,8 @@ class ExtractionView(QWidget):
         d.setAccessibleName("Predicted class shares on the test and the shifted set")
         d.setMouseEnabled(x=False, y=False)
         legend_below(d)
-        self.share_test = d.plot([], [], symbol="o", symbolSize=11, name="held-out test")
-        self.share_shift = d.plot([], [], symbol="s", symbolSize=11, name="shifted set")
+        self.share_test = d.plot([], [], pen=None, symbol="o", symbolSize=14, name="held-out test")
+        self.share_shift = d.plot([], [], pen=None, symbol="s", symbolSize=14, name="shifted set")
         self.drift_text = LiveText()
         self.drift_text.reserve_lines(5)
         c.addWidget(r, 0, 0)
@@ -117,21 +122,12 @@ class ExtractionView(QWidget):
         bar.addWidget(self.audit_text, 1)
         bar.addWidget(self.export_button)
         a.addLayout(bar)
-        self.governance = _table(len(GOVERNANCE), 4, "Governance duties that apply to a model in a regulated process")
-        self.governance.setHorizontalHeaderLabels(["Regime", "What it asks (our summary)", "Source", "How checked"])
-        self.governance.setWordWrap(True)
-        hh = self.governance.horizontalHeader()
-        for i, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Interactive,
-                                  QHeaderView.Interactive)):
-            hh.setSectionResizeMode(i, mode)
-        self.governance.setColumnWidth(2, 230)
-        self.governance.setColumnWidth(3, 200)
-        for i, duty in enumerate(GOVERNANCE):
-            for j, text in enumerate((duty.regime, duty.duty, duty.source, STATUS[duty.status])):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                self.governance.setItem(i, j, item)
-        self.governance.verticalHeader().setVisible(False)
+        self.governance = QTextBrowser()
+        self.governance.setAccessibleName("Governance duties that apply to a model in a regulated process")
+        self.governance.setOpenLinks(False)
+        self.governance.setHtml("".join(
+            f"<p><b>{escape(d.regime)}.</b> {escape(d.duty)} <i>({escape(d.source)}; {STATUS[d.status]})</i></p>"
+            for d in GOVERNANCE))
         a.addWidget(self.governance, 1)
         note = QLabel("Not legal advice. Status per line: how far we checked the text (see the lesson).")
         note.setWordWrap(True)
@@ -159,13 +155,14 @@ class ExtractionView(QWidget):
             table.setRowCount(k)
             table.setVerticalHeaderLabels([f"{CLASS_TITLES.get(c, c)}" for c in run.classes])
         self.confusion.setColumnCount(k)
-        self.confusion.setHorizontalHeaderLabels([f"→ {n}" for n in names])
+        self.confusion.setHorizontalHeaderLabels(names)
         conf = np.array(run.test.confusion)
         top = max(1, int(conf.max()))
         for i in range(k):
             for j in range(k):
-                fill = _mix(t.bg, t.color(0) if i == j else t.color(5), conf[i, j] / top)
-                _cell(self.confusion, i, j, f"{conf[i, j]}", fill, ink_on(fill, t))
+                fill = _mix(t.bg, t.color(4) if i == j else t.color(5), conf[i, j] / top)
+                mark = ("✓ " if i == j else "✗ ") if conf[i, j] else ""
+                _cell(self.confusion, i, j, f"{mark}{conf[i, j]}", fill, ink_on(fill, t))
         s, sh = run.test.scores, run.shifted.scores
         for i in range(k):
             for j, v in enumerate((f"{s.precision[i]:.2f}", f"{s.recall[i]:.2f}", f"{s.f1[i]:.2f}",
@@ -179,24 +176,25 @@ class ExtractionView(QWidget):
             f"{run.kappa_labelers:.2f} on the base set, {run.kappa_labelers_shifted:.2f} on the shifted set: the "
             f"ceiling a model can be held to.<br><small>{escape(SOURCES)}</small>")
         x = np.arange(k)
-        for item, scores, colour in ((self.rel_test, run.test, 0), (self.rel_shift, run.shifted, 5)):
+        for item, scores, colour in ((self.rel_test, run.test, 4), (self.rel_shift, run.shifted, 5)):
             rel = scores.reliability
             keep = np.array(rel.counts) > 0
             item.setData(np.array(rel.confidence)[keep], np.array(rel.accuracy)[keep])
-            item.setPen(pen(t.color(colour), 2, Qt.SolidLine if colour == 0 else Qt.DashLine))
+            item.setPen(pen(t.color(colour), 2, Qt.SolidLine if colour == 4 else Qt.DashLine))
             item.setSymbolBrush(brush(t.color(colour)))
             item.setSymbolPen(pen(t.fg, 1))
         self.diagonal.setPen(pen(t.fg, 1, Qt.DotLine))
         self.reliability_plot.setXRange(0, 1, padding=0.02)
         self.reliability_plot.setYRange(0, 1, padding=0.02)
-        for item, shares, colour in ((self.share_test, run.test.predicted_shares, 0),
-                                     (self.share_shift, run.shifted.predicted_shares, 5)):
-            item.setData(x, 100 * np.array(shares))
-            item.setPen(pen(t.color(colour), 2, Qt.SolidLine if colour == 0 else Qt.DashLine))
+        for item, shares, colour, dx in ((self.share_test, run.test.predicted_shares, 4, -0.08),
+                                         (self.share_shift, run.shifted.predicted_shares, 5, 0.08)):
+            item.setData(x + dx, 100 * np.array(shares))
+            item.setPen(None)
             item.setSymbolBrush(brush(t.color(colour)))
             item.setSymbolPen(pen(t.fg, 1))
         self.drift_plot.getAxis("bottom").setTicks([[(i, n) for i, n in enumerate(names)], []])
-        self.drift_plot.enableAutoRange()
+        self.drift_plot.setXRange(-0.5, k - 0.5, padding=0)
+        self.drift_plot.enableAutoRange(axis="y")
         self.drift_text.setText(
             f"<b>Calibration:</b> ECE {run.test.reliability.ece:.3f} on the test set, "
             f"{run.shifted.reliability.ece:.3f} on the shifted set ({len(run.test.reliability.counts)} equal-width bins); "

@@ -22,7 +22,7 @@ def test_extraction_tab_runs_and_draws_the_engine_figures(make_panel, tmp_path):
     assert p.wait_extraction()
     r = p.extraction_result
     v = p.extraction_view
-    conf = [[int(v.confusion.item(i, j).text()) for j in range(5)] for i in range(5)]
+    conf = [[int(v.confusion.item(i, j).text().split()[-1]) for j in range(5)] for i in range(5)]
     assert conf == [list(row) for row in r.test.confusion]
     assert v.scores.item(0, 2).text() == f"{r.test.scores.f1[0]:.2f}"
     assert f"κ = {r.kappa_labelers:.2f}" in v.figures.text()
