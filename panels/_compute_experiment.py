@@ -8,7 +8,7 @@ from html import escape
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QHeaderView, QPushButton, QSpinBox, QTableWidget,
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.compute.experiment import (CORPUS_SOURCE, ExperimentResult, Params, default_cache_dir, late_speedup,
@@ -79,18 +79,20 @@ class ExperimentView(QWidget):
         legend_below(self.frontier_plot, 2)
         self.readout = LiveText()
         self.readout.reserve_lines(4)
-        for w in (self.loss_plot, self.readout, self.frontier_plot):
-            if w is not self.readout:
-                w.setMinimumHeight(480)          # the legend below takes a third of it at presenter sizes
-                w.setMouseEnabled(x=False, y=False)
-            lay.addWidget(w, 3 if w is not self.readout else 0)
+        charts = QHBoxLayout()                   # side by side: the tab fits a 1080p projector in presenter mode
+        for w in (self.loss_plot, self.frontier_plot):
+            w.setMinimumHeight(300)              # the legend below takes a third of it at presenter sizes
+            w.setMouseEnabled(x=False, y=False)
+            charts.addWidget(w)
+        lay.addLayout(charts, 3)
+        lay.addWidget(self.readout)
         self.table = QTableWidget(0, 8)
         self.table.setHorizontalHeaderLabels(["Model", "N (non-embedding)", "Steps", "D (characters)", "C = 6ND",
                                               "Held-out loss", "Training loss", "Seconds"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.setAccessibleName("Measured points")
-        self.table.setMinimumHeight(160)
+        self.table.setMinimumHeight(110)
         lay.addWidget(self.table, 1)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)

@@ -6,7 +6,7 @@ import math
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import MachineMeasurement, StepNetwork
 from explorer.ui.live_text import LiveText
@@ -39,10 +39,12 @@ class MachineView(QWidget):
             p.setMinimumHeight(h)
         self.text = LiveText()
         self.text.reserve_lines(3)
-        lay.addWidget(self.flops_plot, 3)
-        lay.addWidget(self.bytes_plot, 3)
+        top, bottom = QHBoxLayout(), QHBoxLayout()   # two rows of two: the tab fits a 1080p projector
+        top.addWidget(self.flops_plot)
+        top.addWidget(self.bytes_plot)
+        lay.addLayout(top, 3)
         lay.addWidget(self.text)
-        lay.addWidget(self.net_plot, 2)
+        bottom.addWidget(self.net_plot, 3)
         self.market = QTableWidget(0, 4)
         self.market.setHorizontalHeaderLabels(["Figure", "Value", "Date", "How sure"])
         self.market.verticalHeader().setVisible(False)
@@ -51,7 +53,8 @@ class MachineView(QWidget):
         self.market.setWordWrap(True)
         self.market.setAccessibleName("Market share and data-centre revenue")
         self.market.setMinimumHeight(170)
-        lay.addWidget(self.market, 1)
+        bottom.addWidget(self.market, 2)
+        lay.addLayout(bottom, 2)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)
         self.measured: MachineMeasurement | None = None

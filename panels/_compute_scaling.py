@@ -9,7 +9,7 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import (FITS, KAPLAN, RunPoint, ScenarioRun, chinchilla_frontier, chinchilla_optimum,
                              iso_flop_curve, kaplan_allocation, kaplan_loss_n)
@@ -82,13 +82,15 @@ class ScalingView(QWidget):
         log_axes(self.iso_plot, x=True)
         legend_below(self.iso_plot, 3)
         for p in (self.frontier_plot, self.iso_plot):
-            p.setMinimumHeight(400)
+            p.setMinimumHeight(340)
             p.setMouseEnabled(x=False, y=False)
         self.text = LiveText()
         self.text.reserve_lines(3)
-        lay.addWidget(self.frontier_plot, 3)
+        charts = QHBoxLayout()             # side by side: the tab fits a 1080p projector in presenter mode
+        charts.addWidget(self.frontier_plot)
+        charts.addWidget(self.iso_plot)
+        lay.addLayout(charts, 3)
         lay.addWidget(self.text)
-        lay.addWidget(self.iso_plot, 3)
         self.tables = Tabs()
         self.runs_table = QTableWidget(0, 8)
         self.runs_table.setHorizontalHeaderLabels(["Run", "N", "D (tokens)", "6ND", "Reported C", "GPU-hours",
@@ -101,7 +103,7 @@ class ScalingView(QWidget):
             t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
             t.setAccessibleName(name)
             self.tables.addTab(t, name)
-        self.tables.setMinimumHeight(260)
+        self.tables.setMinimumHeight(200)
         lay.addWidget(self.tables, 1)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)
@@ -138,7 +140,7 @@ class ScalingView(QWidget):
             plot.getPlotItem().legend.clear()
         self.fit_lines = {key: f.plot([], [], name=SHORT[key]) for key in FITS}
         self.d_line = f.plot([], [], name="its tokens D_opt")
-        self.kaplan_line = f.plot([], [], pen=pen(t.fg, 2, Qt.DotLine), name=f"Kaplan N ∝ C^{KAPLAN.a:g} via GPT-3")
+        self.kaplan_line = f.plot([], [], pen=pen(t.fg, 2, Qt.DotLine), name=f"Kaplan N ∝ C^{KAPLAN.a:g}")
         self.runs_dots = f.plot([], [], pen=None, symbol="o", symbolSize=11, symbolBrush=t.color(3),
                                 symbolPen=pen(t.fg, 1), name="published runs")
         self.star = f.plot([], [], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
@@ -154,7 +156,7 @@ class ScalingView(QWidget):
             self.iso_marks.append(i.plot([], [], pen=None, symbol="d", symbolSize=12, symbolBrush=colour,
                                          symbolPen=pen(t.fg, 1)))
         n = np.geomspace(1e7, 1e13, 60)
-        i.plot(n, [kaplan_loss_n(x) for x in n], pen=pen(t.fg, 2, Qt.DotLine), name="Kaplan L(N), other data: slope only")
+        i.plot(n, [kaplan_loss_n(x) for x in n], pen=pen(t.fg, 2, Qt.DotLine), name="Kaplan L(N), slope only")
         self.iso_star = i.plot([], [], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
                                symbolPen=pen(t.fg, 1))
         self.iso_label = pg.TextItem("scenario", color=t.fg, anchor=(0, 1))
