@@ -5,6 +5,7 @@ Pure drawing of :class:`engines.trading.ExtractionRun` (the run happens in the p
 """
 from __future__ import annotations
 
+import json
 from html import escape
 
 import numpy as np
@@ -114,6 +115,9 @@ class ExtractionView(QWidget):
         gov = QWidget()
         a = QVBoxLayout(gov)
         a.setContentsMargins(0, 0, 0, 0)
+        self.audit_box = QWidget()
+        box = QVBoxLayout(self.audit_box)
+        box.setContentsMargins(0, 0, 0, 0)
         bar = QHBoxLayout()
         self.audit_text = LiveText()
         self.audit_text.reserve_lines(4)
@@ -121,14 +125,19 @@ class ExtractionView(QWidget):
         self.export_button.setEnabled(False)
         bar.addWidget(self.audit_text, 1)
         bar.addWidget(self.export_button)
-        a.addLayout(bar)
+        box.addLayout(bar)
+        self.audit_excerpt = QTextBrowser()
+        self.audit_excerpt.setAccessibleName("The first record of the audit file")
+        self.audit_excerpt.setLineWrapMode(QTextBrowser.NoWrap)
+        box.addWidget(self.audit_excerpt, 1)
+        a.addWidget(self.audit_box, 1)
         self.governance = QTextBrowser()
         self.governance.setAccessibleName("Governance duties that apply to a model in a regulated process")
         self.governance.setOpenLinks(False)
         self.governance.setHtml("".join(
             f"<p><b>{escape(d.regime)}.</b> {escape(d.duty)} <i>({escape(d.source)}; {STATUS[d.status]})</i></p>"
             for d in GOVERNANCE))
-        a.addWidget(self.governance, 1)
+        a.addWidget(self.governance, 2)
         note = QLabel("Not legal advice. Status per line: how far we checked the text (see the lesson).")
         note.setWordWrap(True)
         a.addWidget(note)
@@ -209,5 +218,7 @@ class ExtractionView(QWidget):
             f"model file SHA-256 {a['model']['sha256'][:16]}…, code {a['code']['sha256'][:16]}…, label guideline "
             f"{a['guideline_sha256'][:16]}…, data {a['dataset']['sha256'][:16]}…; {len(a['records'])} inputs with "
             f"their outputs and probabilities.")
+        self.audit_excerpt.setPlainText("First of the record's entries:\n" + json.dumps(a["records"][0], indent=1,
+                                                                                        ensure_ascii=False))
         self.export_button.setEnabled(True)
         self.show_stale(False)

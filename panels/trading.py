@@ -136,7 +136,7 @@ class TradingPanel(Panel):
                                     ("extraction_reliability", v.reliability_plot, "Reliability diagram"),
                                     ("extraction_drift", v.drift_plot, "Predicted class shares under drift"),
                                     ("extraction_drift_figures", v.drift_text, "ECE, Brier and PSI"),
-                                    ("extraction_audit", v.audit_text, "The run's audit record"),
+                                    ("extraction_audit", v.audit_box, "The run's audit record"),
                                     ("extraction_governance", v.governance, "Governance duties")):
             self.name_view(name, widget, title)
         v.export_button.clicked.connect(self._ask_export_audit)
