@@ -191,7 +191,8 @@ class TreeGraph(pg.PlotWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        self._fit_x()
+        if self.plotItem is not None:         # close() drops the plot, then resizes the view
+            self._fit_x()
 
 
 class _TextPool:
