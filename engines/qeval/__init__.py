@@ -48,8 +48,6 @@ DEFAULT_COMPARISON = (
     QuantConfig(k_bits=4, k_axis="channel-pre-rope"),
     QuantConfig(k_bits=2, k_axis="channel", v_bits=2),
     QuantConfig(weight_bits=3, group_size=128, method="gptq"),
-    QuantConfig(weight_bits=3, group_size=128, method="gptq", calib_domain="code"),
-    QuantConfig(weight_bits=3, group_size=128, method="awq"),
 )
 
 __all__ = ["load", "LM", "available", "QuantConfig", "evaluate", "Evaluation", "EvalCancelled", "Budget", "shipped_evaluations",
