@@ -146,6 +146,11 @@ class TradingPanel(Panel):
         return self._page(EXTRACTION_SLIDERS, v, (keep_together(QLabel("Device:"), self.device_combo),
                                                   self.ext_tasks.widget()))
 
+    def tab_widgets(self) -> list:
+        """A fixed order (outer tabs, H2's, H4's): Qt's child order changes when pages are re-parented
+        after construction, and saved views and tours address the tab widgets by position."""
+        return [self.tabs, self.study_view.tabs, self.extraction_view.tabs]
+
     # --- scenario and parameters ------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
         self._recompute_stack()
@@ -207,6 +212,10 @@ class TradingPanel(Panel):
     # --- the extraction classifier (job slot) -------------------------------------------------------
     def _tab_shown(self, index: int) -> None:
         if index == 3 and self.extraction_result is None and not self.ext_tasks.running:
+            QTimer.singleShot(0, self, self._first_extraction)   # after the tab switch (and a view's inner tabs) settle
+
+    def _first_extraction(self) -> None:
+        if self.extraction_result is None and not self.ext_tasks.running:
             self._start_extraction()
 
     def _start_extraction(self) -> None:

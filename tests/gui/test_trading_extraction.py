@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from engines.trading import minilm
 from panels.trading import TAB_TITLES, TradingPanel
@@ -18,6 +19,7 @@ def test_extraction_tab_runs_and_draws_the_engine_figures(make_panel, tmp_path):
             "extraction_audit", "extraction_governance", "ext_train_share", "ext_device"} <= set(p.views())
     assert p.extraction_result is None                       # nothing runs before the tab is opened
     p.tabs.setCurrentIndex(TAB_TITLES.index("Extraction without returns (H4)"))
+    QApplication.processEvents()                             # the run starts once the tab switch is done
     assert p.ext_tasks.running or p.extraction_result is not None
     assert p.wait_extraction()
     r = p.extraction_result
