@@ -93,7 +93,7 @@ def reliability(confidences, correct, n_bins: int = 15) -> Reliability:
             "confidences must lie in [0, 1]", "0…1")
     require(ok.shape == conf.shape, "correct", f"{ok.size} flags for {conf.size} confidences", f"{conf.size}")
     edges = np.linspace(0.0, 1.0, m + 1)
-    idx = np.clip(np.ceil(conf * m).astype(int) - 1, 0, m - 1)   # (lo, hi]; a confidence of 0 joins bin 1
+    idx = np.clip(np.searchsorted(edges[1:], conf, side="left"), 0, m - 1)   # (lo, hi]; 0 joins the first bin
     counts, cmean, amean, ece = [], [], [], 0.0
     for b in range(m):
         sel = idx == b
