@@ -87,15 +87,18 @@ def _targets(lm: LM, config: QuantConfig):
 
 
 def calibration_ids(lm: LM, domain: str, tokens: int):
-    """(sequences, CALIB_SEQ) token ids from the shipped calibration text of ``domain``."""
+    """(sequences, CALIB_SEQ) token ids from the shipped calibration text of ``domain``; fewer tokens
+    than one sequence make one shorter sequence."""
     import torch
 
     from engines.core.assets import asset_path
 
     text = asset_path(f"{TEXT_DIR}/{domain}_calib.txt").read_text(encoding="utf-8")
     ids = lm.encode(text)
-    n = min(tokens, len(ids)) // CALIB_SEQ * CALIB_SEQ
-    return torch.tensor(ids[:n], device=lm.device).view(-1, CALIB_SEQ)
+    n = min(tokens, len(ids))
+    seq = min(CALIB_SEQ, n)
+    n = n // seq * seq
+    return torch.tensor(ids[:n], device=lm.device).view(-1, seq)
 
 
 def quantized_weights(lm: LM, config: QuantConfig, progress: Progress | None = None,

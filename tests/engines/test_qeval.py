@@ -166,3 +166,10 @@ def test_calibrated_methods_cut_output_error_with_a_short_last_group():
     err = {m: float((x @ w.T - x @ quantize_matrix(w, 3, 128, m, None if m == "rtn" else x).T).norm())
            for m in ("rtn", "gptq", "awq")}
     assert err["gptq"] < err["rtn"] and err["awq"] < err["rtn"]
+
+
+def test_a_calibration_set_shorter_than_one_sequence_is_one_shorter_sequence(lm):
+    from engines.qeval.quantize import CALIB_SEQ, calibration_ids
+
+    assert tuple(calibration_ids(lm, "prose", 128).shape) == (1, 128)
+    assert tuple(calibration_ids(lm, "code", 4 * CALIB_SEQ + 7).shape) == (4, CALIB_SEQ)
