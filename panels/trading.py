@@ -277,8 +277,10 @@ class TradingPanel(Panel):
                 view.show_result(res)
 
     def result(self) -> object:
+        ex = self.extraction_result
         return {"stack": self.stack_result, "study": self.study_result, "lookahead": self.lookahead_result,
-                "extraction": self.extraction_result}
+                "extraction": ex.scores() if ex is not None else None,
+                "measured": ex.measured() if ex is not None else None}
 
     def table(self) -> list[dict]:
         return self.study_result.rows() if self.study_result is not None else []

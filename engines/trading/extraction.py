@@ -16,7 +16,7 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -234,6 +234,16 @@ class ExtractionRun:
     embed_s: float
     train_s: float
     audit: dict = field(repr=False)
+
+    MEASURED = ("embed_s", "train_s", "audit")
+
+    def scores(self) -> dict:
+        """Everything a re-run with the same parameters and data gives again."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in self.MEASURED}
+
+    def measured(self) -> dict:
+        """What differs from run to run: the seconds it took and the audit record with its timestamps."""
+        return {name: getattr(self, name) for name in self.MEASURED}
 
 
 def _score(name: str, prob: np.ndarray, y: np.ndarray, k: int, bins: int) -> SetScores:
