@@ -3,7 +3,6 @@ validated before it is used, prices show their age, the privacy walk follows the
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import date
 
 import pytest
