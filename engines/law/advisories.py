@@ -32,7 +32,7 @@ from packaging.version import InvalidVersion, Version
 
 from engines.core.assets import asset_path
 from engines.core.errors import ValidationError
-from engines.law.sbom import MAX_BYTES, Sbom, norm
+from engines.law.sbom import Sbom, norm, read_text
 
 AFFECTED, FIXED, NOT_AFFECTED, INVESTIGATING, UNKNOWN = ("affected", "fixed", "not affected",
                                                         "under investigation", "not evaluated")
@@ -83,17 +83,7 @@ def _fail(source: str, why: str) -> ValidationError:
 
 def read(path) -> Advisories:
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise _fail(p.name, f"cannot open it ({exc.strerror or exc})") from None
-    if size > MAX_BYTES:
-        raise _fail(p.name, f"{size:,} bytes is more than the {MAX_BYTES:,} read here")
-    try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        raise _fail(p.name, "not UTF-8 text") from None
-    return parse(text, p.name)
+    return parse(read_text(p, _fail), p.name)
 
 
 def parse(text: str, source: str = "advisory") -> Advisories:

@@ -69,17 +69,21 @@ def read(path) -> Sbom:
     """Read and check a CycloneDX or SPDX JSON SBOM; a broken or unknown file raises ValidationError
     (field ``path``) saying what is wrong."""
     p = Path(path)
+    return parse(read_text(p, _fail, "not UTF-8 text (an XML or binary SBOM is not read here)"), p.name)
+
+
+def read_text(p: Path, fail, not_text: str = "not UTF-8 text") -> str:
+    """A user's file as text, refused through ``fail(source, why)`` when missing, too big or not UTF-8."""
     try:
         size = p.stat().st_size
     except OSError as exc:
-        raise _fail(p.name, f"cannot open it ({exc.strerror or exc})") from None
+        raise fail(p.name, f"cannot open it ({exc.strerror or exc})") from None
     if size > MAX_BYTES:
-        raise _fail(p.name, f"{size:,} bytes is more than the {MAX_BYTES:,} read here")
+        raise fail(p.name, f"{size:,} bytes is more than the {MAX_BYTES:,} read here")
     try:
-        text = p.read_bytes().decode("utf-8-sig")
+        return p.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
-        raise _fail(p.name, "not UTF-8 text (an XML or binary SBOM is not read here)") from None
-    return parse(text, p.name)
+        raise fail(p.name, not_text) from None
 
 
 def parse(text: str, source: str = "SBOM") -> Sbom:
