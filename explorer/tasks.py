@@ -30,9 +30,9 @@ class _Bridge(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, fn, token: int, bridge: _Bridge, stop: threading.Event) -> None:
+    def __init__(self, fn, token: int, bridge: _Bridge, stop: threading.Event, ended: threading.Event) -> None:
         super().__init__()
-        self.fn, self.token, self.bridge, self.stop = fn, token, bridge, stop
+        self.fn, self.token, self.bridge, self.stop, self.ended = fn, token, bridge, stop, ended
 
     def _emit(self, signal: str, *args) -> bool:
         """Emit on the bridge; False once the owning panel (and its bridge) has been deleted."""
@@ -48,6 +48,12 @@ class _Job(QRunnable):
             if self.stop.is_set() or not self._emit("progress", float(fraction), text):
                 raise Cancelled()
 
+        try:
+            self._run(progress)
+        finally:
+            self.ended.set()
+
+    def _run(self, progress: ProgressFn) -> None:
         try:
             result = self.fn(progress, self.stop.is_set)
         except Cancelled:
@@ -78,6 +84,8 @@ class TaskRunner(QObject):
         self._bridge.progress.connect(self._on_progress)
         self._token = 0
         self._stop: threading.Event | None = None
+        self._ended = threading.Event()
+        self._ended.set()
         self._on_result: Callable[[Any], None] | None = None
         self._on_error: Callable[[str], None] | None = None
         self._running = False
@@ -93,11 +101,12 @@ class TaskRunner(QObject):
         self.cancel()
         self._token += 1
         self._stop = threading.Event()
+        self._ended = threading.Event()
         self._on_result, self._on_error = on_done, on_error
         self._running = True
         self.last_error = None
         self.started.emit(label)
-        QThreadPool.globalInstance().start(_Job(fn, self._token, self._bridge, self._stop))
+        QThreadPool.globalInstance().start(_Job(fn, self._token, self._bridge, self._stop, self._ended))
         return self._token
 
     def cancel(self) -> None:
@@ -117,6 +126,18 @@ class TaskRunner(QObject):
             QThreadPool.globalInstance().waitForDone(10)
         QCoreApplication.processEvents()
         return not self._running
+
+    def join(self, timeout_ms: int = 30_000) -> bool:
+        """Block (processing events) until the latest worker thread has returned, even a cancelled
+        one: a cancelled task stops showing at once but its thread ends at its next progress call."""
+        from PySide6.QtCore import QCoreApplication, QElapsedTimer
+
+        timer = QElapsedTimer()
+        timer.start()
+        while not self._ended.wait(0.01) and timer.elapsed() < timeout_ms:
+            QCoreApplication.processEvents()
+        QCoreApplication.processEvents()
+        return self._ended.is_set()
 
     @Slot(int, object)
     def _on_done(self, token: int, result: object) -> None:

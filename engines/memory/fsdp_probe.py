@@ -173,11 +173,13 @@ def _rank_main(rank: int, world: int, port: int, arch: ModelArch, seq: int, batc
             dist.all_gather(parts, piece)
             times.append(time.perf_counter() - t0)
         gathered = sorted(times[1:])[1]
+        dist.barrier()      # every rank is past its last collective before any rank leaves
         return {"rank": rank, "params": params, "grads": grads, "optimizer": optim, "mixed_precision": True,
                 "allgather_seconds": gathered,
                 "note": "bf16 compute, fp32 sharded master parameters and fp32 gradient reduction"}
-    finally:
+    except BaseException:
         dist.destroy_process_group()
+        raise
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -192,6 +194,10 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     arch = ModelArch.from_dict(json.loads(a.arch))
     print(json.dumps(_rank_main(a.rank, a.world, a.port, arch, a.seq, a.batch, bool(a.reshard))), flush=True)
+    # Leave without tearing gloo down: its worker threads can abort the process at interpreter exit
+    # ("terminate called without an active exception") after the result is already printed.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def make_panel(qtbot, ctx):
     yield _make
     for p in made:
         p.tasks.cancel()
-        p.tasks.wait(30_000)
+        p.tasks.join(30_000)      # a cancelled worker still runs to its next progress call
         p.unbind()
 
 
@@ -56,7 +56,7 @@ def window(qtbot, ctx):
     yield win
     for p in win.panels:
         p.tasks.cancel()
-        p.tasks.wait(30_000)
+        p.tasks.join(30_000)
 
 
 @pytest.fixture
