@@ -107,6 +107,10 @@ class Panel(QWidget):
         for runner in self._jobs.values():
             runner.cancel()
 
+    def join_jobs(self, timeout_ms: int = 30_000) -> bool:
+        """Wait until every slot's worker thread has ended (a cancelled one ends at its next progress call)."""
+        return all([runner.join(timeout_ms) for runner in self._jobs.values()])
+
     # --- parameters: the panel's own knobs, as one validated, undoable value ---------------
     @property
     def params(self):

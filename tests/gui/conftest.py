@@ -1,7 +1,40 @@
 """Qt fixtures: real widgets, offscreen, with settings redirected to a temporary folder."""
 from __future__ import annotations
 
+import time
+import warnings
+
 import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item):
+    """Delete the widgets pytest-qt closed with ``deleteLater``: without a running event loop they
+    would live on, and every later theme change (an app-wide restyle) would walk all of them.
+    pyqtgraph's context menus are parentless and keep themselves alive through their own signal
+    connections, so once the test's windows are gone the hidden ones left over are deleted too."""
+    result = yield
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    if QApplication.instance() is not None:
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, QMenu) and w.parentWidget() is None and not w.isVisible():
+                w.deleteLater()
+        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    return result
+
+
+def stop_jobs(panels) -> None:
+    """Cancel every panel's job and wait for its worker thread to end, so no cancelled worker keeps
+    a pool thread busy in the next test; a worker slow to notice its cancel is reported."""
+    for p in panels:
+        p.cancel_jobs()
+        t0 = time.perf_counter()
+        p.join_jobs(30_000)
+        if time.perf_counter() - t0 > 3:
+            warnings.warn(f"{type(p).__name__}: a cancelled job ran {time.perf_counter() - t0:.1f} s more", stacklevel=1)
 
 
 @pytest.fixture(autouse=True)
@@ -38,9 +71,8 @@ def make_panel(qtbot, ctx):
         return panel
 
     yield _make
+    stop_jobs(made)
     for p in made:
-        p.tasks.cancel()
-        p.tasks.join(30_000)      # a cancelled worker still runs to its next progress call
         p.unbind()
 
 
@@ -54,9 +86,7 @@ def window(qtbot, ctx):
     win.resize(1500, 950)
     win.show()
     yield win
-    for p in win.panels:
-        p.tasks.cancel()
-        p.tasks.join(30_000)
+    stop_jobs(win.panels)
 
 
 @pytest.fixture

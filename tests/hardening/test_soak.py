@@ -1,7 +1,7 @@
 """Soak: the main window animates every panel with its timeline; resident memory, live widgets and
 gc-tracked objects must level off (final vs. after warm-up within a margin). Prints the figures.
 
-SOAK_SECONDS_PER_PANEL (default 12) sets the animated time per panel; CI keeps the total < 3 min."""
+SOAK_SECONDS_PER_PANEL (default 8) sets the animated time per panel; CI keeps the total < 3 min."""
 from __future__ import annotations
 
 import gc
@@ -12,7 +12,7 @@ from PySide6.QtCore import QElapsedTimer
 from PySide6.QtWidgets import QApplication
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-SECONDS = float(os.environ.get("SOAK_SECONDS_PER_PANEL", "12"))
+SECONDS = float(os.environ.get("SOAK_SECONDS_PER_PANEL", "8"))
 RSS_MARGIN_MB = 60          # allocator noise and caches; a leak per frame grows far past this
 OBJECT_MARGIN = 0.10        # gc-tracked objects may grow 10 % at most after warm-up
 WIDGET_MARGIN = 5
