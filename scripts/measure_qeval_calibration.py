@@ -17,9 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engines.qeval.params import config_from_code  # noqa: E402
 
-CONFIGS = ("weight_bits=3 group_size=128 method=gptq calib_tokens=256",
+CONFIGS = ("weight_bits=3 group_size=128 method=gptq calib_tokens=256",     # size: 1,024 prose is in shipped.json
            "weight_bits=3 group_size=128 method=gptq calib_tokens=2048",
-           "weight_bits=3 group_size=128 method=awq calib_domain=code")
+           "weight_bits=3 group_size=128 method=gptq calib_domain=code",     # domain: calibrate on one, judge on both
+           "weight_bits=3 group_size=128 method=gptq calib_domain=chat",
+           "weight_bits=3 group_size=128 method=awq",
+           "weight_bits=3 group_size=128 method=awq calib_domain=code",
+           "weight_bits=3 group_size=128 method=awq calib_domain=chat")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from engines.core.errors import require
-from engines.qeval.config import QuantConfig
+from engines.qeval.config import CALIB_DOMAINS, QuantConfig
 from engines.qeval.result import Evaluation
 
 Z95 = 1.959963984540054
@@ -126,8 +126,13 @@ class CalibrationRow:
 
 
 def calibration_rows(evaluations, base: Evaluation) -> tuple[CalibrationRow, ...]:
-    """Calibrated (GPTQ/AWQ) configurations, and plain RTN at the same bits and groups for reference."""
-    evs = [e for e in evaluations if e.config.quantizes_weights and e.config.method in ("rtn", "gptq", "awq")]
+    """Calibrated (GPTQ/AWQ) configurations, and plain RTN at the same bits and groups for reference;
+    ordered RTN, GPTQ, AWQ, then by calibration text and size, so neighbouring rows differ in one thing."""
+    methods, domains = ("rtn", "gptq", "awq"), CALIB_DOMAINS
+    evs = sorted((e for e in evaluations if e.config.quantizes_weights and e.config.method in methods),
+                 key=lambda e: (e.config.weight_bits, e.config.group_size or 0, methods.index(e.config.method),
+                                domains.index(e.config.calib_domain) if e.config.calib_domain in domains else 9,
+                                e.config.calib_tokens))
     shapes = {(e.config.weight_bits, e.config.group_size) for e in evs if e.config.calibrated}
     rows = []
     for e in evs:

@@ -83,3 +83,36 @@ def test_config_codes_round_trip_and_bad_codes_name_the_field():
     assert err.value.field == "curve"
     p = Params(weight_bits=4, group_size=32, compared=text)
     assert Params.from_dict(p.to_dict()) == p and p.config() == QuantConfig(weight_bits=4, group_size=32)
+
+
+def test_the_b3_calibration_captions_quote_the_shipped_measurements():
+    """Every percentage the B3 tour's calibration steps quote is read from the shipped evaluations:
+    re-measuring them (scripts/measure_qeval_calibration.py) must come with new captions."""
+    import json
+    from pathlib import Path
+
+    from engines.core.assets import asset_path
+    from engines.qeval.store import load_evaluations
+
+    evs = load_evaluations(asset_path("qeval", "shipped.json")) + load_evaluations(asset_path("qeval", "calibration.json"))
+    base = next(e for e in evs if e.config.canonical() == QuantConfig())
+    rows = {(r.method, r.calib_domain, r.calib_tokens): r.change_by_domain for r in calibration_rows(evs, base)}
+
+    def quoted(method, domain, tokens, judged_on):
+        return f"+{round(100 * rows[(method, domain, tokens)][judged_on])} %"
+
+    steps = {s["claim"]: s["caption"] for s in
+             json.loads(Path(asset_path("tours", "B3.json")).read_text(encoding="utf-8"))["steps"] if s["panel"] == "qeval"}
+    size = steps["How much calibration data the methods need"]
+    for tokens in (256, 1024, 2048):
+        assert quoted("gptq", "prose", tokens, "prose") in size
+    # more calibration text helps, with diminishing returns
+    assert rows[("gptq", "prose", 256)]["prose"] > rows[("gptq", "prose", 1024)]["prose"] > rows[("gptq", "prose", 2048)]["prose"]
+    mismatch = steps["Why AWQ tolerates calibration mismatch better than GPTQ"]
+    for key in (("gptq", "code", 1024, "prose"), ("gptq", "prose", 1024, "prose"), ("gptq", "prose", 1024, "code"),
+                ("rtn", "—", 0, "code"), ("awq", "prose", 1024, "prose"), ("awq", "code", 1024, "prose")):
+        assert quoted(*key) in mismatch, key
+    # the claim itself: judging on another domain than the calibration text costs GPTQ more than AWQ
+    gptq_cost = rows[("gptq", "code", 1024)]["prose"] - rows[("gptq", "prose", 1024)]["prose"]
+    awq_cost = rows[("awq", "code", 1024)]["prose"] - rows[("awq", "prose", 1024)]["prose"]
+    assert gptq_cost > 2 * awq_cost > 0
