@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from engines.core.assets import asset_path
 from engines.core.errors import ValidationError
 from engines.core.scenario import Scenario
-from explorer.tasks import TaskRunner
+from explorer.tasks import Debounce, TaskRunner
 from explorer.theme import Theme
 from explorer.timeline import TimelineSpec
 
@@ -41,6 +41,7 @@ class Panel(QWidget):
         self.ctx = ctx
         self.tasks = TaskRunner(self)
         self._jobs: dict[str, TaskRunner] = {"main": self.tasks}
+        self._debounces: list[Debounce] = []
         self._params = self.Params() if self.Params is not None else None
         self.body = QVBoxLayout(self)
         self.body.setContentsMargins(8, 8, 8, 8)
@@ -65,6 +66,8 @@ class Panel(QWidget):
     def unbind(self) -> None:
         if self._bound:
             self._bound = False
+            for timer in self._debounces:
+                timer.stop()
             self.cancel_jobs()
             self.ctx.scenario.changed.disconnect(self._scenario_changed)
             self.ctx.theme_changed.disconnect(self.apply_theme)
@@ -102,6 +105,12 @@ class Panel(QWidget):
         if name not in self._jobs:
             self._jobs[name] = TaskRunner(self)
         return self._jobs[name]
+
+    def debounce(self, start, delay_ms: int) -> Debounce:
+        """A timer that calls ``start`` once edits have been quiet for ``delay_ms``; unbinding stops it."""
+        timer = Debounce(self, start, delay_ms)
+        self._debounces.append(timer)
+        return timer
 
     def cancel_jobs(self) -> None:
         for runner in self._jobs.values():

@@ -11,7 +11,7 @@ import threading
 import traceback
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from engines.core.errors import Cancelled, ValidationError
@@ -174,6 +174,24 @@ class TaskRunner(QObject):
         if self._widget is None:
             self._widget = TaskBar(self)
         return self._widget
+
+
+class Debounce(QTimer):
+    """A single-shot timer that calls ``start`` once a burst of edits has been quiet for ``delay_ms``,
+    so the burst runs one job. It is a QTimer: ``start()`` (re)arms it, ``stop()`` drops the pending call."""
+
+    def __init__(self, parent: QObject, start: Callable[[], None], delay_ms: int) -> None:
+        super().__init__(parent)
+        self.setSingleShot(True)
+        self.setInterval(delay_ms)
+        self.timeout.connect(start)
+        self._start = start
+
+    def flush(self) -> None:
+        """Make a pending call now (tests and the self-test then wait for its job)."""
+        if self.isActive():
+            self.stop()
+            self._start()
 
 
 class TaskBar(QWidget):

@@ -7,7 +7,6 @@ machine measurement runs in the "measure" job slot, the scaling experiment in it
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engines.compute import (FIT_LABELS, Params, campus_capex, cost_per_gpu_hour, deals, demand, lead_times,
@@ -55,10 +54,7 @@ class ComputePanel(Panel):
         self.measure_tasks = self.jobs("measure")
         self.measured = None
         self.results: dict[str, object] = {}
-        self._measure_timer = QTimer(self)
-        self._measure_timer.setSingleShot(True)
-        self._measure_timer.setInterval(0)
-        self._measure_timer.timeout.connect(self._start_measure)
+        self._measure_timer = self.debounce(self._start_measure, 0)
         self.error = ErrorLabel()
         self.sliders = {}
         self.tabs = Tabs()
@@ -311,13 +307,8 @@ class ComputePanel(Panel):
                                       market["share"], gpu_spec(sc.gpu).label)
 
     def wait_measure(self, timeout_ms: int = 120_000) -> bool:
-        if self._measure_timer.isActive():
-            self._start_measure()
+        self._measure_timer.flush()
         return self.measure_tasks.wait(timeout_ms)
-
-    def unbind(self) -> None:
-        self._measure_timer.stop()
-        super().unbind()
 
     # --- theme, exports, self-test ----------------------------------------------------------------------
     def apply_theme(self, theme) -> None:

@@ -5,7 +5,6 @@ run, TP steps, the rank grid and per-stage memory all come from ``engines.pipeli
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QCheckBox, QTabWidget
 
 from engines.core.errors import ValidationError
@@ -54,10 +53,7 @@ class PipelinePanel(Panel):
         self._spec_key: object = None
         self.exec_tasks = self.jobs("executed")   # the torch run; schedule simulations use self.tasks
         self.exec_tasks.finished.connect(lambda _how: self._start_schedule_task())
-        self._debounce = QTimer(self)
-        self._debounce.setSingleShot(True)
-        self._debounce.setInterval(DEBOUNCE_MS)
-        self._debounce.timeout.connect(self._start_schedule_task)
+        self._debounce = self.debounce(self._start_schedule_task, DEBOUNCE_MS)
         self.tabs = QTabWidget()
         self._build_pages()
         self.tabs.addTab(self.schedules_page, "Schedules")

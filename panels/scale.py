@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
@@ -56,16 +56,10 @@ class ScalePanel(Panel):
         self._goodput_ticks = None  # the goodput axis ticks shown now
         self._label_font = QFont()  # the optimum labels (set to the theme's size in apply_theme)
         self._frame = 0
-        self._refresh = QTimer(self)
-        self._refresh.setSingleShot(True)
-        self._refresh.setInterval(DEBOUNCE_MS)
-        self._refresh.timeout.connect(self._start_simulation)
+        self._refresh = self.debounce(self._start_simulation, DEBOUNCE_MS)
         self.fault_study: FaultStudy | None = None
         self._fault_key = None          # what the fault study on screen was run for
-        self._fault_timer = QTimer(self)
-        self._fault_timer.setSingleShot(True)
-        self._fault_timer.setInterval(DEBOUNCE_MS)
-        self._fault_timer.timeout.connect(self._start_fault_run)
+        self._fault_timer = self.debounce(self._start_fault_run, DEBOUNCE_MS)
 
         controls = FlowLayout()     # wraps at presenter font sizes instead of pushing the panel sideways
         self.sliders = {name: param_slider(Params, name) for name in SLIDERS}
@@ -256,14 +250,8 @@ class ScalePanel(Panel):
 
     def wait_simulation(self, timeout_ms: int = 120_000) -> bool:
         """Start a pending (debounced) simulation now and block until it is drawn: for tests and the self-test."""
-        if self._refresh.isActive():
-            self._start_simulation()
+        self._refresh.flush()
         return self.tasks.wait(timeout_ms)
-
-    def unbind(self) -> None:
-        self._refresh.stop()
-        self._fault_timer.stop()
-        super().unbind()
 
     # --- the fault run (its own page and job slot) ------------------------------------------
     def _fault_request(self):

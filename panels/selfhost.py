@@ -10,7 +10,7 @@ import os
 from datetime import date
 from pathlib import Path
 
-from PySide6.QtCore import QStandardPaths, QTimer
+from PySide6.QtCore import QStandardPaths
 from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
 from engines.selfhost import OWNERSHIP, Params, PriceBook, age_words, api_alternatives, dump_prices, load_prices, tco
@@ -68,10 +68,7 @@ class SelfHostPanel(Panel):
         self.signals = None
         self._sizing_cache: tuple | None = None
         self.ops_tasks = self.jobs("ops")
-        self._refresh = QTimer(self)
-        self._refresh.setSingleShot(True)
-        self._refresh.setInterval(DEBOUNCE_MS)
-        self._refresh.timeout.connect(self._start)
+        self._refresh = self.debounce(self._start, DEBOUNCE_MS)
         self.error = ErrorLabel()
         self.sliders = {}
         self.tabs = Tabs()
@@ -387,8 +384,7 @@ class SelfHostPanel(Panel):
 
     def wait_jobs(self, timeout_ms: int = 120_000) -> bool:
         """Start pending (debounced) work now and block until the comparison and the day are drawn."""
-        if self._refresh.isActive():
-            self._start()
+        self._refresh.flush()
         ok = self.tasks.wait(timeout_ms)
         from PySide6.QtWidgets import QApplication
 
@@ -396,7 +392,6 @@ class SelfHostPanel(Panel):
         return ok and self.ops_tasks.wait(timeout_ms)
 
     def unbind(self) -> None:
-        self._refresh.stop()
         self.ops_tasks.cancel()
         super().unbind()
 

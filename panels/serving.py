@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -43,10 +43,7 @@ class ServingPanel(Panel):
         self.bench_tasks = self.jobs("bench")   # the torch decode measurement, started only by its button
         self._pending: set[str] = set()
         self._running_parts: set[str] = set()
-        self._refresh = QTimer(self)
-        self._refresh.setSingleShot(True)
-        self._refresh.setInterval(DEBOUNCE_MS)
-        self._refresh.timeout.connect(self._start_simulations)
+        self._refresh = self.debounce(self._start_simulations, DEBOUNCE_MS)
         self._ranges: dict = {}
 
         row = FlowLayout()          # wraps at presenter font sizes instead of pushing the panel sideways
@@ -202,12 +199,10 @@ class ServingPanel(Panel):
 
     def wait_simulations(self, timeout_ms: int = 120_000) -> bool:
         """Start pending (debounced) simulations now and block until drawn: for tests and the self-test."""
-        if self._refresh.isActive():
-            self._start_simulations()
+        self._refresh.flush()
         return self.tasks.wait(timeout_ms)
 
     def unbind(self) -> None:
-        self._refresh.stop()
         self.bench_tasks.cancel()
         super().unbind()
 

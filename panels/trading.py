@@ -51,10 +51,7 @@ class TradingPanel(Panel):
         self.extraction_result = None
         self.sim_tasks = self.jobs("lookahead")
         self.ext_tasks = self.jobs("extraction")
-        self._refresh = QTimer(self)
-        self._refresh.setSingleShot(True)
-        self._refresh.setInterval(DEBOUNCE_MS)
-        self._refresh.timeout.connect(self._start_simulation)
+        self._refresh = self.debounce(self._start_simulation, DEBOUNCE_MS)
         self.error = ErrorLabel()
         self.sliders = {}
         self.tabs = Tabs()
@@ -258,13 +255,8 @@ class TradingPanel(Panel):
 
     def wait_simulation(self, timeout_ms: int = 60_000) -> bool:
         """Start a pending (debounced) simulation now and block until it is drawn (tests, self-test)."""
-        if self._refresh.isActive():
-            self._start_simulation()
+        self._refresh.flush()
         return self.sim_tasks.wait(timeout_ms)
-
-    def unbind(self) -> None:
-        self._refresh.stop()
-        super().unbind()
 
     # --- theme, exports, self-test ----------------------------------------------------------------
     def apply_theme(self, theme) -> None:

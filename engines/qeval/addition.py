@@ -584,15 +584,16 @@ class HardTaskRun:
         quiet = [r for r in self.rows[1:] if self.perplexity_change(r) < limit]
         return min(quiet, key=lambda r: r.weight_bits) if quiet else None
 
+    def unlearned_lengths(self, threshold: float = 0.99) -> tuple[int, ...]:
+        """Sum lengths the float32 model itself gets wrong more than 1 time in 100: training with this
+        seed did not converge there, so rounding's effect cannot be read at those lengths."""
+        return tuple(n for n, em in self.rows[0].score.exact_match().items() if em < threshold)
+
 
 def _measured_note(device: str) -> str:
-    import os
+    from engines.qeval.evaluate import machine_label
 
-    import torch
-
-    where = (torch.cuda.get_device_name(0) if device.startswith("cuda")
-             else f"CPU ({torch.get_num_threads()} threads of {os.cpu_count()} cores)")
-    return f"{time.strftime('%Y-%m-%d', time.gmtime())} on {where}"
+    return f"{time.strftime('%Y-%m-%d', time.gmtime())} on {machine_label(device)}"
 
 
 def read_metadata(path: str | Path | None = None) -> dict:

@@ -126,8 +126,9 @@ class CalibrationRow:
 
 
 def calibration_rows(evaluations, base: Evaluation) -> tuple[CalibrationRow, ...]:
-    """Calibrated (GPTQ/AWQ) configurations, and plain RTN at the same bits and groups for reference;
-    ordered RTN, GPTQ, AWQ, then by calibration text and size, so neighbouring rows differ in one thing."""
+    """Calibrated (GPTQ/AWQ) configurations beside plain RTN at the same bits and groups.
+
+    Ordered RTN, GPTQ, AWQ, then by calibration text and size, so neighbouring rows differ in one thing."""
     methods, domains = ("rtn", "gptq", "awq"), CALIB_DOMAINS
     evs = sorted((e for e in evaluations if e.config.quantizes_weights and e.config.method in methods),
                  key=lambda e: (e.config.weight_bits, e.config.group_size or 0, methods.index(e.config.method),

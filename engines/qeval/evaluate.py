@@ -99,16 +99,24 @@ def evaluate(lm: LM, config: QuantConfig, budget: str | Budget = "quick", progre
     return result
 
 
-def measured_note(device: str) -> str:
-    """Where and when, for the result's ``measured`` line."""
+def machine_label(device: str) -> str:
+    """The GPU's name, or the CPU with the threads torch uses: what a measured time depends on."""
     import os
 
     from engines.core.device import torch_module
 
     torch = torch_module()
-    where = (torch.cuda.get_device_name(0) if device == "cuda"
-             else f"CPU ({torch.get_num_threads()} threads of {os.cpu_count()} cores)")
-    return f"measured {datetime.date.today().isoformat()} on {where}, torch {torch.__version__}"
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(0)
+    n = torch.get_num_threads()
+    return f"CPU ({n} thread{'s' * (n != 1)} of {os.cpu_count()} cores)"
+
+
+def measured_note(device: str) -> str:
+    """Where and when, for the result's ``measured`` line."""
+    from engines.core.device import torch_module
+
+    return f"measured {datetime.date.today().isoformat()} on {machine_label(device)}, torch {torch_module().__version__}"
 
 
 # ---- shared baseline references ------------------------------------------------------------------
