@@ -92,7 +92,7 @@ class AdditionView(QWidget):
             em_f = run.rows[0].score.exact_match()
             lead = (f"<b>This seed did not learn to add {unlearned[0]}-digit numbers</b> (float32 gets "
                     f"{100 * em_f[unlearned[0]]:.0f} % right): {run.steps:,} steps do not converge for every seed, so "
-                    f"read the rounding only where float32 is at 100 %, or retrain with another seed. " + lead)
+                    f"read the rounding only where float32 is near 100 %, or retrain with another seed. " + lead)
         self.note.setText(
             f"A two-layer transformer (about 0.4 M parameters, digit-place embeddings after McLeish et al. 2024, "
             f"arXiv 2405.17399) learned to add; its weights are then rounded (RTN) at each width. {lead}"

@@ -65,12 +65,12 @@ class ModelShape:
 class TrainConfig:
     """How the model is trained; with one seed and one device the result is reproducible."""
 
-    seed: int = 2
+    seed: int = 4
     steps: int = 5000
     batch: int = 64
     lr: float = 3e-3
     warmup: int = 100
-    weight_decay: float = 0.01
+    weight_decay: float = 0.1
     shape: ModelShape = field(default_factory=ModelShape)
 
     def __post_init__(self) -> None:
@@ -584,8 +584,8 @@ class HardTaskRun:
         quiet = [r for r in self.rows[1:] if self.perplexity_change(r) < limit]
         return min(quiet, key=lambda r: r.weight_bits) if quiet else None
 
-    def unlearned_lengths(self, threshold: float = 0.99) -> tuple[int, ...]:
-        """Sum lengths the float32 model itself gets wrong more than 1 time in 100: training with this
+    def unlearned_lengths(self, threshold: float = 0.95) -> tuple[int, ...]:
+        """Sum lengths the float32 model itself gets wrong more than 1 time in 20: training with this
         seed did not converge there, so rounding's effect cannot be read at those lengths."""
         return tuple(n for n, em in self.rows[0].score.exact_match().items() if em < threshold)
 
