@@ -272,7 +272,7 @@ class LawPanel(ClockTab, Panel):
         widget = super().view_widget(name)
         if widget is not None and widget is not self.card and self.card.isAncestorOf(widget):
             for ms in (0, 150):                 # again once a presenter fold has resized the card
-                QTimer.singleShot(ms, lambda: self._reveal_in_card(widget))
+                QTimer.singleShot(ms, widget, lambda: self._reveal_in_card(widget))   # dropped if it is deleted
         return widget
 
     def _reveal_in_card(self, widget: QWidget) -> None:

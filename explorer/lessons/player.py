@@ -243,7 +243,7 @@ class TourPlayer(QObject):
             if target is not None:
                 self.fold.around(target, panel)
         mark = panel.view_widget(step.highlight) if step.highlight else None
-        QTimer.singleShot(0, lambda: self.marker.point_at(mark) if self.step is step else None)
+        QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)
 
     # --- authoring -------------------------------------------------------------------------
     def edit(self, tour: Tour, index: int | None = None) -> None:
