@@ -7,25 +7,6 @@ import warnings
 import pytest
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item):
-    """Delete the widgets pytest-qt closed with ``deleteLater``: without a running event loop they
-    would live on, and every later theme change (an app-wide restyle) would walk all of them.
-    pyqtgraph's context menus are parentless and keep themselves alive through their own signal
-    connections, so once the test's windows are gone the hidden ones left over are deleted too."""
-    result = yield
-    from PySide6.QtCore import QEvent
-    from PySide6.QtWidgets import QApplication, QMenu
-
-    if QApplication.instance() is not None:
-        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-        for w in QApplication.topLevelWidgets():
-            if isinstance(w, QMenu) and w.parentWidget() is None and not w.isVisible():
-                w.deleteLater()
-        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-    return result
-
-
 def stop_jobs(panels) -> None:
     """Cancel every panel's job and wait for its worker thread to end, so no cancelled worker keeps
     a pool thread busy in the next test; a worker slow to notice its cancel is reported."""

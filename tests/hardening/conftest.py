@@ -11,6 +11,5 @@ _isolated_settings = _gui._isolated_settings
 ctx = _gui.ctx
 make_panel = _gui.make_panel
 window = _gui.window
-pytest_runtest_teardown = _gui.pytest_runtest_teardown
 
 CORPUS = Path(__file__).parent / "corpus"
