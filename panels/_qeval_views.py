@@ -391,10 +391,8 @@ class CalibrationView(QWidget):
             "row judged on both held-out domains: calibrating on one domain and judging on the other is the "
             "mismatch. GPTQ fits each layer's outputs to that text; AWQ only takes per-channel scales from it, "
             "which is why AWQ is reported to depend less on the calibration set (Lin et al. 2024, arXiv "
-            "2306.00978, §4). At 3 bits this small model is on a knife edge: GPTQ's roundings follow the order of "
-            "floating-point sums, so one and two CPU threads can give perplexities a quarter apart. Compare rows "
-            "measured the same way (each says how). Other sizes and domains: build them on the Configurations tab, "
-            "then Run here.")
+            "2306.00978, §4). At 3 bits GPTQ's result even moves with the CPU thread count: compare rows "
+            "measured alike (each says how). Build others on the Configurations tab.")
 
 
 def shown_rows(configs, lookup) -> list[tuple]:
