@@ -27,10 +27,37 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.fixture(autouse=True)
-def _thaw_frozen_objects():
-    """The app freezes long-lived objects (explorer.gc_guard); a test's window is not long-lived:
-    give what it froze back to the collector, so tests do not pile up each other's objects."""
-    yield
-    if gc.get_freeze_count():
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item):
+    """After a test's fixtures are gone, delete what its widgets left and collect its garbage.
+
+    pytest-qt closes a test's widgets with ``deleteLater``, which only an event loop returning to
+    its top level would carry out: without this, every closed window and its plots stay alive, and
+    each later app-wide restyle (presenter mode, text size) walks all of them. The collection that
+    follows walks only what the test made: whatever survives it is frozen (``gc.freeze``), so the
+    next test's collection skips torch's and the modules' million objects. A test that froze
+    objects itself (``explorer.gc_guard``) gets them collected first."""
+    result = yield
+    _collect_test_garbage()
+    return result
+
+
+_frozen_by_tests = 0
+
+
+def _collect_test_garbage() -> None:
+    global _frozen_by_tests
+    import sys
+
+    qt = "PySide6.QtWidgets" in sys.modules
+    if qt:
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    if gc.get_freeze_count() != _frozen_by_tests:
         gc.unfreeze()
+    gc.collect()
+    if qt:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.freeze()
+    _frozen_by_tests = gc.get_freeze_count()

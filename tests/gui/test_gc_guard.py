@@ -47,6 +47,8 @@ def test_a_built_panel_is_frozen_so_full_collections_stay_short(ctx, qtbot):
     generation (the conftest thaws them after the test)."""
     from explorer.main_window import FREEZE_AFTER_MS, MainWindow
 
+    gc.unfreeze()           # what earlier tests left frozen (tests/conftest.py): count only the window's
+
     window = MainWindow(ctx, remember_layout=False, freeze_objects=True)
     qtbot.addWidget(window)
     window.show()
