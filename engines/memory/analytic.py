@@ -35,6 +35,8 @@ from engines.core.scenario import INT_RANGES, STRATEGIES, Scenario
 RECOMPUTE_MODES = ("none", "selective", "full")
 CATEGORIES = ("params", "grads", "optimizer", "activations", "buffers", "reserve")
 STAGE_OF = {"dp": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "fsdp-hybrid": 3}
+TIMELINE_STAGES = ("dp", "zero1", "zero2", "zero3")
+SHARD_ORDER = ("optimizer", "grads", "params")  # what ZeRO stage 1, 2, 3 adds to the shards
 
 DDP_BUCKET_BYTES = 25 * 2**20
 """PyTorch DDP ``bucket_cap_mb=25`` default: one gradient bucket in flight."""
@@ -324,9 +326,11 @@ def gathered_units(options: Options, stage_layers_: int) -> int:
 
 
 def offloaded_categories(stage: int, offload_optimizer: bool, offload_params: bool) -> tuple[str, ...]:
-    """Model-state categories that leave the GPU at ZeRO ``stage``: the optimizer states with
-    ZeRO-Offload from stage 1, the gradient partitions with it from stage 2 (Ren et al. 2021, §4),
-    the parameter shards with parameter offload at stage 3 (ZeRO-Infinity; FSDP CPUOffload)."""
+    """Model-state categories that leave the GPU at ZeRO ``stage`` under the offload flags.
+
+    The optimizer states with ZeRO-Offload from stage 1, the gradient partitions with it from
+    stage 2 (Ren et al. 2021, §4), the parameter shards with parameter offload at stage 3
+    (ZeRO-Infinity; FSDP CPUOffload)."""
     out = []
     if offload_optimizer and stage >= 1:
         out.append("optimizer")
@@ -515,8 +519,9 @@ class MemoryBreakdown:
 
 
 def _stage_bytes(scenario: Scenario, strategy: str, options: Options, shard) -> dict[str, np.ndarray]:
-    """Per-GPU bytes of every pipeline stage (rows) at each shard degree in ``shard`` (columns), by
-    category (:data:`CATEGORIES`) plus ``host`` (offloaded bytes) and ``total``. The one computation
+    """Per-GPU bytes of every pipeline stage (rows) at each shard degree in ``shard`` (columns).
+
+    By category (:data:`CATEGORIES`) plus ``host`` (offloaded bytes) and ``total``. The one computation
     behind the headline, the strategy bars, the sharding animation's key frames and the sweep over
     GPU counts, so those views cannot disagree."""
     prec = precision_of(scenario, options.fp32_grad_accum)
@@ -615,9 +620,9 @@ class MemorySweep:
 
 
 def totals_at(scenario: Scenario, strategy: str, n_gpus, options: Options | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per-GPU bytes of the busiest stage (total, and model states alone) under ``strategy`` at each
-    GPU count in ``n_gpus``; NaN where a count is not a multiple of TP × PP (or, for hybrid
-    sharding, not whole nodes). The same :func:`_stage_bytes` as :func:`breakdown`, evaluated at
+    """Per-GPU bytes of the busiest stage (total, model states) at each GPU count in ``n_gpus``.
+
+    NaN where a count is not a multiple of TP × PP (or, for hybrid sharding, not whole nodes). The same :func:`_stage_bytes` as :func:`breakdown`, evaluated at
     many shard degrees at once: the sweep, the throughput chart's verdict and the headline agree."""
     require_choice(strategy, "strategy", STRATEGIES)
     options = options or Options()
@@ -638,8 +643,10 @@ def totals_at(scenario: Scenario, strategy: str, n_gpus, options: Options | None
 
 def sweep(scenario: Scenario, strategies: Sequence[str] = STRATEGIES, max_gpus: int = 1024,
           options: Options | None = None) -> MemorySweep:
-    """Whole-breakdown totals for N = 1…max_gpus at once (:func:`totals_at`: one [stages × N]
-    numpy evaluation per strategy kind, the busiest stage its column maximum)."""
+    """Whole-breakdown totals for N = 1…max_gpus at once.
+
+    :func:`totals_at`: one [stages × N] numpy evaluation per strategy kind, the busiest stage its
+    column maximum."""
     max_gpus = require_int(max_gpus, "max_gpus", 1, 1_048_576)
     for s in strategies:
         require_choice(s, "strategy", STRATEGIES)
@@ -668,17 +675,16 @@ def smallest_fitting_gpus(scenario: Scenario, max_gpus: int = 1024, options: Opt
 # --------------------------------------------------------------------------------------------
 # Timeline: DP → ZeRO-1 → ZeRO-2 → ZeRO-3, one category splitting into shards at a time
 # --------------------------------------------------------------------------------------------
-TIMELINE_STAGES = ("dp", "zero1", "zero2", "zero3")
-SHARD_ORDER = ("optimizer", "grads", "params")  # what ZeRO stage 1, 2, 3 adds to the shards
 
 
 @dataclass(frozen=True)
 class ZeroFrame:
-    """One animation frame: per-GPU bytes of every category (:data:`CATEGORIES`, so the stack is
-    the strategy bar's total at the end of each chapter), how far each model-state category is
-    split (0…1), the part of each that stays on this GPU once its chapter ends (``kept``), where
-    the categories being offloaded go (``offloaded``: category → "CPU" or "NVMe") and the bytes
-    already off the GPU (``host``)."""
+    """One animation frame: per-GPU bytes of every category, and what is split or offloaded.
+
+    ``bytes`` holds all :data:`CATEGORIES`, so a chapter's last frame is the strategy bar's total;
+    ``split`` says how far each model-state category is split (0…1), ``kept`` what stays on this
+    GPU once the chapter ends, ``offloaded`` where the offloaded categories go ("CPU" or "NVMe")
+    and ``host`` the bytes already off the GPU."""
 
     index: int
     stage_label: str
@@ -696,8 +702,10 @@ class ZeroFrame:
 
 
 def timeline_strategies(scenario: Scenario) -> tuple[str, ...]:
-    """The strategies the animation's chapters end on: DP, ZeRO-1, ZeRO-2 and the scenario's stage-3
-    strategy (hybrid sharding when it is the scenario's; FSDP full shard holds ZeRO-3's bytes)."""
+    """The strategies the animation's chapters end on: DP, ZeRO-1, ZeRO-2 and a stage-3 one.
+
+    The last is hybrid sharding when it is the scenario's, else ZeRO-3 (FSDP full shard holds
+    ZeRO-3's bytes)."""
     return (*TIMELINE_STAGES[:3], "fsdp-hybrid" if scenario.strategy == "fsdp-hybrid" else "zero3")
 
 

@@ -21,9 +21,11 @@ FRAME_CATEGORIES = CATEGORIES
 
 @dataclass(frozen=True)
 class ShardBlock:
-    """One category of one GPU in a sharding frame: its bytes now, the part the GPU keeps once the
-    split ends (its own 1/N shard; nothing when the category is offloaded; all of it while the
-    category is not being split) and where the category is headed ("GPU", "CPU" or "NVMe")."""
+    """One category of one GPU in a sharding frame: its bytes now and what it keeps.
+
+    ``kept`` is the part the GPU keeps once the split ends (its own 1/N shard; nothing when the
+    category is offloaded; all of it while the category is not being split), ``where`` where the
+    category is headed ("GPU", "CPU" or "NVMe")."""
 
     category: str
     total: float
