@@ -281,15 +281,14 @@ class StepTimeCharts:
         self.time_readout.setToolTip("; ".join(st.notes))
 
     def _draw_tput(self) -> None:
-        sw, mem = self.tput, self.sweep_result
+        sw = self.tput
         own = self.scenario.strategy
-        cols = sw.n_gpus - 1
         finite = []
         for row, s in enumerate(sw.strategies):
             fit, over, marks = self.tput_curves[row]
             y = sw.per_gpu[row]
             ok = np.isfinite(y)
-            fits = ok & (mem.totals[mem.strategies.index(s), cols] <= mem.gpu_memory)
+            fits = ok & self.study.fits_at(s, sw.n_gpus)   # the bars' bytes, at every count drawn
             color = self.theme.color(row if row != 3 else 7)
             width = 2.5 if s == own else 1.8
             # the whole curve dotted, the counts where the strategy fits drawn over it in its own line

@@ -380,14 +380,14 @@ class MemoryCharts(SweepAndTrafficCharts):
                 group["height"] += [height] * drawn
                 group["fill"] += [brushes[0]] * drawn
                 group["hatch"] += [brushes[1]] * drawn
-            label = CATEGORY_LABELS[cat] + (f" 1/{n}" if sharding else "")
+            label = block.label                  # the engine says what the block is and where it goes
             label_y = max(base + total / 2, next_label)
             if cap - 0.7 * line_h < label_y < cap + 1.6 * line_h:  # keep clear of the memory line's label
                 label_y = cap - 0.7 * line_h if label_y < cap and cap - 0.7 * line_h >= next_label \
                     else cap + 1.6 * line_h
             next_label = label_y + line_h
             text = f"{CATEGORY_LETTERS[cat]} {label}: {total:,.2f}"
-            widest = text.replace(f"1/{n}", "1/8888") if sharding else text   # the room does not change
+            widest = text.replace(f"1/{block.shard}", "1/8888") if sharding else text   # the room does not change
             label_px = max(label_px, metrics.horizontalAdvance(widest) + 2 * LABEL_PAD)  # with a GPU count
             pool.text(text, (drawn - 1 + 0.33, label_y), (0, 0.5), self._font(0.72), self.theme.fg)
             base += total
@@ -402,5 +402,8 @@ class MemoryCharts(SweepAndTrafficCharts):
         title = f"{frame.stage_label} — {frame.total / 1e9:,.2f} GB per GPU × {n} GPUs (data-parallel)"
         if n > drawn:
             title += f"; {drawn} drawn"
+        if frame.host:
+            where = next(iter(frame.offloaded.values()), "host")      # the engine names the target
+            title += f"; {_gb(frame.host)} offloaded to {where}"
         self.frame_caption.setText(f"<b>{title}</b>")
         self._set_axes(p, "shard", bottom=ticks, x_range=(-0.5, right), y_range=(0, y_top))

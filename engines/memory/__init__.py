@@ -14,7 +14,8 @@ from engines.memory.analytic import (ADAM8BIT_BLOCK, CATEGORIES, DDP_BUCKET_BYTE
                                      in_flight_microbatches, layer_activation_bytes, model_state_bytes,
                                      optimizer_bytes_per_param, output_activation_bytes, per_stage_memory,
                                      precision_of, shard_group, smallest_fitting_gpus, stage_activations,
-                                     stage_layers, stage_param_counts, sweep, weight_bytes, zero_timeline)
+                                     stage_layers, stage_param_counts, sweep, weight_bytes, zero_timeline,
+                                     offloaded_categories, timeline_strategies, totals_at)
 from engines.memory.step_time import (StepTime, ThroughputSweep, TimeKnobs, step_time, step_times,  # noqa: F401
                                       throughput_sweep)
 from engines.memory.step_measure import MeasuredStepTime, StepTimeConfig, measure_step_time  # noqa: F401

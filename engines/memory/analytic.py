@@ -35,6 +35,8 @@ from engines.core.scenario import INT_RANGES, STRATEGIES, Scenario
 RECOMPUTE_MODES = ("none", "selective", "full")
 CATEGORIES = ("params", "grads", "optimizer", "activations", "buffers", "reserve")
 STAGE_OF = {"dp": 0, "zero1": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "fsdp-hybrid": 3}
+TIMELINE_STAGES = ("dp", "zero1", "zero2", "zero3")
+SHARD_ORDER = ("optimizer", "grads", "params")  # what ZeRO stage 1, 2, 3 adds to the shards
 
 DDP_BUCKET_BYTES = 25 * 2**20
 """PyTorch DDP ``bucket_cap_mb=25`` default: one gradient bucket in flight."""
@@ -323,18 +325,35 @@ def gathered_units(options: Options, stage_layers_: int) -> int:
     return 1 if options.wrap_blocks <= 0 or not options.prefetch else 2
 
 
+def offloaded_categories(stage: int, offload_optimizer: bool, offload_params: bool) -> tuple[str, ...]:
+    """Model-state categories that leave the GPU at ZeRO ``stage`` under the offload flags.
+
+    The optimizer states with ZeRO-Offload from stage 1, the gradient partitions with it from
+    stage 2 (Ren et al. 2021, §4), the parameter shards with parameter offload at stage 3
+    (ZeRO-Infinity; FSDP CPUOffload)."""
+    out = []
+    if offload_optimizer and stage >= 1:
+        out.append("optimizer")
+        if stage >= 2:
+            out.append("grads")
+    if offload_params and stage >= 3:
+        out.append("params")
+    return tuple(c for c in SHARD_ORDER if c in out)
+
+
 def _states(psi, shard, stage: int, prec: Precision, offload_opt: bool, offload_params: bool):
     """(params, grads, optimizer, cpu) bytes per GPU for Ψ parameters and shard degree arrays."""
     params = prec.weight * psi / (shard if stage >= 3 else 1)
     grads = prec.grad * psi / (shard if stage >= 2 else 1)
     opt = prec.optimizer * psi / (shard if stage >= 1 else 1)
     cpu = 0 * params
-    if offload_opt and stage >= 1:  # ZeRO-Offload: fp32 master + states (and the fp32 gradient copy) in CPU RAM
+    moved = offloaded_categories(stage, offload_opt, offload_params)
+    if "optimizer" in moved:  # ZeRO-Offload: fp32 master + states (and the fp32 gradient copy) in CPU RAM
         cpu = cpu + opt + 4.0 * psi / shard
         opt = 0 * opt
-        if stage >= 2:
-            grads = 0 * grads  # gradient partitions stream to CPU; only buckets stay on the GPU
-    if offload_params and stage >= 3:  # ZeRO-Infinity / FSDP CPUOffload: shards wait in CPU RAM
+    if "grads" in moved:
+        grads = 0 * grads  # gradient partitions stream to CPU; only buckets stay on the GPU
+    if "params" in moved:  # ZeRO-Infinity / FSDP CPUOffload: shards wait in CPU RAM
         cpu = cpu + params
         params = 0 * params
     return params, grads, opt, cpu
@@ -499,26 +518,43 @@ class MemoryBreakdown:
         return {c: getattr(self, c) for c in CATEGORIES}
 
 
-def _stage_memory(scenario: Scenario, strategy: str, options: Options) -> list[StageMemory]:
+def _stage_bytes(scenario: Scenario, strategy: str, options: Options, shard) -> dict[str, np.ndarray]:
+    """Per-GPU bytes of every pipeline stage (rows) at each shard degree in ``shard`` (columns).
+
+    By category (:data:`CATEGORIES`) plus ``host`` (offloaded bytes) and ``total``. The one computation
+    behind the headline, the strategy bars, the sharding animation's key frames and the sweep over
+    GPU counts, so those views cannot disagree."""
     prec = precision_of(scenario, options.fp32_grad_accum)
     stage = STAGE_OF[strategy]
-    shard = int(shard_group(strategy, scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp))
     arch = scenario.arch
+    layers_ = stage_layers(arch.layers, scenario.pp)
+    psis = np.array(stage_param_counts(arch, scenario.pp)) / scenario.tp
+    shard = np.atleast_1d(np.asarray(shard, dtype=float))[None, :]
+    zeros = np.zeros((len(psis), shard.shape[1]))
+    p, g, o, host = _states(psis[:, None], shard, stage, prec, scenario.offload_optimizer, scenario.offload_params)
+    unit = np.array([float(gather_unit_params(arch, n, q, scenario.tp, options.wrap_blocks))
+                     for n, q in zip(layers_, psis)])
+    gathered = np.array([gathered_units(options, n) for n in layers_])
+    buf = _buffer_bytes(stage, psis, unit, prec, gathered) + _recompute_working_bytes(arch, scenario)
+    out = {"params": p + zeros, "grads": g + zeros, "optimizer": o + zeros,
+           "activations": stage_activations(scenario)[:, None] + zeros, "buffers": buf[:, None] + zeros}
+    out["reserve"] = options.reserve_fraction * (out["params"] + out["grads"] + out["optimizer"]
+                                                 + out["activations"] + out["buffers"])
+    out["total"] = (out["params"] + out["grads"] + out["optimizer"] + out["activations"] + out["buffers"]
+                    + out["reserve"])   # StageMemory.total's order: the same float sum everywhere
+    out["host"] = host + zeros
+    return out
+
+
+def _stage_memory(scenario: Scenario, strategy: str, options: Options) -> list[StageMemory]:
+    shard = shard_group(strategy, scenario.dp, scenario.gpus_per_node, scenario.tp, scenario.pp)
+    b = _stage_bytes(scenario, strategy, options, shard)
+    on_nvme = scenario.offload_target == "nvme"   # ZeRO-Infinity: the same bytes, on NVMe
     out = []
-    acts = stage_activations(scenario)
-    for i, (n_layers, psi) in enumerate(zip(stage_layers(arch.layers, scenario.pp),
-                                            stage_param_counts(arch, scenario.pp))):
-        psi_gpu = psi / scenario.tp
-        p, g, o, cpu = _states(psi_gpu, shard, stage, prec, scenario.offload_optimizer, scenario.offload_params)
-        act = float(acts[i])
-        unit = gather_unit_params(arch, n_layers, psi_gpu, scenario.tp, options.wrap_blocks)
-        buf = float(_buffer_bytes(stage, psi_gpu, unit, prec, gathered_units(options, n_layers))) \
-            + _recompute_working_bytes(arch, scenario)
-        allocated = float(p + g + o) + act + buf
-        on_nvme = scenario.offload_target == "nvme"   # ZeRO-Infinity: the same bytes, on NVMe
-        out.append(StageMemory(i, n_layers, float(p), float(g), float(o), act, buf,
-                               options.reserve_fraction * allocated, 0.0 if on_nvme else float(cpu),
-                               float(cpu) if on_nvme else 0.0))
+    for i, n_layers in enumerate(stage_layers(scenario.arch.layers, scenario.pp)):
+        host = float(b["host"][i, 0])
+        out.append(StageMemory(i, n_layers, *(float(b[c][i, 0]) for c in CATEGORIES),
+                               0.0 if on_nvme else host, host if on_nvme else 0.0))
     return out
 
 
@@ -583,53 +619,48 @@ class MemorySweep:
     smallest_fit: dict[str, int | None]
 
 
+def totals_at(scenario: Scenario, strategy: str, n_gpus, options: Options | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-GPU bytes of the busiest stage (total, model states) at each GPU count in ``n_gpus``.
+
+    NaN where a count is not a multiple of TP × PP (or, for hybrid sharding, not whole nodes). The same :func:`_stage_bytes` as :func:`breakdown`, evaluated at
+    many shard degrees at once: the sweep, the throughput chart's verdict and the headline agree."""
+    require_choice(strategy, "strategy", STRATEGIES)
+    options = options or Options()
+    n = np.atleast_1d(np.asarray(n_gpus))
+    mp = scenario.tp * scenario.pp
+    valid = (n >= 1) & (n % mp == 0)
+    dp = np.maximum(n // mp, 1)
+    shard = shard_group(strategy, dp, scenario.gpus_per_node, scenario.tp, scenario.pp)
+    b = _stage_bytes(scenario, strategy, options, shard)
+    cols = np.arange(len(n))
+    worst = b["total"].argmax(axis=0)     # the first busiest stage, as breakdown's max() picks it
+    total = b["total"][worst, cols]
+    states = (b["params"] + b["grads"] + b["optimizer"])[worst, cols]
+    if strategy == "fsdp-hybrid":
+        valid = valid & hybrid_valid(dp, scenario.gpus_per_node, scenario.tp, scenario.pp)
+    return np.where(valid, total, np.nan), np.where(valid, states, np.nan)
+
+
 def sweep(scenario: Scenario, strategies: Sequence[str] = STRATEGIES, max_gpus: int = 1024,
           options: Options | None = None) -> MemorySweep:
     """Whole-breakdown totals for N = 1…max_gpus at once.
 
-    Per stage i the total is linear in 1/shard: C_i + S_i / shard(N), where S_i are the sharded
-    model-state bytes and C_i everything else (replicated states, activations, buffers); so one
-    [stages × N] numpy expression per strategy kind gives every stage at every N, and the busiest
-    stage is its column maximum.
-    """
+    :func:`totals_at`: one [stages × N] numpy evaluation per strategy kind, the busiest stage its
+    column maximum."""
     max_gpus = require_int(max_gpus, "max_gpus", 1, 1_048_576)
     for s in strategies:
         require_choice(s, "strategy", STRATEGIES)
     options = options or Options()
-    prec = precision_of(scenario, options.fp32_grad_accum)
     n = np.arange(1, max_gpus + 1)
-    mp = scenario.tp * scenario.pp
-    valid = n % mp == 0
-    dp = np.maximum(n // mp, 1)
-    arch = scenario.arch
-    psis = np.array(stage_param_counts(arch, scenario.pp)) / scenario.tp
-    layers_ = stage_layers(arch.layers, scenario.pp)
-    unit = np.array([float(gather_unit_params(arch, n, q, scenario.tp, options.wrap_blocks))
-                     for n, q in zip(layers_, psis)])
-    gathered = np.array([gathered_units(options, n) for n in layers_])
-    fixed = stage_activations(scenario) + _recompute_working_bytes(arch, scenario)
-    grow = 1 + options.reserve_fraction
-    offload = (scenario.offload_optimizer, scenario.offload_params)
     totals = np.full((len(strategies), max_gpus), np.nan)
     states_out = np.full((len(strategies), max_gpus), np.nan)
     smallest: dict[str, int | None] = {}
     memory = gpu_spec(scenario.gpu).memory_bytes
     cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
     for row, strategy in enumerate(strategies):
-        stage = STAGE_OF[strategy]
-        hybrid = strategy == "fsdp-hybrid"
-        key = (stage, hybrid)
+        key = (STAGE_OF[strategy], strategy == "fsdp-hybrid")   # FSDP full shard is ZeRO-3's bytes
         if key not in cache:
-            replicated = sum(_states(psis, np.inf, stage, prec, *offload)[:3])
-            sharded = sum(_states(psis, 1.0, stage, prec, *offload)[:3]) - replicated
-            inv = 1.0 / shard_group(strategy, dp, scenario.gpus_per_node, scenario.tp, scenario.pp)
-            const = (replicated + fixed + _buffer_bytes(stage, psis, unit, prec, gathered)) * grow
-            per_stage = const[:, None] + (sharded * grow)[:, None] * inv[None, :]
-            worst = per_stage.argmax(axis=0) if len(psis) > 1 else np.zeros(max_gpus, dtype=int)
-            total = per_stage[worst, np.arange(max_gpus)]
-            states = replicated[worst] + sharded[worst] * inv
-            ok = valid & hybrid_valid(dp, scenario.gpus_per_node, scenario.tp, scenario.pp) if hybrid else valid
-            cache[key] = (np.where(ok, total, np.nan), np.where(ok, states, np.nan))
+            cache[key] = totals_at(scenario, strategy, n, options)
         totals[row], states_out[row] = cache[key]
         fit = np.flatnonzero(totals[row] <= memory)
         smallest[strategy] = int(n[fit[0]]) if fit.size else None
@@ -644,57 +675,80 @@ def smallest_fitting_gpus(scenario: Scenario, max_gpus: int = 1024, options: Opt
 # --------------------------------------------------------------------------------------------
 # Timeline: DP → ZeRO-1 → ZeRO-2 → ZeRO-3, one category splitting into shards at a time
 # --------------------------------------------------------------------------------------------
-TIMELINE_STAGES = ("dp", "zero1", "zero2", "zero3")
-SHARD_ORDER = ("optimizer", "grads", "params")  # what ZeRO stage 1, 2, 3 adds to the shards
 
 
 @dataclass(frozen=True)
 class ZeroFrame:
-    """One animation frame: per-GPU bytes and how far each model-state category is split (0…1)."""
+    """One animation frame: per-GPU bytes of every category, and what is split or offloaded.
+
+    ``bytes`` holds all :data:`CATEGORIES`, so a chapter's last frame is the strategy bar's total;
+    ``split`` says how far each model-state category is split (0…1), ``kept`` what stays on this
+    GPU once the chapter ends, ``offloaded`` where the offloaded categories go ("CPU" or "NVMe")
+    and ``host`` the bytes already off the GPU."""
 
     index: int
     stage_label: str
     split: dict[str, float]
     bytes: dict[str, float]
     dp: int
+    shard: int = 0                  # GPUs one shard set spans (hybrid sharding: a node's DP ranks)
+    kept: dict[str, float] = field(default_factory=dict)
+    offloaded: dict[str, str] = field(default_factory=dict)
+    host: float = 0.0
 
     @property
     def total(self) -> float:
         return sum(self.bytes.values())
 
 
+def timeline_strategies(scenario: Scenario) -> tuple[str, ...]:
+    """The strategies the animation's chapters end on: DP, ZeRO-1, ZeRO-2 and a stage-3 one.
+
+    The last is hybrid sharding when it is the scenario's, else ZeRO-3 (FSDP full shard holds
+    ZeRO-3's bytes)."""
+    return (*TIMELINE_STAGES[:3], "fsdp-hybrid" if scenario.strategy == "fsdp-hybrid" else "zero3")
+
+
 def zero_timeline(scenario: Scenario, frames_per_step: int = 15, hold: int = 8,
                   options: Options | None = None) -> tuple[list[ZeroFrame], list[tuple[int, str]]]:
     """Frames (and chapter marks) that shard the optimizer, then gradients, then parameters.
 
-    Each category's per-GPU bytes interpolate from full to 1/N_d as its split goes 0 → 1, so the
-    stacked bar shrinks exactly to the ZeRO stage values at the end of each step.
+    Each chapter ends on a key frame that IS that strategy's :func:`breakdown` (with offload the
+    offloaded states leave the GPU there), and every category's bytes interpolate linearly from
+    one key frame to the next while the chapter's category splits 0 → 1.
     """
     frames_per_step = require_int(frames_per_step, "frames_per_step", 1, 600)
     hold = require_int(hold, "hold", 0, 600)
     options = options or Options()
-    base = breakdown(scenario, "dp", options)
-    full = {"params": base.params, "grads": base.grads, "optimizer": base.optimizer}
-    shard = max(1, scenario.dp)
-    fixed = {"activations": base.activations}
+    path = timeline_strategies(scenario)
+    keys = [breakdown(scenario, s, options) for s in path]
+    host_name = "NVMe" if scenario.offload_target == "nvme" else "CPU"
+    dp = max(1, scenario.dp)
     frames: list[ZeroFrame] = []
     chapters: list[tuple[int, str]] = []
     split = {c: 0.0 for c in SHARD_ORDER}
 
-    def emit(label: str) -> None:
-        current = {c: full[c] * (1 - split[c]) + full[c] / shard * split[c] for c in SHARD_ORDER}
-        frames.append(ZeroFrame(len(frames), label, dict(split), {**{c: current[c] for c in ("params", "grads", "optimizer")}, **fixed}, shard))
+    def emit(j: int, t: float) -> None:
+        """A frame ``t`` of the way from key frame j − 1 to key frame j (j = 0: DP itself)."""
+        a, b = keys[max(j - 1, 0)], keys[j]
+        now = {c: (1 - t) * getattr(a, c) + t * getattr(b, c) for c in CATEGORIES}   # t = 1: exactly b
+        moving = SHARD_ORDER[j - 1] if j else None
+        kept = {c: (getattr(b, c) if c == moving else now[c]) for c in CATEGORIES}
+        moved = offloaded_categories(STAGE_OF[path[j]], scenario.offload_optimizer, scenario.offload_params)
+        host = (1 - t) * (a.cpu + a.nvme) + t * (b.cpu + b.nvme)
+        frames.append(ZeroFrame(len(frames), STRATEGY_LABELS[path[j]], dict(split), now, dp, b.shard, kept,
+                                {c: host_name for c in moved}, host))
 
-    chapters.append((0, STRATEGY_LABELS["dp"]))
+    chapters.append((0, STRATEGY_LABELS[path[0]]))
     for _ in range(hold):
-        emit(STRATEGY_LABELS["dp"])
-    for stage, category in zip(TIMELINE_STAGES[1:], SHARD_ORDER):
-        chapters.append((len(frames), STRATEGY_LABELS[stage]))
+        emit(0, 1.0)
+    for j, category in enumerate(SHARD_ORDER, start=1):
+        chapters.append((len(frames), STRATEGY_LABELS[path[j]]))
         for k in range(1, frames_per_step + 1):
             split[category] = k / frames_per_step
-            emit(STRATEGY_LABELS[stage])
+            emit(j, k / frames_per_step)
         for _ in range(hold):
-            emit(STRATEGY_LABELS[stage])
+            emit(j, 1.0)
     return frames, chapters
 
 
@@ -707,5 +761,5 @@ __all__ = [
     "ModelStates", "model_state_bytes", "activation_bytes_per_layer", "layer_activation_bytes",
     "optimizer_bytes_per_param", "per_stage_memory", "StageMemory", "breakdown", "MemoryBreakdown",
     "sweep", "MemorySweep", "smallest_fitting_gpus", "communication", "Communication", "zero_timeline",
-    "ZeroFrame", "Options", "gb",
+    "ZeroFrame", "Options", "gb", "totals_at", "offloaded_categories", "timeline_strategies",
 ]

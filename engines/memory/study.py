@@ -5,27 +5,43 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from engines.core.errors import ValidationError
-from engines.memory.analytic import (SHARD_ORDER, STAGE_OF, STRATEGIES, MemoryBreakdown, MemorySweep, Options, ZeroFrame,
-                                     breakdown, sweep, zero_timeline)
+from engines.memory.analytic import (CATEGORIES, SHARD_ORDER, STAGE_OF, STRATEGIES, MemoryBreakdown, MemorySweep,
+                                     Options, ZeroFrame, breakdown, sweep, totals_at, zero_timeline)
+from engines.memory.labels import CATEGORY_LABELS
 from engines.core.scenario import Scenario
 
 SWEEP_MAX_GPUS = 1024
 """The sweep spans 1…1024 GPUs, whatever the scenario's own count."""
-FRAME_CATEGORIES = ("params", "grads", "optimizer", "activations")
-"""What the sharding animation stacks per GPU (buffers and reserve are not part of the story)."""
+FRAME_CATEGORIES = CATEGORIES
+"""What the sharding animation stacks per GPU: every category, so its key frames are the bars' totals."""
 
 
 @dataclass(frozen=True)
 class ShardBlock:
-    """One category of one GPU in a sharding frame: its bytes now, and the part that is the GPU's
-    own 1/N shard (all of it while the category is not yet being split)."""
+    """One category of one GPU in a sharding frame: its bytes now and what it keeps.
+
+    ``kept`` is the part the GPU keeps once the split ends (its own 1/N shard; nothing when the
+    category is offloaded; all of it while the category is not being split), ``where`` where the
+    category is headed ("GPU", "CPU" or "NVMe")."""
 
     category: str
     total: float
     kept: float
     split: float
     sharding: bool
+    shard: int = 1
+    where: str = "GPU"
+
+    @property
+    def label(self) -> str:
+        """What the block is: "optimizer states 1/8", "… 1/8 → CPU" while it moves, "… 1/8 on CPU"."""
+        text = CATEGORY_LABELS[self.category] + (f" 1/{self.shard}" if self.sharding else "")
+        if self.where == "GPU":
+            return text
+        return f"{text} {'on' if self.split >= 1 or not self.sharding else '→'} {self.where}"
 
 
 @dataclass(frozen=True)
@@ -59,17 +75,23 @@ class MemoryStudy:
         return self.chapters[stage + 1][0] - 1
 
     def shard_blocks(self, index: int) -> tuple[ShardBlock, ...]:
-        """Frame ``index`` per category: each GPU keeps its 1/N of a category being split (of the
-        full DP bytes, frame 0) while the rest fades out."""
-        frame, full = self.frames[index], self.frames[0].bytes
-        n = frame.dp
+        """Frame ``index`` per category: each GPU keeps what the frame's chapter leaves it of a
+        category being split (its 1/N shard, or nothing when offloaded) while the rest fades out."""
+        frame = self.frames[index]
         out = []
         for cat in FRAME_CATEGORIES:
             total = frame.bytes[cat]
             split = frame.split.get(cat, 0.0)
             sharding = cat in SHARD_ORDER and split > 0
-            out.append(ShardBlock(cat, total, full[cat] / n if sharding else total, split, sharding))
+            out.append(ShardBlock(cat, total, min(frame.kept.get(cat, total), total), split, sharding,
+                                  frame.shard or frame.dp, frame.offloaded.get(cat, "GPU")))
         return tuple(out)
+
+    def fits_at(self, strategy: str, n_gpus) -> np.ndarray:
+        """Whether ``strategy`` fits in GPU memory at each GPU count (False where a count does not
+        apply): the verdict the throughput chart draws, from the same bytes as the bars."""
+        totals, _states = totals_at(self.scenario, strategy, n_gpus, self.options)
+        return np.nan_to_num(totals, nan=np.inf) <= self.sweep.gpu_memory
 
     def table(self) -> list[dict]:
         """One flat row per strategy that applies (the CSV export)."""
