@@ -8,7 +8,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from engines.compute import PowerBudget, PowerTrace
+from engines.compute import GridStudy, PowerBudget, PowerStudy, PowerTrace
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
@@ -48,7 +48,8 @@ class PowerView(QWidget):
         self.budget: PowerBudget | None = None
         self.trace_result: PowerTrace | None = None
 
-    def show_result(self, b: PowerBudget, tr: PowerTrace, run_label: str, sources: list[tuple[str, str]]) -> None:
+    def show_result(self, s: PowerStudy) -> None:
+        b, tr, run_label = s.budget, s.trace, s.run_label
         self.budget, self.trace_result = b, tr
         t = self.theme
         rows = [("GPU boards (TDP × GPUs)", b.gpu_mw), ("IT load: whole nodes (CPUs, switches, NICs, fans)", b.it_mw),
@@ -82,7 +83,7 @@ class PowerView(QWidget):
             f"{big(b.run_gpu_hours)} GPU-hours → {big(b.run_mwh, 'MWh')}, {money(b.run_cost)}, {big(b.run_co2_t, 't')} CO2. "
             f"Every GPU waits at the same moment, so the draw swings by <b>{mw(tr.swing_mw)}</b> "
             f"({mw(tr.busy_mw)} ↔ {mw(tr.waiting_mw)}) within every {tr.step_seconds:.2f} s step and at each checkpoint.")
-        self.sources.set_sources(sources)
+        self.sources.set_sources(list(s.sources))
 
 
 class GridView(QWidget):
@@ -113,8 +114,8 @@ class GridView(QWidget):
         self.rows = ()
         self._drawn = None
 
-    def show_result(self, lead_times, deals, consumption, facility_mw: float) -> None:
-        t = self.theme
+    def show_result(self, g: GridStudy) -> None:
+        t, lead_times, deals, consumption, facility_mw = self.theme, g.lead_times, g.deals, g.consumption, g.facility_mw
         world = {c.id: c for c in consumption}
         self.text.setText(
             f"The cluster needs {mw(facility_mw)}. The longest waits are the grid's (queue, hook-up, large "
