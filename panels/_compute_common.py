@@ -70,7 +70,10 @@ class SourcesBox(QWidget):
         self._label()
 
     def set_sources(self, rows: list[tuple[str, str]]) -> None:
-        """``rows``: (the figure as shown, its citation)."""
+        """``rows``: (the figure as shown, its citation). The same rows again change nothing (no re-layout)."""
+        rows = list(rows)
+        if rows == self._rows and self._rows:
+            return
         self._rows = rows
         self.text.setHtml("<ul>" + "".join(f"<li><b>{escape(a)}</b>: {escape(b)}</li>" for a, b in rows) + "</ul>")
         self._label()

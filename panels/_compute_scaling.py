@@ -101,8 +101,11 @@ class ScalingView(QWidget):
         self.result = r
         if getattr(self, "_items_theme", None) is not self.theme:
             self._build_items()
-        self._draw_frontier(r)
-        self._draw_iso(r)
+        curves = (r.fit, r.runs, r.scenario.point)       # all the two charts depend on
+        if curves != self._curves_shown:                 # an edit that moves none of it repaints neither chart
+            self._curves_shown = curves
+            self._draw_frontier(r)
+            self._draw_iso(r)
         s = r.scenario
         p = s.point
         fit = FITS[r.fit]
@@ -148,7 +151,7 @@ class ScalingView(QWidget):
         self.iso_label = pg.TextItem("scenario", color=t.fg, anchor=(0, 1))
         i.addItem(self.iso_label)
         self._items_theme = t
-        self._runs_shown = None
+        self._runs_shown = self._curves_shown = None
 
     @staticmethod
     def _rename(plot, item, name: str) -> None:

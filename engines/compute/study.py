@@ -9,6 +9,7 @@ types name: MW, MWh, t CO2, $ per GPU-hour)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,9 +25,14 @@ from engines.compute.scaling import (FITS, LawConstants, chinchilla_frontier, ch
 from engines.core.hardware import GPU, gpu as gpu_spec
 from engines.core.scenario import Scenario
 
-C_AXIS = np.geomspace(1e18, 1e27, 60)
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+C_AXIS = _frozen(np.geomspace(1e18, 1e27, 60))
 """Training compute (FLOP) over which the frontier is drawn."""
-KAPLAN_N_AXIS = np.geomspace(1e7, 1e13, 60)
+KAPLAN_N_AXIS = _frozen(np.geomspace(1e7, 1e13, 60))
 """Model sizes over which Kaplan's L(N) is drawn."""
 ISO_BUDGETS = (1e19, 1e21, 1e23, 1e25)
 """The fixed budgets (FLOP) of the iso-FLOP curves; the scenario's own budget is added last."""
@@ -166,16 +172,25 @@ class ComputeStudy:
         return self.scaling.scenario
 
 
+@lru_cache(maxsize=8)
+def _fit_curves(fit: str) -> tuple[tuple[FrontierLine, ...], tuple[FitOptimum, ...], np.ndarray]:
+    """What depends on the chosen fit only (and on no file): every fit's frontier, the fits' optima at
+    Chinchilla's budget and Kaplan's L(N). Cached, read-only, so an edit that keeps the fit reuses them."""
+    frontier = []
+    for key in FITS:
+        n, d, _ = chinchilla_frontier(C_AXIS, key)
+        frontier.append(FrontierLine(key, key == fit, C_AXIS, _frozen(n), _frozen(d)))
+    optima = tuple(FitOptimum(key, f, key == fit, *chinchilla_optimum(CHINCHILLA_C, key)) for key, f in FITS.items())
+    return tuple(frontier), optima, _frozen(np.array([kaplan_loss_n(x) for x in KAPLAN_N_AXIS]))
+
+
 def scaling_study(scenario: Scenario, tokens: float, mfu: float, fit: str) -> ScalingStudy:
     """The D1 view: 6ND and GPU-hours of the scenario's run, the published runs placed by ``fit``,
     every fit's frontier, Kaplan's slope through GPT-3, and iso-FLOP curves at :data:`ISO_BUDGETS` and
     the scenario's budget."""
     run = scenario_run(scenario, tokens, mfu, fit)
     runs = published_runs(fit)
-    frontier = []
-    for key in FITS:
-        n, d, _ = chinchilla_frontier(C_AXIS, key)
-        frontier.append(FrontierLine(key, key == fit, C_AXIS, n, d))
+    frontier, optima, kaplan_loss = _fit_curves(fit)
     gpt3 = next((x for x in runs if x.label.startswith("GPT-3")), None)
     k_flop, k_params = (C_AXIS, kaplan_allocation(C_AXIS, gpt3.flop, gpt3.N)[0]) if gpt3 else (np.empty(0), np.empty(0))
     iso = []
@@ -183,9 +198,7 @@ def scaling_study(scenario: Scenario, tokens: float, mfu: float, fit: str) -> Sc
     for k, c in enumerate(budgets):
         n, loss = iso_flop_curve(c, fit, ISO_POINTS, ISO_SPAN)
         iso.append(IsoCurve(c, n, loss, chinchilla_optimum(c, fit)[0], float(np.min(loss)), k == len(budgets) - 1))
-    optima = tuple(FitOptimum(key, f, key == fit, *chinchilla_optimum(CHINCHILLA_C, key)) for key, f in FITS.items())
-    return ScalingStudy(fit, runs, run, tuple(frontier), k_flop, k_params, KAPLAN_N_AXIS,
-                        np.array([kaplan_loss_n(x) for x in KAPLAN_N_AXIS]), tuple(iso),
+    return ScalingStudy(fit, runs, run, frontier, k_flop, k_params, KAPLAN_N_AXIS, kaplan_loss, tuple(iso),
                         min(c.optimum_loss for c in iso), max(float(np.percentile(c.loss, 60)) for c in iso), optima)
 
 
