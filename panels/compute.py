@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from engines.compute import FIT_LABELS, ComputeStudy, Params, load_table, measure_machine, study
+from engines.compute import FIT_LABELS, ComputeStudy, Params, load_table, measure_machine, serving_traffic, study
 from engines.compute.data import data_path
 from explorer.binder import ParamBinder, param_slider
 from explorer.panel import Panel
@@ -197,8 +197,8 @@ class ComputePanel(Panel):
         from engines.serving.params import Params as ServingParams
 
         p = {**ServingParams().to_dict(), **self._sibling_params("serving")}
-        self.error.show_error(self.update_params(serve_req_per_s=float(p["traffic_per_s"]),
-                                                tokens_per_request=int(p["prompt_tokens"] + p["output_tokens"])))
+        rate, per_request = serving_traffic(p["traffic_per_s"], p["prompt_tokens"], p["output_tokens"])
+        self.error.show_error(self.update_params(serve_req_per_s=rate, tokens_per_request=per_request))
 
     # --- scenario and parameters ----------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:

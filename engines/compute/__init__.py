@@ -13,7 +13,7 @@ Public API: :func:`training_flops` (6ND), :func:`chinchilla_loss` and :func:`chi
 from engines.compute.cost import (PART_LABELS, PARTS, CampusCapex, CostBreakdown, campus_capex,
                                   capital_recovery_factor, cost_per_gpu_hour)
 from engines.compute.data import CONFIDENCE, CONFIDENCE_LABELS, assumption, data_path, load_table, parse_table
-from engines.compute.demand import Demand, demand, tokens_per_day
+from engines.compute.demand import Demand, demand, serving_traffic, tokens_per_day
 from engines.compute.fit import Fit, fit_scaling_law
 from engines.compute.measure import MachineMeasurement, Rate, measure_copy, measure_gemm, measure_machine
 from engines.compute.network import StepNetwork, allreduce_seconds, step_network
@@ -39,7 +39,7 @@ __all__ = ["Fit", "fit_scaling_law", "FITS", "FIT_LABELS", "KAPLAN", "PF_DAY", "
            "PowerBudget", "power_budget", "PowerTrace", "power_trace", "lead_times", "deals",
            "allreduce_seconds", "StepNetwork", "step_network", "CostBreakdown", "cost_per_gpu_hour",
            "capital_recovery_factor", "CampusCapex", "campus_capex", "PARTS", "PART_LABELS",
-           "Demand", "demand", "tokens_per_day", "Rate", "MachineMeasurement", "measure_gemm", "measure_copy",
+           "Demand", "demand", "serving_traffic", "tokens_per_day", "Rate", "MachineMeasurement", "measure_gemm", "measure_copy",
            "measure_machine", "CONFIDENCE", "CONFIDENCE_LABELS", "assumption", "data_path", "load_table",
            "parse_table", "Params", "study", "scaling_study", "ComputeStudy", "ScalingStudy", "FrontierLine",
            "IsoCurve", "FitOptimum", "MachineStudy", "PowerStudy", "CostStudy", "GridStudy"]
