@@ -12,7 +12,7 @@ from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import Label, label_layer
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import brush, legend_below, make_plot, pen
+from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
 from panels._compute_common import SourcesBox, big, money
 
 CostResult = CostStudy           # the name this view's result had before it moved into the engine
@@ -69,6 +69,7 @@ class CostView(QWidget):
         plot.getAxis("left").setWidth(4)
         plot.setYRange(-0.45, len(rows) - 0.6, padding=0)
         label_layer(plot).set_labels(labels)
+        fit_legend_columns(plot)     # entries added after the plot was last resized (drawn when its tab is shown)
 
     def show_result(self, r: CostStudy) -> None:
         self.result = r

@@ -217,6 +217,7 @@ class ComputePanel(Panel):
             self.error.show_error(str(exc))
             return
         self.error.show_error(None)
+        self.grid_view.show_tables(self.study.grid)      # data files: once per theme, a no-op after
         self._stale = set(range(self.tabs.count()))
         self._draw_tab(self.tabs.currentIndex())
 
@@ -279,6 +280,7 @@ class ComputePanel(Panel):
         if self.experiment_view.result is not None:
             self.experiment_view.show_result(self.experiment_view.result)
         if self.study is not None:
+            self.grid_view.show_tables(self.study.grid)
             self._stale = set(range(self.tabs.count()))
             self._draw_tab(self.tabs.currentIndex())
 

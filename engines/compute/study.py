@@ -3,9 +3,10 @@ published runs, every fit's compute-optimal frontier, iso-FLOP curves, the fits 
 training against inference, the machine's network, power, the cost of a GPU-hour and the grid.
 
 The panel's knobs arrive in display units (B tokens, %, ¢/kWh, kg/MWh, k$, M$/MW); :func:`study`
-converts them once, here, so every quantity in :class:`ComputeStudy` is in base units: FLOP,
-parameters, tokens, seconds, dollars, fractions (the power and cost parts keep the units their engine
-types name: MW, MWh, t CO2, $ per GPU-hour)."""
+converts them once, here, so the quantities in :class:`ComputeStudy` are in base units: FLOP,
+parameters, tokens, seconds, watts, joules, dollars, kilograms of CO2, fractions; the views format them.
+Three figures keep the unit the field is named for, as the sources count them: GPU-hours, days (of
+training and of serving) and dollars per GPU-hour."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -148,7 +149,7 @@ class CostStudy:
 class GridStudy:
     """D3: what connecting the cluster waits for, the deals, and the world's consumption."""
 
-    facility_mw: float
+    facility_w: float
     lead_times: tuple[LeadTime, ...]
     deals: tuple[Deal, ...]
     consumption: tuple[Consumption, ...]
@@ -259,7 +260,7 @@ def study(scenario: Scenario, params: Params | None = None) -> ComputeStudy:
     campus = campus_capex(sc.n_gpus, server_capex, node.kw_per_gpu * sc.n_gpus / 1000, facility_per_mw)
     cost = CostStudy(breakdown, node, run.gpu_hours, f"training {label}", bill["total"], bill["power"], campus,
                      _cost_sources(node, run.gpu_hours))
-    grid = GridStudy(budget.facility_mw, tuple(lead_times()), tuple(deals()),
+    grid = GridStudy(budget.facility_w, tuple(lead_times()), tuple(deals()),
                      tuple(load_table("power.json")["consumption"]))
     dem = demand(run.point.N, p.tokens, tokens_per_day(p.serve_req_per_s, p.tokens_per_request))
     return ComputeStudy(sc, p, scaling, dem, machine, power, cost, grid)
