@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+import numpy as np
 from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from engines.compute import CONFIDENCE_LABELS
@@ -70,7 +71,10 @@ class SourcesBox(QWidget):
         self._label()
 
     def set_sources(self, rows: list[tuple[str, str]]) -> None:
-        """``rows``: (the figure as shown, its citation)."""
+        """``rows``: (the figure as shown, its citation). The same rows again change nothing (no re-layout)."""
+        rows = list(rows)
+        if rows == self._rows and self._rows:
+            return
         self._rows = rows
         self.text.setHtml("<ul>" + "".join(f"<li><b>{escape(a)}</b>: {escape(b)}</li>" for a, b in rows) + "</ul>")
         self._label()
@@ -110,6 +114,21 @@ def draw_bars(plot, theme, rows: list[tuple[str, float, float, str, int]], x_ran
     label_layer(plot).set_labels(labels)
 
 
-def mw(x: float) -> str:
-    """Power in MW, or kW below one megawatt."""
-    return f"{x:,.1f} MW" if x >= 1 else f"{x * 1000:,.0f} kW"
+def watts(x: float) -> str:
+    """Power given in watts, shown in MW, or kW below one megawatt."""
+    return f"{x / 1e6:,.1f} MW" if x >= 1e6 else f"{x / 1e3:,.0f} kW"
+
+
+def mwh(joules: float) -> str:
+    """Energy given in joules, shown in MWh (3.6 GJ each)."""
+    return big(joules / 3.6e9, "MWh")
+
+
+def tonnes(kg: float) -> str:
+    """A mass given in kilograms, shown in tonnes."""
+    return big(kg / 1000, "t")
+
+
+def megawatts(values):
+    """Watts on a chart whose axis is in MW."""
+    return np.asarray(values, float) / 1e6

@@ -1,30 +1,21 @@
 """D2 view: what one GPU-hour costs, part by part, a run's bill, and how a campus's capital splits."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from html import escape
 
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from engines.compute import PART_LABELS, PARTS, CampusCapex, CostBreakdown
+from engines.compute import PART_LABELS, PARTS, CostStudy
 from engines.compute.cost import GROUPS
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import Label, label_layer
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import brush, legend_below, make_plot, pen
+from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
 from panels._compute_common import SourcesBox, big, money
 
-
-@dataclass(frozen=True)
-class CostResult:
-    breakdown: CostBreakdown
-    run_gpu_hours: float
-    run_label: str
-    campus: CampusCapex
-    node_kw_per_gpu: float
-    sources: tuple[tuple[str, str], ...]
+CostResult = CostStudy           # the name this view's result had before it moved into the engine
 
 
 class CostView(QWidget):
@@ -47,7 +38,7 @@ class CostView(QWidget):
         lay.addWidget(self.campus_plot, 2)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)
-        self.result: CostResult | None = None
+        self.result: CostStudy | None = None
 
     def _stack(self, plot, rows: list[tuple[str, list[tuple[str, float]]]], fmt) -> None:
         """Horizontal stacked bars, one per row with its name above it; each part hatched, named in the legend
@@ -78,8 +69,9 @@ class CostView(QWidget):
         plot.getAxis("left").setWidth(4)
         plot.setYRange(-0.45, len(rows) - 0.6, padding=0)
         label_layer(plot).set_labels(labels)
+        fit_legend_columns(plot)     # entries added after the plot was last resized (drawn when its tab is shown)
 
-    def show_result(self, r: CostResult) -> None:
+    def show_result(self, r: CostStudy) -> None:
         self.result = r
         b = r.breakdown
         shares = b.shares()
@@ -93,12 +85,11 @@ class CostView(QWidget):
                                         list(zip(GROUPS, published.values())))],
                     lambda v: f"{v:.0%}")
         self.campus_plot.setXRange(0, 1.0, padding=0.01)
-        bill = b.times(r.run_gpu_hours)
         self.text.setText(
             f"<b>${b.total:,.2f} per utilised GPU-hour</b>: server {shares['server']:.0%}, building "
             f"{shares['facility']:.0%}, electricity {shares['power']:.0%}, operations {shares['opex']:.0%} "
-            f"(node {r.node_kw_per_gpu:.2f} kW per GPU). × {big(r.run_gpu_hours)} GPU-hours of {escape(r.run_label)} = "
-            f"<b>{money(bill['total'])}</b>, of which electricity {money(bill['power'])}. The chips dominate; the "
+            f"(node {r.node.kw_per_gpu:.2f} kW per GPU). × {big(r.run_gpu_hours)} GPU-hours of {escape(r.run_label)} = "
+            f"<b>{money(r.run_dollars)}</b>, of which electricity {money(r.run_power_dollars)}. The chips dominate; the "
             f"electricity bill is small, so power is scarce because of grid access, not its price.")
         self.sources.set_sources(list(r.sources)
                                  + [(f"building part: {lab}", cite) for lab, _, cite in c.facility_parts]

@@ -51,17 +51,16 @@ class DemandView(QWidget):
         legend = plot.getPlotItem().legend
         if legend is not None:
             legend.clear()
-        total = d.train_flop + d.inference_cumulative
         plot.plot(d.days, [d.train_flop] * len(d.days), pen=pen(t.color(0), 3), name="training (done once)")
         plot.plot(d.days, d.inference_cumulative, pen=pen(t.color(1), 3, Qt.DashLine), name="inference, cumulative")
-        plot.plot(d.days, total, pen=pen(t.color(2), 2, Qt.DotLine), name="both")
+        plot.plot(d.days, d.cumulative_total, pen=pen(t.color(2), 2, Qt.DotLine), name="both")
         if d.crossover_days <= d.days[-1]:
             line = pg.InfiniteLine(pos=d.crossover_days, angle=90, movable=False, pen=pen(t.fg, 1, Qt.DashLine),
                                    label=f"inference overtakes training: day {d.crossover_days:,.0f}",
                                    labelOpts={"position": 0.9, "color": t.fg})
             plot.addItem(line)
         plot.setXRange(0, float(d.days[-1]), padding=0.02)
-        when = (f"on <b>day {d.crossover_days:,.0f}</b> ({d.crossover_days / 365:,.1f} years)"
+        when = (f"on <b>day {d.crossover_days:,.0f}</b> ({d.crossover_years:,.1f} years)"
                 if d.crossover_days != float("inf") else "never (nothing is served)")
         self.text.setText(
             f"Training {escape(label)} takes C = 6ND = <b>{eng(d.train_flop, 'FLOP')}</b>, once. Serving "

@@ -8,12 +8,12 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from engines.compute import PowerBudget, PowerTrace
+from engines.compute import GridStudy, PowerBudget, PowerStudy, PowerTrace
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import legend_below, make_plot, pen
-from panels._compute_common import SourcesBox, big, draw_bars, money, mw, tag
+from panels._compute_common import SourcesBox, big, draw_bars, megawatts, money, mwh, tag, tonnes, watts
 
 PHASE_NAMES = {"compute": "computing", "communicate": "waiting on collectives / bubble", "checkpoint": "checkpoint"}
 
@@ -48,12 +48,15 @@ class PowerView(QWidget):
         self.budget: PowerBudget | None = None
         self.trace_result: PowerTrace | None = None
 
-    def show_result(self, b: PowerBudget, tr: PowerTrace, run_label: str, sources: list[tuple[str, str]]) -> None:
+    def show_result(self, s: PowerStudy) -> None:
+        b, tr, run_label = s.budget, s.trace, s.run_label
         self.budget, self.trace_result = b, tr
         t = self.theme
-        rows = [("GPU boards (TDP × GPUs)", b.gpu_mw), ("IT load: whole nodes (CPUs, switches, NICs, fans)", b.it_mw),
-                (f"facility: IT × PUE {b.pue:.2f}", b.facility_mw)]
-        draw_bars(self.levels, t, [(n, 0.0, v, mw(v), i) for i, (n, v) in enumerate(rows)], (0.0, b.facility_mw * 1.3))
+        rows = [("GPU boards (TDP × GPUs)", b.gpu_w), ("IT load: whole nodes (CPUs, switches, NICs, fans)", b.it_w),
+                (f"facility: IT × PUE {b.pue:.2f}", b.facility_w)]
+        bars = megawatts([v for _, v in rows])
+        draw_bars(self.levels, t, [(n, 0.0, float(v), watts(w), i) for i, ((n, w), v) in enumerate(zip(rows, bars))],
+                  (0.0, float(bars[-1]) * 1.3))
         # the trace: a step function, one colour and pattern per phase kind
         p = self.trace
         p.clear()
@@ -61,28 +64,28 @@ class PowerView(QWidget):
         if legend is not None:
             legend.clear()
         x = np.repeat(tr.t, 2)[1:-1]
-        y = np.repeat(tr.mw, 2)
+        y = np.repeat(megawatts(tr.w), 2)
         p.plot(x, y, pen=pen(t.fg, 2), name="facility MW")
         for i, kind in enumerate(PHASE_NAMES):
             idx = [j for j, ph in enumerate(tr.phase) if ph == kind]
             if not idx:
                 continue
-            bars = Bars(x0=tr.t[idx], y=[0] * len(idx), width=np.diff(tr.t)[idx], height=tr.mw[idx] * 2,
+            bars = Bars(x0=tr.t[idx], y=[0] * len(idx), width=np.diff(tr.t)[idx], height=megawatts(tr.w[idx]) * 2,
                         brush=hatched(t.color(i), i), pen=pen(t.fg, 0.5))
             p.addItem(bars)
             if legend is not None:
                 legend.addItem(bars, PHASE_NAMES[kind])
-        p.setYRange(0, tr.busy_mw * 1.15, padding=0)
+        p.setYRange(0, float(megawatts(tr.busy_w)) * 1.15, padding=0)
         p.setXRange(0, float(tr.t[-1]), padding=0.01)
         self.text.setText(
-            f"{b.n_gpus:,} GPUs: boards {mw(b.gpu_mw)}, whole nodes {mw(b.it_mw)} of IT load, "
-            f"<b>{mw(b.facility_mw)}</b> at the meter. A year at {b.load_factor:.0%} of nameplate: "
-            f"<b>{big(b.annual_mwh, 'MWh')}</b>, {money(b.annual_cost)} at {b.price_per_kwh * 100:.2f} ¢/kWh, "
-            f"{big(b.annual_co2_t, 't')} CO2 at {b.grid_t_per_mwh * 1000:,.0f} kg/MWh. {escape(run_label)}: "
-            f"{big(b.run_gpu_hours)} GPU-hours → {big(b.run_mwh, 'MWh')}, {money(b.run_cost)}, {big(b.run_co2_t, 't')} CO2. "
-            f"Every GPU waits at the same moment, so the draw swings by <b>{mw(tr.swing_mw)}</b> "
-            f"({mw(tr.busy_mw)} ↔ {mw(tr.waiting_mw)}) within every {tr.step_seconds:.2f} s step and at each checkpoint.")
-        self.sources.set_sources(sources)
+            f"{b.n_gpus:,} GPUs: boards {watts(b.gpu_w)}, whole nodes {watts(b.it_w)} of IT load, "
+            f"<b>{watts(b.facility_w)}</b> at the meter. A year at {b.load_factor:.0%} of nameplate: "
+            f"<b>{mwh(b.annual_j)}</b>, {money(b.annual_cost)} at {b.price_per_kwh * 100:.2f} ¢/kWh, "
+            f"{tonnes(b.annual_co2_kg)} CO2 at {b.grid_t_per_mwh * 1000:,.0f} kg/MWh. {escape(run_label)}: "
+            f"{big(b.run_gpu_hours)} GPU-hours → {mwh(b.run_j)}, {money(b.run_cost)}, {tonnes(b.run_co2_kg)} CO2. "
+            f"Every GPU waits at the same moment, so the draw swings by <b>{watts(tr.swing_w)}</b> "
+            f"({watts(tr.busy_w)} ↔ {watts(tr.waiting_w)}) within every {tr.step_seconds:.2f} s step and at each checkpoint.")
+        self.sources.set_sources(list(s.sources))
 
 
 class GridView(QWidget):
@@ -113,15 +116,21 @@ class GridView(QWidget):
         self.rows = ()
         self._drawn = None
 
-    def show_result(self, lead_times, deals, consumption, facility_mw: float) -> None:
-        t = self.theme
-        world = {c.id: c for c in consumption}
+    def show_result(self, g: GridStudy) -> None:
+        """The text that follows the scenario (and the tables, if not drawn yet)."""
+        world = {c.id: c for c in g.consumption}
         self.text.setText(
-            f"The cluster needs {mw(facility_mw)}. The longest waits are the grid's (queue, hook-up, large "
+            f"The cluster needs {watts(g.facility_w)}. The longest waits are the grid's (queue, hook-up, large "
             f"transformers), not the equipment inside; the servers it will power are written off in 5–6 years. "
             f"Data centres used about {world['world-2024'].twh:,.0f} TWh in 2024 and may use {world['world-2030'].twh:,.0f} "
             f"TWh in 2030 (IEA base case, an estimate); so builders sign for gas and nuclear themselves (table).")
-        if (lead_times, deals, t) == self._drawn:      # the tables are data files: draw them once per theme
+        self.show_tables(g)
+
+    def show_tables(self, g: GridStudy) -> None:
+        """The chart and tables, which come from data files, not from edits: drawn once per theme, even
+        while hidden, so the deals table's rows keep the heights they get before the tab is laid out."""
+        t, lead_times, deals, consumption = self.theme, g.lead_times, g.deals, g.consumption
+        if (lead_times, deals, t) == self._drawn:
             return
         self._drawn = (lead_times, deals, t)
         rows = list(lead_times)

@@ -1,37 +1,24 @@
 """D1 view: the Chinchilla frontier and iso-FLOP curves for the chosen fit, Kaplan's slope, the published
-runs and the scenario's run (C = 6ND, GPU-hours, days). Pure drawing of engine results."""
+runs and the scenario's run (C = 6ND, GPU-hours, days). Pure drawing of :class:`engines.compute.ScalingStudy`."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from html import escape
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from engines.compute import (FITS, KAPLAN, RunPoint, ScenarioRun, chinchilla_frontier, chinchilla_optimum,
-                             iso_flop_curve, kaplan_allocation, kaplan_loss_n)
+from engines.compute import FITS, KAPLAN, ScalingStudy
+from engines.compute.study import CHINCHILLA_C, ISO_BUDGETS
 from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import Tabs, legend_below, log_axes, make_plot, pen
 from panels._compute_common import SourcesBox, big, eng
 
-C_AXIS = np.geomspace(1e18, 1e27, 60)
 X_RANGE = (18.0, 27.0)   # log10 FLOP shown
-ISO_BUDGETS = (1e19, 1e21, 1e23, 1e25)
-CHINCHILLA_C = 5.76e23
 SHORT = {"hoffmann": "Hoffmann printed", "hoffmann-unrounded": "Hoffmann unrounded", "besiroglu": "Besiroglu refit"}
-
-
-@dataclass(frozen=True)
-class ScalingResult:
-    """What the scaling view draws (built by the panel from engine calls)."""
-
-    fit: str
-    runs: tuple[RunPoint, ...]
-    scenario: ScenarioRun
+ScalingResult = ScalingStudy     # the name this view's result had before it moved into the engine
 
 
 def _label_anchors(points: list[tuple[str, float, float]]) -> list[tuple[float, float]]:
@@ -96,7 +83,7 @@ class ScalingView(QWidget):
         self.runs_table.setHorizontalHeaderLabels(["Run", "N", "D (tokens)", "6ND", "Reported C", "GPU-hours",
                                                    "Implied MFU", "How sure"])
         self.fits_table = QTableWidget(0, 9)
-        self.fits_table.setHorizontalHeaderLabels(["Fit", "E", "A", "B", "α", "β", "N_opt at 5.76e23",
+        self.fits_table.setHorizontalHeaderLabels(["Fit", "E", "A", "B", "α", "β", f"N_opt at {CHINCHILLA_C:g}",
                                                    "D_opt", "Tokens per param"])
         for t, name in ((self.runs_table, "Published runs"), (self.fits_table, "The three fits at Chinchilla's budget")):
             t.verticalHeader().setVisible(False)
@@ -107,15 +94,18 @@ class ScalingView(QWidget):
         lay.addWidget(self.tables, 1)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)
-        self.result: ScalingResult | None = None
+        self.result: ScalingStudy | None = None
 
     # --- drawing ---------------------------------------------------------------------------------
-    def show_result(self, r: ScalingResult) -> None:
+    def show_result(self, r: ScalingStudy) -> None:
         self.result = r
         if getattr(self, "_items_theme", None) is not self.theme:
             self._build_items()
-        self._draw_frontier(r)
-        self._draw_iso(r)
+        curves = (r.fit, r.runs, r.scenario.point)       # all the two charts depend on
+        if curves != self._curves_shown:                 # an edit that moves none of it repaints neither chart
+            self._curves_shown = curves
+            self._draw_frontier(r)
+            self._draw_iso(r)
         s = r.scenario
         p = s.point
         fit = FITS[r.fit]
@@ -125,7 +115,7 @@ class ScalingView(QWidget):
             f"On {escape(gpu_spec(s.gpu).label)} at {s.mfu:.0%} MFU that is <b>{big(s.gpu_hours)} GPU-hours</b>, "
             f"<b>{s.days:,.1f} days</b> on the scenario's {s.n_gpus:,} GPUs. "
             f"The chosen fit ({escape(fit.label)}) would spend this compute on N = {big(p.optimum_N)} and D = {big(p.optimum_D)} "
-            f"({p.optimum_D / p.optimum_N:,.0f} tokens per parameter); predicted loss here {p.predicted_loss:.3f}. "
+            f"({r.optimum_tokens_per_param:,.0f} tokens per parameter); predicted loss here {p.predicted_loss:.3f}. "
             f"{escape(fit.note)}")
         self._fill_tables(r)
         self._fill_sources(r)
@@ -155,14 +145,13 @@ class ScalingView(QWidget):
                                           name=f"budget {k}"))
             self.iso_marks.append(i.plot([], [], pen=None, symbol="d", symbolSize=12, symbolBrush=colour,
                                          symbolPen=pen(t.fg, 1)))
-        n = np.geomspace(1e7, 1e13, 60)
-        i.plot(n, [kaplan_loss_n(x) for x in n], pen=pen(t.fg, 2, Qt.DotLine), name="Kaplan L(N), slope only")
+        self.kaplan_loss = i.plot([], [], pen=pen(t.fg, 2, Qt.DotLine), name="Kaplan L(N), slope only")
         self.iso_star = i.plot([], [], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
                                symbolPen=pen(t.fg, 1))
         self.iso_label = pg.TextItem("scenario", color=t.fg, anchor=(0, 1))
         i.addItem(self.iso_label)
         self._items_theme = t
-        self._runs_shown = None
+        self._runs_shown = self._curves_shown = None
 
     @staticmethod
     def _rename(plot, item, name: str) -> None:
@@ -170,20 +159,17 @@ class ScalingView(QWidget):
             if sample.item is item and label.text != name:
                 label.setText(name)
 
-    def _draw_frontier(self, r: ScalingResult) -> None:
+    def _draw_frontier(self, r: ScalingStudy) -> None:
         t, plot = self.theme, self.frontier_plot
-        for k, key in enumerate(FITS):
-            n, d, _ = chinchilla_frontier(C_AXIS, key)
-            chosen = key == r.fit
-            self.fit_lines[key].setData(C_AXIS, n)
-            self.fit_lines[key].setPen(pen(t.color(k), 4 if chosen else 2, Qt.SolidLine if chosen else Qt.DashLine))
-            self._rename(plot, self.fit_lines[key], f"{SHORT[key]}{' (chosen)' if chosen else ''}")
-            if chosen:
-                self.d_line.setData(C_AXIS, d)
+        for k, line in enumerate(r.frontier):
+            item = self.fit_lines[line.fit]
+            item.setData(line.flop, line.params)
+            item.setPen(pen(t.color(k), 4 if line.chosen else 2, Qt.SolidLine if line.chosen else Qt.DashLine))
+            self._rename(plot, item, f"{SHORT[line.fit]}{' (chosen)' if line.chosen else ''}")
+            if line.chosen:
+                self.d_line.setData(line.flop, line.tokens)
                 self.d_line.setPen(pen(t.color(k), 3, Qt.DashDotLine))
-        gpt3 = next((x for x in r.runs if x.label.startswith("GPT-3")), None)
-        if gpt3 is not None:
-            self.kaplan_line.setData(C_AXIS, kaplan_allocation(C_AXIS, gpt3.flop, gpt3.N)[0])
+        self.kaplan_line.setData(r.kaplan_flop, r.kaplan_params)
         self.runs_dots.setData([x.flop for x in r.runs], [x.N for x in r.runs])
         p = r.scenario.point
         self.star.setData([p.flop_6nd], [p.N])
@@ -199,22 +185,18 @@ class ScalingView(QWidget):
         plot.setXRange(*X_RANGE, padding=0.02)
         plot.setYRange(7.5, 13.5, padding=0.02)
 
-    def _draw_iso(self, r: ScalingResult) -> None:
-        budgets = list(ISO_BUDGETS) + [r.scenario.point.flop_6nd]
-        lo, hi = math.inf, -math.inf
-        for k, c in enumerate(budgets):
-            n, loss = iso_flop_curve(c, r.fit, 120, 30.0)
-            self.iso_curves[k].setData(n, loss)
-            self._rename(self.iso_plot, self.iso_curves[k], f"{'scenario ' if k == len(budgets) - 1 else ''}C = {eng(c)}")
-            n_opt, _ = chinchilla_optimum(c, r.fit)
-            self.iso_marks[k].setData([n_opt], [float(np.min(loss))])
-            lo, hi = min(lo, float(loss.min())), max(hi, float(np.percentile(loss, 60)))
+    def _draw_iso(self, r: ScalingStudy) -> None:
+        for item, mark, c in zip(self.iso_curves, self.iso_marks, r.iso):
+            item.setData(c.params, c.loss)
+            self._rename(self.iso_plot, item, f"{'scenario ' if c.scenario else ''}C = {eng(c.flop)}")
+            mark.setData([c.optimum_params], [c.optimum_loss])
+        self.kaplan_loss.setData(r.kaplan_loss_params, r.kaplan_loss)
         p = r.scenario.point
         self.iso_star.setData([p.N], [p.predicted_loss])
         self.iso_label.setPos(math.log10(p.N), p.predicted_loss)
-        self.iso_plot.setYRange(lo - 0.05, hi, padding=0.02)
+        self.iso_plot.setYRange(r.iso_loss_low - 0.05, r.iso_loss_high, padding=0.02)
 
-    def _fill_tables(self, r: ScalingResult) -> None:
+    def _fill_tables(self, r: ScalingStudy) -> None:
         if self._runs_shown != r.runs:
             self._runs_shown = r.runs
             self._fill(self.runs_table, [((x.label, big(x.N), big(x.D), eng(x.flop_6nd),
@@ -222,12 +204,10 @@ class ScalingView(QWidget):
                                            f"{x.gpu_hours / 1e6:,.2f}M" if x.gpu_hours else "—",
                                            f"{x.implied_mfu:.1%}" if x.implied_mfu else "—", x.confidence), x.source)
                                          for x in r.runs])
-        rows = []
-        for key, f in FITS.items():
-            n, d = chinchilla_optimum(CHINCHILLA_C, key)
-            rows.append(((f.label + (" (chosen)" if key == r.fit else ""), f"{f.E:.4g}", f"{f.A:.5g}", f"{f.B:.6g}",
-                          f"{f.alpha:.4g}", f"{f.beta:.4g}", big(n), big(d), f"{d / n:.1f}"), f.source))
-        self._fill(self.fits_table, rows)
+        self._fill(self.fits_table, [((o.constants.label + (" (chosen)" if o.chosen else ""), f"{o.constants.E:.4g}",
+                                        f"{o.constants.A:.5g}", f"{o.constants.B:.6g}", f"{o.constants.alpha:.4g}",
+                                        f"{o.constants.beta:.4g}", big(o.params), big(o.tokens),
+                                        f"{o.tokens_per_param:.1f}"), o.constants.source) for o in r.optima])
 
     @staticmethod
     def _fill(table: QTableWidget, rows) -> None:
@@ -247,7 +227,7 @@ class ScalingView(QWidget):
         table.resizeColumnsToContents()
         table.setUpdatesEnabled(True)
 
-    def _fill_sources(self, r: ScalingResult) -> None:
+    def _fill_sources(self, r: ScalingStudy) -> None:
         rows = [(f"{f.label}: E, A, B, α, β", f.source) for f in FITS.values()]
         rows.append(("Optimum N_opt = G·(C/6)^a, D_opt = C/(6N_opt)", "Hoffmann et al. 2022, arXiv 2203.15556, "
                                                                     "Eq. 4 (computed here)"))

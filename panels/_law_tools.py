@@ -73,6 +73,11 @@ def euros(x: float) -> str:
     return f"€{x / 1e9:,.2f} bn" if x >= 1e9 else f"€{x / 1e6:,.1f} M"
 
 
+def _meur(values) -> list[float]:
+    """Euros as the fine chart's axes show them (M€)."""
+    return [v / 1e6 for v in values]
+
+
 def _set_qdt(w: QDateTimeEdit, text: str, name: str) -> None:
     m = parse_moment(text, name)
     w.blockSignals(True)
@@ -284,21 +289,19 @@ class LawTools:
         head = (f"<b>No fine: {f.exempt}</b>" if f.exempt else f"<b>Maximum fine: {euros(f.max_eur)}</b>")
         self.fine_text.setText(
             f"{head}<br>{f.basis}: {f.what}.<br>The higher of {euros(f.fixed_eur)} and {f.share:.1%} of "
-            f"{euros(f.turnover_eur)} = {euros(f.share * f.turnover_eur)}; the share decides above "
+            f"{euros(f.turnover_eur)} = {euros(f.share_eur)}; the share decides above "
             f"{euros(f.crossover_eur)} turnover. Member States lay down the fines (Art 64(1)) and weigh each "
             f"case's circumstances (Art 64(5))." + (f"<br><i>{f.note}</i>" if f.note else ""))
-        top = max(2.0 * 600e6, 1.25 * f.turnover_eur)
-        xs = [top * i / 200 for i in range(201)]
         dashes = (Qt.SolidLine, Qt.DashLine, Qt.DotLine)
-        for tier, (_fx, share, para, _w) in support.FINE_TIERS.items():
-            ys = [support.max_fine(x, tier) / 1e6 for x in xs]
-            self.fine_plot.plot([x / 1e6 for x in xs], ys, pen=pen(th.palette[tier], 3, dashes[tier - 1]),
-                                name=f"tier {tier}, {para}")
-        y = 0.0 if f.exempt else f.max_eur / 1e6
-        self.fine_plot.addItem(pg.ScatterPlotItem([f.turnover_eur / 1e6], [y], size=14, symbol="o",
+        c = t.fine_curve
+        for k, line in enumerate(c.tiers):
+            self.fine_plot.plot(_meur(c.turnover_eur), _meur(line.max_eur),
+                                pen=pen(th.palette[line.tier], 3, dashes[k]), name=f"tier {line.tier}, {line.paragraph}")
+        x, y = _meur((f.turnover_eur, f.max_eur))          # max_eur is 0 when exempt
+        self.fine_plot.addItem(pg.ScatterPlotItem([x], [y], size=14, symbol="o",
                                                   brush=pg.mkBrush(th.palette[5]), pen=pen(th.fg, 1)))
-        label = pg.TextItem(f"you: {euros(y * 1e6) if y else 'exempt'}", color=th.fg, anchor=(0, 1))
-        label.setPos(f.turnover_eur / 1e6, y)
+        label = pg.TextItem(f"you: {euros(f.max_eur) if f.max_eur else 'exempt'}", color=th.fg, anchor=(0, 1))
+        label.setPos(x, y)
         self.fine_plot.addItem(label)
 
     def _show_clocks(self, t) -> None:

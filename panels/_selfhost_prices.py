@@ -2,16 +2,21 @@
 words), its source and confidence, and the editor that validates a changed file before it is used."""
 from __future__ import annotations
 
+import os
 from datetime import date
 from html import escape
+from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QStandardPaths, Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QLabel, QPlainTextEdit, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHeaderView, QLabel, QPlainTextEdit,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.selfhost import PriceBook, age_days, age_words, is_stale, parse_price_text
+from engines.selfhost import PriceBook, age_days, age_words, dump_prices, is_stale, load_prices, parse_price_text
+from explorer.files import FileProblem, atomic_write_text, read_text_limited
 from explorer.ui.widgets import ErrorLabel
+
+PRICE_FILE = "selfhost-prices.json"
 
 COLUMNS = ("what", "age", "price", "observed", "confidence", "kind", "source")
 
@@ -117,3 +122,78 @@ class PriceEditor(QDialog):
             self.error.show_error(str(exc))
             return
         self.accept()
+
+
+def user_price_path() -> Path:
+    """Where an edited price file is kept: the app's configuration folder (EXPLORER_CONFIG_DIR in tests)."""
+    folder = os.environ.get("EXPLORER_CONFIG_DIR") or QStandardPaths.writableLocation(QStandardPaths.AppConfigLocation)
+    return Path(folder) / PRICE_FILE
+
+
+class PriceFileMixin:
+    """The self-hosting panel's price file: the user's edited copy (checked before it is used, saved
+    atomically), another file opened, or the shipped one restored. Needs ``price_error``, ``params``,
+    ``ctx``, ``_fill_choices`` and ``_schedule`` on the panel."""
+
+    def _load_book(self) -> tuple[PriceBook, str]:
+        path = user_price_path()
+        if path.exists():
+            try:
+                return load_prices(path), f"your edited file {path}"
+            except ValueError as exc:
+                self._startup_problem = f"your price file {path} is not used: {exc}"
+        return load_prices(), "the shipped file assets/selfhost/prices.json"
+
+    def use_price_text(self, text: str, where: str) -> str | None:
+        """Validate ``text`` as a price file; only if valid, save it as the user's copy and use it."""
+        try:
+            book = parse_price_text(text)
+            self._check_choices(book)
+        except ValueError as exc:
+            self.price_error.show_error(f"{where}: {exc} — nothing changed.")
+            return str(exc)
+        try:
+            atomic_write_text(user_price_path(), dump_prices(book))
+        except OSError as exc:
+            self.price_error.show_error(f"cannot save the price file: {exc} — nothing changed.")
+            return str(exc)
+        self.price_error.show_error(None)
+        self.book, self.book_where = book, f"your edited file {user_price_path()} (from {where})"
+        self._fill_choices()
+        self._schedule()
+        return None
+
+    def _check_choices(self, book: PriceBook) -> None:
+        """A new file must still hold the rows the current view uses (else the view could not be drawn)."""
+        book.api_row(self.params.api)
+        if self.params.ownership != "own":
+            book.rental_row(self.params.gpu_offer, self.ctx.scenario.value.gpu)
+
+    def edit_prices(self) -> None:
+        dlg = PriceEditor(dump_prices(self.book), self)
+        if dlg.exec() and dlg.book is not None:
+            self.use_price_text(dlg.edit.toPlainText(), "the editor")
+
+    def _open_prices_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Open a price file", "", "Price files (*.json)")
+        if name:
+            self.open_price_file(name)
+
+    def open_price_file(self, path: str) -> str | None:
+        try:
+            text = read_text_limited(path, 2_000_000)
+        except FileProblem as exc:
+            self.price_error.show_error(f"{exc} — nothing changed.")
+            return str(exc)
+        return self.use_price_text(text, Path(path).name)
+
+    def restore_prices(self) -> None:
+        try:
+            user_price_path().unlink(missing_ok=True)
+        except OSError as exc:
+            self.price_error.show_error(f"cannot remove {user_price_path()}: {exc}")
+            return
+        self.book, self.book_where = load_prices(), "the shipped file assets/selfhost/prices.json"
+        self.price_error.show_error(None)
+        self._fill_choices()
+        self._schedule()

@@ -2,40 +2,30 @@
 inference, the data centre as one computer and the cost of its GPU-hour, the power it draws and the
 grid it waits for.
 
-A thin view over :mod:`engines.compute`. The closed forms are computed inline on every edit; the
-machine measurement runs in the "measure" job slot, the scaling experiment in its own view's slots.
+A thin view over :mod:`engines.compute`: one :func:`~engines.compute.study` call per edit gives every
+view its part; the visible tab is drawn at once, the others when shown. The machine measurement runs in
+the "measure" job slot, the scaling experiment in its own view's slots.
 """
 from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from engines.compute import (FIT_LABELS, Params, campus_capex, cost_per_gpu_hour, deals, demand, lead_times,
-                             load_table, measure_machine, node_power, power_budget, power_trace, published_runs,
-                             scenario_run, step_network, tokens_per_day)
+from engines.compute import FIT_LABELS, ComputeStudy, Params, load_table, measure_machine, serving_traffic, study
 from engines.compute.data import data_path
-from engines.core.hardware import gpu as gpu_spec
 from explorer.binder import ParamBinder, param_slider
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.widgets import ErrorLabel, Tabs
-from panels._compute_cost import CostResult, CostView
+from panels._compute_cost import CostView
 from panels._compute_demand import DemandView
 from panels._compute_experiment import ExperimentView
 from panels._compute_machine import MachineView
 from panels._compute_power import GridView, PowerView
-from panels._compute_scaling import ScalingResult, ScalingView
+from panels._compute_scaling import ScalingView
 
 TAB_TITLES = ("Scaling laws (D1)", "Scaling experiment (D1)", "Training vs inference (D1)", "One computer (D2)",
               "Cost of a GPU-hour (D2)", "Power (D3)", "Waiting for the grid (D3)")
-SCALING_FIELDS = frozenset({"fit", "tokens_b", "mfu_pct"})
-DEMAND_FIELDS = frozenset({"tokens_b", "serve_req_per_s", "tokens_per_request"})
-MACHINE_FIELDS = frozenset({"efficiency_pct"})
-POWER_FIELDS = frozenset({"pue", "load_pct", "price_c_per_kwh", "grid_kg_per_mwh", "waiting_pct", "checkpoint_every",
-                          "checkpoint_s", "efficiency_pct", "tokens_b", "mfu_pct"})
-COST_FIELDS = frozenset({"server_capex_k", "server_life_years", "facility_m_per_mw", "facility_life_years",
-                         "utilisation_pct", "opex_per_gpu_hour", "rate_pct", "pue", "price_c_per_kwh", "tokens_b",
-                         "mfu_pct"})
-ALL_FIELDS = SCALING_FIELDS | DEMAND_FIELDS | MACHINE_FIELDS | POWER_FIELDS | COST_FIELDS
+TAB_SCALING, TAB_EXPERIMENT, TAB_DEMAND, TAB_MACHINE, TAB_COST, TAB_POWER, TAB_GRID = range(len(TAB_TITLES))
 PUE_PRESETS_SHOWN = 3
 
 
@@ -53,7 +43,8 @@ class ComputePanel(Panel):
         super().__init__(ctx)
         self.measure_tasks = self.jobs("measure")
         self.measured = None
-        self.results: dict[str, object] = {}
+        self.study: ComputeStudy | None = None
+        self._stale: set[int] = set()
         self._measure_timer = self.debounce(self._start_measure, 0)
         self.error = ErrorLabel()
         self.sliders = {}
@@ -206,82 +197,52 @@ class ComputePanel(Panel):
         from engines.serving.params import Params as ServingParams
 
         p = {**ServingParams().to_dict(), **self._sibling_params("serving")}
-        self.error.show_error(self.update_params(serve_req_per_s=float(p["traffic_per_s"]),
-                                                tokens_per_request=int(p["prompt_tokens"] + p["output_tokens"])))
+        rate, per_request = serving_traffic(p["traffic_per_s"], p["prompt_tokens"], p["output_tokens"])
+        self.error.show_error(self.update_params(serve_req_per_s=rate, tokens_per_request=per_request))
 
     # --- scenario and parameters ----------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
-        self._recompute(ALL_FIELDS)
+        self._recompute()
 
     def params_updated(self, changed: frozenset[str]) -> None:
-        self._recompute(changed)
+        self._recompute()
         if "gemm_n" in changed and self.measured is not None:
             self._schedule_measure()
 
-    def _recompute(self, changed: frozenset[str]) -> None:
-        sc, p = self.ctx.scenario.value, self.params
+    def _recompute(self) -> None:
+        """One study call per edit; only the visible tab is drawn now, the others when shown."""
         try:
-            run = scenario_run(sc, p.tokens, p.mfu, p.fit)
-            self.results["run"] = run
-            if changed & SCALING_FIELDS or "scaling" not in self.results:
-                self.results["scaling"] = ScalingResult(p.fit, published_runs(p.fit), run)
-                self.scaling_view.show_result(self.results["scaling"])
-            if changed & DEMAND_FIELDS or "demand" not in self.results:
-                self.results["demand"] = demand(run.point.N, p.tokens, tokens_per_day(p.serve_req_per_s, p.tokens_per_request))
-                self.demand_view.show_result(self.results["demand"], sc.arch.label)
-            if changed & MACHINE_FIELDS or "network" not in self.results:
-                self.results["network"] = step_network(sc, p.efficiency_pct / 100)
-                self._draw_machine()
-            if changed & POWER_FIELDS or "power" not in self.results:
-                self._recompute_power(sc, p, run)
-            if changed & COST_FIELDS or "cost" not in self.results:
-                self._recompute_cost(sc, p, run)
+            self.study = study(self.ctx.scenario.value, self.params)
         except ValueError as exc:
             self.error.show_error(str(exc))
             return
         self.error.show_error(None)
+        self.grid_view.show_tables(self.study.grid)      # data files: once per theme, a no-op after
+        self._stale = set(range(self.tabs.count()))
+        self._draw_tab(self.tabs.currentIndex())
 
-    def _recompute_power(self, sc, p, run) -> None:
-        b = power_budget(sc.gpu, sc.n_gpus, sc.gpus_per_node, p.pue, p.price_c_per_kwh / 100, p.grid_kg_per_mwh / 1000,
-                         p.load_pct / 100, run.gpu_hours)
-        tr = power_trace(sc, p.pue, p.waiting_pct / 100, 2 * p.checkpoint_every, p.checkpoint_every, p.checkpoint_s, p.efficiency_pct / 100)
-        self.results["power"], self.results["trace"] = b, tr
-        card = gpu_spec(sc.gpu)
-        table = load_table("power.json")
-        sources = [(f"{card.label}: {card.tdp_w:g} W board power", card.tdp_source),
-                   (f"node {b.node.kw:g} kW ({b.node.label})", b.node.source),
-                   (f"PUE {p.pue:.2f}", "your input; " + next(r.citation for r in load_table("assumptions.json")["rows"] if r.id == "pue")),
-                   (f"{p.price_c_per_kwh:.2f} ¢/kWh", "your input; default " + next(r.citation for r in load_table("assumptions.json")["rows"] if r.id == "price_per_kwh")),
-                   (f"{p.grid_kg_per_mwh} kg CO2/MWh", "your input; default " + next(r.citation for r in load_table("assumptions.json")["rows"] if r.id == "grid_t_per_mwh")),
-                   (f"average draw {p.load_pct}% of nameplate", "your input; default " + next(r.citation for r in load_table("assumptions.json")["rows"] if r.id == "load_factor")),
-                   (f"run: {run.gpu_hours:,.0f} GPU-hours", "the scaling view's run: 6ND at your MFU"),
-                   ("synchronised swings of tens of MW", table["swings"].citation),
-                   ("power trace", tr.source)]
-        self.power_view.show_result(b, tr, f"Training {sc.arch.label} on {p.tokens_b:,.0f}B tokens", sources)
-        self.grid_view.show_result(lead_times(), deals(), table["consumption"], b.facility_mw)
-
-    def _recompute_cost(self, sc, p, run) -> None:
-        node = node_power(sc.gpu, sc.gpus_per_node)
-        b = cost_per_gpu_hour(p.server_capex_k * 1000, p.server_life_years, p.facility_m_per_mw * 1e6, node.kw_per_gpu,
-                              p.facility_life_years, p.pue, p.price_c_per_kwh / 100, p.utilisation_pct / 100,
-                              p.opex_per_gpu_hour, p.rate_pct / 100)
-        campus = campus_capex(sc.n_gpus, p.server_capex_k * 1000, node.kw_per_gpu * sc.n_gpus / 1000,
-                              p.facility_m_per_mw * 1e6)
-        rows = {r.id: r for r in load_table("assumptions.json")["rows"]}
-        sources = tuple((f"{rows[k].label}: your input", f"default {rows[k].citation}")
-                        for k in ("server_capex_per_gpu", "server_life_years", "facility_capex_per_mw",
-                                  "facility_life_years", "utilisation", "opex_per_gpu_hour", "rate", "pue",
-                                  "price_per_kwh")) + (
-            (f"node {node.kw_per_gpu:.3f} kW per GPU", node.source),
-            ("cost per GPU-hour = amortised capex / (8,760 × utilisation) + kW × PUE × price + operations",
-             "formula in engines/compute/cost.py (capital recovery factor for a cost of capital)"),
-            (f"{run.gpu_hours:,.0f} GPU-hours", "the scaling view's run: 6ND at your MFU"))
-        self.results["cost"] = CostResult(b, run.gpu_hours, f"training {sc.arch.label}", campus, node.kw_per_gpu, sources)
-        self.cost_view.show_result(self.results["cost"])
+    def _draw_tab(self, index: int) -> None:
+        if index not in self._stale or self.study is None:
+            return
+        self._stale.discard(index)
+        s = self.study
+        if index == TAB_SCALING:
+            self.scaling_view.show_result(s.scaling)
+        elif index == TAB_DEMAND:
+            self.demand_view.show_result(s.demand, s.scenario.arch.label)
+        elif index == TAB_MACHINE:
+            self._draw_machine()
+        elif index == TAB_COST:
+            self.cost_view.show_result(s.cost)
+        elif index == TAB_POWER:
+            self.power_view.show_result(s.power)
+        elif index == TAB_GRID:
+            self.grid_view.show_result(s.grid)
 
     # --- the machine measurement (job slot) ------------------------------------------------------------
     def _tab_shown(self, index: int) -> None:
-        if index == TAB_TITLES.index("One computer (D2)") and self.measured is None and not self.measure_tasks.running:
+        self._draw_tab(index)
+        if index == TAB_MACHINE and self.measured is None and not self.measure_tasks.running:
             self._schedule_measure()
 
     def _schedule_measure(self) -> None:
@@ -298,13 +259,13 @@ class ComputePanel(Panel):
 
     def _measured(self, m) -> None:
         self.measured = m
-        self._draw_machine()
+        if self.study is not None:
+            self._stale.add(TAB_MACHINE)
+            self._draw_tab(self.tabs.currentIndex())
 
     def _draw_machine(self) -> None:
-        sc = self.ctx.scenario.value
-        market = load_table("market.json")
-        self.machine_view.show_result(self.measured, self.results["network"], gpu_spec(sc.gpu), market["cpus"],
-                                      market["share"], gpu_spec(sc.gpu).label)
+        m = self.study.machine
+        self.machine_view.show_result(self.measured, m.network, m.gpu, m.cpus, m.share, m.gpu.label)
 
     def wait_measure(self, timeout_ms: int = 120_000) -> bool:
         self._measure_timer.flush()
@@ -318,27 +279,23 @@ class ComputePanel(Panel):
             view.theme = theme
         if self.experiment_view.result is not None:
             self.experiment_view.show_result(self.experiment_view.result)
-        if self.results:
-            self.results.pop("scaling", None)
-            self.results.pop("demand", None)
-            self.results.pop("network", None)
-            self.results.pop("power", None)
-            self.results.pop("cost", None)
-            self._recompute(frozenset())
+        if self.study is not None:
+            self.grid_view.show_tables(self.study.grid)
+            self._stale = set(range(self.tabs.count()))
+            self._draw_tab(self.tabs.currentIndex())
 
     def result(self) -> object:
-        return {**self.results, "measured": self.measured}
+        return {"study": self.study, "measured": self.measured}
 
     def table(self) -> list[dict]:
-        r = self.results.get("scaling")
-        if r is None:
+        if self.study is None:
             return []
         return [{"run": x.label, "N": x.N, "D": x.D, "flop_6nd": x.flop_6nd, "reported_flop": x.reported_flop,
-                 "gpu_hours": x.gpu_hours, "implied_mfu": x.implied_mfu, "source": x.source} for x in r.runs]
+                 "gpu_hours": x.gpu_hours, "implied_mfu": x.implied_mfu, "source": x.source} for x in self.study.scaling.runs]
 
     def selftest(self) -> None:
         self.update_params(fit="hoffmann", pue=1.58, rate_pct=8.0)
-        assert self.results["cost"].breakdown.total > 0 and self.results["power"].pue == 1.58
+        assert self.study.cost.breakdown.total > 0 and self.study.power.budget.pue == 1.58
         self._start_measure()
         if not self.wait_measure():
             raise RuntimeError(self.measure_tasks.last_error or "the measurement did not finish")

@@ -3,28 +3,24 @@ what stays private, and what operating the deployment means day to day.
 
 A thin view over :mod:`engines.selfhost`: the comparison (with the serving engine's steady-state
 sizing) runs in the "main" job slot, the simulated day in the "ops" slot after it; capacity, upgrade
-and retirement figures are cheap formulas computed inline from the comparison."""
+and retirement figures are one cheap engine call (:func:`engines.selfhost.outlook`) made inline."""
 from __future__ import annotations
 
-import os
 from datetime import date
-from pathlib import Path
 
-from PySide6.QtCore import QStandardPaths
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from engines.selfhost import OWNERSHIP, Params, PriceBook, age_words, api_alternatives, dump_prices, load_prices, tco
-from engines.selfhost.operate import capacity_plan, day_of_traffic, retirement_signals, upgrade_cost
-from engines.selfhost.cost import HOURS_PER_MONTH
+from engines.selfhost import OWNERSHIP, Params, age_words, outlook, sizing_key, tco
+from engines.selfhost.operate import day_of_traffic
 from explorer.binder import ParamBinder, param_slider
-from explorer.files import FileProblem, atomic_write_text, read_text_limited
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ElidedCombo, ErrorLabel, Tabs
 from panels._selfhost_cost import CostView
 from panels._selfhost_ops import CapacityView, DayView, SecurityTable, signal_words, upgrade_words
-from panels._selfhost_prices import PriceEditor, PriceTable, book_rows
+from panels._selfhost_prices import PriceFileMixin, PriceTable, book_rows
+from panels._selfhost_prices import PRICE_FILE, user_price_path  # noqa: F401  (importable here, as before)
 from panels._selfhost_privacy import PrivacyView
 
 TAB_TITLES = ("Cost against an API", "Prices and assumptions", "What stays private", "Operating it")
@@ -37,19 +33,12 @@ FIXED_SLIDERS = ("fte", "usd_per_fte_year", "other_fixed_per_month")
 DAY_SLIDERS = ("ttft_target_s", "tpot_target_ms", "max_utilisation_pct")
 PRIVACY_FIELDS = frozenset({"privacy_tree", "privacy_answers"})
 CHEAP_FIELDS = frozenset({"growth_pct_per_month", "upgrade_days"})
-PRICE_FILE = "selfhost-prices.json"
 DEBOUNCE_MS = 150
 K8S_HINT = ("Kubernetes loops ▸ the model-server scenario shows the same rolling update pod by pod: the surge pod "
             "is scheduled, loads its weights and only then takes traffic.")
 
 
-def user_price_path() -> Path:
-    """Where an edited price file is kept: the app's configuration folder (EXPLORER_CONFIG_DIR in tests)."""
-    folder = os.environ.get("EXPLORER_CONFIG_DIR") or QStandardPaths.writableLocation(QStandardPaths.AppConfigLocation)
-    return Path(folder) / PRICE_FILE
-
-
-class SelfHostPanel(Panel):
+class SelfHostPanel(PriceFileMixin, Panel):
     key = "selfhost"
     title = "Self-hosting"
     order = 75
@@ -195,72 +184,6 @@ class SelfHostPanel(Panel):
             self.name_view(f"day_{field}", plot, plot.accessibleName())
         return self.ops_tabs
 
-    # --- the price file --------------------------------------------------------------------------------
-    def _load_book(self) -> tuple[PriceBook, str]:
-        path = user_price_path()
-        if path.exists():
-            try:
-                return load_prices(path), f"your edited file {path}"
-            except ValueError as exc:
-                self._startup_problem = f"your price file {path} is not used: {exc}"
-        return load_prices(), "the shipped file assets/selfhost/prices.json"
-
-    def use_price_text(self, text: str, where: str) -> str | None:
-        """Validate ``text`` as a price file; only if valid, save it as the user's copy and use it."""
-        from engines.selfhost import parse_price_text
-
-        try:
-            book = parse_price_text(text)
-            self._check_choices(book)
-        except ValueError as exc:
-            self.price_error.show_error(f"{where}: {exc} — nothing changed.")
-            return str(exc)
-        try:
-            atomic_write_text(user_price_path(), dump_prices(book))
-        except OSError as exc:
-            self.price_error.show_error(f"cannot save the price file: {exc} — nothing changed.")
-            return str(exc)
-        self.price_error.show_error(None)
-        self.book, self.book_where = book, f"your edited file {user_price_path()} (from {where})"
-        self._fill_choices()
-        self._schedule()
-        return None
-
-    def _check_choices(self, book: PriceBook) -> None:
-        """A new file must still hold the rows the current view uses (else the view could not be drawn)."""
-        book.api_row(self.params.api)
-        if self.params.ownership != "own":
-            book.rental_row(self.params.gpu_offer, self.ctx.scenario.value.gpu)
-
-    def edit_prices(self) -> None:
-        dlg = PriceEditor(dump_prices(self.book), self)
-        if dlg.exec() and dlg.book is not None:
-            self.use_price_text(dlg.edit.toPlainText(), "the editor")
-
-    def _open_prices_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Open a price file", "", "Price files (*.json)")
-        if name:
-            self.open_price_file(name)
-
-    def open_price_file(self, path: str) -> str | None:
-        try:
-            text = read_text_limited(path, 2_000_000)
-        except FileProblem as exc:
-            self.price_error.show_error(f"{exc} — nothing changed.")
-            return str(exc)
-        return self.use_price_text(text, Path(path).name)
-
-    def restore_prices(self) -> None:
-        try:
-            user_price_path().unlink(missing_ok=True)
-        except OSError as exc:
-            self.price_error.show_error(f"cannot remove {user_price_path()}: {exc}")
-            return
-        self.book, self.book_where = load_prices(), "the shipped file assets/selfhost/prices.json"
-        self.price_error.show_error(None)
-        self._fill_choices()
-        self._schedule()
-
     def _fill_choices(self) -> None:
         """API and rental combos from the price file, each entry with its date; the current choice selected."""
         gpu = self.ctx.scenario.value.gpu
@@ -317,14 +240,10 @@ class SelfHostPanel(Panel):
         self.ops_tasks.cancel()
         self._refresh.start()
 
-    def _sizing_key(self, scenario, p: Params) -> tuple:
-        return (scenario, p.traffic_per_s * p.peak_to_average, p.prompt_tokens, p.output_tokens, p.ttft_target_s,
-                p.tpot_target_ms, p.max_utilisation_pct)
-
     def _start(self) -> None:
         self._refresh.stop()
         s, p, book, today = self.ctx.scenario.value, self.params, self.book, self.today
-        key = self._sizing_key(s, p)
+        key = sizing_key(s, p)
         cached = self._sizing_cache[1] if self._sizing_cache and self._sizing_cache[0] == key else None
 
         def work(progress, cancelled):
@@ -361,12 +280,9 @@ class SelfHostPanel(Panel):
             self.upgrade_text.setText("")
             self.retire_text.setText(t.reason if t is not None else "")
             return
-        self.months = capacity_plan(t, p)
-        self.upgrade = upgrade_cost(t, p.upgrade_days)
-        cheapest = api_alternatives(self.book, t.prompt_per_output)[0]
-        self.signals = retirement_signals(t, (cheapest[0].label, cheapest[1]))
-        per_replica = t.gpu_price.usd_per_gpu_hour * t.gpus_per_replica * HOURS_PER_MONTH
-        self.capacity_view.show_months(self.months, per_replica, p.growth_pct_per_month)
+        o = outlook(t, p, self.book)
+        self.months, self.upgrade, self.signals = o.months, o.upgrade, o.signals
+        self.capacity_view.show_months(o.months, o.replica_usd_per_month, p.growth_pct_per_month)
         self.upgrade_text.setText(upgrade_words(self.upgrade, K8S_HINT))
         self.retire_text.setText(signal_words(self.signals))
 

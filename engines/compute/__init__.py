@@ -7,12 +7,13 @@ Public API: :func:`training_flops` (6ND), :func:`chinchilla_loss` and :func:`chi
 :func:`allreduce_seconds` (ring), :func:`cost_per_gpu_hour` → :class:`CostBreakdown`,
 :func:`fit_scaling_law` → :class:`Fit`; and the views' computations :func:`published_runs`,
 :func:`scenario_run`, :func:`demand`, :func:`power_budget`, :func:`power_trace`, :func:`step_network`,
-:func:`campus_capex`, :func:`measure_machine`. Figures with their dates and sources: ``assets/compute/``.
+:func:`campus_capex`, :func:`measure_machine`; and the panel's one call :func:`study` →
+:class:`ComputeStudy`. Figures with their dates and sources: ``assets/compute/``.
 """
 from engines.compute.cost import (PART_LABELS, PARTS, CampusCapex, CostBreakdown, campus_capex,
                                   capital_recovery_factor, cost_per_gpu_hour)
 from engines.compute.data import CONFIDENCE, CONFIDENCE_LABELS, assumption, data_path, load_table, parse_table
-from engines.compute.demand import Demand, demand, tokens_per_day
+from engines.compute.demand import Demand, demand, serving_traffic, tokens_per_day
 from engines.compute.fit import Fit, fit_scaling_law
 from engines.compute.measure import MachineMeasurement, Rate, measure_copy, measure_gemm, measure_machine
 from engines.compute.network import StepNetwork, allreduce_seconds, step_network
@@ -26,6 +27,8 @@ from engines.compute.scaling import (FITS, KAPLAN, PF_DAY, KaplanLaws, LawConsta
                                      inference_flops_per_token, iso_flop_curve, kaplan_allocation, kaplan_loss_c,
                                      kaplan_loss_d, kaplan_loss_n, optimum_exponents, tokens_per_param_at_optimum,
                                      training_flops)
+from engines.compute.study import (CostStudy, ComputeStudy, FitOptimum, FrontierLine, GridStudy, IsoCurve, MachineStudy,
+                                   PowerStudy, ScalingStudy, scaling_study, study)
 
 __all__ = ["Fit", "fit_scaling_law", "FITS", "FIT_LABELS", "KAPLAN", "PF_DAY", "KaplanLaws", "LawConstants",
            "chinchilla_frontier", "chinchilla_loss", "chinchilla_loss_grid", "chinchilla_optimum",
@@ -36,6 +39,7 @@ __all__ = ["Fit", "fit_scaling_law", "FITS", "FIT_LABELS", "KAPLAN", "PF_DAY", "
            "PowerBudget", "power_budget", "PowerTrace", "power_trace", "lead_times", "deals",
            "allreduce_seconds", "StepNetwork", "step_network", "CostBreakdown", "cost_per_gpu_hour",
            "capital_recovery_factor", "CampusCapex", "campus_capex", "PARTS", "PART_LABELS",
-           "Demand", "demand", "tokens_per_day", "Rate", "MachineMeasurement", "measure_gemm", "measure_copy",
+           "Demand", "demand", "serving_traffic", "tokens_per_day", "Rate", "MachineMeasurement", "measure_gemm", "measure_copy",
            "measure_machine", "CONFIDENCE", "CONFIDENCE_LABELS", "assumption", "data_path", "load_table",
-           "parse_table", "Params"]
+           "parse_table", "Params", "study", "scaling_study", "ComputeStudy", "ScalingStudy", "FrontierLine",
+           "IsoCurve", "FitOptimum", "MachineStudy", "PowerStudy", "CostStudy", "GridStudy"]

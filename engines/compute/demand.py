@@ -15,7 +15,15 @@ from engines.compute.data import load_table
 from engines.compute.scaling import inference_flops_per_token, training_flops
 from engines.core.errors import require_number
 
+DAYS_PER_YEAR = 365.0
+
 SECONDS_PER_DAY = 86_400.0
+
+
+def serving_traffic(traffic_per_s: float, prompt_tokens: int, output_tokens: int) -> tuple[float, int]:
+    """The serving panel's traffic as this topic's knobs: (requests per second, tokens per request =
+    prompt + output)."""
+    return float(traffic_per_s), int(prompt_tokens + output_tokens)
 
 
 def tokens_per_day(requests_per_s: float, tokens_per_request: float) -> float:
@@ -38,6 +46,15 @@ class Demand:
     inference_cumulative: np.ndarray
     crossover_days: float           # inf when nothing is served
     statements: tuple               # the companies' own dated statements on the split
+
+    @property
+    def cumulative_total(self) -> np.ndarray:
+        """Training plus cumulative inference on each day."""
+        return self.train_flop + self.inference_cumulative
+
+    @property
+    def crossover_years(self) -> float:
+        return self.crossover_days / DAYS_PER_YEAR
 
     @property
     def inference_share_after(self) -> float:

@@ -24,6 +24,9 @@ from engines.core.errors import Cancelled, require_int, require_number
 from engines.core.hardware import gpu as gpu_spec
 
 HOURS_PER_YEAR = 8760.0
+J_PER_KWH = 3.6e6
+W_PER_MW = 1e6
+KG_PER_T = 1000.0
 
 
 def facility_power_mw(n_gpus: int, gpus_per_node: int, node_kw: float, pue: float) -> float:
@@ -78,22 +81,23 @@ def node_power(gpu_key: str, gpus_per_node: int = 8) -> NodePower:
 
 @dataclass(frozen=True)
 class PowerBudget:
-    """The scenario's cluster: MW at the boards, the IT load and the building; a year and one run."""
+    """The scenario's cluster: power at the boards, the IT load and the building; a year and one run.
+    Base units: watts, joules, dollars, kilograms of CO2 (the inputs keep the units prices are quoted in)."""
 
     n_gpus: int
     node: NodePower
     pue: float
     load_factor: float
-    gpu_mw: float
-    it_mw: float
-    facility_mw: float
-    annual_mwh: float
+    gpu_w: float
+    it_w: float
+    facility_w: float
+    annual_j: float
     annual_cost: float
-    annual_co2_t: float
+    annual_co2_kg: float
     run_gpu_hours: float
-    run_mwh: float
+    run_j: float
     run_cost: float
-    run_co2_t: float
+    run_co2_kg: float
     price_per_kwh: float
     grid_t_per_mwh: float
 
@@ -105,25 +109,25 @@ def power_budget(gpu_key: str, n_gpus: int, gpus_per_node: int, pue: float, pric
     price = require_number(price_per_kwh, "price_per_kwh", 0.0, 10.0)
     grid = require_number(grid_t_per_mwh, "grid_t_per_mwh", 0.0, 5.0)
     hours = require_number(run_gpu_hours, "run_gpu_hours", 0.0)
-    facility = facility_power_mw(n_gpus, gpus_per_node, node.kw, pue)
-    it = facility / pue
-    mwh = annual_energy_mwh(facility, load_factor)
-    run_mwh = hours * node.kw_per_gpu * pue * load_factor / 1000.0
-    return PowerBudget(n_gpus, node, pue, load_factor, n_gpus * node.gpu_kw / node.gpus_per_node / 1000.0, it, facility,
-                       mwh, mwh * 1000.0 * price, mwh * grid, hours, run_mwh, run_mwh * 1000.0 * price, run_mwh * grid,
-                       price, grid)
+    facility_mw = facility_power_mw(n_gpus, gpus_per_node, node.kw, pue)
+    year_kwh = annual_energy_mwh(facility_mw, load_factor) * 1000.0
+    run_kwh = hours * node.kw_per_gpu * pue * load_factor
+    board_kw = n_gpus * node.gpu_kw / node.gpus_per_node
+    return PowerBudget(n_gpus, node, pue, load_factor, board_kw * 1000.0, facility_mw / pue * W_PER_MW,
+                       facility_mw * W_PER_MW, year_kwh * J_PER_KWH, year_kwh * price, year_kwh / 1000.0 * grid * KG_PER_T,
+                       hours, run_kwh * J_PER_KWH, run_kwh * price, run_kwh / 1000.0 * grid * KG_PER_T, price, grid)
 
 
 @dataclass(frozen=True)
 class PowerTrace:
     """The cluster's facility draw through training steps and checkpoints (a step function of time)."""
 
-    t: np.ndarray               # seconds, phase boundaries (len = len(mw) + 1)
-    mw: np.ndarray              # facility MW during each phase
+    t: np.ndarray               # seconds, phase boundaries (len = len(w) + 1)
+    w: np.ndarray               # facility watts during each phase
     phase: tuple[str, ...]      # "compute", "communicate" or "checkpoint" per phase
-    busy_mw: float              # average facility draw while the cluster computes
-    waiting_mw: float           # while every rank waits
-    swing_mw: float
+    busy_w: float               # average facility draw while the cluster computes
+    waiting_w: float            # while every rank waits
+    swing_w: float
     step_seconds: float
     compute_seconds: float
     waiting_seconds: float
@@ -152,25 +156,25 @@ def power_trace(scenario, pue: float, waiting_share: float, steps: int = 12, che
     sync_s = st.dp_comm + st.offload               # every rank waits on the same gradient collective
     node = node_power(scenario.gpu, scenario.gpus_per_node)
     nodes = math.ceil(scenario.n_gpus / scenario.gpus_per_node)
-    busy = nodes * node.kw * pue / 1000.0
-    waiting = nodes * (node.non_gpu_kw + node.gpu_kw * share) * pue / 1000.0
+    busy = nodes * node.kw * pue * 1000.0
+    waiting = nodes * (node.non_gpu_kw + node.gpu_kw * share) * pue * 1000.0
     computing = (busy * busy_s + waiting * spread_s) / (busy_s + spread_s)
     busy_s += spread_s
     wait_s = sync_s
-    t, mw, phase = [0.0], [], []
+    t, w, phase = [0.0], [], []
     for i in range(steps):
         if cancelled():
             raise Cancelled()
         for name, secs, level in (("compute", busy_s, computing), ("communicate", wait_s, waiting)):
             if secs > 0:
                 t.append(t[-1] + secs)
-                mw.append(level)
+                w.append(level)
                 phase.append(name)
         if (i + 1) % every == 0 and ck > 0:
             t.append(t[-1] + ck)
-            mw.append(waiting)
+            w.append(waiting)
             phase.append("checkpoint")
-    return PowerTrace(np.array(t), np.array(mw), tuple(phase), computing, waiting, computing - waiting, st.total,
+    return PowerTrace(np.array(t), np.array(w), tuple(phase), computing, waiting, computing - waiting, st.total,
                       busy_s, wait_s, ck,
                       "phase lengths: step-time engine (PaLM FLOPs, ring collectives, 1F1B bubble); node power: "
                       f"{node.source}; waiting draw {share:.0%} of TDP is your assumption")

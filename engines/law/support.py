@@ -152,6 +152,11 @@ class Fine:
     what: str
     note: str = ""              # a caveat on how the exemption reads
 
+    @property
+    def share_eur(self) -> float:
+        """The turnover arm of Art 64: the tier's share of the turnover."""
+        return self.share * self.turnover_eur
+
 
 def fine(turnover_eur: float, tier: int, *, enterprise: str = "large", early_warning_only: bool = False,
          steward: bool = False) -> Fine:
@@ -173,3 +178,28 @@ def fine(turnover_eur: float, tier: int, *, enterprise: str = "large", early_war
     note = ART_64_10_NOTE if exempt and exempt.startswith("Art 64(10)(a)") else ""
     return Fine(tier, fixed, share, float(turnover_eur), 0.0 if exempt else top, fixed / share, exempt, para, what,
                 note)
+
+
+@dataclass(frozen=True)
+class TierLine:
+    tier: int
+    paragraph: str
+    max_eur: tuple[float, ...]        # :func:`max_fine` at each turnover of the curve
+
+
+@dataclass(frozen=True)
+class FineCurve:
+    """Each tier's maximum fine against turnover (Art 64(2)-(4)), over a range that shows every tier's
+    kink (twice the highest crossover) and the given turnover (with a quarter to spare)."""
+
+    turnover_eur: tuple[float, ...]
+    tiers: tuple[TierLine, ...]
+
+
+def fine_curve(turnover_eur: float, points: int = 201) -> FineCurve:
+    turnover = require_number(turnover_eur, "turnover_eur", 0.0, 1e13)
+    crossover = max(fixed / share for fixed, share, _p, _w in FINE_TIERS.values())
+    top = max(2.0 * crossover, 1.25 * turnover)
+    xs = tuple(top * i / (points - 1) for i in range(points))
+    return FineCurve(xs, tuple(TierLine(tier, para, tuple(max_fine(x, tier) for x in xs))
+                               for tier, (_f, _s, para, _w) in FINE_TIERS.items()))

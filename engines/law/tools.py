@@ -68,6 +68,7 @@ class Tools:
     support_error: str | None
     fine: support.Fine | None
     fine_error: str | None
+    fine_curve: support.FineCurve | None          # every tier against turnover, for the chart
     clocks: FourClocks | None
     clocks_error: str | None
     checklist: annex.Checklist
@@ -81,4 +82,5 @@ def tools(p: Params) -> Tools:
             out[key], out[key + "_error"] = fn(p), None
         except ValidationError as exc:
             out[key], out[key + "_error"] = None, str(exc)
-    return Tools(**out, checklist=annex.checklist(p.annex_i))
+    curve = support.fine_curve(out["fine"].turnover_eur) if out["fine"] is not None else None
+    return Tools(**out, fine_curve=curve, checklist=annex.checklist(p.annex_i))

@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engines.core.errors import Cancelled, require_number
-from engines.selfhost.cost import MTOK, SECONDS_PER_HOUR, replicas_for_peak, surge_cost
-from engines.selfhost.study import Tco, fleet_monthly
+from engines.selfhost.cost import HOURS_PER_MONTH, MTOK, SECONDS_PER_HOUR, replicas_for_peak, surge_cost
+from engines.selfhost.study import Tco, api_alternatives, fleet_monthly
 from engines.serving.batching import LatencyTarget, simulate_batching
 from engines.serving.replica import capacity, replica_memory, step_cost
 from engines.serving.steady import (COOLDOWN_FRACTION, CURVE_MAX_REQUESTS, MIN_REQUESTS, RELAXATION_REQUESTS,
@@ -259,6 +259,27 @@ def operations(scenario, tco_result: Tco, params, cheapest_api: tuple[str, float
     day = day_of_traffic(scenario, tco_result, params, progress, cancelled)
     return Operations(day, capacity_plan(tco_result, params), upgrade_cost(tco_result, params.upgrade_days),
                       retirement_signals(tco_result, cheapest_api))
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """The operating figures that need no simulation: capacity over months, the upgrade's surge GPUs,
+    retirement signals, and what one more replica costs a month (dollars)."""
+
+    months: tuple[Month, ...]
+    upgrade: Upgrade
+    signals: tuple[Signal, ...]
+    replica_usd_per_month: float
+
+
+def outlook(tco_result: Tco, params, book) -> Outlook:
+    """:func:`capacity_plan`, :func:`upgrade_cost` and :func:`retirement_signals` (against the cheapest
+    API in ``book``) for a feasible comparison; a replica's month is price × GPUs × 730 hours."""
+    t = tco_result
+    cheapest = api_alternatives(book, t.prompt_per_output)[0]
+    return Outlook(capacity_plan(t, params), upgrade_cost(t, params.upgrade_days),
+                   retirement_signals(t, (cheapest[0].label, cheapest[1])),
+                   t.gpu_price.usd_per_gpu_hour * t.gpus_per_replica * HOURS_PER_MONTH)
 
 
 SECURITY = (

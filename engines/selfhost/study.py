@@ -174,11 +174,23 @@ def cost_curve(params: Params, rate_per_replica: float, price: float, gpus_per_r
     return Curve(x, selfc, api, today, cheaper_from)
 
 
+def peak_rate(params: Params) -> float:
+    """The busiest hour's requests per second: average traffic × peak-to-average."""
+    return params.traffic_per_s * params.peak_to_average
+
+
+def sizing_key(scenario, params: Params) -> tuple:
+    """Everything the serving engine's sizing in :func:`tco` depends on: equal keys, the same sizing
+    (so a panel may hand the previous one back instead of sizing again)."""
+    return (scenario, peak_rate(params), params.prompt_tokens, params.output_tokens, params.ttft_target_s,
+            params.tpot_target_ms, params.max_utilisation_pct)
+
+
 def tco(scenario, params: Params, book: PriceBook, today: date, sizing: Sizing | None = None,
         cancelled: Callable[[], bool] | None = None) -> Tco:
     """The comparison for ``scenario`` at ``params``; ``sizing`` may be given when already computed."""
     wl = serving_workload(params, scenario.serve_context, 1.0, seed=1)
-    peak = params.traffic_per_s * params.peak_to_average
+    peak = peak_rate(params)
     if sizing is None:
         sizing = size_deployment(scenario, peak, params.target, "continuous", wl,
                                  params.max_utilisation_pct / 100, cancelled)

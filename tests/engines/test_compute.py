@@ -147,17 +147,20 @@ def test_node_power_from_the_dgx_guides_or_the_node_factor():
 
 def test_power_budget_of_the_llama3_run():
     b = power_budget("h100-sxm", 16384, 8, 1.0, 0.10, 0.5, 1.0, 30.84e6)
-    assert b.gpu_mw == pytest.approx(16384 * 0.7 / 1000)                              # 11.5 MW of boards
-    assert b.it_mw == pytest.approx(2048 * 10.2 / 1000)
-    assert b.run_mwh == pytest.approx(30.84e6 * 10.2 / 8 / 1000)
-    assert b.run_cost == pytest.approx(b.run_mwh * 1000 * 0.10) and b.run_co2_t == pytest.approx(b.run_mwh * 0.5)
+    assert b.gpu_w == pytest.approx(16384 * 700)                                      # 11.5 MW of boards
+    assert b.it_w == pytest.approx(2048 * 10.2e3)
+    run_kwh = 30.84e6 * 10.2 / 8
+    assert b.run_j == pytest.approx(run_kwh * 3.6e6)
+    assert b.run_cost == pytest.approx(run_kwh * 0.10) and b.run_co2_kg == pytest.approx(run_kwh / 1000 * 0.5 * 1000)
+    assert b.facility_w == pytest.approx(facility_power_mw(16384, 8, 10.2, 1.0) * 1e6)
+    assert b.annual_j == pytest.approx(annual_energy_mwh(b.facility_w / 1e6) * 3.6e9)
 
 
 def test_power_trace_swings_by_the_gpu_share_that_stops_computing():
     sc = Scenario(n_gpus=16384)
     tr = power_trace(sc, pue=1.0, waiting_share=0.0, steps=6, checkpoint_every=3, checkpoint_seconds=10.0)
-    assert tr.swing_mw == pytest.approx(16384 * 0.7 / 1000)
-    assert tr.phase.count("checkpoint") == 2 and len(tr.t) == len(tr.mw) + 1
+    assert tr.swing_w == pytest.approx(16384 * 700)
+    assert tr.phase.count("checkpoint") == 2 and len(tr.t) == len(tr.w) + 1
     assert np.all(np.diff(tr.t) > 0)
 
 

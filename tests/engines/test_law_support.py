@@ -78,3 +78,16 @@ def test_exemptions_of_article_64_10():
     steward = support.fine(2e9, 2, steward=True)
     assert steward.max_eur == 0 and "64(10)(b)" in steward.exempt
     assert support.fine(1e9, 1).crossover_eur == pytest.approx(600e6)
+
+
+def test_the_fine_curve_shows_every_kink_and_the_given_turnover():
+    c = support.fine_curve(100e6)                        # below every crossover: twice the highest, €1.2 bn
+    assert c.turnover_eur[0] == 0.0 and c.turnover_eur[-1] == pytest.approx(2 * 15e6 / 0.025)
+    assert [t.paragraph for t in c.tiers] == ["Art 64(2)", "Art 64(3)", "Art 64(4)"]
+    tier1 = c.tiers[0].max_eur
+    assert tier1[0] == 15e6 and tier1[-1] == pytest.approx(0.025 * 1.2e9)   # the fixed sum, then 2.5 % of turnover
+    assert support.fine_curve(4e9).turnover_eur[-1] == pytest.approx(5e9)    # a large firm: its turnover + 25 %
+    f = support.fine(4e9, 2)
+    assert f.share_eur == pytest.approx(0.02 * 4e9) == f.max_eur
+    with pytest.raises(ValidationError):
+        support.fine_curve(-1.0)

@@ -13,6 +13,7 @@ from engines.core.scenario import Scenario
 from engines.selfhost import (HOURS_PER_MONTH, Params, api_monthly_cost, break_even_utilisation,
                               cost_per_million_output_tokens, dump_prices, load_prices, owned_cost_per_gpu_hour,
                               parse_price_text, replicas_for_peak, tco)
+from engines.selfhost import outlook, peak_rate, price_mix, sizing_key
 from engines.selfhost.operate import capacity_plan, diurnal_shape, retirement_signals, upgrade_cost
 from engines.selfhost.prices import age_days, age_words, is_stale
 from engines.selfhost.privacy import load_privacy_trees, privacy_problems
@@ -251,6 +252,25 @@ def test_capacity_upgrade_and_retirement_follow_the_formulas():
     signals = {s.name: s for s in retirement_signals(t)}
     assert signals["Utilisation below break-even"].firing == (t.utilisation < t.break_even_u_fixed)
     assert signals["No break-even at any load"].firing == (t.break_even_u > 1)
+
+
+def test_the_outlook_gathers_the_operating_figures_with_a_replicas_month():
+    p = Params(traffic_per_s=20.0, growth_pct_per_month=10.0, upgrade_days=3.0, gpu_offer="")
+    book = load_prices()
+    t = tco(Scenario(), p, book, TODAY, _sizing(40.0, 10.0, gpus=2))
+    o = outlook(t, p, book)
+    assert o.months == capacity_plan(t, p) and o.upgrade == upgrade_cost(t, 3.0)
+    assert o.replica_usd_per_month == pytest.approx(book.rental_row("", "h100-sxm").usd_per_gpu_hour * 2 * 730)
+    cheapest = min(book.api, key=lambda a: price_mix(a.input_per_mtok, a.output_per_mtok, t.prompt_per_output))
+    assert any(s.name == "A cheaper API exists" and cheapest.label in s.detail for s in o.signals)
+
+
+def test_the_sizing_key_changes_with_the_peak_not_with_its_factors():
+    p = Params(traffic_per_s=20.0, peak_to_average=2.0)
+    assert peak_rate(p) == 40.0
+    assert sizing_key(Scenario(), p) == sizing_key(Scenario(), replace(p, traffic_per_s=40.0, peak_to_average=1.0))
+    assert sizing_key(Scenario(), p) != sizing_key(Scenario(), replace(p, peak_to_average=3.0))
+    assert sizing_key(Scenario(), p) == sizing_key(Scenario(), replace(p, growth_pct_per_month=20.0))
 
 
 # ---- what stays private ----------------------------------------------------------------------------

@@ -23,28 +23,29 @@ def test_views_are_named_for_tours(make_panel):
 def test_the_scenario_run_is_drawn_from_the_engine(make_panel, ctx):
     p = make_panel(ComputePanel)
     run = scenario_run(ctx.scenario.value, 15e12, 0.4, "besiroglu")
-    assert p.results["run"] == run
+    assert p.study.run == run
     text = p.scaling_view.text.text()
     assert "7.23×10²³ FLOP" in text and f"{run.days:,.1f} days" in text
     assert ctx.scenario.try_update(model="llama3-70b") is None
-    assert p.results["run"].point.N > run.point.N * 8
+    assert p.study.run.point.N > run.point.N * 8
 
 
 def test_the_fit_choice_moves_the_frontier_and_the_readout(make_panel):
     p = make_panel(ComputePanel)
     before = p.scaling_view.text.text()
     p.fit_combo.setCurrentText("Hoffmann 2022, printed (rounded)")
-    assert p.params.fit == "hoffmann" and p.results["scaling"].fit == "hoffmann"
+    assert p.params.fit == "hoffmann" and p.study.scaling.fit == "hoffmann"
     assert p.scaling_view.text.text() != before and "93 tokens per parameter" in p.scaling_view.text.text()
     assert "(chosen)" in p.scaling_view.fits_table.item(0, 0).text()
-    assert p.scaling_view.runs_table.rowCount() == len(p.results["scaling"].runs)
+    assert p.scaling_view.runs_table.rowCount() == len(p.study.scaling.runs)
 
 
 def test_demand_crossover_follows_the_traffic(make_panel, ctx):
     p = make_panel(ComputePanel)
     n = float(ctx.scenario.value.arch.param_count())
     assert p.update_params(serve_req_per_s=10_000.0) is None
-    d = p.results["demand"]
+    d = p.study.demand
+    p.tabs.setCurrentIndex(TAB_TITLES.index("Training vs inference (D1)"))
     assert d.crossover_days == pytest.approx(demand(n, 15e12, tokens_per_day(10_000, 640)).crossover_days)
     assert f"day {d.crossover_days:,.0f}" in p.demand_view.text.text()
     assert p.demand_view.table.rowCount() == len(d.statements)
@@ -54,26 +55,29 @@ def test_power_and_cost_follow_their_inputs(make_panel, ctx):
     p = make_panel(ComputePanel)
     sc = ctx.scenario.value
     assert p.update_params(pue=1.58) is None
-    b = p.results["power"]
-    assert b == power_budget(sc.gpu, sc.n_gpus, sc.gpus_per_node, 1.58, 0.0892, 0.414, 1.0, p.results["run"].gpu_hours)
+    b = p.study.power.budget
+    assert b == power_budget(sc.gpu, sc.n_gpus, sc.gpus_per_node, 1.58, 0.0892, 0.414, 1.0, p.study.run.gpu_hours)
+    p.tabs.setCurrentIndex(TAB_TITLES.index("Power (D3)"))
     assert "PUE 1.58" in " ".join(a for a, _ in p.power_view.sources.rows())
-    c = p.results["cost"].breakdown
+    c = p.study.cost.breakdown
+    p.tabs.setCurrentIndex(TAB_TITLES.index("Cost of a GPU-hour (D2)"))
     assert c == cost_per_gpu_hour(40_000, 5.0, 11.7e6, node_power(sc.gpu).kw_per_gpu, 15.0, 1.58, 0.0892, 0.8)
     assert f"${c.total:,.2f} per utilised GPU-hour" in p.cost_view.text.text()
     assert p.update_params(server_capex_k=20.0) is None
-    assert p.results["cost"].breakdown.server == pytest.approx(c.server / 2)
+    assert p.study.cost.breakdown.server == pytest.approx(c.server / 2)
 
 
 def test_pue_presets_set_the_parameter(make_panel):
     p = make_panel(ComputePanel)
     buttons = [b for b in p.findChildren(type(p.mfu_link)) if b.text().startswith("PUE 1.09")]
     buttons[0].click()
-    assert p.params.pue == 1.09 and p.results["power"].pue == 1.09
+    assert p.params.pue == 1.09 and p.study.power.budget.pue == 1.09
 
 
 def test_network_view_compares_nvlink_network_and_compute(make_panel, ctx):
     p = make_panel(ComputePanel)
-    assert p.results["network"] == step_network(ctx.scenario.value, 0.5)
+    assert p.study.machine.network == step_network(ctx.scenario.value, 0.5)
+    p.tabs.setCurrentIndex(TAB_TITLES.index("One computer (D2)"))
     assert "not measured yet" in " ".join(lbl.text for lbl in p.machine_view.flops_plot.getPlotItem()._label_layer.labels)
 
 
@@ -91,6 +95,8 @@ def test_showing_the_machine_tab_measures_this_machine(make_panel):
 
 def test_every_view_lists_its_sources(make_panel):
     p = make_panel(ComputePanel)
+    for i in range(p.tabs.count()):
+        p.tabs.setCurrentIndex(i)
     for view in (p.scaling_view, p.demand_view, p.machine_view, p.cost_view, p.power_view, p.grid_view):
         rows = view.sources.rows()
         assert rows and all(a and b for a, b in rows)
@@ -104,16 +110,16 @@ def test_links_take_the_scale_and_serving_panels_values(window):
     p.mfu_link.click()
     p.traffic_link.click()
     assert p.params.mfu_pct == 55 and p.params.serve_req_per_s == 250.0 and p.params.tokens_per_request == 1280
-    assert p.results["run"].mfu == 0.55
+    assert p.study.run.mfu == 0.55
     for q in window.panels:
         q.cancel_jobs()
 
 
 def test_theme_switch_redraws(make_panel, ctx):
     p = make_panel(ComputePanel)
-    before = p.results["power"]
+    before = p.study.power.budget
     ctx.set_theme("dark")
-    assert p.results["power"] == before and p.scaling_view.theme.name == "dark"
+    assert p.study.power.budget == before and p.scaling_view.theme.name == "dark"
 
 
 def test_selftest_drives_the_panel(make_panel):
@@ -121,3 +127,16 @@ def test_selftest_drives_the_panel(make_panel):
     p.update_params(gemm_n=256)
     p.selftest()
     assert p.params.fit == "besiroglu" and p.params.rate_pct == 0.0 and p.measured is not None
+
+
+def test_an_edit_draws_the_visible_view_and_hidden_ones_when_shown(make_panel):
+    p = make_panel(ComputePanel)
+    assert p.cost_view.result is None and p.power_view.budget is None       # never shown yet: never drawn
+    assert p.update_params(pue=1.30) is None
+    assert p.scaling_view.result is p.study.scaling and p.power_view.budget is None
+    p.tabs.setCurrentIndex(TAB_TITLES.index("Power (D3)"))
+    assert p.power_view.budget is p.study.power.budget and p.power_view.budget.pue == 1.30
+    assert p.update_params(server_capex_k=20.0) is None
+    assert p.cost_view.result is None and p.scaling_view.result is not p.study.scaling
+    p.tabs.setCurrentIndex(TAB_TITLES.index("Scaling laws (D1)"))
+    assert p.scaling_view.result is p.study.scaling
