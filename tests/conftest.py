@@ -27,32 +27,44 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item):
-    """After a test's fixtures are gone, delete what its widgets left and collect its garbage.
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before each test, delete what earlier tests' widgets left and collect their garbage.
 
     pytest-qt closes a test's widgets with ``deleteLater``, which only an event loop returning to
     its top level would carry out: without this, every closed window and its plots stay alive, and
-    each later app-wide restyle (presenter mode, text size) walks all of them. The collection that
-    follows walks only what the test made: whatever survives it is frozen (``gc.freeze``), so the
-    next test's collection skips torch's and the modules' million objects. A test that froze
-    objects itself (``explorer.gc_guard``) gets them collected first."""
-    result = yield
+    each later app-wide restyle (presenter mode, text size) walks all of them. It runs at the next
+    test's set-up, once pytest has dropped the last test's fixture values. The collection walks only
+    what the last test made: whatever survives it is frozen (``gc.freeze``), so the next collection
+    skips torch's and the modules' million objects. A test that froze objects itself
+    (``explorer.gc_guard``) has them collected first."""
     _collect_test_garbage()
-    return result
 
 
 _frozen_by_tests = 0
+
+
+def _qt_app():
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance()
 
 
 def _collect_test_garbage() -> None:
     global _frozen_by_tests
     import sys
 
-    qt = "PySide6.QtWidgets" in sys.modules
+    qt = "PySide6.QtWidgets" in sys.modules and _qt_app() is not None
     if qt:
         from PySide6.QtCore import QCoreApplication, QEvent
+        from PySide6.QtWidgets import QApplication
 
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        # what no window owns any more: pyqtgraph's context menus are parentless and hold their
+        # plot through signal connections that Python's collector cannot see, so they live on
+        for orphan in QApplication.topLevelWidgets():
+            if orphan.parent() is None and not orphan.isVisible():
+                orphan.deleteLater()
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     if gc.get_freeze_count() != _frozen_by_tests:
         gc.unfreeze()
