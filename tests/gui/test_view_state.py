@@ -11,11 +11,7 @@ from explorer.view_state import ViewState, load_view_state, save_view_state
 
 
 def _settle(win) -> None:
-    from explorer.cli import _settle as settle
-
-    panel = win.current_panel()
-    if panel is not None:
-        settle(panel, quiet_s=0.2)
+    assert win.current_panel().settle()
 
 
 def _result(panel):
