@@ -121,7 +121,7 @@ class TaskRunner(QObject):
             self.finished.emit("cancelled")
 
     def wait(self, timeout_ms: int = 60_000) -> bool:
-        """Block (processing events) until the current task ends; for tests and the self-test."""
+        """Block (processing events) until this slot's task ends; a panel waits with ``Panel.settle``."""
         from PySide6.QtCore import QCoreApplication, QElapsedTimer
 
         timer = QElapsedTimer()

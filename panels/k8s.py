@@ -496,7 +496,7 @@ class K8sPanel(Panel):
     def selftest(self) -> None:
         for i in range(self.chooser.count()):
             self.chooser.setCurrentIndex(i)
-            assert self.tasks.wait(180_000), f"{self.chooser.itemData(i)} did not finish"
+            assert self.settle(180_000), f"{self.chooser.itemData(i)} did not finish"
             spec = self.timeline()
             assert spec is not None and spec.n_frames > 1 and self.timeline_data.key == self.chooser.itemData(i)
             self.show_frame(spec.n_frames - 1)
@@ -505,7 +505,7 @@ class K8sPanel(Panel):
         assert self.timeline_data is not None and self.timeline_data.key == "yaml"
         self.show_frame(5)
         self.give("scale deploy/web --replicas=4")
-        assert self.tasks.wait(120_000), "the command's replay did not finish"
+        assert self.settle(), "the command's replay did not finish"
         assert self.timeline_data.frames[6].commands and self.timeline_data.frames[6].commands[0].accepted
 
 

@@ -386,8 +386,7 @@ class QuantPanel(Panel):
 
     def selftest(self) -> None:
         self.layer_box.setCurrentText("minilm.l2.query")
-        self.tasks.wait(300_000)
-        if self.analysis is None:
+        if not self.settle(300_000) or self.analysis is None:
             raise RuntimeError(self.tasks.last_error or "quantization analysis did not finish")
         for i in range(self.timeline().n_frames):
             self.show_frame(i)
@@ -395,8 +394,7 @@ class QuantPanel(Panel):
         self.alpha_slider.valueCommitted.emit(0.8)
         assert self.params.sq_alpha == 0.8
         self.kv_view.bits_spin.setValue(2)
-        self.jobs("kv").wait(60_000)
-        if self.kv is None or (self.kv.block, self.kv.bits) != (self.params.kv_block, 2):
+        if not self.settle() or self.kv is None or (self.kv.block, self.kv.bits) != (self.params.kv_block, 2):
             raise RuntimeError(self.jobs("kv").last_error or "KV comparison did not finish")
         self.outliers.site_box.setCurrentIndex(1)
 
