@@ -255,11 +255,6 @@ def test_event_messages_are_readable_without_sideways_scrolling(make_panel, qtbo
     assert any(events[-1]["reason"] in t and events[-1]["object"] in t for t in texts)
 
 
-
-def _settle(win) -> None:
-    assert win.current_panel().settle()
-
-
 @pytest.mark.parametrize("yaml_shown", [True, False])
 def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot, tmp_path, yaml_shown, new_window):
     """A non-default guide, edited YAML (its run shown, or applied and then left for the guide), a
@@ -267,12 +262,12 @@ def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot
     from explorer.view_state import load_view_state, save_view_state
 
     panel = window.show_panel("k8s")
-    _settle(window)
+    assert window.current_panel().settle()
     panel.chooser.setCurrentIndex(panel.chooser.findData("limits"))
     edited = deployment("api", 2)
     panel.yaml.setPlainText(edited)
     apply_button(panel).click()
-    _settle(window)
+    assert window.current_panel().settle()
     assert panel.timeline_data.key == "yaml"
     if not yaml_shown:
         panel.chooser.setCurrentIndex(panel.chooser.findData("rolling"))
@@ -285,7 +280,7 @@ def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot
 
     other = new_window()
     other.apply_view_state(load_view_state(path))
-    _settle(other)
+    assert other.current_panel().settle()
     again = other.current_panel()
     assert again.key == "k8s" and again.params == panel.params
     assert again.chooser.currentData() == panel.params.scenario
