@@ -66,17 +66,6 @@ class _PaintCounter:
         QApplication.instance().installEventFilter(self._filter)
 
 
-def _settle(app, panel, ms: int = 250) -> None:
-    """Let debounce timers fire and background tasks finish before the next timed edit."""
-    end = time.perf_counter() + ms / 1000
-    while time.perf_counter() < end:
-        app.processEvents()
-        time.sleep(0.005)
-    for runner in panel.findChildren(type(panel.tasks)):
-        runner.wait(60_000)
-    app.processEvents()
-
-
 def _repaint_ms(app, counter: _PaintCounter, edit) -> float:
     """Milliseconds from ``edit()`` to the end of the last event pass that painted anything: the
     first pass, then as long as each further pass still paints (a re-layout the paint set off)."""
@@ -137,7 +126,7 @@ def measure(n: int = 60, only: str | None = None, layout: str = "default") -> li
         counter = _PaintCounter(panel)
         times = []
         for i in range(n + 5):
-            _settle(app, panel)  # background results of the previous edit land outside the timed window
+            panel.settle()  # background results of the previous edit land outside the timed window
             before = counter.paints
             dt = _repaint_ms(app, counter, lambda: ctx.scenario.update(**{field: b if i % 2 == 0 else a}))
             if i >= 5 and counter.paints > before:  # warm-up; count only samples that repainted

@@ -124,8 +124,7 @@ def measure_frames(max_frames: int) -> list[dict]:
     tl = win.ctx.timeline
     for cls in win.panel_classes:
         panel = win.show_panel(cls.key)
-        panel.tasks.wait(120_000)
-        app.processEvents()
+        panel.settle()
         if tl.spec is None or tl.n_frames < 2:
             rows.append({"panel": cls.key, "frames": 0})
             continue

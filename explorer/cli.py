@@ -251,8 +251,9 @@ def _screenshot(win, args, problems: list[str]) -> int:
     panel = win.current_panel()
     if args.frame is not None:
         win.set_frame(args.frame)
-    if panel is not None:
-        _settle(panel)
+    if panel is not None and not panel.settle():
+        print(f"explorer: {panel.key} was still working after 120 s; the screenshot shows it unfinished",
+              file=sys.stderr)
     try:
         export_png(win, args.screenshot, scale=1.0)
     except OSError as exc:    # a directory, an unwritable place, an image Qt cannot encode
@@ -260,31 +261,6 @@ def _screenshot(win, args, problems: list[str]) -> int:
         return 2
     print(f"wrote {args.screenshot}")
     return 0
-
-
-def _settle(panel, quiet_s: float = 0.4, limit_s: float = 120.0) -> None:
-    """Let the panel finish what an edit or a theme change set off before it is captured: debounced
-    simulations start a moment later, and a finished task's result is drawn only once its signal
-    is delivered. Done when no task of the panel has run for ``quiet_s``."""
-    from PySide6.QtWidgets import QApplication
-
-    from explorer.tasks import TaskRunner
-
-    runners = panel.findChildren(TaskRunner)
-    end = time.monotonic() + limit_s
-    quiet_since = time.monotonic()
-    while time.monotonic() < end:
-        QApplication.processEvents()
-        busy = [r for r in runners if r.running]
-        for runner in busy:
-            runner.wait(int(max(0.0, end - time.monotonic()) * 1000))
-        now = time.monotonic()
-        if busy:
-            quiet_since = now
-        elif now - quiet_since >= quiet_s:
-            break
-        time.sleep(0.01)
-    QApplication.processEvents()
 
 
 def _report_first_paint(win) -> None:

@@ -10,7 +10,7 @@ import pkgutil
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from PySide6.QtCore import QTimer, Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
@@ -116,9 +116,28 @@ class Panel(QWidget):
         for runner in self._jobs.values():
             runner.cancel()
 
-    def join_jobs(self, timeout_ms: int = 30_000) -> bool:
-        """Wait until every slot's worker thread has ended (a cancelled one ends at its next progress call)."""
-        return all([runner.join(timeout_ms) for runner in self._jobs.values()])
+    def settle(self, timeout_ms: int = 120_000) -> bool:
+        """Bring the view up to date with what has been asked of it: start what the panel's debounces
+        hold back, wait until every slot's worker has ended (a cancelled one too) and its result has
+        been drawn on the GUI thread, and repeat while that sets off more (a result that starts the
+        next job). The one wait for screenshots, exports, the self-test, tours, benchmarks and tests;
+        False if work was still pending after ``timeout_ms``."""
+        from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThread
+
+        clock = QElapsedTimer()
+        clock.start()
+        quiet = 0
+        while True:
+            self.flush_pending()
+            QCoreApplication.processEvents()   # deliver results; zero-delay timers a result armed run
+            busy = any(t.isActive() for t in self._debounces) or any(r.busy for r in self._jobs.values())
+            quiet = 0 if busy else quiet + 1
+            if quiet >= 2:                      # idle across a second pass: nothing it drew set off more
+                return True
+            if clock.elapsed() >= timeout_ms:
+                return False
+            if busy:
+                QThread.msleep(5)
 
     # --- parameters: the panel's own knobs, as one validated, undoable value ---------------
     @property
@@ -172,12 +191,10 @@ class Panel(QWidget):
                     break
 
     def flush_pending(self) -> None:
-        """Start now what a debounce timer would start in a moment: a tour step or an opened view is
-        one change, not a burst of slider moves, and should not wait out the debounce."""
-        for timer in self.findChildren(QTimer, options=Qt.FindDirectChildrenOnly):
-            if timer.isSingleShot() and timer.isActive():
-                timer.stop()
-                timer.timeout.emit()
+        """Start now what the panel's debounces (``debounce``) would start in a moment: a tour step or
+        an opened view is one change, not a burst of slider moves, and should not wait them out."""
+        for timer in self._debounces:
+            timer.flush()
 
     # --- named views: what a tour step can focus on or point at ------------------------------
     def name_view(self, name: str, widget: QWidget, title: str = "") -> QWidget:

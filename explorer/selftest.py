@@ -44,8 +44,8 @@ def run_selftest(win, sink, font_problems: list[str], requested_device: str = "a
                     tabs.setCurrentIndex(i)
                     QApplication.processEvents()
                 tabs.setCurrentIndex(shown)
-            if panel.tasks.running:
-                panel.tasks.wait(300_000)
+            if not panel.settle(300_000):
+                raise RuntimeError("background work still running after 300 s")
             if panel.tasks.last_error:
                 raise RuntimeError("background task failed: " + panel.tasks.last_error)
             if tl.spec is not None:

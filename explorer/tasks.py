@@ -96,6 +96,11 @@ class TaskRunner(QObject):
     def running(self) -> bool:
         return self._running
 
+    @property
+    def busy(self) -> bool:
+        """A result still to deliver, or a worker thread (even a cancelled one) still going."""
+        return self._running or not self._ended.is_set()
+
     def run(self, fn: Callable[[ProgressFn, CancelledFn], Any], on_done: Callable[[Any], None],
             label: str = "Working…", on_error: Callable[[str], None] | None = None) -> int:
         self.cancel()
@@ -116,7 +121,7 @@ class TaskRunner(QObject):
             self.finished.emit("cancelled")
 
     def wait(self, timeout_ms: int = 60_000) -> bool:
-        """Block (processing events) until the current task ends; for tests and the self-test."""
+        """Block (processing events) until this slot's task ends; a panel waits with ``Panel.settle``."""
         from PySide6.QtCore import QCoreApplication, QElapsedTimer
 
         timer = QElapsedTimer()

@@ -41,7 +41,6 @@ class ComputePanel(Panel):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.measure_tasks = self.jobs("measure")
         self.measured = None
         self.study: ComputeStudy | None = None
         self._stale: set[int] = set()
@@ -135,7 +134,7 @@ class ComputePanel(Panel):
                                     ("market", v.market, "Market share and data-centre revenue")):
             self.name_view(name, widget, title)
         return self._page(("efficiency_pct",), v, (keep_together(QLabel("GEMM:"), self.gemm_combo),
-                                                    self.measure_button, self.measure_tasks.widget()))
+                                                    self.measure_button, self.jobs("measure").widget()))
 
     def _cost_page(self) -> QWidget:
         v = self.cost_view = CostView(self.theme)
@@ -242,7 +241,7 @@ class ComputePanel(Panel):
     # --- the machine measurement (job slot) ------------------------------------------------------------
     def _tab_shown(self, index: int) -> None:
         self._draw_tab(index)
-        if index == TAB_MACHINE and self.measured is None and not self.measure_tasks.running:
+        if index == TAB_MACHINE and self.measured is None and not self.jobs("measure").running:
             self._schedule_measure()
 
     def _schedule_measure(self) -> None:
@@ -255,7 +254,7 @@ class ComputePanel(Panel):
         def work(progress, cancelled):
             return measure_machine(None, gemm_n=n, progress=progress, cancelled=cancelled)
 
-        self.measure_tasks.run(work, self._measured, label="measuring GEMM and copy", on_error=self.error.show_error)
+        self.jobs("measure").run(work, self._measured, label="measuring GEMM and copy", on_error=self.error.show_error)
 
     def _measured(self, m) -> None:
         self.measured = m
@@ -266,10 +265,6 @@ class ComputePanel(Panel):
     def _draw_machine(self) -> None:
         m = self.study.machine
         self.machine_view.show_result(self.measured, m.network, m.gpu, m.cpus, m.share, m.gpu.label)
-
-    def wait_measure(self, timeout_ms: int = 120_000) -> bool:
-        self._measure_timer.flush()
-        return self.measure_tasks.wait(timeout_ms)
 
     # --- theme, exports, self-test ----------------------------------------------------------------------
     def apply_theme(self, theme) -> None:
@@ -297,8 +292,8 @@ class ComputePanel(Panel):
         self.update_params(fit="hoffmann", pue=1.58, rate_pct=8.0)
         assert self.study.cost.breakdown.total > 0 and self.study.power.budget.pue == 1.58
         self._start_measure()
-        if not self.wait_measure():
-            raise RuntimeError(self.measure_tasks.last_error or "the measurement did not finish")
+        if not self.settle():
+            raise RuntimeError(self.jobs("measure").last_error or "the measurement did not finish")
         assert self.measured.get("cpu", "gemm").value > 0
         self.update_params(fit="besiroglu", pue=Params().pue, rate_pct=0.0)
 

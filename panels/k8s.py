@@ -367,10 +367,6 @@ class K8sPanel(Panel):
     def _yaml_failed(self, text: str) -> None:
         self.yaml_report.setText("Failed: " + (text.strip().splitlines() or ["unknown error"])[0])
 
-    def wait_yaml(self, timeout_ms: int = 120_000) -> bool:
-        """Block (processing events) until a YAML run ends: for tests and the self-test."""
-        return self.tasks.wait(timeout_ms)
-
     def timeline(self) -> TimelineSpec | None:
         if self.timeline_data is None:
             return None
@@ -500,16 +496,16 @@ class K8sPanel(Panel):
     def selftest(self) -> None:
         for i in range(self.chooser.count()):
             self.chooser.setCurrentIndex(i)
-            assert self.tasks.wait(180_000), f"{self.chooser.itemData(i)} did not finish"
+            assert self.settle(180_000), f"{self.chooser.itemData(i)} did not finish"
             spec = self.timeline()
             assert spec is not None and spec.n_frames > 1 and self.timeline_data.key == self.chooser.itemData(i)
             self.show_frame(spec.n_frames - 1)
         self.run_yaml()
-        assert self.wait_yaml(), "the YAML run did not finish"
+        assert self.settle(), "the YAML run did not finish"
         assert self.timeline_data is not None and self.timeline_data.key == "yaml"
         self.show_frame(5)
         self.give("scale deploy/web --replicas=4")
-        assert self.tasks.wait(120_000), "the command's replay did not finish"
+        assert self.settle(), "the command's replay did not finish"
         assert self.timeline_data.frames[6].commands and self.timeline_data.frames[6].commands[0].accepted
 
 

@@ -48,11 +48,10 @@ class PipelinePanel(Panel):
         self._stale: set[str] = set()  # tabs whose drawing waits until they are shown
         self._geometry: list = [None, None]  # Gantt geometry a worker built, used once
         self._titles = ["", ""]
-        self._sched_token = 0  # a newer schedule request makes older worker results stale
         self._sched_pending: ScheduleRequest | None = None
         self._spec_key: object = None
-        self.exec_tasks = self.jobs("executed")   # the torch run; schedule simulations use self.tasks
-        self.exec_tasks.finished.connect(lambda _how: self._start_schedule_task())
+        # slots: "executed" is the torch run; "main" (self.tasks) the schedule simulations, started after it
+        self.jobs("executed").finished.connect(lambda _how: self._start_schedule_task())
         self._debounce = self.debounce(self._start_schedule_task, DEBOUNCE_MS)
         self.tabs = QTabWidget()
         self._build_pages()
@@ -82,7 +81,7 @@ class PipelinePanel(Panel):
                      "demo_button", "gantts", "formula"):
             setattr(self, name, getattr(page, name))
         self.hidden_spin = param_spin(Params, "hidden")
-        self.executed_page = ExecutedPage(self.theme, self.hidden_spin, self.exec_tasks.widget())
+        self.executed_page = ExecutedPage(self.theme, self.hidden_spin, self.jobs("executed").widget())
         self.executed_page.run_button.clicked.connect(self.run_executed)
         for name in ("run_button", "exec_info", "exec_error", "exec_gantts"):
             setattr(self, name, getattr(self.executed_page, name))
@@ -215,7 +214,7 @@ class PipelinePanel(Panel):
         if req.ops() <= SYNC_MAX_OPS:
             self._debounce.stop()
             self._sched_pending = None
-            self._sched_token += 1
+            self.tasks.cancel()     # a simulation still running is older than this drawing: never draw it
             self._show_schedules(compare_schedules(req), [None, None])
             return
         self._sched_pending = req
@@ -226,18 +225,17 @@ class PipelinePanel(Panel):
 
     def _start_schedule_task(self) -> None:
         req = self._sched_pending
-        if req is None or self.exec_tasks.running:  # never slow a running execution: start when it ends
+        if req is None or self.jobs("executed").running:  # never slow a running execution: start when it ends
             return
         self._sched_pending = None
-        self._sched_token += 1
-        token, theme = self._sched_token, self.theme
+        theme = self.theme
 
         def work(progress, cancelled):
             progress(0.0, f"simulating p={req.p}, m={req.m}")
             result = compare_schedules(req, cancelled)
             return result, [gantt_geometry(s.sim, theme) if s.sim else None for s in result.sides]  # drawing too
 
-        self.tasks.run(work, lambda out: token == self._sched_token and self._show_schedules(*out),
+        self.tasks.run(work, lambda out: self._show_schedules(*out),   # the slot drops an older run's result
                        label=f"Simulating {req.p} × {req.m} schedules…")
 
     def _show_schedules(self, result, geometry) -> None:
@@ -278,7 +276,7 @@ class PipelinePanel(Panel):
             except ValidationError as exc:
                 return exc
 
-        self.exec_tasks.run(work, self._executed_done, label=f"Executing {KIND_LABELS[req.kind]} on {req.device}")
+        self.jobs("executed").run(work, self._executed_done, label=f"Executing {KIND_LABELS[req.kind]} on {req.device}")
 
     def _executed_done(self, view) -> None:
         if isinstance(view, ValidationError):

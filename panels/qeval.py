@@ -58,8 +58,6 @@ class QevalPanel(Panel):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.measure_jobs = self.jobs("measure")
-        self.addition_jobs = self.jobs("addition")
         self.here: dict = {}                 # (canonical config, budget) -> Evaluation measured on this machine
         self.shipped: dict = {}
         self.shipped_error = ""
@@ -145,7 +143,7 @@ class QevalPanel(Panel):
         self.run_all.clicked.connect(lambda: self.run_here(only_missing=False))
         for b in (self.build_toggle, self.remove_button, self.run_missing, self.run_all):
             buttons.addWidget(b)
-        buttons.addWidget(self.measure_jobs.widget())
+        buttons.addWidget(self.jobs("measure").widget())
         lay.addLayout(buttons)
         lay.addWidget(self.builder)
         lay.addWidget(self.status)
@@ -190,7 +188,7 @@ class QevalPanel(Panel):
         row.addWidget(keep_together(QLabel("Scales:"), self.add_group_combo))
         for w in (self.seed_spin, self.retrain_button, self.remeasure_button, self.shipped_button):
             row.addWidget(w)
-        row.addWidget(self.addition_jobs.widget())
+        row.addWidget(self.jobs("addition").widget())
         lay.addLayout(row)
         lay.addWidget(self.addition_view, 1)
         return page
@@ -295,8 +293,8 @@ class QevalPanel(Panel):
         def work(progress, cancelled):
             return measure_all(configs, budget, device, progress=progress, cancelled=cancelled)
 
-        self.measure_jobs.run(work, self._measured, label=f"measuring {len(configs)} configurations ({budget})",
-                              on_error=self.error.show_error)
+        self.jobs("measure").run(work, self._measured, label=f"measuring {len(configs)} configurations ({budget})",
+                                 on_error=self.error.show_error)
 
     def _measured(self, evaluations) -> None:
         for ev in evaluations:
@@ -324,8 +322,8 @@ class QevalPanel(Panel):
         def work(progress, cancelled):
             return A.remeasure(group, device=device, progress=progress, cancelled=cancelled)
 
-        self.addition_jobs.run(work, self._addition_done, label="scoring the shipped addition model",
-                               on_error=self.error.show_error)
+        self.jobs("addition").run(work, self._addition_done, label="scoring the shipped addition model",
+                                  on_error=self.error.show_error)
 
     def retrain_addition(self) -> None:
         group, seed, device = self.params.add_group, self.params.add_seed, self.ctx.device
@@ -333,8 +331,8 @@ class QevalPanel(Panel):
         def work(progress, cancelled):
             return A.retrain(seed, group_size=group, device=device, progress=progress, cancelled=cancelled)
 
-        self.addition_jobs.run(work, self._addition_done, label=f"training the addition model, seed {seed}",
-                               on_error=self.error.show_error)
+        self.jobs("addition").run(work, self._addition_done, label=f"training the addition model, seed {seed}",
+                                  on_error=self.error.show_error)
 
     def _addition_done(self, run) -> None:
         self.addition_here[run.group_size] = run

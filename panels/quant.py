@@ -38,6 +38,7 @@ class QuantPanel(Panel):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
+        # job slots: "main" (self.tasks) the analysis; "kv" and "live" their own, so neither cancels it
         self.analysis = None
         self.steps: tuple = ()
         self.serving: list[dict] = []
@@ -50,8 +51,6 @@ class QuantPanel(Panel):
         self._group_note: str | None = None                 # why the group asked for was replaced
         self._frame_shown: int | None = None                # the timeline frame drawn last
         self._tabs_pinned = False                           # a view just chose the tab: frames leave it
-        self.kv_tasks = self.jobs("kv")                     # its own slot: never cancels the analysis
-        self.live_tasks = self.jobs("live")
 
         top = FlowLayout()          # wraps at presenter font sizes instead of pushing the panel sideways
         self.layer_box = QComboBox()
@@ -84,7 +83,7 @@ class QuantPanel(Panel):
         self.body.addWidget(self.tabs, 1)
         th = self.theme
         self.affine = AffineView(self.tabs, th)
-        self.outliers = OutlierView(self.tabs, th, self.live_tasks.widget())
+        self.outliers = OutlierView(self.tabs, th, self.jobs("live").widget())
         self.alpha_slider = param_slider(Params, "sq_alpha")
         self.fixes = FixesView(self.tabs, th, self.alpha_slider)
         self.weights = WeightView(self.tabs, th)
@@ -239,9 +238,9 @@ class QuantPanel(Panel):
     def _capture_live(self) -> None:
         model, text, device = self.params.profile_model, self.outliers.live_text.text(), self.ctx.device
         self.outliers.live_bar.show()
-        self.live_tasks.run(lambda progress, cancelled: live_profile(model, text, device, progress, cancelled),
-                            self._live_done, label=f"Live capture ({model})",
-                            on_error=lambda t: self.error.show_error(t.splitlines()[0]))
+        self.jobs("live").run(lambda progress, cancelled: live_profile(model, text, device, progress, cancelled),
+                              self._live_done, label=f"Live capture ({model})",
+                              on_error=lambda t: self.error.show_error(t.splitlines()[0]))
 
     def _live_done(self, live) -> None:
         self.live = live
@@ -322,8 +321,8 @@ class QuantPanel(Panel):
         if self.kv is None or (self.kv.block, self.kv.bits) != inputs:
             if inputs != self._kv_pending:
                 self._kv_pending = inputs
-                self.kv_tasks.run(lambda progress, cancelled: kv_study(*inputs), self._kv_done,
-                                  label="comparing KV scale layouts", on_error=self._kv_failed)
+                self.jobs("kv").run(lambda progress, cancelled: kv_study(*inputs), self._kv_done,
+                                    label="comparing KV scale layouts", on_error=self._kv_failed)
             return
         s = self._scenario
         memory = None if s is None else (kv_memory_gb(s.arch, s.serve_batch, s.serve_context), s)
@@ -387,8 +386,7 @@ class QuantPanel(Panel):
 
     def selftest(self) -> None:
         self.layer_box.setCurrentText("minilm.l2.query")
-        self.tasks.wait(300_000)
-        if self.analysis is None:
+        if not self.settle(300_000) or self.analysis is None:
             raise RuntimeError(self.tasks.last_error or "quantization analysis did not finish")
         for i in range(self.timeline().n_frames):
             self.show_frame(i)
@@ -396,9 +394,8 @@ class QuantPanel(Panel):
         self.alpha_slider.valueCommitted.emit(0.8)
         assert self.params.sq_alpha == 0.8
         self.kv_view.bits_spin.setValue(2)
-        self.kv_tasks.wait(60_000)
-        if self.kv is None or (self.kv.block, self.kv.bits) != (self.params.kv_block, 2):
-            raise RuntimeError(self.kv_tasks.last_error or "KV comparison did not finish")
+        if not self.settle() or self.kv is None or (self.kv.block, self.kv.bits) != (self.params.kv_block, 2):
+            raise RuntimeError(self.jobs("kv").last_error or "KV comparison did not finish")
         self.outliers.site_box.setCurrentIndex(1)
 
 

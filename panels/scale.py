@@ -185,6 +185,7 @@ class ScalePanel(Panel):
         if changed - {"zoom_intervals"} - FAULT_FIELDS:
             self._recompute()
         if changed & FAULT_FIELDS:
+            self.jobs("faults").cancel()    # a run for other knobs is never drawn, its page shown or not
             self._maybe_run_faults()
         if "zoom_intervals" in changed:
             self.show_frame(self._frame)
@@ -248,11 +249,6 @@ class ScalePanel(Panel):
         self.timeline_changed.emit()
         self.show_frame(self._frame)
 
-    def wait_simulation(self, timeout_ms: int = 120_000) -> bool:
-        """Start a pending (debounced) simulation now and block until it is drawn: for tests and the self-test."""
-        self._refresh.flush()
-        return self.tasks.wait(timeout_ms)
-
     # --- the fault run (its own page and job slot) ------------------------------------------
     def _fault_request(self):
         config, faults = from_params(self.params)
@@ -280,8 +276,6 @@ class ScalePanel(Panel):
                                 on_error=self.error.show_error)
 
     def _fault_done(self, request, study: FaultStudy) -> None:
-        if request != self._fault_request():
-            return
         self._fault_key, self.fault_study = request, study
         self.fault_view.draw(study)
 
@@ -424,7 +418,7 @@ class ScalePanel(Panel):
         c = self.analysis.checkpoint
         assert abs(self.analysis.throughput.mfu - 0.45) < 1e-9
         assert abs(c.daly_seconds - daly_interval(300, c.mtbf_seconds)) < 1e-6
-        if not self.wait_simulation():
+        if not self.settle():
             raise RuntimeError(self.tasks.last_error or "the run simulation did not finish")
         spec = self.timeline()
         for zoom in ZOOM_INTERVALS:

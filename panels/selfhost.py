@@ -56,7 +56,6 @@ class SelfHostPanel(PriceFileMixin, Panel):
         self.upgrade = None
         self.signals = None
         self._sizing_cache: tuple | None = None
-        self.ops_tasks = self.jobs("ops")
         self._refresh = self.debounce(self._start, DEBOUNCE_MS)
         self.error = ErrorLabel()
         self.sliders = {}
@@ -149,7 +148,7 @@ class SelfHostPanel(PriceFileMixin, Panel):
         self.ops_tabs = Tabs()
         day_page = QWidget()
         dl = QVBoxLayout(day_page)
-        dl.addLayout(self._row(DAY_SLIDERS, (self.ops_tasks.widget(),)))
+        dl.addLayout(self._row(DAY_SLIDERS, (self.jobs("ops").widget(),)))
         self.day_view = DayView(self.theme)
         dl.addWidget(self.day_view, 1)
         self.ops_tabs.addTab(day_page, OPS_TITLES[0])
@@ -237,7 +236,7 @@ class SelfHostPanel(PriceFileMixin, Panel):
             self._start()
             return
         self.tasks.cancel()
-        self.ops_tasks.cancel()
+        self.jobs("ops").cancel()
         self._refresh.start()
 
     def _start(self) -> None:
@@ -296,19 +295,10 @@ class SelfHostPanel(PriceFileMixin, Panel):
             self.day = day
             self.day_view.show_day(day)
 
-        self.ops_tasks.run(work, done, label="simulating a day", on_error=self._failed)
-
-    def wait_jobs(self, timeout_ms: int = 120_000) -> bool:
-        """Start pending (debounced) work now and block until the comparison and the day are drawn."""
-        self._refresh.flush()
-        ok = self.tasks.wait(timeout_ms)
-        from PySide6.QtWidgets import QApplication
-
-        QApplication.processEvents()
-        return ok and self.ops_tasks.wait(timeout_ms)
+        self.jobs("ops").run(work, done, label="simulating a day", on_error=self._failed)
 
     def unbind(self) -> None:
-        self.ops_tasks.cancel()
+        self.jobs("ops").cancel()
         super().unbind()
 
     # --- theme, exports, self-test -----------------------------------------------------------------------
@@ -337,7 +327,7 @@ class SelfHostPanel(PriceFileMixin, Panel):
 
     def selftest(self) -> None:
         self.update_params(traffic_per_s=40.0)
-        if not self.wait_jobs():
+        if not self.settle():
             raise RuntimeError(self.tasks.last_error or "the comparison did not finish")
         assert self.result_tco is not None and self.result_tco.sizing.rate_per_s == 40.0 * self.params.peak_to_average
         self.update_params(privacy_answers=("no", "onprem"))

@@ -34,13 +34,12 @@ class ServingPanel(Panel):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
+        # job slots: "main" (self.tasks) the simulations, "bench" the torch decode timing (its button only)
         self.memory: ReplicaMemory | None = None
         self.sims: dict[str, SimResult] = {}
         self.study: DeploymentStudy | None = None
         self.bench = None
         self._frame = 0
-        self.sim_tasks = self.tasks             # simulations (timeline, then load curves): what exports wait for
-        self.bench_tasks = self.jobs("bench")   # the torch decode measurement, started only by its button
         self._pending: set[str] = set()
         self._running_parts: set[str] = set()
         self._refresh = self.debounce(self._start_simulations, DEBOUNCE_MS)
@@ -119,7 +118,7 @@ class ServingPanel(Panel):
         self.bench_button.clicked.connect(self._start_bench)
         run_row = QHBoxLayout()
         run_row.addWidget(self.bench_button)
-        run_row.addWidget(self.bench_tasks.widget(), 1)
+        run_row.addWidget(self.jobs("bench").widget(), 1)
         bb.addLayout(run_row)
         self.bench_table = QTableWidget(0, 6)
         self.bench_table.setHorizontalHeaderLabels(["model", "batch", "measured ms", "roofline ms",
@@ -197,13 +196,8 @@ class ServingPanel(Panel):
         else:
             self._run_curves()
 
-    def wait_simulations(self, timeout_ms: int = 120_000) -> bool:
-        """Start pending (debounced) simulations now and block until drawn: for tests and the self-test."""
-        self._refresh.flush()
-        return self.tasks.wait(timeout_ms)
-
     def unbind(self) -> None:
-        self.bench_tasks.cancel()
+        self.jobs("bench").cancel()
         super().unbind()
 
     def _run_timeline(self, follow_with_curves: bool) -> None:
@@ -313,8 +307,8 @@ class ServingPanel(Panel):
             return run_decode_bench(device, batches=(1, 4, 16), context=256, steps=8, progress=progress,
                                     cancelled=cancelled)
 
-        self.bench_tasks.run(work, self._bench_done, label=f"timing decode steps on {device}",
-                       on_error=lambda text: self.bench_text.setText("⚠ " + text.splitlines()[0]))
+        self.jobs("bench").run(work, self._bench_done, label=f"timing decode steps on {device}",
+                               on_error=lambda text: self.bench_text.setText("⚠ " + text.splitlines()[0]))
 
     def _bench_done(self, result) -> None:
         self.bench = result
@@ -358,7 +352,7 @@ class ServingPanel(Panel):
         self.sliders["arrivals_per_s"].setValue(8)
         self.sliders["arrivals_per_s"].valueCommitted.emit(8.0)
         assert self.params.arrivals_per_s == 8
-        if not self.wait_simulations():
+        if not self.settle():
             raise RuntimeError(self.tasks.last_error or "the batching simulations did not finish")
         assert set(self.sims) == {"static", "continuous"}
         for i in (0, N_FRAMES // 2, N_FRAMES - 1):

@@ -49,8 +49,6 @@ class TradingPanel(Panel):
         self.study_result = None
         self.lookahead_result = None
         self.extraction_result = None
-        self.sim_tasks = self.jobs("lookahead")
-        self.ext_tasks = self.jobs("extraction")
         self._refresh = self.debounce(self._start_simulation, DEBOUNCE_MS)
         self.error = ErrorLabel()
         self.sliders = {}
@@ -122,7 +120,7 @@ class TradingPanel(Panel):
         reroll.setToolTip("Draw another market with the next seed")
         reroll.clicked.connect(lambda: self.error.show_error(self.update_params(seed=self.params.seed + 1)))
         return self._page(LOOKAHEAD_SLIDERS, v, (keep_together(QLabel("Remedy:"), self.remedy_combo),
-                                                 self.seed_spin, reroll, self.sim_tasks.widget()))
+                                                 self.seed_spin, reroll, self.jobs("lookahead").widget()))
 
     def _extraction_page(self) -> QWidget:
         v = self.extraction_view = ExtractionView(self.theme)
@@ -141,7 +139,7 @@ class TradingPanel(Panel):
         self.device_combo.addItems(list(DEVICE_CHOICES.values()))
         self.device_combo.setAccessibleName("Device the classifier runs on")
         return self._page(EXTRACTION_SLIDERS, v, (keep_together(QLabel("Device:"), self.device_combo),
-                                                  self.ext_tasks.widget()))
+                                                  self.jobs("extraction").widget()))
 
     def tab_widgets(self) -> list:
         """A fixed order (outer tabs, H2's, H4's): Qt's child order changes when pages are re-parented
@@ -161,7 +159,7 @@ class TradingPanel(Panel):
             self._recompute_study()
         if changed & LOOKAHEAD_FIELDS:
             self._schedule_simulation()
-        if changed & EXTRACTION_FIELDS and (self.extraction_result is not None or self.ext_tasks.running
+        if changed & EXTRACTION_FIELDS and (self.extraction_result is not None or self.jobs("extraction").running
                                             or self.tabs.currentIndex() == 3):
             self._start_extraction()
 
@@ -183,10 +181,10 @@ class TradingPanel(Panel):
 
     # --- the look-ahead simulation (job slot) -----------------------------------------------------
     def _schedule_simulation(self) -> None:
-        if self.lookahead_result is None and not self.sim_tasks.running and not self._refresh.isActive():
+        if self.lookahead_result is None and not self.jobs("lookahead").running and not self._refresh.isActive():
             self._start_simulation()
             return
-        self.sim_tasks.cancel()
+        self.jobs("lookahead").cancel()
         self.lookahead_view.show_stale(True)
         self._refresh.start()
 
@@ -200,7 +198,8 @@ class TradingPanel(Panel):
         def work(progress, cancelled):
             return simulate_lookahead(**kwargs, progress=progress, cancelled=cancelled)
 
-        self.sim_tasks.run(work, self._simulated, label="simulating the backtest", on_error=self.error.show_error)
+        self.jobs("lookahead").run(work, self._simulated, label="simulating the backtest",
+                                   on_error=self.error.show_error)
 
     def _simulated(self, run) -> None:
         self.lookahead_result = run
@@ -208,15 +207,15 @@ class TradingPanel(Panel):
 
     # --- the extraction classifier (job slot) -------------------------------------------------------
     def _tab_shown(self, index: int) -> None:
-        if index == 3 and self.extraction_result is None and not self.ext_tasks.running:
+        if index == 3 and self.extraction_result is None and not self.jobs("extraction").running:
             QTimer.singleShot(0, self, self._first_extraction)   # after the tab switch (and a view's inner tabs) settle
 
     def _first_extraction(self) -> None:
-        if self.extraction_result is None and not self.ext_tasks.running:
+        if self.extraction_result is None and not self.jobs("extraction").running:
             self._start_extraction()
 
     def _start_extraction(self) -> None:
-        self.ext_tasks.cancel()
+        self.jobs("extraction").cancel()
         p = self.params
         ep = ExtractionParams(**{f: getattr(p, f) for f in EXTRACTION_FIELDS})   # captured before the job
         if self.extraction_result is not None:
@@ -225,18 +224,12 @@ class TradingPanel(Panel):
         def work(progress, cancelled):
             return run_extraction(ep, progress=progress, cancelled=cancelled)
 
-        self.ext_tasks.run(work, self._extracted, label="embedding and classifying headlines",
-                           on_error=self.error.show_error)
+        self.jobs("extraction").run(work, self._extracted, label="embedding and classifying headlines",
+                                    on_error=self.error.show_error)
 
     def _extracted(self, run) -> None:
         self.extraction_result = run
         self.extraction_view.show_result(run)
-
-    def wait_extraction(self, timeout_ms: int = 180_000) -> bool:
-        """Start the extraction run if none has run yet and block until it is drawn (tests, self-test)."""
-        if self.extraction_result is None and not self.ext_tasks.running:
-            self._start_extraction()
-        return self.ext_tasks.wait(timeout_ms)
 
     def export_audit(self, path: str) -> None:
         """Write the last run's audit record (JSON, atomically)."""
@@ -252,11 +245,6 @@ class TradingPanel(Panel):
                 self.export_audit(name)
             except (OSError, ValueError) as exc:
                 self.error.show_error(f"could not write {name}: {exc}")
-
-    def wait_simulation(self, timeout_ms: int = 60_000) -> bool:
-        """Start a pending (debounced) simulation now and block until it is drawn (tests, self-test)."""
-        self._refresh.flush()
-        return self.sim_tasks.wait(timeout_ms)
 
     # --- theme, exports, self-test ----------------------------------------------------------------
     def apply_theme(self, theme) -> None:
@@ -281,8 +269,8 @@ class TradingPanel(Panel):
         self.update_params(cost_bp=20.0, turnover_pct=190.0)
         assert self.study_result.net_mean_daily < 0          # past the 17.9 bp break-even
         self.update_params(remedy="after_cutoff", seed=3)
-        if not self.wait_simulation():
-            raise RuntimeError(self.sim_tasks.last_error or "the look-ahead simulation did not finish")
+        if not self.settle():
+            raise RuntimeError(self.jobs("lookahead").last_error or "the look-ahead simulation did not finish")
         assert self.lookahead_result.evaluated_from == self.params.days_pre
         self.update_params(cost_bp=10.0, remedy="none", seed=1)
 

@@ -28,7 +28,7 @@ def main() -> int:
     from explorer.context import AppContext
     from explorer.exports import export_png
     from explorer.lessons import lesson_tour, lessons, load_tour
-    from explorer.lessons.checks import settle, step_problems
+    from explorer.lessons.checks import step_problems
     from explorer.main_window import MainWindow
     from PySide6.QtWidgets import QApplication
 
@@ -50,7 +50,7 @@ def main() -> int:
                 print("PROBLEM", p)
             bad += len(problems)
             if args.shots:
-                settle(win)
+                win.current_panel().settle()
                 Path(args.shots).mkdir(parents=True, exist_ok=True)
                 export_png(win, Path(args.shots) / f"{tour.lesson}-{i + 1}.png", scale=1.0)
         print(f"{tour.lesson}: {len(tour.steps)} steps checked")

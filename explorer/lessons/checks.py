@@ -6,15 +6,6 @@ from __future__ import annotations
 from explorer.lessons.tour import Tour
 
 
-def settle(win, quiet_s: float = 0.3, limit_s: float = 120.0) -> None:
-    """Let the current panel finish the jobs a step set off, and its results arrive."""
-    from explorer.cli import _settle
-
-    panel = win.current_panel()
-    if panel is not None:
-        _settle(panel, quiet_s, limit_s)
-
-
 def step_problems(win, tour: Tour, index: int) -> list[str]:
     """Apply step ``index`` of ``tour`` in ``win`` and list what does not match (empty: all good)."""
     step = tour.steps[index]
@@ -22,11 +13,10 @@ def step_problems(win, tour: Tour, index: int) -> list[str]:
     shown = win.tour.go(index) if win.tour.tour is tour else win.tour.start(tour, index)
     if not shown:
         return [f"{where}: {win.tour.error}"]
-    settle(win)
-    problems = []
     panel = win.current_panel()
     if panel is None or panel.key != step.panel:
         return [f"{where}: shows {panel.key if panel else None!r}, not {step.panel!r}"]
+    problems = [] if panel.settle() else [f"{where}: the panel's jobs were still running after 120 s"]
     if panel.Params is not None:
         want = panel.Params.from_dict(dict(step.params))
         if panel.params != want:

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QApplication
 
 from explorer.exports import _png_bytes, render_image
 from explorer.files import atomic_write_bytes, atomic_write_text
-from explorer.lessons.checks import settle
 from explorer.lessons.tour import Tour
 
 SCALE = 2.0                      # device pixels per logical pixel in each step's picture
@@ -27,7 +26,7 @@ def step_images(win, tour: Tour, scale: float = SCALE, progress=None) -> list[QI
         shown = player.go(i) if player.tour is tour else player.start(tour, i)
         if not shown:
             raise ValueError(f"tour {tour.lesson}, {player.error}")
-        settle(win)
+        win.current_panel().settle()
         panel, step = win.current_panel(), tour.steps[i]
         target = panel.view_widget(step.focus) if step.focus else None
         player.marker.point_at(None)

@@ -8,12 +8,12 @@ import pytest
 
 
 def stop_jobs(panels) -> None:
-    """Cancel every panel's job and wait for its worker thread to end, so no cancelled worker keeps
-    a pool thread busy in the next test; a worker slow to notice its cancel is reported."""
+    """Unbind every panel (its debounces stopped, its jobs cancelled) and settle it, so no cancelled
+    worker keeps a pool thread busy in the next test; a worker slow to notice its cancel is reported."""
     for p in panels:
-        p.cancel_jobs()
+        p.unbind()
         t0 = time.perf_counter()
-        p.join_jobs(30_000)
+        p.settle(30_000)
         if time.perf_counter() - t0 > 3:
             warnings.warn(f"{type(p).__name__}: a cancelled job ran {time.perf_counter() - t0:.1f} s more", stacklevel=1)
 
@@ -53,8 +53,6 @@ def make_panel(qtbot, ctx):
 
     yield _make
     stop_jobs(made)
-    for p in made:
-        p.unbind()
 
 
 @pytest.fixture

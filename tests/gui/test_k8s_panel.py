@@ -29,7 +29,7 @@ def test_scenarios_and_frames(panel):
 def test_yaml_runs_and_reports_unsupported(panel):
     panel.yaml.setPlainText(panel.yaml.toPlainText().replace("      containers:", "      hostNetwork: true\n      containers:"))
     panel.run_yaml()
-    assert panel.wait_yaml()
+    assert panel.settle()
     assert panel.timeline_data.key == "yaml"
     assert "hostNetwork" in panel.yaml_report.text()
 
@@ -103,7 +103,7 @@ def test_cancel_stops_a_long_yaml_run_and_leaves_the_panel_usable(panel, qtbot):
     # usable: a new run completes and shows
     panel.yaml.setPlainText(deployment("small", 2))
     qtbot.mouseClick(button, Qt.LeftButton)
-    assert panel.wait_yaml()
+    assert panel.settle()
     assert panel.timeline_data.key == "yaml"
     assert {d["name"] for d in panel.result()["deployments"]} == {"small"}
     assert panel.yaml_report.text().startswith("Applied")
@@ -115,7 +115,7 @@ def test_a_newer_yaml_run_supersedes_the_older(panel, qtbot):
     assert panel.tasks.running
     panel.yaml.setPlainText(deployment("new", 2))
     panel.run_yaml()
-    assert panel.wait_yaml()
+    assert panel.settle()
     qtbot.wait(100)
     assert {d["name"] for d in panel.result()["deployments"]} == {"new"}
 
@@ -255,13 +255,6 @@ def test_event_messages_are_readable_without_sideways_scrolling(make_panel, qtbo
     assert any(events[-1]["reason"] in t and events[-1]["object"] in t for t in texts)
 
 
-
-def _settle(win) -> None:
-    from explorer.cli import _settle as settle
-
-    settle(win.current_panel(), quiet_s=0.2)
-
-
 @pytest.mark.parametrize("yaml_shown", [True, False])
 def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot, tmp_path, yaml_shown, new_window):
     """A non-default guide, edited YAML (its run shown, or applied and then left for the guide), a
@@ -269,12 +262,12 @@ def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot
     from explorer.view_state import load_view_state, save_view_state
 
     panel = window.show_panel("k8s")
-    _settle(window)
+    assert window.current_panel().settle()
     panel.chooser.setCurrentIndex(panel.chooser.findData("limits"))
     edited = deployment("api", 2)
     panel.yaml.setPlainText(edited)
     apply_button(panel).click()
-    _settle(window)
+    assert window.current_panel().settle()
     assert panel.timeline_data.key == "yaml"
     if not yaml_shown:
         panel.chooser.setCurrentIndex(panel.chooser.findData("rolling"))
@@ -287,7 +280,7 @@ def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot
 
     other = new_window()
     other.apply_view_state(load_view_state(path))
-    _settle(other)
+    assert other.current_panel().settle()
     again = other.current_panel()
     assert again.key == "k8s" and again.params == panel.params
     assert again.chooser.currentData() == panel.params.scenario
@@ -301,13 +294,13 @@ def test_a_saved_view_reopens_the_same_scenario_yaml_pod_and_frame(window, qtbot
 
 def test_choosing_a_guide_leaves_the_yaml_run_and_undo_returns(panel, ctx):
     panel.run_yaml()
-    assert panel.wait_yaml() and panel.timeline_data.key == "yaml"
+    assert panel.settle() and panel.timeline_data.key == "yaml"
     assert panel.params.yaml == "" and panel.params.yaml_shown          # the example: stored as ""
     panel.chooser.setCurrentIndex(panel.chooser.findData("quota"))
     assert panel.timeline_data.key == "quota" and not panel.params.yaml_shown
     ctx.scenario.undo_stack.undo()                                      # one step: back to the YAML run
     assert panel.params.yaml_shown and panel.chooser.currentData() == "self-heal"
-    assert panel.wait_yaml() and panel.timeline_data.key == "yaml"
+    assert panel.settle() and panel.timeline_data.key == "yaml"
 
 
 def test_a_refused_yaml_changes_no_parameter(panel):

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget
 
 from explorer.lessons import Tour, TourStep, lesson_tour, lessons, load_tour
-from explorer.lessons.checks import settle, step_problems
+from explorer.lessons.checks import step_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = [x.id for x in lessons() if x.ready]
@@ -75,7 +75,7 @@ def test_keys_move_the_tour_and_leave_the_timeline_its_own(window, qtbot):
     t = window.ctx.timeline
     window.show_panel("pipeline")
     window.ctx.scenario.replace(window.ctx.scenario.value.with_changes(pp=4, grad_accum=8))
-    settle(window)
+    assert window.current_panel().settle()
     t.set_position(0)
     qtbot.keyClick(window, Qt.Key_PageDown)             # no tour: the next chapter
     assert t.position > 0 and not window.tour.active
@@ -84,7 +84,7 @@ def test_keys_move_the_tour_and_leave_the_timeline_its_own(window, qtbot):
     assert window.tour.index == 1 and window.current_panel().key == "memory"
     qtbot.keyClick(window, Qt.Key_Right, Qt.AltModifier)
     assert window.tour.index == 2
-    settle(window)
+    assert window.current_panel().settle()
     frame = t.position
     qtbot.keyClick(window, Qt.Key_Right)                # not presenting: arrows step frames
     assert window.tour.index == 2 and t.position == frame + 1
@@ -109,7 +109,7 @@ def test_presenter_mode_gives_the_focused_view_the_room_and_gives_it_back(window
              if d.objectName() != "timeline_dock" and d.toggleViewAction().isChecked()]   # open (a tab or shown)
     assert {d.objectName() for d in docks} >= {"scenario_dock", "lesson_dock", "nav_dock"}
     assert window.tour.start(tour)
-    settle(window)
+    assert window.current_panel().settle()
     assert not any(d.isVisible() for d in docks) and not window.lessons.nav.isVisible()
     assert memory.sweep_plot.isVisible() and not memory.fp32_acc.isVisible()
     assert memory.sweep_plot.height() > 0.6 * memory.height()

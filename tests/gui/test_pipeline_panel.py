@@ -117,6 +117,32 @@ def test_big_schedules_simulate_once_in_the_worker(panel, ctx, qtbot, monkeypatc
     assert "1.2%" in panel.formula[0].text()
 
 
+def test_an_older_simulation_is_never_drawn_over_a_newer_drawing(panel, ctx, monkeypatch):
+    """A big schedule goes to the worker; a small edit is drawn at once meanwhile. The worker's
+    result, older than that drawing, must be dropped even though it arrives later."""
+    import threading
+
+    import panels.pipeline as mod
+
+    release = threading.Event()
+    real = mod.compare_schedules
+
+    def held(req, *args, **kwargs):
+        if req.m == 256:
+            release.wait(30)          # the worker run ends only after the newer drawing
+        return real(req, *args, **kwargs)
+
+    monkeypatch.setattr(mod, "compare_schedules", held)
+    ctx.scenario.update(grad_accum=256)
+    panel.flush_pending()
+    assert panel.tasks.running
+    ctx.scenario.update(grad_accum=8)                        # p·m·v = 64: simulated and drawn now
+    assert len(panel.sims[0].sim.ops) == 4 * 8 * 2
+    release.set()
+    assert panel.settle()
+    assert len(panel.sims[0].sim.ops) == 4 * 8 * 2            # not 4·256·2: the late result was dropped
+
+
 def test_hidden_tabs_draw_when_shown(panel, ctx):
     ctx.scenario.update(tp=4)  # schedules tab visible: the TP view only records the new steps
     assert panel.tp_steps and "tp" in panel._stale

@@ -101,7 +101,7 @@ def test_run_here_measures_in_the_job_slot_and_can_be_cancelled(make_panel, monk
     monkeypatch.setattr(module, "available", lambda: True)
     p = make_panel(QevalPanel)
     p.run_here(only_missing=True)
-    assert p.measure_jobs.wait(10_000)
+    assert p.jobs("measure").wait(10_000)
     assert calls and calls[0][1] == "quick" and calls[0][2] == "cpu"
     assert all((c, "quick") in p.here for c in p.shown_configs())
     assert "here" in p.compare_view.table.item(1, 8).text()
@@ -127,12 +127,12 @@ def test_retraining_runs_as_a_job_and_cancel_keeps_the_view(make_panel):
     p = make_panel(QevalPanel)
     before = p.addition_run
     p.retrain_button.click()
-    assert p.addition_jobs.running
-    p.addition_jobs.widget().cancel_button.click()
-    assert not p.addition_jobs.running
-    p.addition_jobs.wait(5_000)
+    assert p.jobs("addition").running
+    p.jobs("addition").widget().cancel_button.click()
+    assert not p.jobs("addition").running
+    p.jobs("addition").wait(5_000)
     assert p.addition_run == before
-    assert p.addition_jobs.widget().label.text() == "Cancelled."
+    assert p.jobs("addition").widget().label.text() == "Cancelled."
 
 
 def test_theme_switch_and_selftest(make_panel, ctx):

@@ -10,7 +10,7 @@ def panel(make_panel):
     p = make_panel(QuantPanel)
     p.layer_box.setCurrentText("minilm.l2.query")        # the smallest pack layer: fast
     assert p.tasks.wait(240_000), p.tasks.last_error
-    assert p.kv_tasks.wait(60_000), p.kv_tasks.last_error
+    assert p.jobs("kv").wait(60_000), p.jobs("kv").last_error
     return p
 
 
@@ -42,7 +42,7 @@ def test_alpha_slider_and_kv_controls(panel):
     assert panel.preview.alpha == pytest.approx(0.8) and panel.params.sq_alpha == pytest.approx(0.8)
     assert panel.preview.error == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
     panel.kv_view.bits_spin.setValue(2)              # the torch comparison runs off the GUI thread
-    assert panel.params.kv_bits == 2 and panel.kv_tasks.wait(60_000)
+    assert panel.params.kv_bits == 2 and panel.jobs("kv").wait(60_000)
     assert {r["bits"] for r in panel.kv_rows} == {2}
     k_token = next(r for r in panel.kv_rows if (r["tensor"], r["axis"]) == ("K", "token"))["relative_error"]
     assert f"K error {k_token:.3f}" in panel.kv_view.text.text()
@@ -94,7 +94,7 @@ def test_bar_chart_names_and_values_are_whole_and_apart(make_panel, ctx, qtbot, 
     try:
         p = make_panel(QuantPanel, size=(1000, 900))
         p.layer_box.setCurrentText("minilm.l2.query")
-        assert p.tasks.wait(240_000) and p.kv_tasks.wait(60_000)
+        assert p.tasks.wait(240_000) and p.jobs("kv").wait(60_000)
         tabs = p.findChildren(QTabWidget)[0]
         charts = {p.fixes.fix_plot, p.weights.wonly_plot, p.groups.scheme_plot, p.kv_view.plot}
         checked = set()

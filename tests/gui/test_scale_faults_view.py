@@ -10,8 +10,7 @@ def test_the_fault_run_starts_only_when_its_page_is_shown(make_panel, qtbot):
     assert p.params.fault_kind == "weight_flip"
     assert not p.jobs("faults").running and not p._fault_timer.isActive()
     p.pages.setCurrentWidget(view.page)
-    p.flush_pending()
-    qtbot.waitUntil(lambda: p.fault_study is not None, timeout=240_000)
+    assert p.settle(240_000) and p.fault_study is not None
     r = p.fault_study.run
     assert (r.first_alarm().step, r.first_alarm().rule) == (p.params.fault_step, "checksum")
     assert [a.kind for a in r.actions] == ["replay"]
@@ -21,6 +20,20 @@ def test_the_fault_run_starts_only_when_its_page_is_shown(make_panel, qtbot):
     assert "every kept step identical" in view.text.text()
     assert p.result()["measured"]["fault_actions"][0]["kind"] == "replay"
     assert p.inner_tabs()[0] == "Fault run and triage"
+
+
+def test_a_fault_run_for_older_knobs_is_never_drawn(make_panel):
+    """Knobs edited while a run trains on a page since hidden: that run's study is for other knobs and
+    must not be drawn, and the hidden page starts nothing new."""
+    p = make_panel(ScalePanel)
+    p.pages.setCurrentWidget(p.fault_view.page)
+    p.flush_pending()
+    assert p.jobs("faults").running
+    p.pages.setCurrentIndex(0)
+    assert p.pages.currentWidget() is not p.fault_view.page
+    assert p.update_params(fault_step=60) is None
+    assert p.settle(240_000)
+    assert p.fault_study is None and p.fault_view.items["loss"]["kept"].xData is None
 
 
 def test_bad_fault_settings_name_the_field(make_panel):

@@ -28,7 +28,7 @@ def test_llama3_preset_and_timeline(make_panel, ctx):
     s = ctx.scenario.value
     assert (s.n_gpus, s.model, s.tp, s.pp) == (16384, "llama3-405b", 8, 16)
     assert p.analysis.checkpoint.mtbf_seconds / 60 == pytest.approx(185.6, abs=0.05)
-    assert p.wait_simulation(), p.tasks.last_error          # the run is simulated in the background
+    assert p.settle(), p.tasks.last_error          # the run is simulated in the background
     assert p.run.mtbf_seconds == pytest.approx(p.analysis.checkpoint.mtbf_seconds)
     assert p.sim.mean.shape == (5,)
     spec = p.timeline()
@@ -41,7 +41,7 @@ def test_llama3_preset_and_timeline(make_panel, ctx):
 
 def test_edits_are_analytic_at_once_and_simulated_once_after_a_burst(make_panel, ctx, qtbot):
     p = make_panel(ScalePanel)
-    assert p.wait_simulation()
+    assert p.settle()
     first = p.run
     for n in (128, 256, 512):                            # a burst of edits: analytic answers follow each one
         ctx.scenario.update(n_gpus=n)
@@ -53,7 +53,7 @@ def test_edits_are_analytic_at_once_and_simulated_once_after_a_burst(make_panel,
 
 def test_mfu_edits_keep_the_simulation(make_panel):
     p = make_panel(ScalePanel)
-    assert p.wait_simulation()
+    assert p.settle()
     sim = p.sim
     assert p.update_params(mfu_pct=55) is None
     assert p.sim is sim and not p.tasks.running and p.analysis.throughput.mfu == pytest.approx(0.55)
@@ -61,7 +61,7 @@ def test_mfu_edits_keep_the_simulation(make_panel):
 
 def test_zoom_follows_the_cursor(make_panel):
     p = make_panel(ScalePanel)
-    assert p.wait_simulation()
+    assert p.settle()
     p.show_frame(N_FRAMES // 2)
     lo, hi = p.run_view.plot.viewRange()[0]
     intervals = (hi - lo) * 3600 / (p.run.interval_seconds + p.run.checkpoint_seconds)
@@ -79,7 +79,7 @@ def test_every_checkpoint_in_view_is_drawn_at_least_two_pixels_wide(make_panel, 
 
     p = make_panel(ScalePanel)
     p.llama_button.click()
-    assert p.wait_simulation(), p.tasks.last_error
+    assert p.settle(), p.tasks.last_error
     p.zoom_box.setCurrentIndex(p.zoom_box.count() - 1)        # whole run
     p.show_frame(N_FRAMES - 1)
     vb = p.run_view.plot.getViewBox()

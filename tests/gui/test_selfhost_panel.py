@@ -16,7 +16,7 @@ from panels.selfhost import SelfHostPanel, user_price_path
 def _panel(make_panel):
     p = make_panel(SelfHostPanel)
     p.today = date(2026, 12, 1)
-    assert p.wait_jobs()
+    assert p.settle()
     return p
 
 
@@ -45,7 +45,7 @@ def test_a_traffic_or_scenario_change_moves_the_cost_as_the_formulas_say(make_pa
     assert t0.replicas == replicas and t0.gpu_monthly == pytest.approx(gpu_month)
 
     assert p.update_params(traffic_per_s=60.0) is None
-    assert p.wait_jobs()
+    assert p.settle()
     t1 = p.result_tco
     sizing, replicas, gpu_month = _expected(p, ctx.scenario.value)
     assert t1.replicas == replicas > t0.replicas and t1.gpu_monthly == pytest.approx(gpu_month)
@@ -53,7 +53,7 @@ def test_a_traffic_or_scenario_change_moves_the_cost_as_the_formulas_say(make_pa
     assert t1.api_monthly == pytest.approx(api_monthly_cost(60.0, 512, 128, 0.15, 0.60))
 
     assert ctx.scenario.try_update(serve_batch=64) is None                  # a scenario change re-sizes
-    assert p.wait_jobs()
+    assert p.settle()
     t2 = p.result_tco
     sizing, replicas, gpu_month = _expected(p, ctx.scenario.value)
     assert t2.sizing.max_rate_per_replica == pytest.approx(sizing.max_rate_per_replica) != t1.rate_per_replica
@@ -79,7 +79,7 @@ def test_an_edited_price_is_saved_validated_and_used(make_panel):
     row["output_per_mtok"] = 1.20
     assert p.use_price_text(json.dumps(doc), "test") is None
     assert user_price_path().exists()
-    assert p.wait_jobs()
+    assert p.settle()
     assert p.result_tco.api_price_out == 1.20
     p.restore_prices()
     assert not user_price_path().exists() and p.book == load_prices()
@@ -99,7 +99,7 @@ def test_prices_show_their_age_and_stale_ones_are_marked(make_panel):
 def test_no_break_even_is_said_plainly(make_panel, ctx):
     p = _panel(make_panel)
     assert p.update_params(api="groq/llama-3.1-8b-instant") is None
-    assert p.wait_jobs()
+    assert p.settle()
     assert p.result_tco.never
     assert "Cannot break even at any utilisation" in p.cost_view.verdict.text()
 

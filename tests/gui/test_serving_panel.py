@@ -24,7 +24,7 @@ def test_format_controls_drive_replica_memory(make_panel, ctx):
 
 def test_batching_timeline_and_curves(make_panel, ctx):
     p = make_panel(ServingPanel)
-    assert p.wait_simulations(), p.tasks.last_error     # timeline, then load curves, in the background
+    assert p.settle(), p.tasks.last_error     # timeline, then load curves, in the background
     assert set(p.sims) == {"static", "continuous"}
     spec = p.timeline()
     assert spec.n_frames == N_FRAMES
@@ -46,12 +46,12 @@ def test_batching_timeline_and_curves(make_panel, ctx):
 
 def test_headroom_control_changes_the_sizing(make_panel, ctx):
     p = make_panel(ServingPanel)
-    assert p.wait_simulations(), p.tasks.last_error
+    assert p.settle(), p.tasks.last_error
     roomy = p.sizing
     p.sliders["max_utilisation_pct"].setValue(50)
     p.sliders["max_utilisation_pct"].valueCommitted.emit(50.0)
     assert p.params.max_utilisation_pct == 50
-    assert p.wait_simulations(), p.tasks.last_error
+    assert p.settle(), p.tasks.last_error
     tight = p.sizing
     assert tight.max_utilisation == 0.5 and tight.utilisation <= 0.5 + 1e-9
     assert tight.max_rate_per_replica < roomy.max_rate_per_replica and tight.replicas >= roomy.replicas
@@ -71,18 +71,18 @@ def test_a_bad_parameter_is_refused_with_its_range(make_panel, ctx):
 
 def test_batch_spin_updates_scenario(make_panel, ctx):
     p = make_panel(ServingPanel)
-    assert p.wait_simulations()
+    assert p.settle()
     first = p.sims
     p.batch_spin.setValue(4)
     assert ctx.scenario.value.serve_batch == 4 and p.memory.batch == 4     # analytic: at once
     assert p.sims is first                                                 # simulations: debounced
-    assert p.wait_simulations()
+    assert p.settle()
     assert max(r.slot.max() for r in p.sims.values()) <= 3
 
 
 def test_a_burst_of_edits_simulates_once(make_panel, ctx, qtbot):
     p = make_panel(ServingPanel)
-    assert p.wait_simulations()
+    assert p.settle()
     runs = []
     p.tasks.started.connect(runs.append)
     for batch in (4, 6, 10, 12):

@@ -20,8 +20,8 @@ def test_extraction_tab_runs_and_draws_the_engine_figures(make_panel, tmp_path):
     assert p.extraction_result is None                       # nothing runs before the tab is opened
     p.tabs.setCurrentIndex(TAB_TITLES.index("Extraction without returns (H4)"))
     QApplication.processEvents()                             # the run starts once the tab switch is done
-    assert p.ext_tasks.running or p.extraction_result is not None
-    assert p.wait_extraction()
+    assert p.jobs("extraction").running or p.extraction_result is not None
+    assert p.settle(180_000)
     r = p.extraction_result
     v = p.extraction_view
     conf = [[int(v.confusion.item(i, j).text().split()[-1]) for j in range(5)] for i in range(5)]
@@ -35,7 +35,7 @@ def test_extraction_tab_runs_and_draws_the_engine_figures(make_panel, tmp_path):
     assert doc["model"]["sha256"] == minilm.model_sha256() and len(doc["records"]) == r.test.n + r.shifted.n
     # an edit re-runs with the new split (the embeddings are cached: quick)
     assert p.update_params(ext_seed=2) is None
-    assert p.wait_extraction()
+    assert p.settle(180_000)
     assert p.extraction_result.params.ext_seed == 2 and p.extraction_result is not r
 
 

@@ -42,14 +42,14 @@ def test_stack_text_comes_from_the_engine(make_panel, ctx):
 
 def test_lookahead_job_is_seeded_and_the_prompt_remedy_changes_nothing(make_panel):
     p = make_panel(TradingPanel)
-    assert p.wait_simulation()
+    assert p.settle()
     first = p.lookahead_result
     assert np.array_equal(first.daily, simulate_lookahead(seed=1).daily)
     assert p.update_params(remedy="prompt") is None
-    assert p.wait_simulation()
+    assert p.settle()
     assert np.array_equal(p.lookahead_result.daily, first.daily)
     assert p.update_params(remedy="after_cutoff", n_prompts=100) is None
-    assert p.wait_simulation()
+    assert p.settle()
     r = p.lookahead_result
     assert r.evaluated_from == 500 and f"{r.deflated:.2f}" in p.lookahead_view.text.text()
 

@@ -9,15 +9,6 @@ from explorer.exports import to_jsonable
 from explorer.view_state import ViewState, load_view_state, save_view_state
 
 
-
-def _settle(win) -> None:
-    from explorer.cli import _settle as settle
-
-    panel = win.current_panel()
-    if panel is not None:
-        settle(panel, quiet_s=0.2)
-
-
 def _result(panel):
     """The panel's engine result as exported, less what a re-run measures anew (timings)."""
     doc = json.loads(json.dumps(to_jsonable(panel.result())))
@@ -49,12 +40,12 @@ def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_pat
     saved = {}
     for info in window.panel_infos:
         panel = window.show_panel(info.key)
-        _settle(window)
+        assert window.current_panel().settle()
         if panel.Params is not None:
             panel.set_params(_changed(panel.params))
         for tabs in panel.tab_widgets():
             tabs.setCurrentIndex(tabs.count() - 1)
-        _settle(window)
+        assert window.current_panel().settle()
         if window.ctx.timeline.spec is not None:
             window.ctx.timeline.set_position(min(3, window.ctx.timeline.n_frames - 1))
         view = window.view_state()
@@ -65,7 +56,7 @@ def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_pat
     other = new_window()
     for key, (path, view, params, tabs, frame, result) in saved.items():
         other.apply_view_state(load_view_state(path))
-        _settle(other)
+        assert other.current_panel().settle()
         panel = other.current_panel()
         assert panel.key == key and other.ctx.scenario.value == view.scenario
         assert panel.params == params, key
@@ -79,11 +70,11 @@ def test_every_panel_view_reopens_exactly_in_a_new_window(window, qtbot, tmp_pat
 def test_a_restored_serving_view_computes_the_same_result(window, qtbot, tmp_path, new_window):
     panel = window.show_panel("serving")
     panel.update_params(traffic_per_s=333.0, max_utilisation_pct=60.0)
-    _settle(window)
+    assert window.current_panel().settle()
     path = save_view_state(window.view_state(), tmp_path / "s.json")
     other = new_window()
     other.apply_view_state(load_view_state(path))
-    _settle(other)
+    assert other.current_panel().settle()
     assert to_jsonable(other.current_panel().sizing) == to_jsonable(panel.sizing)
     assert other.current_panel().sizing.rate_per_s == 333.0
 
@@ -91,7 +82,7 @@ def test_a_restored_serving_view_computes_the_same_result(window, qtbot, tmp_pat
 def test_a_json_export_carries_the_view_it_came_from(window, qtbot, tmp_path, new_window):
     panel = window.show_panel("serving")
     panel.update_params(ttft_target_s=0.7)
-    _settle(window)
+    assert window.current_panel().settle()
     doc = json.loads(window.export("json", tmp_path / "s.json").read_text())
     other = new_window()
     other.apply_view_state(ViewState.from_json_dict(doc["meta"]["state"]))
@@ -100,7 +91,7 @@ def test_a_json_export_carries_the_view_it_came_from(window, qtbot, tmp_path, ne
     state["params"]["serving"]["traffic_per_s"] = 1234.0
     state["scenario"]["scenario"]["serve_batch"] = 24
     other.apply_view_state(ViewState.from_json_dict(state))
-    _settle(other)
+    assert other.current_panel().settle()
     assert other.current_panel().params.traffic_per_s == 1234.0 and other.ctx.scenario.value.serve_batch == 24
     assert other.current_panel().sizing.rate_per_s == 1234.0
     from PySide6.QtGui import QImage
