@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QTimer, Qt
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton,
                                QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.law import record
@@ -17,6 +17,7 @@ from engines.law.outcome import cra_facts, reading
 from engines.law.params import DAYS, MOMENTS, Params
 from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
 from explorer.binder import ParamBinder
+from explorer.exports import save_document, write_document
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.question_card import QuestionCard, outcome_html
 from explorer.ui.widgets import ErrorLabel, WrapButton
@@ -226,18 +227,14 @@ class LawPanel(ClockTab, Panel):
         path = Path(path)
         reasons = list(reading(self.walk).reasons) or None
         text = record.to_markdown(self.walk, reasons) if fmt == "md" else record.to_html(self.walk, reasons)
-        path.write_text(text, encoding="utf-8")
+        write_document(path, text)
         self.export_status.setText(f"Decision record written to {path}")
         return path
 
     def _export_dialog(self, fmt: str) -> None:
         filt = "Markdown (*.md)" if fmt == "md" else "HTML (*.html)"
-        name, _ = QFileDialog.getSaveFileName(self, "Export decision record", f"decision-record.{fmt}", filt)
-        if name:
-            try:
-                self.export_record(name, fmt)
-            except OSError as exc:
-                self.error.show_error(f"could not write {name}: {exc}")
+        save_document(self, "Export decision record", f"decision-record.{fmt}", filt,
+                      lambda path: self.export_record(path, fmt), self.error.show_error)
 
     # ---- panel contract ------------------------------------------------------------------
     def timeline(self) -> TimelineSpec | None:

@@ -11,12 +11,13 @@ from datetime import date
 from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engines.selfhost import OWNERSHIP, Params, PriceBook, age_words, api_alternatives, dump_prices, load_prices, tco
 from engines.selfhost.operate import capacity_plan, day_of_traffic, retirement_signals, upgrade_cost
 from engines.selfhost.cost import HOURS_PER_MONTH
 from explorer.binder import ParamBinder, param_slider
+from explorer.exports import save_document, write_document
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
@@ -131,16 +132,18 @@ class SelfHostPanel(Panel):
         lay = QVBoxLayout(page)
         own = [n for names in OWN_SLIDERS.values() for n in names]
         lay.addLayout(self._row((*ASSUMPTION_SLIDERS, *own, *FIXED_SLIDERS)))
-        buttons = QHBoxLayout()
+        buttons = FlowLayout()                  # wraps rather than widening the panel
         edit = QPushButton("Edit the price file…")
         edit.clicked.connect(self.edit_prices)
         open_btn = QPushButton("Open a price file…")
         open_btn.clicked.connect(self._open_prices_dialog)
+        self.save_prices_btn = QPushButton("Save the price file as…")
+        self.save_prices_btn.setToolTip("Write the prices in use (shipped or your edited copy) to a file of your choice")
+        self.save_prices_btn.clicked.connect(self._save_prices_dialog)
         restore = QPushButton("Restore the shipped prices")
         restore.clicked.connect(self.restore_prices)
-        for b in (edit, open_btn, restore):
+        for b in (edit, open_btn, self.save_prices_btn, restore):
             buttons.addWidget(b)
-        buttons.addStretch(1)
         lay.addLayout(buttons)
         self.price_error = ErrorLabel()
         lay.addWidget(self.price_error)
@@ -241,6 +244,14 @@ class SelfHostPanel(Panel):
         name, _ = QFileDialog.getOpenFileName(self, "Open a price file", "", "Price files (*.json)")
         if name:
             self.open_price_file(name)
+
+    def export_prices(self, path: str | Path) -> Path:
+        """Write the price file in use, as the editor shows it (atomically)."""
+        return write_document(path, dump_prices(self.book))
+
+    def _save_prices_dialog(self) -> None:
+        save_document(self, "Save the price file", "prices.json", "Price files (*.json)", self.export_prices,
+                      self.price_error.show_error)
 
     def open_price_file(self, path: str) -> str | None:
         try:
