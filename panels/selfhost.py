@@ -275,10 +275,10 @@ class SelfHostPanel(Panel):
     def _fill_choices(self) -> None:
         """API and rental combos from the price file, each entry with its date; the current choice selected."""
         gpu = self.ctx.scenario.value.gpu
-        for combo, rows, current in ((self.api_combo, [(a.id, f"{a.label} ({a.observed})") for a in self.book.api],
+        for combo, rows, current in ((self.api_combo, [(a.id, f"{a.label} ({a.date})") for a in self.book.api],
                                       self.params.api),
                                      (self.gpu_combo, [("", "median on-demand offer")] +
-                                      [(r.id, f"{r.provider} ${r.usd_per_gpu_hour:g}/h {r.term} ({r.observed})")
+                                      [(r.id, f"{r.provider} ${r.usd_per_gpu_hour:g}/h {r.term} ({r.date})")
                                        for r in self.book.rentals_for(gpu)], self.params.gpu_offer)):
             combo.blockSignals(True)
             combo.clear()
@@ -360,7 +360,7 @@ class SelfHostPanel(Panel):
             self._start_day(result)
 
     def _price_ages(self, result) -> dict[str, str]:
-        used = [(result.api.id, result.api.observed)]
+        used = [(result.api.id, result.api.date)]
         if result.gpu_price is not None:
             used.append((result.gpu_price.row_id, result.gpu_price.observed))
         return {rid: age_words(obs, self.today) for rid, obs in used}
