@@ -1,5 +1,6 @@
 """Exports of a panel: PNG (2× scale), SVG, CSV/JSON of the engine result, GIF of the timeline
-(at 1×, at most GIF_MAX_FRAMES frames, with progress and cancel: AnimationExport).
+(at 1×, at most GIF_MAX_FRAMES frames, with progress and cancel: AnimationExport), and the documents
+a panel writes (``save_document``: one save dialog, one atomic write, errors shown inline).
 
 CSV and JSON are written from the engine result (``panel.result()`` / ``panel.table()``), never
 scraped from the plots. All writes are atomic.
@@ -13,14 +14,15 @@ import enum
 import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import (QBuffer, QByteArray, QCoreApplication, QElapsedTimer, QEventLoop, QIODevice, QObject,
                             QPoint, QRectF, QSize, QThreadPool, QTimer, Signal)
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
-from explorer.files import atomic_write_bytes, atomic_write_text
+from explorer.files import FileProblem, atomic_write_bytes, atomic_write_text
 
 
 def to_jsonable(obj):
@@ -136,6 +138,47 @@ def export_csv(rows: list[dict], path: str | Path, state: str | None = None) -> 
         writer.writerow({k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items()})
     atomic_write_text(path, out.getvalue())
     return Path(path)
+
+
+# --- documents a panel writes (decision record, checklists, audit record, price file) ----------------
+def ask_save_path(parent: QWidget | None, title: str, suggested: str, filters: str) -> str:
+    """The save dialog every document export opens; "" when the user cancels (tests replace it)."""
+    name, _filter = QFileDialog.getSaveFileName(parent, title, suggested, filters)
+    return name
+
+
+def write_document(path: str | Path, content: str | bytes) -> Path:
+    """Write a document atomically (an interrupted or failed write leaves the old file whole). A
+    failure is a :class:`FileProblem` naming the file asked for, never the hidden temporary file."""
+    target = Path(path)
+    try:
+        if isinstance(content, bytes):
+            atomic_write_bytes(target, content)
+        else:
+            atomic_write_text(target, content)
+    except OSError as exc:
+        raise FileProblem(f"could not write {target}: {exc.strerror or exc}") from None
+    return target
+
+
+def save_document(parent: QWidget | None, title: str, suggested: str, filters: str,
+                  write: Callable[[Path], object], show_error: Callable[[str | None], None]) -> Path | None:
+    """The one path from an "Export …" button to a file: ask where, call ``write(path)`` (which writes
+    with :func:`write_document`) and show a failure inline with ``show_error``, naming the file the
+    user chose. Returns the path written, or None (cancelled or failed)."""
+    name = ask_save_path(parent, title, suggested, filters)
+    if not name:
+        return None
+    try:
+        write(Path(name))
+    except FileProblem as exc:
+        show_error(str(exc))
+        return None
+    except (OSError, ValueError) as exc:     # an engine's refusal (ValidationError) or a stray OS error
+        show_error(f"could not write {name}: {getattr(exc, 'strerror', None) or exc}")
+        return None
+    show_error(None)
+    return Path(name)
 
 
 # --- animation (GIF) -------------------------------------------------------------------------

@@ -9,11 +9,11 @@ import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QFileDialog, QLabel, QLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QLabel, QLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from engines.law import annex
 from engines.law.oj_text import SOURCE
-from explorer.files import atomic_write_text
+from explorer.exports import save_document, write_document
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 from panels._law_checklist import ChecklistTable
@@ -34,20 +34,16 @@ def _quoted(item: annex.Item) -> str:
 
 
 def export_buttons(owner, bar: QLayout, what: str) -> dict:
-    """Export .md/.html/.csv buttons on ``bar`` that ask for a file and call ``owner.export``."""
+    """Export .md/.html/.csv buttons on ``bar``: each asks for a file through the one document export
+    (:func:`explorer.exports.save_document`) and calls ``owner.export``."""
     buttons = {}
     filters = {"md": "Markdown (*.md)", "html": "HTML (*.html)", "csv": "CSV (*.csv)"}
     for fmt, filt in filters.items():
         b = buttons[fmt] = QPushButton(f"Export .{fmt}…")
 
         def ask(_=False, fmt=fmt, filt=filt) -> None:
-            name, _f = QFileDialog.getSaveFileName(owner.panel, f"Export {what}", f"{what.lower().replace(' ', '-')}"
-                                                   f".{fmt}", filt)
-            if name:
-                try:
-                    owner.export(name, fmt)
-                except OSError as exc:
-                    owner.error.show_error(f"could not write {name}: {exc}")
+            save_document(owner.panel, f"Export {what}", f"{what.lower().replace(' ', '-')}.{fmt}", filt,
+                          lambda path: owner.export(path, fmt), owner.error.show_error)
         b.clicked.connect(ask)
         bar.addWidget(b)
     return buttons
@@ -141,6 +137,6 @@ class AnnexChecklist:
         """Write the checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
         path = Path(path)
         text = {"md": annex.to_markdown, "html": annex.to_html, "csv": annex.to_csv}[fmt](self.checklist)
-        atomic_write_text(path, text)
+        write_document(path, text)
         self.status.setText(f"Checklist written to {path}")
         return path

@@ -16,7 +16,7 @@ from engines.core.errors import ValidationError
 from engines.law import annex_vii
 from engines.law.oj_text import ANNEX_VII_LEAD, SOURCE
 from engines.law.tools import support_of
-from explorer.files import atomic_write_text
+from explorer.exports import write_document
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 from panels._law_annex import export_buttons
@@ -113,6 +113,6 @@ class TechnicalFile:
         """Write the Annex VII checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
         path = Path(path)
         write = {"md": annex_vii.to_markdown, "html": annex_vii.to_html, "csv": annex_vii.to_csv}[fmt]
-        atomic_write_text(path, write(self.points))
+        write_document(path, write(self.points))
         self.status.setText(f"Annex VII checklist written to {path}")
         return path

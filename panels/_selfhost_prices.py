@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHeaderVi
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.selfhost import PriceBook, age_days, age_words, dump_prices, is_stale, load_prices, parse_price_text
+from explorer.exports import save_document, write_document
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 from explorer.ui.widgets import ErrorLabel
 
@@ -27,18 +28,18 @@ def book_rows(book: PriceBook, today: date) -> list[dict]:
     for a in book.api:
         rows.append({"kind": "API", "id": a.id, "what": a.label,
                      "price": f"${a.input_per_mtok:g} in / ${a.output_per_mtok:g} out per M tok",
-                     "observed": a.observed, "age_days": age_days(a.observed, today),
-                     "stale": is_stale(a.observed, today), "confidence": a.confidence, "source": a.source})
+                     "observed": a.date, "age_days": age_days(a.date, today),
+                     "stale": is_stale(a.date, today), "confidence": a.confidence, "source": a.source})
     for g in book.gpu_rental:
         rows.append({"kind": f"GPU rental ({g.term})", "id": g.id, "what": f"{g.gpu}: {g.label}",
-                     "price": f"${g.usd_per_gpu_hour:g} per GPU-hour", "observed": g.observed,
-                     "age_days": age_days(g.observed, today), "stale": is_stale(g.observed, today),
+                     "price": f"${g.usd_per_gpu_hour:g} per GPU-hour", "observed": g.date,
+                     "age_days": age_days(g.date, today), "stale": is_stale(g.date, today),
                      "confidence": g.confidence, "source": g.source})
     for h in book.hardware:
         rows.append({"kind": "Hardware", "id": h.id, "what": f"{h.gpu}: {h.item}",
                      "price": f"${h.capex_usd_per_server:,.0f} per {h.gpus_per_server}-GPU server, {h.server_kw:g} kW",
-                     "observed": h.observed, "age_days": age_days(h.observed, today),
-                     "stale": is_stale(h.observed, today), "confidence": h.confidence, "source": h.source})
+                     "observed": h.date, "age_days": age_days(h.date, today),
+                     "stale": is_stale(h.date, today), "confidence": h.confidence, "source": h.source})
     return rows
 
 
@@ -178,6 +179,14 @@ class PriceFileMixin:
         name, _ = QFileDialog.getOpenFileName(self, "Open a price file", "", "Price files (*.json)")
         if name:
             self.open_price_file(name)
+
+    def export_prices(self, path: str | Path) -> Path:
+        """Write the price file in use, as the editor shows it (atomically)."""
+        return write_document(path, dump_prices(self.book))
+
+    def _save_prices_dialog(self) -> None:
+        save_document(self, "Save the price file", "prices.json", "Price files (*.json)", self.export_prices,
+                      self.price_error.show_error)
 
     def open_price_file(self, path: str) -> str | None:
         try:

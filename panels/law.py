@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QTimer, Qt
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea,
+from PySide6.QtCore import QTimer, Qt
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton,
                                QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from engines.law import record
@@ -17,7 +17,9 @@ from engines.law.outcome import cra_facts, reading
 from engines.law.params import DAYS, MOMENTS, Params
 from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
 from explorer.binder import ParamBinder
+from explorer.exports import save_document, write_document
 from explorer.panel import Panel, TimelineSpec
+from explorer.ui.question_card import QuestionCard, outcome_html
 from explorer.ui.widgets import ErrorLabel, WrapButton
 from panels._law_annex import AnnexChecklist
 from panels._law_clocktab import EVENTS, ClockTab
@@ -131,33 +133,15 @@ class LawPanel(ClockTab, Panel):
         left_lay.addWidget(self.frame_label)
         split.addWidget(left)
 
-        self.card = QFrame()
-        self.card.setFrameShape(QFrame.StyledPanel)
-        card_lay = QVBoxLayout(self.card)
-        self.card_kind = _label(name="muted")
-        self.card_title = _label()
-        self.card_help = _label()
-        self.card_article = _label()
-        self.card_article.setTextFormat(Qt.RichText)
-        self._answers_widget = QWidget()          # a widget, so a tour can point at the answers
-        self.answers_box = QVBoxLayout(self._answers_widget)
-        self.answers_box.setContentsMargins(0, 0, 0, 0)
-        self.outcome_text = _label()
-        self.outcome_text.setTextFormat(Qt.RichText)
-        self.continue_btn = WrapButton()            # a long tree title wraps, not widens the card
-        self.continue_btn.clicked.connect(lambda: self._walk_to(self.params.tree, (*self.params.answers, CONTINUE)))
+        scroll = self.card_scroll = QuestionCard(framed=True)
+        scroll.answered.connect(self.answer)
+        scroll.continued.connect(lambda: self._walk_to(self.params.tree, (*self.params.answers, CONTINUE)))
+        self.card = scroll.body
+        self.card_kind, self.card_title, self.card_help = scroll.kind, scroll.title, scroll.help
+        self.card_article, self._answers_widget, self.answers_box = scroll.source, scroll.answers_widget, scroll.answers_box
+        self.outcome_text, self.continue_btn = scroll.outcome, scroll.continue_btn
         self.error = ErrorLabel()
-        for w in (self.card_kind, self.card_title, self.card_help, self.card_article):
-            card_lay.addWidget(w)
-        card_lay.addWidget(self._answers_widget)
-        card_lay.addWidget(self.outcome_text)
-        card_lay.addWidget(self.continue_btn)
-        card_lay.addWidget(self.error)
-        card_lay.addStretch(1)
-        scroll = self.card_scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        scroll.setWidget(self.card)
+        scroll.add(self.error)
         split.addWidget(scroll)
         split.setSizes([760, 560])
         lay.addWidget(split, 1)
@@ -167,8 +151,12 @@ class LawPanel(ClockTab, Panel):
         self.name_view("article", self.card_article, "The article behind this node")
         self.name_view("answers", self._answers_widget, "The answers offered")
         self.name_view("obligations", self.outcome_text, "Obligations and the rule engine's reading")
-        self.answer_buttons: list[QPushButton] = []
         return page
+
+    @property
+    def answer_buttons(self) -> list[WrapButton]:
+        """The answers offered at the current node, one button each."""
+        return self.card_scroll.buttons
 
     def _walk_to(self, tree: str, answers, note: str = "", **more) -> None:
         """Move the walk (an undoable params edit); a refused move shows its reason on the card."""
@@ -217,54 +205,12 @@ class LawPanel(ClockTab, Panel):
         self.graph.draw(tree, w.path())
         self.back_btn.setEnabled(bool(self.params.answers))
         self.undo_btn.setEnabled(bool(self._walk_undo))
-        big = th.point_size * 1.35
-        self.card_kind.setText(("OUTCOME" if node.is_outcome else "QUESTION") + f" · {tree.title}")
-        self.card_title.setText(node.text)
-        f = self.card_title.font()
-        f.setPointSizeF(big)
-        f.setBold(True)
-        self.card_title.setFont(f)
-        self.card_help.setText(node.help)
-        self.card_help.setVisible(bool(node.help))
-        if node.quote:
-            cite = f"<b>{node.article}</b> (article text): <i>“{node.quote}”</i>"
-            if node.summary:
-                cite += f"<br><b>In short</b> (paraphrase): {node.summary}"
-        else:
-            cite = f"<b>{node.article}</b>, in short (paraphrase, not the article text): {node.summary}"
-        self.card_article.setText(cite)
-        for b in self.answer_buttons:
-            self.answers_box.removeWidget(b)
-            b.hide()
-            b.setParent(None)
-            b.deleteLater()
-        self.answer_buttons = []
-        for a in w.offered():                       # no answer an earlier one already rules out
-            b = WrapButton("▸ " + a.label)             # wraps: a long answer neither widens the card nor is cut
-            b.setAccessibleName(f"Answer: {a.label}")
-            b.clicked.connect(lambda _=False, aid=a.id: self.answer(aid))
-            self.answers_box.addWidget(b)
-            self.answer_buttons.append(b)
-        self._answers_widget.setVisible(bool(self.answer_buttons))
-        html = ""
-        if node.is_outcome:
-            r = reading(w)
-            if r.head:                              # the result first: it is what the walk found
-                html += f"<p><b>{r.head}</b></p>"
-            if node.obligations:
-                html += "<b>Obligations and consequences</b><ul>" + "".join(
-                    f"<li>{t} <b>({a})</b></li>" for t, a in node.obligations) + "</ul>"
-            if r.reasons:
-                html += "<b>The rule engine's reasons</b><ul>" + "".join(
-                    f"<li><b>{a}</b>: {t}</li>" for a, t in r.reasons) + "</ul>"
-        self.outcome_text.setText(html)
-        self.outcome_text.setVisible(bool(html))
-        can = w.can_continue()
-        self.continue_btn.setVisible(can)
-        if can:
-            self.continue_btn.setText(f"Continue ▶ {self.trees[node.continue_to].title}")
+        self.card_scroll.title_point_size = th.point_size
+        r = reading(w) if node.is_outcome else None
+        outcome = outcome_html(r.head, node.obligations, "Obligations and consequences", r.reasons) if r else ""
+        nxt = self.trees[node.continue_to].title if w.can_continue() else None
+        self.card_scroll.show_node(node, tree.title, w.offered(), outcome, nxt)
         self.frame_label.setText(f"{len(w.record())} answers recorded")
-        self.card_scroll.verticalScrollBar().setValue(0)       # a new node is read from its top
 
     def view_widget(self, name: str) -> QWidget | None:
         """A named view; one inside the card (help, article, answers, obligations) is also scrolled
@@ -272,18 +218,8 @@ class LawPanel(ClockTab, Panel):
         widget = super().view_widget(name)
         if widget is not None and widget is not self.card and self.card.isAncestorOf(widget):
             for ms in (0, 150):                 # again once a presenter fold has resized the card
-                QTimer.singleShot(ms, widget, lambda: self._reveal_in_card(widget))   # dropped if it is deleted
+                QTimer.singleShot(ms, widget, lambda: self.card_scroll.reveal(widget))   # dropped if it is deleted
         return widget
-
-    def _reveal_in_card(self, widget: QWidget) -> None:
-        if not widget.isVisible():
-            return
-        top = widget.mapTo(self.card, QPoint(0, 0)).y()
-        bar, seen = self.card_scroll.verticalScrollBar(), self.card_scroll.viewport().height()
-        if top < bar.value() or top + widget.height() > bar.value() + seen:
-            # show it whole where it fits, else its first lines
-            fits = widget.height() + 16 <= seen
-            bar.setValue(top + widget.height() + 8 - seen if fits and top >= bar.value() else top - 8)
 
     # ---- export --------------------------------------------------------------------------
     def export_record(self, path: str | Path, fmt: str) -> Path:
@@ -291,18 +227,14 @@ class LawPanel(ClockTab, Panel):
         path = Path(path)
         reasons = list(reading(self.walk).reasons) or None
         text = record.to_markdown(self.walk, reasons) if fmt == "md" else record.to_html(self.walk, reasons)
-        path.write_text(text, encoding="utf-8")
+        write_document(path, text)
         self.export_status.setText(f"Decision record written to {path}")
         return path
 
     def _export_dialog(self, fmt: str) -> None:
         filt = "Markdown (*.md)" if fmt == "md" else "HTML (*.html)"
-        name, _ = QFileDialog.getSaveFileName(self, "Export decision record", f"decision-record.{fmt}", filt)
-        if name:
-            try:
-                self.export_record(name, fmt)
-            except OSError as exc:
-                self.error.show_error(f"could not write {name}: {exc}")
+        save_document(self, "Export decision record", f"decision-record.{fmt}", filt,
+                      lambda path: self.export_record(path, fmt), self.error.show_error)
 
     # ---- panel contract ------------------------------------------------------------------
     def timeline(self) -> TimelineSpec | None:

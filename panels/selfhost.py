@@ -119,16 +119,18 @@ class SelfHostPanel(PriceFileMixin, Panel):
         lay = QVBoxLayout(page)
         own = [n for names in OWN_SLIDERS.values() for n in names]
         lay.addLayout(self._row((*ASSUMPTION_SLIDERS, *own, *FIXED_SLIDERS)))
-        buttons = QHBoxLayout()
+        buttons = FlowLayout()                  # wraps rather than widening the panel
         edit = QPushButton("Edit the price file…")
         edit.clicked.connect(self.edit_prices)
         open_btn = QPushButton("Open a price file…")
         open_btn.clicked.connect(self._open_prices_dialog)
+        self.save_prices_btn = QPushButton("Save the price file as…")
+        self.save_prices_btn.setToolTip("Write the prices in use (shipped or your edited copy) to a file of your choice")
+        self.save_prices_btn.clicked.connect(self._save_prices_dialog)
         restore = QPushButton("Restore the shipped prices")
         restore.clicked.connect(self.restore_prices)
-        for b in (edit, open_btn, restore):
+        for b in (edit, open_btn, self.save_prices_btn, restore):
             buttons.addWidget(b)
-        buttons.addStretch(1)
         lay.addLayout(buttons)
         self.price_error = ErrorLabel()
         lay.addWidget(self.price_error)
@@ -186,10 +188,10 @@ class SelfHostPanel(PriceFileMixin, Panel):
     def _fill_choices(self) -> None:
         """API and rental combos from the price file, each entry with its date; the current choice selected."""
         gpu = self.ctx.scenario.value.gpu
-        for combo, rows, current in ((self.api_combo, [(a.id, f"{a.label} ({a.observed})") for a in self.book.api],
+        for combo, rows, current in ((self.api_combo, [(a.id, f"{a.label} ({a.date})") for a in self.book.api],
                                       self.params.api),
                                      (self.gpu_combo, [("", "median on-demand offer")] +
-                                      [(r.id, f"{r.provider} ${r.usd_per_gpu_hour:g}/h {r.term} ({r.observed})")
+                                      [(r.id, f"{r.provider} ${r.usd_per_gpu_hour:g}/h {r.term} ({r.date})")
                                        for r in self.book.rentals_for(gpu)], self.params.gpu_offer)):
             combo.blockSignals(True)
             combo.clear()
@@ -267,7 +269,7 @@ class SelfHostPanel(PriceFileMixin, Panel):
             self._start_day(result)
 
     def _price_ages(self, result) -> dict[str, str]:
-        used = [(result.api.id, result.api.observed)]
+        used = [(result.api.id, result.api.date)]
         if result.gpu_price is not None:
             used.append((result.gpu_price.row_id, result.gpu_price.observed))
         return {rid: age_words(obs, self.today) for rid, obs in used}

@@ -8,12 +8,15 @@ when its tab is opened, again on every edit. Not investment or legal advice.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QComboBox, QFileDialog, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from pathlib import Path
 
-from engines.trading import (REMEDIES, ExtractionParams, Params, export_audit, price_stack, run_extraction,
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+
+from engines.trading import (REMEDIES, ExtractionParams, Params, audit_json, price_stack, run_extraction,
                              simulate_lookahead, study)
 from explorer.binder import ParamBinder, param_slider
+from explorer.exports import save_document, write_document
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.widgets import ErrorLabel, Tabs
@@ -231,20 +234,15 @@ class TradingPanel(Panel):
         self.extraction_result = run
         self.extraction_view.show_result(run)
 
-    def export_audit(self, path: str) -> None:
+    def export_audit(self, path: str | Path) -> Path:
         """Write the last run's audit record (JSON, atomically)."""
         if self.extraction_result is None:
             raise ValueError("run the extraction first: there is no audit record yet")
-        export_audit(self.extraction_result.audit, path)
+        return write_document(path, audit_json(self.extraction_result.audit) + "\n")
 
     def _ask_export_audit(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Export the audit record", "extraction-audit.json",
-                                              "JSON (*.json)")
-        if name:
-            try:
-                self.export_audit(name)
-            except (OSError, ValueError) as exc:
-                self.error.show_error(f"could not write {name}: {exc}")
+        save_document(self, "Export the audit record", "extraction-audit.json", "JSON (*.json)", self.export_audit,
+                      self.error.show_error)
 
     # --- theme, exports, self-test ----------------------------------------------------------------
     def apply_theme(self, theme) -> None:

@@ -1,6 +1,7 @@
 """The panel's dated, cited figures: shipped JSON files under ``assets/compute/`` a user may edit.
 
-Every row names its source, its date and how sure it is (``confidence``). A file is versioned
+Every row names its source, its date and how sure it is (``confidence``), in the one cited-row scheme
+of :mod:`engines.core.cited` (``Cited``, ``CONFIDENCE`` and ``DATE`` stay importable here). A file is versioned
 (``schema_version``) and validated field by field when read: a broken file raises
 :class:`ValidationError` naming the section, row and key, and nothing is half-loaded.
 """
@@ -8,34 +9,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from engines.core.assets import asset_path
+from engines.core.cited import CITED_FIELDS, CONFIDENCE, CONFIDENCE_LABELS, DATE, Cited, check_cited  # noqa: F401
 from engines.core.errors import ValidationError
 from engines.core.versioned import upgrade
 
 SCHEMA_VERSION = 1
-CONFIDENCE = ("checked", "secondary", "estimate", "unverified", "assumption")
-CONFIDENCE_LABELS = {"checked": "checked in the primary source", "secondary": "secondary source",
-                     "estimate": "an estimate", "unverified": "unverified", "assumption": "an assumption"}
-DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
-
-
-@dataclass(frozen=True)
-class Cited:
-    """What every row carries: when, where from, how sure."""
-
-    date: str
-    source: str
-    confidence: str
-
-    @property
-    def citation(self) -> str:
-        return f"{self.source} ({self.date}; {CONFIDENCE_LABELS[self.confidence]})"
 
 
 @dataclass(frozen=True)
@@ -156,20 +140,13 @@ def _row(cls: type, raw: Any, where: str):
     unknown = sorted(set(raw) - set(names))
     if unknown:
         raise ValidationError(f"{where}.{unknown[0]}", "is not a field of this table", ", ".join(names))
-    missing = sorted(n for n in names if n not in raw and n in ("date", "source", "confidence"))
-    if missing:
-        raise ValidationError(f"{where}.{missing[0]}", "is missing: every figure needs its date, source and confidence")
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = check_cited(raw, where)        # the one cited-row scheme (engines.core.cited)
     for name, f in names.items():
+        if name in CITED_FIELDS:
+            continue
         v = raw.get(name, f.default)
         key = f"{where}.{name}"
-        if name == "date":
-            if not isinstance(v, str) or not DATE.match(v):
-                raise ValidationError(key, f"{v!r} is not a date", "YYYY, YYYY-MM or YYYY-MM-DD")
-        elif name == "confidence":
-            if v not in CONFIDENCE:
-                raise ValidationError(key, f"{v!r} is not a confidence tag", ", ".join(CONFIDENCE))
-        elif name == "gpus":
+        if name == "gpus":
             if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
                 raise ValidationError(key, "expected a list of GPU keys")
             v = tuple(v)
@@ -187,7 +164,7 @@ def _row(cls: type, raw: Any, where: str):
         else:
             if v is not None and not isinstance(v, str):
                 raise ValidationError(key, f"expected text, got {type(v).__name__}")
-            if name in ("source", "label", "statement", "parties") and not (v or "").strip():
+            if name in ("label", "statement", "parties") and not (v or "").strip():
                 raise ValidationError(key, "must not be empty")
         values[name] = v
     return cls(**values)

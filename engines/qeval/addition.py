@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from engines.core.errors import Cancelled, ValidationError, require, require_bool, require_choice, require_int
+from engines.core.gpt_block import gpt_block
 
 # Vocabulary: digits 0-9, then the marks.
 PLUS, EQUALS, END, PAD = 10, 11, 12, 13
@@ -151,28 +152,10 @@ def training_batch(batch: int, generator, max_digits: int = MAX_DIGITS):
 
 
 def build_model(shape: ModelShape):
-    """The addition transformer (a torch ``nn.Module``); weights drawn from the current torch RNG."""
+    """The addition transformer (a torch ``nn.Module``) built from the shared GPT block
+    (:mod:`engines.core.gpt_block`); weights drawn from the current torch RNG."""
     import torch
     from torch import nn
-    from torch.nn import functional as F
-
-    class Block(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ln1 = nn.LayerNorm(shape.d_model)
-            self.qkv = nn.Linear(shape.d_model, 3 * shape.d_model)
-            self.proj = nn.Linear(shape.d_model, shape.d_model)
-            self.ln2 = nn.LayerNorm(shape.d_model)
-            self.fc1 = nn.Linear(shape.d_model, shape.d_ff)
-            self.fc2 = nn.Linear(shape.d_ff, shape.d_model)
-
-        def forward(self, x):
-            b, t, d = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-            heads = lambda z: z.view(b, t, shape.n_heads, d // shape.n_heads).transpose(1, 2)  # noqa: E731
-            y = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
-            x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
     class AdditionModel(nn.Module):
         def __init__(self) -> None:
@@ -180,7 +163,8 @@ def build_model(shape: ModelShape):
             self.tok = nn.Embedding(VOCAB, shape.d_model)
             self.pos = nn.Embedding(PLACES, shape.d_model)      # abacus: digit place 0 … MAX_DIGITS + 3
             self.seg = nn.Embedding(SEGMENTS, shape.d_model)
-            self.blocks = nn.ModuleList(Block() for _ in range(shape.n_layers))
+            self.blocks = nn.ModuleList(gpt_block(shape.d_model, shape.n_heads, shape.d_ff)
+                                        for _ in range(shape.n_layers))
             self.ln_f = nn.LayerNorm(shape.d_model)
             self.head = nn.Linear(shape.d_model, VOCAB, bias=False)
 

@@ -3,7 +3,8 @@ the seeded batches it reads, and the two hardware-level primitives the run needs
 a float32 tensor; a bit-exact checksum of a replica's weights).
 
 The model is the usual pre-norm decoder (Radford et al. 2019, GPT-2): token and position
-embeddings, causal self-attention and a GELU MLP per block, a final LayerNorm and an output layer.
+embeddings, the shared block of :mod:`engines.core.gpt_block` (causal self-attention and a GELU MLP
+4 × d_model wide), a final LayerNorm and an output layer.
 It has ~110K parameters at the defaults, so a step takes milliseconds on a CPU core.
 torch is imported inside functions: the panel imports this module at start-up.
 """
@@ -15,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from engines.core.assets import asset_path
+from engines.core.gpt_block import gpt_block
 
 CORPUS_FILE = ("scale", "fault_corpus.txt")
 VOCAB = 256          # bytes: no tokenizer, every text is valid input
@@ -56,27 +58,12 @@ def build_model(d_model: int, layers: int, heads: int, seq_len: int, seed: int):
     from torch import nn
     from torch.nn import functional as F
 
-    class Block(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-            self.qkv = nn.Linear(d_model, 3 * d_model)
-            self.proj = nn.Linear(d_model, d_model)
-            self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
-
-        def forward(self, x):
-            b, t, d = x.shape
-            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
-            x = x + self.proj(a)
-            return x + self.mlp(self.ln2(x))
-
     class TinyGPT(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.tok = nn.Embedding(VOCAB, d_model)
             self.pos = nn.Embedding(seq_len, d_model)
-            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.blocks = nn.ModuleList(gpt_block(d_model, heads, 4 * d_model) for _ in range(layers))
             self.ln_f = nn.LayerNorm(d_model)
             self.head = nn.Linear(d_model, VOCAB, bias=False)
             for m in self.modules():      # GPT-2's N(0, 0.02) initialisation

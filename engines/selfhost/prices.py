@@ -9,31 +9,65 @@ and nothing changes. No network: the figures were extracted once from offline ta
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 
 from engines.core.assets import asset_path
+from engines.core.cited import CONFIDENCE, Cited, check_cited, cited_date
 from engines.core.errors import ValidationError, require_number
 from engines.core.hardware import GPUS
 from engines.core.versioned import parse_json, upgrade
 
 KIND = "explorer-prices"
-SCHEMA_VERSION = 1
-MIGRATIONS: dict = {}
-"""One step per old version (v → v + 1); version 1 is the first."""
+SCHEMA_VERSION = 2
+SECTIONS = ("api", "gpu_rental", "hardware")
+V1_CONFIDENCE = {"provider page": "checked", "price table": "secondary", "secondary": "secondary",
+                 "unverified": "unverified"}
+"""Version 1's own confidence words in the shared vocabulary (engines.core.cited.CONFIDENCE): a provider's
+own page is the primary source; a third-party price table is a secondary one."""
+
+
+def _v1_to_v2(doc: dict) -> dict:
+    """Version 2 rows use the shared cited-row scheme: ``observed`` is ``date``, confidence words are
+    the shared ones. A word version 1 did not know is left as it is, for the validator to name."""
+    out = dict(doc, schema_version=2)
+    for key in SECTIONS:
+        rows = doc.get(key)
+        if not isinstance(rows, list):
+            continue
+        new = []
+        for raw in rows:
+            if isinstance(raw, Mapping):
+                raw = {("date" if k == "observed" else k): v for k, v in raw.items()}
+                if isinstance(raw.get("confidence"), str):
+                    raw["confidence"] = V1_CONFIDENCE.get(raw["confidence"], raw["confidence"])
+            new.append(raw)
+        out[key] = new
+    return out
+
+
+MIGRATIONS: dict = {1: _v1_to_v2}
+"""One step per old version (v → v + 1)."""
 MAX_BYTES = 2_000_000
 STALE_DAYS = 365
 """A price older than a year is flagged on screen."""
-CONFIDENCE = ("provider page", "price table", "secondary", "unverified")
 TERMS = ("on-demand", "committed", "spot")
-_DATE = re.compile(r"^(\d{4})-(\d{2})(?:-(\d{2}))?$")
 
 
 @dataclass(frozen=True)
-class ApiPrice:
+class _Seen(Cited):
+    """A price row is a cited row; its date is the day (or month) the price was seen."""
+
+    @property
+    def observed(self) -> str:
+        """The row's ``date`` under the name version 1 files used."""
+        return self.date
+
+
+@dataclass(frozen=True)
+class ApiPrice(_Seen):
     """One API's list price per million tokens, with when and where it was seen."""
 
     id: str
@@ -41,9 +75,6 @@ class ApiPrice:
     model: str
     input_per_mtok: float
     output_per_mtok: float
-    observed: str
-    source: str
-    confidence: str
     cached_input_per_mtok: float | None = None
     note: str = ""
 
@@ -53,7 +84,7 @@ class ApiPrice:
 
 
 @dataclass(frozen=True)
-class GpuRental:
+class GpuRental(_Seen):
     """One rental offer's price per GPU-hour for a GPU of the app's catalogue."""
 
     id: str
@@ -62,9 +93,6 @@ class GpuRental:
     offer: str
     usd_per_gpu_hour: float
     term: str
-    observed: str
-    source: str
-    confidence: str
 
     @property
     def label(self) -> str:
@@ -72,7 +100,7 @@ class GpuRental:
 
 
 @dataclass(frozen=True)
-class HardwarePrice:
+class HardwarePrice(_Seen):
     """One server's purchase price, GPU count and power draw (the inputs of an owned GPU-hour)."""
 
     id: str
@@ -81,9 +109,6 @@ class HardwarePrice:
     capex_usd_per_server: float
     gpus_per_server: int
     server_kw: float
-    observed: str
-    source: str
-    confidence: str
 
 
 @dataclass(frozen=True)
@@ -126,14 +151,8 @@ class PriceBook:
 
 
 def observed_date(text: str) -> date:
-    """The day a price was seen: "YYYY-MM-DD", or "YYYY-MM" read as the first of that month."""
-    m = _DATE.match(text) if isinstance(text, str) else None
-    if not m:
-        raise ValidationError("observed", f"{text!r} is not a date", "YYYY-MM-DD or YYYY-MM")
-    try:
-        return date(int(m.group(1)), int(m.group(2)), int(m.group(3) or 1))
-    except ValueError as exc:
-        raise ValidationError("observed", f"{text!r}: {exc}", "a real calendar date") from None
+    """The day a price was seen: "YYYY-MM-DD"; "YYYY-MM" (or "YYYY") is read as its first day."""
+    return cited_date(text)
 
 
 def age_days(observed: str, today: date) -> int:
@@ -170,18 +189,7 @@ def _number(raw: Mapping, key: str, where: str, lo: float = 0.0, hi: float = 1e9
 
 
 def _common(raw: Mapping, where: str) -> dict:
-    if not isinstance(raw, Mapping):
-        raise ValidationError(where, f"expected an object, got {type(raw).__name__}")
-    observed = _text(raw, "observed", where, longest=10)
-    try:
-        observed_date(observed)
-    except ValidationError as exc:
-        raise ValidationError(f"{where}.observed", str(exc).split(": ", 1)[1]) from None
-    confidence = raw.get("confidence")
-    if confidence not in CONFIDENCE:
-        raise ValidationError(f"{where}.confidence", f"{confidence!r} is not known", ", ".join(CONFIDENCE))
-    return {"id": _text(raw, "id", where, longest=80), "observed": observed,
-            "source": _text(raw, "source", where), "confidence": confidence}
+    return {**check_cited(raw, where), "id": _text(raw, "id", where, longest=80)}
 
 
 def _gpu(raw: Mapping, where: str) -> str:
@@ -229,7 +237,7 @@ def parse_prices(doc) -> PriceBook:
     if doc.get("kind") != KIND:
         raise ValidationError("kind", f"{doc.get('kind')!r} is not a price file", KIND)
     sections = {}
-    for key, read in (("api", _api), ("gpu_rental", _rental), ("hardware", _hardware)):
+    for key, read in zip(SECTIONS, (_api, _rental, _hardware)):
         rows = doc.get(key)
         if not isinstance(rows, list):
             raise ValidationError(key, f"expected a list of rows, got {type(rows).__name__}", "[{…}, …]")
@@ -271,6 +279,7 @@ def dump_prices(book: PriceBook) -> str:
         out = []
         for item in items:
             d = asdict(item)
+            d = {"id": d.pop("id"), **d}          # a row reads from its id
             if d.get("cached_input_per_mtok", 0) is None:
                 d.pop("cached_input_per_mtok")
             out.append(d)

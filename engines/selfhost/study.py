@@ -126,13 +126,13 @@ def gpu_price(params: Params, book: PriceBook, gpu: str) -> GpuPrice:
                                     params.usd_per_kwh, hw.gpus_per_server, params.capital_rate_pct / 100)
         words = (f"owned: {hw.item} at ${hw.capex_usd_per_server:,.0f} over {params.life_years:g} years, "
                  f"{hw.server_kw:g} kW × PUE {params.pue:g} at ${params.usd_per_kwh:.2f}/kWh")
-        return GpuPrice(p, "own", hw.id, hw.observed, words)
+        return GpuPrice(p, "own", hw.id, hw.date, words)
     row = book.rental_row(params.gpu_offer, gpu)
     if params.ownership == "commit":
         d = params.commit_discount_pct / 100
-        return GpuPrice(row.usd_per_gpu_hour * (1 - d), "commit", row.id, row.observed,
+        return GpuPrice(row.usd_per_gpu_hour * (1 - d), "commit", row.id, row.date,
                         f"{row.label} less a {d:.0%} commitment discount")
-    return GpuPrice(row.usd_per_gpu_hour, "rent", row.id, row.observed, f"{row.label} ({row.term})")
+    return GpuPrice(row.usd_per_gpu_hour, "rent", row.id, row.date, f"{row.label} ({row.term})")
 
 
 def fleet_monthly(traffic: float, peak_to_average: float, rate_per_replica: float, spares: int, price: float,
@@ -210,7 +210,7 @@ def tco(scenario, params: Params, book: PriceBook, today: date, sizing: Sizing |
     g = sizing.gpus_per_replica
     nan = float("nan")
     price = gpu_price(params, book, scenario.gpu)
-    stale = tuple(rid for rid, obs in ((api.id, api.observed), (price.row_id, price.observed)) if is_stale(obs, today))
+    stale = tuple(rid for rid, obs in ((api.id, api.date), (price.row_id, price.observed)) if is_stale(obs, today))
     if not sizing.feasible or sizing.max_rate_per_replica <= 0:
         return Tco(False, "No steady rate meets the latency target on this replica: loosen the target or change "
                           "the scenario.", sizing, eta, 0.0, 0.0, g, 0, 0, 0.0, price, api, p_in, p_out, r, mix,

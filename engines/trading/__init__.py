@@ -10,8 +10,8 @@ annualised), :func:`bonferroni_threshold`, :func:`days_for_t`, :func:`net_daily_
 """
 from engines.trading.evaluation import (PSI_BANDS, PSI_BANDS_NOTE, ClassScores, Reliability, brier, class_scores,
                                         confusion_matrix, psi_band, psi_counts, psi_scores, reliability)
-from engines.trading.extraction import (CLASS_TITLES, ExtractionParams, ExtractionRun, SetScores, export_audit,
-                                        load_headlines, run_extraction)
+from engines.trading.extraction import (CLASS_TITLES, ExtractionParams, ExtractionRun, SetScores, audit_json,
+                                        export_audit, load_headlines, run_extraction)
 from engines.trading.governance import GOVERNANCE, Duty
 from engines.trading.lookahead import (MC_TOLERANCE_SE, REMEDIES, REMEDY_SOURCES, LookaheadRun, Moments,
                                        effective_skill, mixture_sharpe, moments, simulate_lookahead)
@@ -33,4 +33,4 @@ __all__ = ["t_stat", "sharpe_se", "sharpe_t", "bonferroni_threshold", "days_for_
            "StageVerdict", "StackPricing", "verdict", "price_stack", "BCS_FIBRE_RTT_S", "BCS_MICROWAVE_RTT_S",
            "confusion_matrix", "class_scores", "ClassScores", "reliability", "Reliability", "brier", "psi_counts",
            "psi_scores", "psi_band", "PSI_BANDS", "PSI_BANDS_NOTE", "ExtractionParams", "ExtractionRun", "SetScores",
-           "CLASS_TITLES", "load_headlines", "run_extraction", "export_audit", "GOVERNANCE", "Duty"]
+           "CLASS_TITLES", "load_headlines", "run_extraction", "audit_json", "export_audit", "GOVERNANCE", "Duty"]

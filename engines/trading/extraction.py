@@ -344,16 +344,22 @@ def audit_record(run: dict, hs: HeadlineSet, items, started: datetime, finished:
     }
 
 
-def export_audit(record: dict, path: str | os.PathLike) -> Path:
-    """Write the audit record as JSON atomically (temporary file, then rename): a crash never leaves half a file."""
+def audit_json(record: dict) -> str:
+    """The audit record as the JSON text every export writes (checked to be an audit record first)."""
     require(isinstance(record, dict) and record.get("kind") == "trading.extraction.audit", "record",
             "expected an audit record from run_extraction", "ExtractionRun.audit")
+    return json.dumps(record, indent=1, ensure_ascii=False)
+
+
+def export_audit(record: dict, path: str | os.PathLike) -> Path:
+    """Write the audit record as JSON atomically (temporary file, then rename): a crash never leaves half a file."""
+    text = audit_json(record)
     target = Path(path)
     require(target.parent.is_dir(), "path", f"folder {target.parent} does not exist", "an existing folder")
     fd, tmp = tempfile.mkstemp(prefix=".audit-", suffix=".json", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=1, ensure_ascii=False)
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)

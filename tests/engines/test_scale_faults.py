@@ -131,3 +131,15 @@ def test_the_fault_run_on_cuda_detects_a_flip_at_its_step():
     assert (r.first_alarm().step, r.first_alarm().rule) == (40, "checksum") and r.suspects == (1,)
     b = run(FaultConfig(steps=60, seed=0), [Fault("bad_batch", 40, replica=1)], device="cuda")
     assert b.first_alarm().step == 40 and [a.kind for a in b.actions] == ["replay", "skip_batch"]
+
+
+def test_the_fault_runs_gpt_and_the_addition_model_share_one_block():
+    """One hand-written decoder block (engines.core.gpt_block), whose names are the shipped addition
+    weights' keys and whose order is the one the fault run's flat gradient and bit flips read."""
+    from engines.core.gpt_block import block_class
+    from engines.qeval.addition import ModelShape, build_model as addition_model
+
+    tiny, adder = build_model(32, 2, 4, 32, 0), addition_model(ModelShape(d_model=32, n_layers=1, n_heads=4, d_ff=64))
+    assert type(tiny.blocks[0]) is type(adder.blocks[0]) is block_class()
+    assert [n for n, _ in tiny.blocks[0].named_parameters()] == [
+        f"{m}.{p}" for m in ("ln1", "ln2", "qkv", "proj", "fc1", "fc2") for p in ("weight", "bias")]

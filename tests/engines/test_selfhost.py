@@ -4,10 +4,12 @@ import json
 import math
 from dataclasses import replace
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from engines.core.cited import CONFIDENCE
 from engines.core.errors import ValidationError
 from engines.core.scenario import Scenario
 from engines.selfhost import (HOURS_PER_MONTH, Params, api_monthly_cost, break_even_utilisation,
@@ -18,6 +20,8 @@ from engines.selfhost.operate import capacity_plan, diurnal_shape, retirement_si
 from engines.selfhost.prices import age_days, age_words, is_stale
 from engines.selfhost.privacy import load_privacy_trees, privacy_problems
 from engines.serving.steady import Sizing, size_deployment
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 TODAY = date(2026, 12, 1)
 
@@ -121,13 +125,13 @@ def test_the_shipped_price_file_is_valid_dated_and_round_trips():
     book = load_prices()
     assert book.api and book.gpu_rental and book.hardware
     for row in (*book.api, *book.gpu_rental, *book.hardware):
-        assert row.source and row.observed and row.confidence
+        assert row.source and row.date and row.confidence in CONFIDENCE
     assert parse_price_text(dump_prices(book)) == book
     assert "0.39999" not in dump_prices(book)            # prices stay as written
 
 
 @pytest.mark.parametrize("edit, field", [
-    (lambda d: d["api"][0].update(observed="2026-13-01"), "api[0].observed"),
+    (lambda d: d["api"][0].update(date="2026-13-01"), "api[0].date"),
     (lambda d: d["api"][1].pop("source"), "api[1].source"),
     (lambda d: d["api"][2].update(output_per_mtok=-1), "api[2].output_per_mtok"),
     (lambda d: d["api"][0].update(confidence="trust me"), "api[0].confidence"),
@@ -145,6 +149,24 @@ def test_a_broken_price_file_names_the_field(edit, field):
     with pytest.raises(ValidationError) as err:
         parse_price_text(json.dumps(doc))
     assert err.value.field == field
+
+
+def test_a_version_1_price_file_is_migrated_to_the_shared_cited_rows():
+    """tests/data/prices_v1.json is the shipped file as version 1 saved it (``observed``, its own
+    confidence words): it reads as the same book as the shipped version-2 file."""
+    v1 = json.loads((DATA / "prices_v1.json").read_text(encoding="utf-8"))
+    assert v1["schema_version"] == 1 and "observed" in v1["api"][0]
+    assert {r["confidence"] for r in v1["api"]} == {"price table"}
+    book = parse_price_text(json.dumps(v1))
+    assert book == load_prices()
+    assert {r.confidence for r in book.api} == {"secondary"}
+    assert book.api[0].date == v1["api"][0]["observed"] == book.api[0].observed
+    v1["api"][0]["confidence"] = "provider page"
+    assert parse_price_text(json.dumps(v1)).api[0].confidence == "checked"
+    v1["api"][0]["confidence"] = "trust me"          # a word neither version knew is named, not mapped
+    with pytest.raises(ValidationError) as err:
+        parse_price_text(json.dumps(v1))
+    assert err.value.field == "api[0].confidence"
 
 
 def test_not_json_and_missing_files_explain_themselves(tmp_path):

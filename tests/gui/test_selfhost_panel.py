@@ -65,10 +65,10 @@ def test_a_broken_price_file_explains_itself_and_changes_nothing(make_panel):
     p = _panel(make_panel)
     before = p.book
     doc = json.loads(dump_prices(p.book))
-    doc["api"][0]["observed"] = "yesterday"
+    doc["api"][0]["date"] = "yesterday"
     error = p.use_price_text(json.dumps(doc), "test")
-    assert error and "api[0].observed" in error
-    assert "api[0].observed" in p.price_error.text() and "nothing changed" in p.price_error.text()
+    assert error and "api[0].date" in error
+    assert "api[0].date" in p.price_error.text() and "nothing changed" in p.price_error.text()
     assert p.book is before and not user_price_path().exists()
 
 

@@ -1,0 +1,69 @@
+"""The one decision-tree question card: node text is shown as written (a ``<b>`` or ``&`` in a tree file
+is text, not markup), and both tree views (law, self-hosting privacy) use this card."""
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextDocument
+
+from engines.law.trees import Answer, load_trees
+from explorer.ui.question_card import QuestionCard, outcome_html
+
+RAW = "Is <b>this</b> a product & a service?"
+
+
+def shown(label) -> str:
+    """The text a label draws, as a reader sees it (markup rendered, entities resolved)."""
+    if label.textFormat() == Qt.PlainText:
+        return label.text()
+    doc = QTextDocument()
+    doc.setHtml(label.text())
+    return doc.toPlainText()
+
+
+def _node(**changes):
+    node = next(iter(load_trees()["cra-scope"].nodes.values()))
+    return dataclasses.replace(node, **changes)
+
+
+def test_node_text_with_markup_and_ampersands_is_shown_literally(qtbot):
+    card = QuestionCard()
+    qtbot.addWidget(card)
+    node = _node(text=RAW, help="a <i>help</i> & more", article="Art <1>", quote="x < y & z", summary="<s>s</s>",
+                 kind="outcome", obligations=(("do <u>this</u>", "Art & 2"),))
+    card.show_node(node, "Tree <&>", [Answer(id="y", label="<b>Yes</b> & go", next="z")],
+                   outcome_html("head <b>", node.obligations, "Duties & <more>", (("Art <9>", "why & how"),)),
+                   continue_title="Next <tree>")
+    assert shown(card.title) == RAW
+    assert shown(card.kind).endswith("Tree <&>")
+    assert shown(card.help) == "a <i>help</i> & more"
+    for part in ("Art <1>", "“x < y & z”", "<s>s</s>"):
+        assert part in shown(card.source)
+    outcome = shown(card.outcome)
+    for part in ("head <b>", "Duties & <more>", "do <u>this</u> (Art & 2)", "Art <9>: why & how"):
+        assert part in outcome
+    assert card.buttons[0].text() == "▸ <b>Yes</b> & go"
+    assert card.continue_btn.text() == "Continue ▶ Next <tree>"
+
+
+def test_an_answer_button_emits_its_id_and_only_offered_answers_are_shown(qtbot):
+    card = QuestionCard()
+    qtbot.addWidget(card)
+    node = _node()
+    card.show_node(node, "t", node.answers[1:])
+    assert [b.text() for b in card.buttons] == ["▸ " + a.label for a in node.answers[1:]]
+    assert card.continue_btn.isHidden() and card.outcome.isHidden()
+    with qtbot.waitSignal(card.answered) as got:
+        card.buttons[0].click()
+    assert got.args == [node.answers[1].id]
+
+
+def test_both_tree_views_use_the_one_card(make_panel):
+    from panels.law import LawPanel
+    from panels.selfhost import SelfHostPanel
+
+    law, host = make_panel(LawPanel), make_panel(SelfHostPanel)
+    assert isinstance(law.card_scroll, QuestionCard) and isinstance(host.privacy.card, QuestionCard)
+    assert law.answer_buttons and law.answer_buttons == law.card_scroll.buttons
+    assert host.privacy.buttons and host.privacy.buttons == host.privacy.card.buttons
