@@ -22,6 +22,16 @@ class AppContext(QObject):
         self.device = device
         self._theme = THEMES[theme].scaled(font_scale)
 
+    def close(self) -> None:
+        """Stop the player and drop the undo history before this context is let go.
+
+        The history's commands hold panels, and Qt owns them through the stack: left for Python's
+        collector, the context, its stack and the commands are freed in no set order, and the
+        stack's destructor then deleted commands that were already gone (a crash in
+        ``QUndoStack::clear``)."""
+        self.timeline.stop()
+        self.scenario.undo_stack.clear()
+
     @property
     def theme(self) -> Theme:
         return self._theme

@@ -34,7 +34,7 @@ def ctx(qapp):
 
     c = AppContext(device="cpu")
     yield c
-    c.timeline.stop()
+    c.close()
 
 
 @pytest.fixture
@@ -75,11 +75,16 @@ def new_window(qtbot):
     from explorer.context import AppContext
     from explorer.main_window import MainWindow
 
+    contexts = []
+
     def _make(remember: bool = False):
-        win = MainWindow(AppContext(device="cpu"), remember_layout=remember)
+        contexts.append(AppContext(device="cpu"))
+        win = MainWindow(contexts[-1], remember_layout=remember)
         qtbot.addWidget(win)
         win.resize(1500, 950)
         win.show()
         return win
 
-    return _make
+    yield _make
+    for c in contexts:
+        c.close()
