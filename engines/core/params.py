@@ -6,6 +6,7 @@ as data, as pyqtgraph's ParameterTree does). ``Params(**asdict(p)) == p`` always
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -22,9 +23,22 @@ def param(default: Any, lo: float | None = None, hi: float | None = None, *, lab
 
 @dataclass(frozen=True)
 class ParamsBase:
-    """Validates every :func:`param` field on construction; bad values name the field and the range."""
+    """Validates every :func:`param` field on construction; bad values name the field and the range.
+
+    ``version`` counts the changes of the fields' names and meanings; ``migrations[i]`` turns a dict of
+    version ``i + 1`` into one of version ``i + 2`` (``migrate_1``, ``migrate_2``, … in order), so a
+    saved view or a tour written by an older app still opens. A step receives only the fields that
+    were saved (a tour step stores those that differ from the defaults) and must not modify its input.
+    """
 
     version: ClassVar[int] = 1
+    migrations: ClassVar[tuple[Callable[[dict], dict], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if len(cls.migrations) != cls.version - 1:
+            raise TypeError(f"{cls.__qualname__}: version {cls.version} needs {cls.version - 1} migration steps, "
+                            f"has {len(cls.migrations)}")
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -56,8 +70,29 @@ class ParamsBase:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "ParamsBase":
-        """Rebuild from :meth:`to_dict`; unknown keys are refused, missing ones take their defaults."""
+    def upgrade(cls, data: Any, version: Any, owner: str = "params") -> dict:
+        """``data`` saved at ``version`` as a dict of the current version, one migration at a time.
+
+        A version newer than this class, or not a version at all, raises a :class:`ValidationError`
+        on ``owner`` (say ``params.serving``) naming both versions; ``data`` is never modified."""
+        if not isinstance(data, dict):
+            raise ValidationError(owner, f"expected an object, got {type(data).__name__}")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValidationError(owner, f"parameters version {version!r} is not a version", f"1…{cls.version}")
+        if version > cls.version:
+            raise ValidationError(owner, f"saved with parameters version {version}, newer than this app reads "
+                                         f"(version {cls.version})", f"1…{cls.version}")
+        out = dict(data)
+        for step in cls.migrations[version - 1:]:
+            out = dict(step(out))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, version: int | None = None) -> "ParamsBase":
+        """Rebuild from :meth:`to_dict` (saved at ``version``, migrated first; ``None``: the current one);
+        unknown keys are refused, missing ones take their defaults."""
+        if version is not None:
+            data = cls.upgrade(data, version)
         if not isinstance(data, dict):
             raise ValidationError("params", f"expected an object, got {type(data).__name__}")
         names = {f.name for f in fields(cls)}
