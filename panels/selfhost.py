@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QPus
 from engines.selfhost import OWNERSHIP, Params, PriceBook, age_words, api_alternatives, dump_prices, load_prices, tco
 from engines.selfhost.operate import capacity_plan, day_of_traffic, retirement_signals, upgrade_cost
 from engines.selfhost.cost import HOURS_PER_MONTH
-from explorer.binder import ParamBinder, param_slider
+from explorer.binder import ParamBinder, param_slider, quiet
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
@@ -269,12 +269,11 @@ class SelfHostPanel(Panel):
                                      (self.gpu_combo, [("", "median on-demand offer")] +
                                       [(r.id, f"{r.provider} ${r.usd_per_gpu_hour:g}/h {r.term} ({r.observed})")
                                        for r in self.book.rentals_for(gpu)], self.params.gpu_offer)):
-            combo.blockSignals(True)
-            combo.clear()
-            for data, text in rows:
-                combo.addItem(text, data)
-            combo.setCurrentIndex(max(0, combo.findData(current)))
-            combo.blockSignals(False)
+            with quiet(combo):
+                combo.clear()
+                for data, text in rows:
+                    combo.addItem(text, data)
+                combo.setCurrentIndex(max(0, combo.findData(current)))
         self.price_table.show_book(self.book, self.today, self.book_where, self._used_rows())
 
     def _used_rows(self) -> set[str]:
