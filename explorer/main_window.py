@@ -431,7 +431,8 @@ class MainWindow(QMainWindow):
     def view_state(self) -> ViewState:
         """The current view: scenario, panel, every panel's parameters and inner tabs, the frame."""
         params = {k: v if isinstance(v, dict) else v.to_dict() for k, v in self._pending_params.items()}
-        versions = {k: self._pending_versions[k] for k in params if k in self._pending_versions}
+        versions = {k: self._pending_versions[k] if isinstance(v, dict) else v.version
+                    for k, v in self._pending_params.items() if not isinstance(v, dict) or k in self._pending_versions}
         tabs = dict(self._pending_tabs)
         for p in self.panels:
             if p.params is not None:
