@@ -1,6 +1,7 @@
 """The main window: scenario dock, panel tabs, shared player, lesson dock, menus and shortcuts."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -182,6 +183,7 @@ class MainWindow(QMainWindow):
         self._instances: dict[str, Panel] = {}
         self._hosts: dict[str, QWidget] = {}
         self._pending_params: dict[str, object] = {}      # Params for panels not built yet (a view, a restart)
+        self._pending_versions: dict[str, int] = {}       # the version a remembered params dict was saved at
         self._pending_tabs: dict[str, tuple[str, ...]] = {}
         self._pending_frame: int | None = None   # a view's frame, kept until the user moves the timeline
         self._placing_frame = False
@@ -330,7 +332,7 @@ class MainWindow(QMainWindow):
             panel.timeline_changed.connect(lambda p=panel: self._timeline_changed(p))
             panel.tasks.failed.connect(lambda text, p=panel: self.show_error(f"{p.title}: {text.splitlines()[0]}"))
             if key in self._pending_params:
-                self._set_pending_params(panel, self._pending_params.pop(key))
+                self._set_pending_params(panel, self._pending_params.pop(key), self._pending_versions.pop(key, None))
             panel.bind()
             if key in self._pending_tabs:
                 panel.set_inner_tabs(self._pending_tabs.pop(key))
@@ -429,25 +431,28 @@ class MainWindow(QMainWindow):
     def view_state(self) -> ViewState:
         """The current view: scenario, panel, every panel's parameters and inner tabs, the frame."""
         params = {k: v if isinstance(v, dict) else v.to_dict() for k, v in self._pending_params.items()}
+        versions = {k: self._pending_versions[k] if isinstance(v, dict) else v.version
+                    for k, v in self._pending_params.items() if not isinstance(v, dict) or k in self._pending_versions}
         tabs = dict(self._pending_tabs)
         for p in self.panels:
             if p.params is not None:
                 params[p.key] = p.params.to_dict()
+                versions[p.key] = p.params.version
             if p.tab_widgets():
                 tabs[p.key] = p.inner_tabs()
         cur = self.current_panel()
         frame = self._pending_frame
         if frame is None and self.ctx.timeline.spec is not None:
             frame = self.ctx.timeline.position
-        return ViewState(self.ctx.scenario.value, cur.key if cur else "", params, tabs, frame)
+        return ViewState(self.ctx.scenario.value, cur.key if cur else "", params, tabs, frame, versions)
 
     @staticmethod
-    def _set_pending_params(panel: Panel, params) -> None:
+    def _set_pending_params(panel: Panel, params, version: int | None = None) -> None:
         """Parameters kept for a panel until it was built: a Params from a view, or a remembered dict
-        (checked now: one from an older or edited settings file may no longer be valid)."""
+        saved at ``version`` (checked now: one from an older or edited settings file may no longer be valid)."""
         if isinstance(params, dict):
             try:
-                params = panel.Params.from_dict(params) if panel.Params is not None else None
+                params = panel.Params.from_dict(params, version) if panel.Params is not None else None
             except ValidationError as exc:
                 log.warning("%s: remembered parameters not restored: %s", panel.key, exc)
                 return
@@ -465,12 +470,13 @@ class MainWindow(QMainWindow):
             cls = known[key].load().Params
             if cls is None:
                 raise ValidationError(f"params.{key}", "this panel has no parameters")
-            staged[key] = cls.from_dict(dict(values))
+            staged[key] = view.panel_params(key, cls)
         for key, params in staged.items():
             if key in self._instances:
                 self._instances[key].set_params(params)
             else:
                 self._pending_params[key] = params
+                self._pending_versions.pop(key, None)
         for key, titles in view.tabs.items():
             if key in self._instances:
                 self._instances[key].set_inner_tabs(titles)
@@ -543,7 +549,7 @@ class MainWindow(QMainWindow):
         panel = panel or self.current_panel()
         state = self.view_state()
         if panel.key != state.panel:
-            state = ViewState(state.scenario, panel.key, state.params, state.tabs, None)
+            state = dataclasses.replace(state, panel=panel.key, frame=None)
         meta = {"panel": panel.key, "scenario": self.ctx.scenario.value.to_json_dict(), "state": state.to_json_dict()}
         if fmt == "png":
             return exports.export_png(panel.export_widget(), path, scale=2.0, state=state.to_json())
@@ -580,7 +586,7 @@ class MainWindow(QMainWindow):
         if panel is None:
             raise ValueError("no panel to export")
         state = self.view_state()
-        state = ViewState(state.scenario, panel.key, state.params, state.tabs, None)   # the animation, not a frame
+        state = dataclasses.replace(state, panel=panel.key, frame=None)   # the animation, not a frame
         job = exports.AnimationExport(panel, self.ctx.timeline, path, parent=self,    # ValueError: no animation
                                       state=state.to_json())
         self._animation_export = job
@@ -715,6 +721,7 @@ class MainWindow(QMainWindow):
             else:
                 known = {c.key for c in self.panel_infos}
                 self._pending_params.update({k: dict(v) for k, v in view.params.items() if k in known})
+                self._pending_versions.update({k: view.params_versions[k] for k in view.params if k in known})
                 self._pending_tabs.update({k: tuple(v) for k, v in view.tabs.items() if k in known})
         tab = st.value("tab")
         if tab and tab != "start":

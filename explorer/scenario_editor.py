@@ -9,50 +9,22 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel,
-                               QScrollArea, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QScrollArea, QSpinBox,
+                               QVBoxLayout, QWidget)
 
 from engines.core.errors import ValidationError
-from engines.core.hardware import GPUS
-from engines.memory.labels import STRATEGY_LABELS   # one source for every view that names a strategy
 from engines.core.models import PRESETS, ModelArch
 from engines.core.presets import CUSTOM, switch_model
-from engines.core.scenario import (INT_RANGES, KV_BITS, PRECISIONS, RECOMPUTE, STRATEGIES, WEIGHT_BITS,
-                              Scenario)
+from engines.core.scenario import Scenario
+from explorer.binder import ScenarioBinder, check_box, choice_combo, quiet, spin_box
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ElidedCombo, ErrorLabel
 
-
-# field: (label, tooltip); the allowed range is the engine's INT_RANGES
-INT_FIELDS = {
-    "n_gpus": ("GPUs", "Total GPU count = DP × TP × PP"),
-    "gpus_per_node": ("GPUs per node", "GPUs joined by NVLink inside one server"),
-    "tp": ("Tensor parallel (TP)", "Splits each layer's matrices; must divide the heads"),
-    "pp": ("Pipeline parallel (PP)", "Splits the layers into stages"),
-    "micro_batch": ("Micro-batch", "Sequences per forward pass per GPU"),
-    "seq_len": ("Sequence length", "Tokens per training sequence"),
-    "grad_accum": ("Gradient accumulation", "Micro-batches per optimizer step"),
-    "serve_batch": ("Serving batch", "Concurrent sequences per replica"),
-    "serve_context": ("Serving context", "Tokens of context per sequence"),
-}
-CHOICE_FIELDS = {
-    "strategy": ("Sharding", [(s, STRATEGY_LABELS[s]) for s in STRATEGIES]),
-    "precision": ("Precision", [(p, p) for p in PRECISIONS]),
-    "optimizer": ("Optimizer", [("adamw", "AdamW (12 B/param)"), ("sgd-momentum", "SGD + momentum"),
-                                ("adam-8bit", "8-bit Adam")]),
-    "recompute": ("Recomputation", [(r, r) for r in RECOMPUTE]),
-    "offload_target": ("Offload to", [("cpu", "CPU RAM (ZeRO-Offload)"), ("nvme", "NVMe (ZeRO-Infinity)")]),
-    "weight_bits": ("Weight bits", [(b, f"{b}-bit") for b in WEIGHT_BITS]),
-    "kv_bits": ("KV-cache bits", [(b, f"{b}-bit") for b in KV_BITS]),
-}
-BOOL_FIELDS = {   # short text (a check box does not wrap: a 1280-px projector's dock at presenter size), full tooltip
-    "sequence_parallel": ("Sequence parallel", "Sequence parallelism: LayerNorm and dropout activations split over "
-                                               "the tensor-parallel group (Korthikanti et al. 2022)"),
-    "offload_optimizer": ("Offload optimizer", "Offload the optimizer states (fp32 master weights and Adam moments) "
-                                               "to the target below (ZeRO-Offload)"),
-    "offload_params": ("Offload parameters", "Offload the parameter shards to the target below (ZeRO-3 / FSDP only; "
-                                             "ZeRO-Infinity)"),
-}
+# where each declared scenario field sits (its label, range, choices and tip are the Scenario's own)
+CLUSTER = ("gpu", "n_gpus", "gpus_per_node", "tp", "pp", "internode_gbps")
+TRAINING = ("strategy", "precision", "optimizer", "recompute", "micro_batch", "seq_len", "grad_accum",
+            "sequence_parallel", "offload_optimizer", "offload_params", "offload_target")
+SERVING = ("weight_bits", "kv_bits", "serve_batch", "serve_context")
 ARCH_INT = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab")
 
 
@@ -115,63 +87,34 @@ class ScenarioEditor(QScrollArea):
         tied.toggled.connect(lambda v: self._edit_arch("tied_embeddings", v))
         add(f, "tied_embeddings", "Embeddings", tied)
 
+        def declared(form: QFormLayout, names: tuple[str, ...]) -> None:
+            for name in names:
+                spec = Scenario.spec(name)
+                if spec["choices"] is not None:
+                    add(form, name, spec["label"], choice_combo(Scenario, name, ElidedCombo), spec["tip"])
+                elif isinstance(getattr(Scenario, name, None), bool):    # a check box carries its own text
+                    add(form, name, "", check_box(Scenario, name), spec["tip"])
+                else:
+                    add(form, name, spec["label"], spin_box(Scenario, name), spec["tip"])
+
         f = group("Cluster")
-        gpu = ElidedCombo()
-        for key, g in GPUS.items():
-            gpu.addItem(g.label, key)
-        gpu.activated.connect(lambda i: self._edit("gpu", gpu.itemData(i)))
-        add(f, "gpu", "GPU", gpu)
-        for name in ("n_gpus", "gpus_per_node", "tp", "pp"):
-            self._add_int(f, add, name)
-        net = QDoubleSpinBox()
-        net.setRange(0.1, 100_000)
-        net.setSuffix(" GB/s")
-        net.setKeyboardTracking(False)
-        net.valueChanged.connect(lambda v: self._edit("internode_gbps", float(v)))
-        add(f, "internode_gbps", "Network per GPU", net, "Inter-node bandwidth per GPU (400 Gb/s ≈ 50 GB/s)")
+        declared(f, CLUSTER)
         self.dp_label = LiveText(min_lines=1)   # a QLabel's setText re-lays out (and repaints) the whole dock
         f.addRow(QLabel("Data parallel (DP)"), self.dp_label)
-
         f = group("Training")
-        for name in ("strategy", "precision", "optimizer", "recompute"):
-            self._add_choice(f, add, name)
-        for name in ("micro_batch", "seq_len", "grad_accum"):
-            self._add_int(f, add, name)
-        for name, (label, tip) in BOOL_FIELDS.items():
-            box = QCheckBox(label)
-            box.toggled.connect(lambda v, n=name: self._edit(n, bool(v)))
-            add(f, name, "", box, tip)
-        self._add_choice(f, add, "offload_target")
-
+        declared(f, TRAINING)
         f = group("Serving")
-        for name in ("weight_bits", "kv_bits"):
-            self._add_choice(f, add, name)
-        for name in ("serve_batch", "serve_context"):
-            self._add_int(f, add, name)
+        declared(f, SERVING)
         outer.addStretch(1)
+        self.binder = ScenarioBinder(model, {n: self.widgets[n] for n in (*CLUSTER, *TRAINING, *SERVING)}, self,
+                                     field_error=self._edited)
         model.changed.connect(self.sync)
         self.sync()
 
-    def _add_int(self, form, add, name: str) -> None:
-        label, tip = INT_FIELDS[name]
-        lo, hi = INT_RANGES[name]
-        spin = QSpinBox()
-        spin.setRange(lo, hi)
-        spin.setKeyboardTracking(False)
-        spin.valueChanged.connect(lambda v, n=name: self._edit(n, int(v)))
-        add(form, name, label, spin, tip)
-
-    def _add_choice(self, form, add, name: str) -> None:
-        label, options = CHOICE_FIELDS[name]
-        combo = ElidedCombo()
-        for value, text in options:
-            combo.addItem(text, value)
-        combo.activated.connect(lambda i, n=name, c=combo: self._edit(n, c.itemData(i)))
-        add(form, name, label, combo)
-
     # --- edits -----------------------------------------------------------------------------
-    def _edit(self, name: str, value) -> None:
-        err = self.model.try_update(**{name: value})
+    def _edited(self, name: str, err: str | None) -> None:
+        """The result of an edit of field ``name``: its reason beside the control, or, once accepted,
+        no stale reason elsewhere (a fix here may have cured a dependent error)."""
         self.errors[name].show_error(err)
         if err is None:
             for e in self.errors.values():  # a fix elsewhere may have cured a dependent error
@@ -182,7 +125,7 @@ class ScenarioEditor(QScrollArea):
         """A preset model keeps the parallel layout where it can (engines.core.presets.switch_model); the
         note under the combo says what had to change, and the window's status bar repeats it."""
         if key == CUSTOM:
-            self._edit("model", key)
+            self._edited("model", self.model.try_update(model=key))
             return
         try:
             new, note = switch_model(self.model.value, key)
@@ -211,28 +154,24 @@ class ScenarioEditor(QScrollArea):
 
     # --- mirror the model --------------------------------------------------------------------
     def sync(self, changed: frozenset[str] | None = None) -> None:
-        """Show the model's values: all of them, or only the widgets of the ``changed`` fields (an
-        edit touches one or two of some thirty widgets; the architecture's widgets follow ``arch``)."""
+        """Show the model and its architecture (the declared fields follow through ``self.binder``):
+        all of them, or only if ``model`` or ``arch`` is among the ``changed`` fields."""
         s: Scenario = self.model.value
         if changed is not None and "model" in changed:
             self._set_model_note(None)       # the note was about the model shown before (undo, preset)
-        for name, w in self.widgets.items():
-            field = "arch" if name in ARCH_INT or name == "tied_embeddings" else name
-            if changed is not None and field not in changed:
-                continue
-            w.blockSignals(True)
-            try:
-                value = getattr(s.arch, name) if field == "arch" else getattr(s, name)
-                if isinstance(w, QComboBox):
-                    i = w.findData(value)
-                    if i >= 0 and i != w.currentIndex():
-                        w.setCurrentIndex(i)
-                elif isinstance(w, QCheckBox):
-                    if w.isChecked() != bool(value):
-                        w.setChecked(bool(value))
-                elif w.value() != value:
-                    w.setValue(value)
-            finally:
-                w.blockSignals(False)
+        if changed is None or "model" in changed:
+            combo = self.widgets["model"]    # "activated" only: setting it here does not echo
+            i = combo.findData(s.model)
+            if i >= 0 and i != combo.currentIndex():
+                combo.setCurrentIndex(i)
+        if changed is None or "arch" in changed:
+            for name in (*ARCH_INT, "tied_embeddings"):
+                w, value = self.widgets[name], getattr(s.arch, name)
+                with quiet(w):
+                    if isinstance(w, QCheckBox):
+                        if w.isChecked() != bool(value):
+                            w.setChecked(bool(value))
+                    elif w.value() != value:
+                        w.setValue(value)
         text = f"{s.dp}  (= GPUs / (TP × PP))"
         self.dp_label.setText(text)

@@ -15,6 +15,7 @@ from engines.core.errors import ValidationError
 from engines.k8s import client_view, why
 from engines.k8s.kubectl import ACCEPTED_NOTE, operator_commands
 from engines.k8s.why import WHY_KINDS
+from explorer.binder import quiet
 from explorer.ui.widgets import make_plot, pen
 
 BUTTONS = (("delete pod", "Delete pod"), ("relabel pod", "Relabel pod"), ("scale up", "Scale +1"),
@@ -142,11 +143,10 @@ class WhyView(QWidget):
                          and (o.get("status") or {}).get("phase") in ("Succeeded",))]
         keys = [k for k, _ in items]
         if [self.picker.itemData(i) for i in range(self.picker.count())] != keys:
-            self.picker.blockSignals(True)
-            self.picker.clear()
-            for key, label in items:
-                self.picker.addItem(label, key)
-            self.picker.blockSignals(False)
+            with quiet(self.picker):
+                self.picker.clear()
+                for key, label in items:
+                    self.picker.addItem(label, key)
         if selected not in keys:
             selected = keys[0] if keys else ""
         self.picker.setCurrentIndex(max(keys.index(selected), 0) if selected else -1)

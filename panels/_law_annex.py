@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QLayout, QPushButton, QSplitter
 
 from engines.law import annex
 from engines.law.oj_text import SOURCE
+from explorer.binder import ParamBinder
 from explorer.exports import save_document, write_document
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
@@ -68,7 +69,8 @@ class AnnexChecklist:
         lay.addWidget(self.summary)
         bar = FlowLayout()
         self.quotes = QCheckBox(panel.Params.spec("annex_quotes")["label"])
-        self.quotes.toggled.connect(lambda on: self._send(annex_quotes=on))
+        self.quotes_binder = ParamBinder(panel, {"annex_quotes": self.quotes},
+                                         error=lambda text: self.error.show_error(text))
         bar.addWidget(self.quotes)
         self.export_btns = export_buttons(self, bar, "Annex I checklist")
         lay.addLayout(bar)
@@ -116,9 +118,6 @@ class AnnexChecklist:
         self.table.setColumnHidden(QUOTE_COL, not p.annex_quotes)
         self.table.show([(r.status, r.note, r.evidence, ("⚠ " if r.warning else "") + _short_point(r.item.point),
                           r.warning or r.item.asks, (_quoted(r.item),)) for r in c.rows])
-        self.quotes.blockSignals(True)
-        self.quotes.setChecked(p.annex_quotes)
-        self.quotes.blockSignals(False)
         self.summary.setText("<b>" + ", ".join(f"{n} {t}" for t, n in c.counts.items()) + "</b>")
         warnings = c.warnings
         self.todo.setText("<b>Still to do</b><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings)

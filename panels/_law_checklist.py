@@ -8,6 +8,8 @@ from typing import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableWidget, QTableWidgetItem
 
+from explorer.binder import quiet
+
 FIXED = Qt.ItemIsSelectable | Qt.ItemIsEnabled
 
 
@@ -78,16 +80,14 @@ class ChecklistTable(QTableWidget):
     def show(self, rows) -> None:
         """``rows``: (status, note, evidence, marker, marker tip, extra texts) per row, in row order."""
         self._filling = True
-        self.blockSignals(True)
-        for row, (status, note, evidence, marker, tip, extra) in enumerate(rows):
-            box = self.boxes[row]
-            box.blockSignals(True)
-            box.setCurrentIndex(max(0, box.findData(status)))
-            box.blockSignals(False)
-            for col, text in ((3, note), (4, evidence), *((5 + i, t) for i, t in enumerate(extra))):
-                if self.item(row, col).text() != text:
-                    self.item(row, col).setText(text)
-            self.item(row, 0).setText(marker)
-            self.item(row, 0).setToolTip(tip)
-        self.blockSignals(False)
+        with quiet(self):
+            for row, (status, note, evidence, marker, tip, extra) in enumerate(rows):
+                box = self.boxes[row]
+                with quiet(box):
+                    box.setCurrentIndex(max(0, box.findData(status)))
+                for col, text in ((3, note), (4, evidence), *((5 + i, t) for i, t in enumerate(extra))):
+                    if self.item(row, col).text() != text:
+                        self.item(row, col).setText(text)
+                self.item(row, 0).setText(marker)
+                self.item(row, 0).setToolTip(tip)
         self._filling = False

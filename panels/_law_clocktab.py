@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, Q
 
 from engines.law.clocks import clocks
 from engines.law.params import Params, moment_text, parse_day, parse_moment
+from explorer.binder import quiet
 from explorer.ui.widgets import ElidedCombo, ErrorLabel
 from panels._law_tools import label as _label
 from panels._law_views import DeadlineTimeline
@@ -101,14 +102,12 @@ class ClockTab:
         p = self.params
         for name, w in self.moment_edits.items():
             m = parse_moment(getattr(p, name), name)
-            w.blockSignals(True)
-            w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute, m.second)))
-            w.blockSignals(False)
+            with quiet(w):
+                w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute, m.second)))
         for name, w in self.day_edits.items():
             d = parse_day(getattr(p, name), name)
-            w.blockSignals(True)
-            w.setDate(QDate(d.year, d.month, d.day))
-            w.blockSignals(False)
+            with quiet(w):
+                w.setDate(QDate(d.year, d.month, d.day))
         self.fix_edit.setEnabled(p.fix_available)
         self.notified_edit.setEnabled(p.notified)
         self.request_edit.setEnabled(p.distributor_request)

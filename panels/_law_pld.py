@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderV
 
 from engines.law import defect
 from engines.law.params import Params
+from explorer.binder import ParamBinder, quiet
 from explorer.ui.widgets import ErrorLabel
 from panels._law_tools import scrolled
 
@@ -59,7 +60,8 @@ class DefectWorksheet:
         self.table.setMinimumHeight(420)
         lay.addWidget(self.table)
         self.later = QCheckBox(Params.spec("later_improvement")["label"])
-        self.later.toggled.connect(lambda on: self.error.show_error(panel.update_params(later_improvement=bool(on))))
+        self.later_binder = ParamBinder(panel, {"later_improvement": self.later},
+                                        error=lambda text: self.error.show_error(text))
         lay.addWidget(self.later)
         self.reading = QLabel()
         self.reading.setWordWrap(True)
@@ -98,19 +100,13 @@ class DefectWorksheet:
         p = self.panel.params
         w = self.weighing = defect.weigh(p.art7, p.later_improvement)
         self._filling = True
-        self.table.blockSignals(True)
-        for row, (_c, stance, note) in enumerate(w.rows):
-            box = self.boxes[row]
-            box.blockSignals(True)
-            box.setCurrentIndex(max(0, box.findData(stance)))
-            box.blockSignals(False)
-            if self.table.item(row, 3).text() != note:
-                self.table.item(row, 3).setText(note)
-        self.table.resizeRowsToContents()
-        self.table.blockSignals(False)
+        with quiet(self.table, *self.boxes[:len(w.rows)]):
+            for row, (_c, stance, note) in enumerate(w.rows):
+                box = self.boxes[row]
+                box.setCurrentIndex(max(0, box.findData(stance)))
+                if self.table.item(row, 3).text() != note:
+                    self.table.item(row, 3).setText(note)
+            self.table.resizeRowsToContents()
         self._filling = False
-        self.later.blockSignals(True)
-        self.later.setChecked(p.later_improvement)
-        self.later.blockSignals(False)
         self.reading.setText("<b>What follows</b><ul>" + "".join(
             f"<li><b>{art}</b>: {text}</li>" for art, text in w.lines) + "</ul>")

@@ -16,7 +16,7 @@ from engines.law import reporting, support
 from engines.law.clocks import local
 from engines.law.params import REGIME_FIELDS, Params, moment_text, parse_day, parse_moment
 from engines.law.tools import support_marks, tools
-from explorer.binder import ParamBinder, param_slider
+from explorer.binder import ParamBinder, param_slider, quiet
 from explorer.ui.widgets import ErrorLabel, legend_below, make_plot, pen
 from panels._law_views import DeadlineTimeline
 
@@ -80,9 +80,8 @@ def _meur(values) -> list[float]:
 
 def _set_qdt(w: QDateTimeEdit, text: str, name: str) -> None:
     m = parse_moment(text, name)
-    w.blockSignals(True)
-    w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute)))
-    w.blockSignals(False)
+    with quiet(w):
+        w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute)))
 
 
 class LawTools:
@@ -251,9 +250,8 @@ class LawTools:
         changed = set(inputs) if force or before is None else {k for k in inputs if inputs[k] != before[k]}
         self.result = t = tools(p)
         d = parse_day(p.cra_placed, "cra_placed")
-        self.placed_edit.blockSignals(True)
-        self.placed_edit.setDate(QDate(d.year, d.month, d.day))
-        self.placed_edit.blockSignals(False)
+        with quiet(self.placed_edit):
+            self.placed_edit.setDate(QDate(d.year, d.month, d.day))
         if not self.updates_edit.hasFocus():
             self.updates_edit.setText(", ".join(p.updates))
         for name, w in self.moment_edits.items():

@@ -18,7 +18,7 @@ from engines.memory.params import Params
 from engines.memory.step_time import step_time
 from engines.memory.study import MemoryStudy, memory_study
 from engines.core.scenario import RECOMPUTE, STRATEGIES
-from explorer.binder import ParamBinder
+from explorer.binder import ParamBinder, quiet
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
@@ -121,17 +121,14 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
         self.scenario = scenario
         for w, val in ((self.strategy_combo, scenario.strategy), (self.recompute_combo, scenario.recompute),
                        (self.offload_to, scenario.offload_target)):
-            w.blockSignals(True)
-            w.setCurrentIndex(w.findData(val))
-            w.blockSignals(False)
+            with quiet(w):
+                w.setCurrentIndex(w.findData(val))
         for w, val in ((self.gpus_spin, scenario.n_gpus),):
-            w.blockSignals(True)
-            w.setValue(val)
-            w.blockSignals(False)
+            with quiet(w):
+                w.setValue(val)
         for w, val in ((self.offload_opt, scenario.offload_optimizer), (self.offload_par, scenario.offload_params)):
-            w.blockSignals(True)
-            w.setChecked(val)
-            w.blockSignals(False)
+            with quiet(w):
+                w.setChecked(val)
         self._recompute()
 
     def params_updated(self, changed: frozenset[str]) -> None:

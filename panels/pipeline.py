@@ -11,7 +11,7 @@ from engines.core.errors import ValidationError
 from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, Params, PipelineShape, ScheduleRequest,
                               TPStudy, compare_schedules, layout_study, pipeline_shape, run_executed, schedule_request,
                               timeline_marks, tp_study)
-from explorer.binder import ParamBinder
+from explorer.binder import ParamBinder, quiet
 from explorer.panel import Panel, TimelineSpec
 from panels._pipeline_parallel_views import (LayoutPage, LayoutView, TPPage, layout_html, tp_caption_html,
                                              tp_counts_html)
@@ -130,9 +130,8 @@ class PipelinePanel(Panel):
         shape = self.shape or pipeline_shape(sc.pp, sc.grad_accum)
         for w, v in ((self.p_spin, shape.p), (self.m_spin, shape.m), (self.tp_spin, sc.tp),
                      (self.sp_check, sc.sequence_parallel)):
-            w.blockSignals(True)
-            w.setChecked(v) if isinstance(w, QCheckBox) else w.setValue(v)
-            w.blockSignals(False)
+            with quiet(w):
+                w.setChecked(v) if isinstance(w, QCheckBox) else w.setValue(v)
 
     def _changed(self, group: str, inputs) -> bool:
         """True (and remembered) when ``group``'s inputs differ from those its data came from."""

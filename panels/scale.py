@@ -18,11 +18,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
+from engines.core.scenario import Scenario
 from engines.scale.faults import FaultStudy, fault_study, from_params, summary
 from engines.scale.params import FAULT_FIELDS
 from engines.scale import (MFU_REFERENCES, ZOOM_INTERVALS, FailureSimulation, Params, RunResult, ScaleAnalysis,
                            daly_interval, llama3_interruptions, scale_analysis, simulate_failures)
-from explorer.binder import ParamBinder, param_slider
+from explorer.binder import ParamBinder, ScenarioBinder, param_slider
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.label_layer import Label, label_layer
 from explorer.ui.live_text import LiveText, pin_size
@@ -64,11 +65,10 @@ class ScalePanel(Panel):
         controls = FlowLayout()     # wraps at presenter font sizes instead of pushing the panel sideways
         self.sliders = {name: param_slider(Params, name) for name in SLIDERS}
         self.gpus_spin = QSpinBox()
-        self.gpus_spin.setRange(1, 1_000_000)
+        self.gpus_spin.setRange(*Scenario.limits("n_gpus"))
         self.gpus_spin.setPrefix("GPUs: ")
         self.gpus_spin.setKeyboardTracking(False)
         self.gpus_spin.setAccessibleName("Number of GPUs in the cluster")
-        self.gpus_spin.valueChanged.connect(lambda n: self.error.show_error(self.ctx.scenario.try_update(n_gpus=int(n))))
         self.llama_button = QPushButton("Llama 3 405B run")
         self.llama_button.setToolTip("16,384 H100s, TP 8 × PP 16, 8K sequences (Dubey et al. 2024, Table 4)")
         self.llama_button.clicked.connect(self._llama3_preset)
@@ -86,6 +86,8 @@ class ScalePanel(Panel):
         self.binder = ParamBinder(self, {**self.sliders, "zoom_intervals": self.zoom_box, **self.fault_view.widgets()},
                                   choices={"zoom_intervals": ZOOM_LABELS, "fault_kind": FAULT_NAMES},
                                   error=self.error.show_error)
+        self.scenario_binder = ScenarioBinder(self.ctx.scenario, {"n_gpus": self.gpus_spin}, self,
+                                              error=self.error.show_error)
 
         grid = QGridLayout()
         gauge = self._build_gauge()
@@ -176,10 +178,7 @@ class ScalePanel(Panel):
 
     # --- scenario and parameters ------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
-        self.gpus_spin.blockSignals(True)
-        self.gpus_spin.setValue(scenario.n_gpus)
-        self.gpus_spin.blockSignals(False)
-        self._recompute()
+        self._recompute()           # the GPU count's control follows through self.scenario_binder
 
     def params_updated(self, changed: frozenset[str]) -> None:
         if changed - {"zoom_intervals"} - FAULT_FIELDS:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from datetime import date
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engines.selfhost import OWNERSHIP, Params, age_words, outlook, sizing_key, tco
 from engines.selfhost.operate import day_of_traffic
-from explorer.binder import ParamBinder, param_slider
+from explorer.binder import ParamBinder, param_slider, quiet
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText
@@ -193,12 +193,11 @@ class SelfHostPanel(PriceFileMixin, Panel):
                                      (self.gpu_combo, [("", "median on-demand offer")] +
                                       [(r.id, f"{r.provider} ${r.usd_per_gpu_hour:g}/h {r.term} ({r.date})")
                                        for r in self.book.rentals_for(gpu)], self.params.gpu_offer)):
-            combo.blockSignals(True)
-            combo.clear()
-            for data, text in rows:
-                combo.addItem(text, data)
-            combo.setCurrentIndex(max(0, combo.findData(current)))
-            combo.blockSignals(False)
+            with quiet(combo):
+                combo.clear()
+                for data, text in rows:
+                    combo.addItem(text, data)
+                combo.setCurrentIndex(max(0, combo.findData(current)))
         self.price_table.show_book(self.book, self.today, self.book_where, self._used_rows())
 
     def _used_rows(self) -> set[str]:

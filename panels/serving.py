@@ -7,11 +7,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.core.scenario import INT_RANGES
+from engines.core.scenario import Scenario
 from engines.serving import (DeploymentStudy, ReplicaMemory, SimResult, batching_runs,
                              deployment_study, replica_memory)
 from engines.serving.params import Params, study_workload, timeline_workload
-from explorer.binder import ParamBinder, fields_of, param_slider
+from explorer.binder import ParamBinder, ScenarioBinder, fields_of, param_slider
 from explorer.ui.fast_items import Bars
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
@@ -51,19 +51,16 @@ class ServingPanel(Panel):
             combo.addItems(list(BITS))
             combo.setAccessibleName(f"{name} format")
             row.addWidget(keep_together(QLabel(name + ":"), combo))
-        self.weight_combo.currentTextChanged.connect(lambda t: self._update(weight_bits=BITS[t]))
-        self.kv_combo.currentTextChanged.connect(lambda t: self._update(kv_bits=BITS[t]))
         self.batch_spin, self.context_spin = QSpinBox(), QSpinBox()
-        self.batch_spin.setRange(*INT_RANGES["serve_batch"])      # the scenario's own limits: the panel
-        self.batch_spin.setPrefix("batch slots: ")                # and the dock always show the same value
-        self.context_spin.setRange(*INT_RANGES["serve_context"])
+        self.batch_spin.setRange(*Scenario.limits("serve_batch"))      # the scenario's own limits: the panel
+        self.batch_spin.setPrefix("batch slots: ")                     # and the dock always show the same value
+        self.context_spin.setRange(*Scenario.limits("serve_context"))
         self.context_spin.setSingleStep(1024)
         self.context_spin.setPrefix("context: ")
         self.context_spin.setSuffix(" tokens")
         for spin, field in ((self.batch_spin, "serve_batch"), (self.context_spin, "serve_context")):
             spin.setKeyboardTracking(False)
             spin.setAccessibleName(field)
-            spin.valueChanged.connect(lambda v, f=field: self._update(**{f: int(v)}))
             row.addWidget(spin)
         self.sliders = {name: param_slider(Params, name) for name in fields_of(Params)}
         for w in self.sliders.values():
@@ -73,6 +70,11 @@ class ServingPanel(Panel):
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
         self.binder = ParamBinder(self, self.sliders, error=self.error.show_error)
+        formats = {v: k for k, v in BITS.items()}     # scenario fields edited here too: the dock's binding
+        self.scenario_binder = ScenarioBinder(
+            self.ctx.scenario, {"weight_bits": self.weight_combo, "kv_bits": self.kv_combo,
+                                "serve_batch": self.batch_spin, "serve_context": self.context_spin}, self,
+            choices={"weight_bits": formats, "kv_bits": formats}, error=self.error.show_error)
 
         grid = QGridLayout()
         self.replica = ReplicaMemoryChart(ctx.theme)
@@ -153,19 +155,11 @@ class ServingPanel(Panel):
 
     # --- scenario ---------------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
-        """Cheap and synchronous: controls, replica memory (an analytic engine call); simulations are scheduled."""
-        inv = {v: k for k, v in BITS.items()}
-        for w, val in ((self.weight_combo, inv[scenario.weight_bits]), (self.kv_combo, inv[scenario.kv_bits]),
-                       (self.batch_spin, scenario.serve_batch), (self.context_spin, scenario.serve_context)):
-            w.blockSignals(True)
-            w.setCurrentText(val) if isinstance(w, QComboBox) else w.setValue(val)
-            w.blockSignals(False)
+        """Cheap and synchronous: replica memory (an analytic engine call); simulations are scheduled.
+        The scenario's own controls follow through ``self.scenario_binder``."""
         self.memory = replica_memory(scenario)
         self._draw_memory()
         self._schedule({"timeline", "curves"})
-
-    def _update(self, **changes) -> None:
-        self.error.show_error(self.ctx.scenario.try_update(**changes))
 
     def params_updated(self, changed: frozenset[str]) -> None:
         parts = {"curves"}

@@ -2,6 +2,9 @@
 
 Pure data with validation and a versioned JSON form; the Qt evented wrapper lives in
 ``explorer/scenario_model.py``. Dataclass fields are flat so each one can carry its own signal.
+Every editable field is declared with :func:`engines.core.params.param` (label, unit, range or
+choices, tooltip), as a panel's ``Params`` are: validation, the scenario dock's controls and their
+error messages all read that one declaration.
 """
 from __future__ import annotations
 
@@ -9,9 +12,10 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Mapping
 
-from engines.core.errors import ValidationError, require, require_bool, require_choice, require_int, require_number
+from engines.core.errors import ValidationError, require
 from engines.core.hardware import GPUS
 from engines.core.models import PRESETS, ModelArch
+from engines.core.params import param, spec_of, validate_fields
 from engines.core.versioned import Step, upgrade
 
 SCHEMA_VERSION = 1
@@ -25,19 +29,15 @@ RECOMPUTE = ("none", "selective", "full")
 WEIGHT_BITS = (16, 8, 4)
 KV_BITS = (16, 8, 4)
 OFFLOAD_TARGETS = ("cpu", "nvme")       # where offloaded states live: CPU RAM (ZeRO-Offload) or NVMe (ZeRO-Infinity)
-
-
-INT_RANGES: dict[str, tuple[int, int]] = {  # the allowed range of each integer field (editors use it too)
-    "n_gpus": (1, 1_000_000),
-    "gpus_per_node": (1, 64),
-    "tp": (1, 1024),
-    "pp": (1, 1024),
-    "micro_batch": (1, 65_536),
-    "seq_len": (1, 10_000_000),
-    "grad_accum": (1, 100_000),
-    "serve_batch": (1, 100_000),
-    "serve_context": (1, 10_000_000),
+STRATEGY_LABELS = {   # the long names every view that names a strategy shows (engines.memory.labels re-exports)
+    "dp": "DP (no sharding)",
+    "zero1": "ZeRO-1 (P_os)",
+    "zero2": "ZeRO-2 (P_os+g)",
+    "zero3": "ZeRO-3 (P_os+g+p)",
+    "fsdp": "FSDP full shard",
+    "fsdp-hybrid": "FSDP hybrid shard",
 }
+_BITS_LABELS = {b: f"{b}-bit" for b in (16, 8, 4)}
 
 
 @dataclass(frozen=True)
@@ -48,62 +48,65 @@ class Scenario:
     model: str = "llama3-8b"                    # a key of engines.core.models.PRESETS, or "custom"
     arch: ModelArch = field(default_factory=lambda: PRESETS["llama3-8b"])
     # cluster
-    gpu: str = "h100-sxm"
-    n_gpus: int = 64
-    gpus_per_node: int = 8
-    tp: int = 1
-    pp: int = 1
-    internode_gbps: float = 50.0                # per-GPU network bandwidth, GB/s (400 Gb/s NIC)
+    gpu: str = param("h100-sxm", label="GPU", choices=tuple(GPUS), choice_labels={k: g.label for k, g in GPUS.items()})
+    n_gpus: int = param(64, 1, 1_000_000, label="GPUs", tip="Total GPU count = DP × TP × PP")
+    gpus_per_node: int = param(8, 1, 64, label="GPUs per node", tip="GPUs joined by NVLink inside one server")
+    tp: int = param(1, 1, 1024, label="Tensor parallel (TP)", tip="Splits each layer's matrices; must divide the heads")
+    pp: int = param(1, 1, 1024, label="Pipeline parallel (PP)", tip="Splits the layers into stages")
+    internode_gbps: float = param(50.0, 0, 100_000, lo_open=True, decimals=2, label="Network per GPU", unit="GB/s",
+                                  tip="Inter-node bandwidth per GPU (400 Gb/s ≈ 50 GB/s)")
     # training
-    strategy: str = "zero3"
-    micro_batch: int = 1
-    seq_len: int = 4096
-    grad_accum: int = 1
-    precision: str = "bf16"
-    optimizer: str = "adamw"
-    recompute: str = "selective"
-    sequence_parallel: bool = False
-    offload_optimizer: bool = False
-    offload_params: bool = False
-    offload_target: str = "cpu"                 # one of OFFLOAD_TARGETS, for both offload flags
+    strategy: str = param("zero3", label="Sharding", choices=STRATEGIES, choice_labels=STRATEGY_LABELS)
+    micro_batch: int = param(1, 1, 65_536, label="Micro-batch", tip="Sequences per forward pass per GPU")
+    seq_len: int = param(4096, 1, 10_000_000, label="Sequence length", tip="Tokens per training sequence")
+    grad_accum: int = param(1, 1, 100_000, label="Gradient accumulation", tip="Micro-batches per optimizer step")
+    precision: str = param("bf16", label="Precision", choices=PRECISIONS)
+    optimizer: str = param("adamw", label="Optimizer", choices=OPTIMIZERS,
+                           choice_labels={"adamw": "AdamW (12 B/param)", "sgd-momentum": "SGD + momentum",
+                                          "adam-8bit": "8-bit Adam"})
+    recompute: str = param("selective", label="Recomputation", choices=RECOMPUTE)
+    # a check box's text is short (it does not wrap: a 1280-px projector's dock at presenter size); the tip is full
+    sequence_parallel: bool = param(False, label="Sequence parallel",
+                                    tip="Sequence parallelism: LayerNorm and dropout activations split over the "
+                                        "tensor-parallel group (Korthikanti et al. 2022)")
+    offload_optimizer: bool = param(False, label="Offload optimizer",
+                                    tip="Offload the optimizer states (fp32 master weights and Adam moments) to the "
+                                        "target below (ZeRO-Offload)")
+    offload_params: bool = param(False, label="Offload parameters",
+                                 tip="Offload the parameter shards to the target below (ZeRO-3 / FSDP only; "
+                                     "ZeRO-Infinity)")
+    offload_target: str = param("cpu", label="Offload to", choices=OFFLOAD_TARGETS,    # for both offload flags
+                                choice_labels={"cpu": "CPU RAM (ZeRO-Offload)", "nvme": "NVMe (ZeRO-Infinity)"})
     # serving
-    weight_bits: int = 16
-    kv_bits: int = 16
-    serve_batch: int = 8
-    serve_context: int = 8192
+    weight_bits: int = param(16, label="Weight bits", choices=WEIGHT_BITS, choice_labels=_BITS_LABELS)
+    kv_bits: int = param(16, label="KV-cache bits", choices=KV_BITS, choice_labels=_BITS_LABELS)
+    serve_batch: int = param(8, 1, 100_000, label="Serving batch", tip="Concurrent sequences per replica")
+    serve_context: int = param(8192, 1, 10_000_000, label="Serving context", tip="Tokens of context per sequence")
 
     def __post_init__(self) -> None:
         require(isinstance(self.model, str) and (self.model == "custom" or self.model in PRESETS), "model", f"unknown preset {self.model!r}",
                 ", ".join([*PRESETS, "custom"]))
         require(isinstance(self.arch, ModelArch), "arch", "must be a ModelArch")
-        require_choice(self.gpu, "gpu", tuple(GPUS))
-        require_int(self.n_gpus, "n_gpus", *INT_RANGES["n_gpus"])
-        require_int(self.gpus_per_node, "gpus_per_node", *INT_RANGES["gpus_per_node"])
-        require_int(self.tp, "tp", *INT_RANGES["tp"])
-        require_int(self.pp, "pp", *INT_RANGES["pp"])
-        require_number(self.internode_gbps, "internode_gbps", 0, 100_000, lo_open=True)
+        validate_fields(self)          # each declared field against its range or choices
         require(self.n_gpus % (self.tp * self.pp) == 0, "n_gpus",
                 f"{self.n_gpus} GPUs cannot be split into TP {self.tp} × PP {self.pp}", "a multiple of tp × pp")
         require(self.arch.heads % self.tp == 0, "tp", f"TP {self.tp} does not divide {self.arch.heads} heads",
                 "a divisor of the head count")
         require(self.pp <= self.arch.layers, "pp", f"PP {self.pp} exceeds {self.arch.layers} layers",
                 f"1…{self.arch.layers}")
-        for flag in ("sequence_parallel", "offload_optimizer", "offload_params"):
-            require_bool(getattr(self, flag), flag)
-        require_choice(self.strategy, "strategy", STRATEGIES)
-        require_choice(self.offload_target, "offload_target", OFFLOAD_TARGETS)
-        require_int(self.micro_batch, "micro_batch", *INT_RANGES["micro_batch"])
-        require_int(self.seq_len, "seq_len", *INT_RANGES["seq_len"])
-        require_int(self.grad_accum, "grad_accum", *INT_RANGES["grad_accum"])
-        require_choice(self.precision, "precision", PRECISIONS)
-        require_choice(self.optimizer, "optimizer", OPTIMIZERS)
-        require_choice(self.recompute, "recompute", RECOMPUTE)
         require(not self.sequence_parallel or self.tp > 1, "sequence_parallel",
                 "sequence parallelism needs TP > 1", "off when tp = 1")
-        require_choice(self.weight_bits, "weight_bits", WEIGHT_BITS)
-        require_choice(self.kv_bits, "kv_bits", KV_BITS)
-        require_int(self.serve_batch, "serve_batch", *INT_RANGES["serve_batch"])
-        require_int(self.serve_context, "serve_context", *INT_RANGES["serve_context"])
+
+    @classmethod
+    def spec(cls, name: str) -> dict:
+        """The declaration of editable field ``name`` (label, unit, lo, hi, choices, choice_labels, tip)."""
+        return spec_of(cls, name)
+
+    @classmethod
+    def limits(cls, name: str) -> tuple[int, int]:
+        """The allowed range ``(lo, hi)`` of integer field ``name``, for engines that take it as an argument."""
+        m = spec_of(cls, name)
+        return m["lo"], m["hi"]
 
     # --- derived, cheap -------------------------------------------------------------------
     @property

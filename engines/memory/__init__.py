@@ -5,7 +5,7 @@ from __future__ import annotations
 
 # re-exported: ``engines.memory`` keeps every name (and the private ones tests use) it had as one module
 from engines.memory.analytic import (ADAM8BIT_BLOCK, CATEGORIES, DDP_BUCKET_BYTES, DEEPSPEED_BUCKET_ELEMENTS,  # noqa: F401
-                                     DEFAULT_RESERVE_FRACTION, INT_RANGES, RECOMPUTE_MODES, SHARD_ORDER, STAGE_OF,
+                                     DEFAULT_RESERVE_FRACTION, RECOMPUTE_MODES, SHARD_ORDER, STAGE_OF,
                                      STRATEGIES, TIMELINE_STAGES, Communication, MemoryBreakdown, MemorySweep,
                                      ModelStates, Options, Precision, StageMemory, ZeroFrame, _activation_dims,
                                      _buffer_bytes, _dp_ranks_per_node, _recompute_working_bytes, _stage_memory,

@@ -30,7 +30,7 @@ from engines.core.errors import ValidationError, require, require_bool, require_
 from engines.core.hardware import gpu as gpu_spec
 from engines.memory.labels import STRATEGY_LABELS
 from engines.core.models import ModelArch
-from engines.core.scenario import INT_RANGES, STRATEGIES, Scenario
+from engines.core.scenario import STRATEGIES, Scenario
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 CATEGORIES = ("params", "grads", "optimizer", "activations", "buffers", "reserve")
@@ -185,9 +185,9 @@ def layer_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp: 
 def _activation_dims(arch: ModelArch, seq_len: int, micro_batch: int, tp: int) -> tuple[int, int, int]:
     """Check s, b and t as the scenario does (its ranges) and that TP divides the heads."""
     require(isinstance(arch, ModelArch), "arch", "must be a ModelArch")
-    s = require_int(seq_len, "seq_len", *INT_RANGES["seq_len"])
-    b = require_int(micro_batch, "micro_batch", *INT_RANGES["micro_batch"])
-    t = require_int(tp, "tp", *INT_RANGES["tp"])
+    s = require_int(seq_len, "seq_len", *Scenario.limits("seq_len"))
+    b = require_int(micro_batch, "micro_batch", *Scenario.limits("micro_batch"))
+    t = require_int(tp, "tp", *Scenario.limits("tp"))
     require(arch.heads % t == 0, "tp", f"TP {t} does not divide {arch.heads} heads", "a divisor of the head count")
     return s, b, t
 
@@ -221,7 +221,7 @@ def output_activation_bytes(arch: ModelArch, seq_len: int, micro_batch: int, tp:
 def stage_layers(layers: int, pp: int) -> list[int]:
     """Layers per pipeline stage: as even as possible, the remainder on the earliest stages."""
     layers = require_int(layers, "layers", 1)
-    pp = require_int(pp, "pp", *INT_RANGES["pp"])
+    pp = require_int(pp, "pp", *Scenario.limits("pp"))
     require(pp <= layers, "pp", f"PP {pp} exceeds {layers} layers", f"integer 1…{layers}")
     base, extra = divmod(layers, pp)
     return [base + (1 if i < extra else 0) for i in range(pp)]
@@ -430,7 +430,7 @@ def communication(scenario: Scenario, strategy: str | None = None, dp: int | Non
     """
     strategy = strategy or scenario.strategy
     require_choice(strategy, "strategy", STRATEGIES)
-    dp = scenario.dp if dp is None else require_int(dp, "dp", *INT_RANGES["n_gpus"])
+    dp = scenario.dp if dp is None else require_int(dp, "dp", *Scenario.limits("n_gpus"))
     if psi_gpu is None:
         psi_gpu = max(stage_param_counts(scenario.arch, scenario.pp)) / scenario.tp
     else:

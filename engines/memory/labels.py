@@ -6,14 +6,8 @@ the legend and axis names, ``STRATEGY_TICKS`` progressively shorter axis names f
 """
 from __future__ import annotations
 
-STRATEGY_LABELS = {
-    "dp": "DP (no sharding)",
-    "zero1": "ZeRO-1 (P_os)",
-    "zero2": "ZeRO-2 (P_os+g)",
-    "zero3": "ZeRO-3 (P_os+g+p)",
-    "fsdp": "FSDP full shard",
-    "fsdp-hybrid": "FSDP hybrid shard",
-}
+from engines.core.scenario import STRATEGY_LABELS  # noqa: F401  (declared with the scenario's strategy field)
+
 STRATEGY_SHORT = {"dp": "DP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "fsdp": "FSDP",
                   "fsdp-hybrid": "FSDP hybrid"}
 _TICK = {**STRATEGY_SHORT, "fsdp-hybrid": "hybrid"}

@@ -18,7 +18,7 @@ def step_problems(win, tour: Tour, index: int) -> list[str]:
         return [f"{where}: shows {panel.key if panel else None!r}, not {step.panel!r}"]
     problems = [] if panel.settle() else [f"{where}: the panel's jobs were still running after 120 s"]
     if panel.Params is not None:
-        want = panel.Params.from_dict(dict(step.params))
+        want = panel.Params.from_dict(dict(step.params), step.params_version)
         if panel.params != want:
             diff = {k: v for k, v in panel.params.to_dict().items() if want.to_dict().get(k) != v}
             problems.append(f"{where}: parameters differ from the step's: {diff}")

@@ -20,7 +20,7 @@ from engines.core.presets import apply_preset
 from engines.core.scenario import FIELD_NAMES, Scenario
 from engines.core.versioned import Step, parse_json, upgrade
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
-from explorer.view_state import ViewState
+from explorer.view_state import ViewState, current_params_version
 
 TOUR_VERSION = 1
 MIGRATIONS: dict[int, Step] = {}
@@ -30,8 +30,8 @@ MAX_CAPTION = 600          # characters: one to three sentences in large type
 MAX_STEPS = 200
 MAX_TOUR_BYTES = 2_000_000
 
-_STEP_KEYS = {"claim", "caption", "source", "notes", "preset", "scenario", "panel", "params", "tabs", "frame",
-              "play", "focus", "highlight"}
+_STEP_KEYS = {"claim", "caption", "source", "notes", "preset", "scenario", "panel", "params", "params_version", "tabs",
+              "frame", "play", "focus", "highlight"}
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,8 @@ class TourStep:
     from the defaults; ``params`` are the panel's parameters that differ from its defaults;
     ``focus`` names the view (chart) the step is about, which fills the panel in presenter mode;
     ``highlight`` names a view or a parameter's control to mark; ``play`` plays the timeline
-    from ``frame``. ``claim`` says which claim of the lesson the step shows."""
+    from ``frame``. ``claim`` says which claim of the lesson the step shows. ``params_version`` is the
+    version of the panel's ``Params`` the parameters were written for (migrated when the step is shown)."""
 
     panel: str
     caption: str
@@ -57,6 +58,11 @@ class TourStep:
     play: bool = False
     focus: str | None = None
     highlight: str | None = None
+    params_version: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.params and self.params_version is None:   # written by this app: its current version
+            object.__setattr__(self, "params_version", current_params_version(self.panel))
 
     def build_scenario(self) -> Scenario:
         """The step's scenario: the defaults, then its preset, then its fields."""
@@ -73,7 +79,8 @@ class TourStep:
     def view_state(self) -> ViewState:
         """The full view this step shows (raises ValidationError if its scenario is invalid)."""
         return ViewState(self.build_scenario(), self.panel, {self.panel: dict(self.params)},
-                         {self.panel: self.tabs} if self.tabs else {}, self.frame)
+                         {self.panel: self.tabs} if self.tabs else {}, self.frame,
+                         {self.panel: self.params_version} if self.params_version else {})
 
     def to_json_dict(self) -> dict:
         out: dict[str, Any] = {"panel": self.panel, "caption": self.caption}
@@ -86,6 +93,7 @@ class TourStep:
             out["scenario"] = dict(self.scenario)
         if self.params:
             out["params"] = dict(self.params)
+            out["params_version"] = self.params_version
         if self.tabs:
             out["tabs"] = list(self.tabs)
         if self.frame is not None:
@@ -127,6 +135,9 @@ class TourStep:
             raise ValidationError(f"{where}.scenario.{bad[0]}", "is not a scenario field")
         if not isinstance(params, Mapping):
             raise ValidationError(f"{where}.params", "must be an object of the panel's parameters")
+        version = doc.get("params_version", 1)    # absent: written before params had versions
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValidationError(f"{where}.params_version", f"{version!r} is not a version", "integer ≥ 1")
         tabs = doc.get("tabs", [])
         if not isinstance(tabs, list) or not all(isinstance(t, str) for t in tabs):
             raise ValidationError(f"{where}.tabs", "must be a list of tab titles")
@@ -142,7 +153,7 @@ class TourStep:
         return cls(panel=panel, caption=text("caption", True, MAX_CAPTION), source=text("source"),
                    claim=text("claim"), notes=text("notes"), preset=name("preset"), scenario=dict(scenario),
                    params=dict(params), tabs=tuple(tabs), frame=frame, play=play, focus=name("focus"),
-                   highlight=name("highlight"))
+                   highlight=name("highlight"), params_version=version if params else None)
 
     @classmethod
     def from_view(cls, view: ViewState, caption: str, **extra) -> "TourStep":
@@ -153,9 +164,10 @@ class TourStep:
         changes = {k: v for k, v in current.items() if default.get(k) != v}
         if "arch" in changes and current.get("model") != "custom":
             changes.pop("arch")                 # a preset model's architecture follows from its key
-        return cls(panel=view.panel, caption=caption, scenario=changes,
-                   params=dict(view.params.get(view.panel, {})), tabs=tuple(view.tabs.get(view.panel, ())),
-                   frame=view.frame, **extra)
+        params = dict(view.params.get(view.panel, {}))
+        return cls(panel=view.panel, caption=caption, scenario=changes, params=params,
+                   tabs=tuple(view.tabs.get(view.panel, ())), frame=view.frame,
+                   params_version=view.params_versions.get(view.panel) if params else None, **extra)
 
 
 @dataclass(frozen=True)

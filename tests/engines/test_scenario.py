@@ -152,3 +152,21 @@ def test_every_model_switch_from_every_preset_gives_a_valid_scenario():
             new, _note = switch_model(base, key)
             assert arch.heads % new.tp == 0 and new.pp <= arch.layers and new.n_gpus == base.n_gpus
             assert base.tp % new.tp == 0 and base.pp % new.pp == 0
+
+
+def test_editable_fields_are_declared_and_their_range_is_the_one_enforced():
+    """One declaration (engines.core.params.param) gives the dock its control and the engine its check."""
+    import pytest
+    from engines.core.errors import ValidationError
+    from engines.core.params import declared_fields
+    from engines.core.scenario import FIELD_NAMES, STRATEGY_LABELS, Scenario
+
+    assert set(declared_fields(Scenario)) == FIELD_NAMES - {"model", "arch"}
+    lo, hi = Scenario.limits("gpus_per_node")
+    Scenario(gpus_per_node=hi, n_gpus=hi)
+    with pytest.raises(ValidationError) as exc:
+        Scenario(gpus_per_node=hi + 1)
+    assert exc.value.field == "gpus_per_node" and f"{lo}…{hi}" in str(exc.value)
+    assert Scenario.spec("strategy")["choice_labels"] == STRATEGY_LABELS
+    with pytest.raises(ValidationError, match="internode_gbps"):
+        Scenario(internode_gbps=0.0)                 # the declared lower bound is open
