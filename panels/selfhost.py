@@ -6,6 +6,7 @@ sizing) runs in the "main" job slot, the simulated day in the "ops" slot after i
 and retirement figures are cheap formulas computed inline from the comparison."""
 from __future__ import annotations
 
+import logging
 import os
 from datetime import date
 from pathlib import Path
@@ -26,6 +27,8 @@ from panels._selfhost_cost import CostView
 from panels._selfhost_ops import CapacityView, DayView, SecurityTable, signal_words, upgrade_words
 from panels._selfhost_prices import PriceEditor, PriceTable, book_rows
 from panels._selfhost_privacy import PrivacyView
+
+log = logging.getLogger(__name__)
 
 TAB_TITLES = ("Cost against an API", "Prices and assumptions", "What stays private", "Operating it")
 OPS_TITLES = ("A day of traffic", "Capacity over months", "Upgrades", "Security", "Retire?")
@@ -201,8 +204,9 @@ class SelfHostPanel(Panel):
         if path.exists():
             try:
                 return load_prices(path), f"your edited file {path}"
-            except ValueError as exc:
-                self._startup_problem = f"your price file {path} is not used: {exc}"
+            except Exception as exc:   # noqa: BLE001 — whatever is in the user's file, the panel opens
+                log.warning("the price file %s is set aside: %s", path, exc)
+                self._startup_problem = f"your price file {path} is not used (kept as it is): {exc}"
         return load_prices(), "the shipped file assets/selfhost/prices.json"
 
     def use_price_text(self, text: str, where: str) -> str | None:
@@ -216,7 +220,7 @@ class SelfHostPanel(Panel):
             self.price_error.show_error(f"{where}: {exc} — nothing changed.")
             return str(exc)
         try:
-            atomic_write_text(user_price_path(), dump_prices(book))
+            atomic_write_text(user_price_path(), dump_prices(book), make_parents=True)
         except OSError as exc:
             self.price_error.show_error(f"cannot save the price file: {exc} — nothing changed.")
             return str(exc)
