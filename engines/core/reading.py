@@ -159,5 +159,19 @@ def load_yaml_all(text: str, field: str = "yaml", max_nodes: int = MAX_NODES,
     return docs
 
 
+def read_json(path: str | os.PathLike, limit: int, field: str = "file", max_nodes: int = MAX_NODES,
+              max_depth: int = MAX_DEPTH) -> object:
+    """A user's JSON file, bounded and checked; every problem a ValidationError on ``field`` naming the file."""
+    def fail(name: str, why: str) -> Exception:
+        return FileRefused(field, name, why)
+
+    p = Path(path)
+    text = read_text(p, limit, fail, not_text="is not UTF-8 text")
+    try:
+        return load_json(text, field, max_nodes, max_depth)
+    except ValidationError as exc:
+        raise ValidationError(field, f"{p.name}: {str(exc).split(': ', 1)[-1]}") from None
+
+
 __all__ = ["MAX_DEPTH", "MAX_NODES", "FileRefused", "read_bytes", "read_text", "tree_size", "check_tree",
-           "load_json", "load_yaml_all"]
+           "load_json", "load_yaml_all", "read_json"]
