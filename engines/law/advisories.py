@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -233,14 +234,16 @@ def _csaf_products(tree: dict, notes: list[str]) -> dict[str, tuple[str, str | N
     return out
 
 
-def _schema_notes(doc: dict, source: str) -> list[str]:
-    """The official CSAF 2.0 schema check, when the ``csaf`` package and jsonschema are installed."""
+@lru_cache(maxsize=1)
+def _csaf_validator():
+    """The OASIS CSAF 2.0 schema validator (built once: reading and compiling it takes about a second),
+    or the note saying why there is none."""
     try:
         dist = metadata.distribution("csaf")
         import jsonschema                                     # noqa: F401 (optional)
         from referencing import Registry, Resource
     except (metadata.PackageNotFoundError, ImportError):
-        return ["not checked against the OASIS JSON schema (install the 'advisories' extra)"]
+        return "not checked against the OASIS JSON schema (install the 'advisories' extra)"
     base = Path(str(dist.locate_file("csaf/csaf/v20/schema")))
     try:
         schema = json.loads((base / "csaf.json").read_text(encoding="utf-8"))
@@ -248,8 +251,15 @@ def _schema_notes(doc: dict, source: str) -> list[str]:
                  Resource.from_contents(json.loads((base / "referenced" / f"cvss-v{v}.json").read_text("utf-8"))))
                 for v in ("2.0", "3.0", "3.1")]
     except (OSError, ValueError):
-        return ["not checked: the csaf package's schema files could not be read"]
-    validator = jsonschema.Draft202012Validator(schema, registry=Registry().with_resources(refs))
+        return "not checked: the csaf package's schema files could not be read"
+    return jsonschema.Draft202012Validator(schema, registry=Registry().with_resources(refs))
+
+
+def _schema_notes(doc: dict, source: str) -> list[str]:
+    """The official CSAF 2.0 schema check, when the ``csaf`` package and jsonschema are installed."""
+    validator = _csaf_validator()
+    if isinstance(validator, str):
+        return [validator]
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
