@@ -137,3 +137,12 @@ def test_deep_nesting_and_giant_numbers_are_refused_by_every_reader(name, text):
 def test_yaml_deep_nesting_and_giant_integers_are_refused():
     for text in ("a: " + "[" * 5000 + "]" * 5000, "a: " + "9" * 5000):
         _refused("dump", text, "dump")
+
+
+@pytest.mark.parametrize("commands", ["[" * 100_000 + "]" * 100_000, "[[" + "9" * 5000 + ', "cordon n"]]'])
+def test_kubectl_commands_in_a_view_with_deep_nesting_or_giant_numbers_name_the_field(commands):
+    from engines.k8s.params import Params
+
+    with pytest.raises(ValidationError) as err:
+        Params(commands=commands).command_list
+    assert err.value.field == "commands"
