@@ -54,7 +54,8 @@ def read_bytes(path: str | os.PathLike, limit: int, fail: Fail = _default_fail) 
     except (OSError, ValueError) as exc:   # ValueError: a path with a NUL byte
         raise fail(name, f"cannot open it ({getattr(exc, 'strerror', None) or exc})") from None
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             what = ("a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode)
                     else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket or special file")
@@ -70,8 +71,9 @@ def read_bytes(path: str | os.PathLike, limit: int, fail: Fail = _default_fail) 
                 break
             chunks.append(chunk)
             got += len(chunk)
-        if got > limit:
-            raise fail(name, f"is larger than the {limit:,} bytes read here")
+        if got > limit:       # the size stat reports is only told, never trusted for the bound
+            size = f" (it is {st.st_size:,} bytes)" if st.st_size > limit else ""
+            raise fail(name, f"is larger than the {limit:,} bytes read here{size}")
         return b"".join(chunks)
     finally:
         os.close(fd)
