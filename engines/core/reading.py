@@ -161,6 +161,14 @@ def load_yaml_all(text: str, field: str = "yaml", max_nodes: int = MAX_NODES,
     return docs
 
 
+def in_file(exc: ValidationError, name: str) -> ValidationError:
+    """``exc`` with the file's name in front of its message (same field), for a reader's caller who
+    sees only the message: "prices.json: gpu_rental[0].gpu: {} is not a GPU …"."""
+    out = ValidationError(exc.field, f"{name}: {str(exc).split(': ', 1)[-1]}")
+    out.allowed = exc.allowed
+    return out
+
+
 def read_json(path: str | os.PathLike, limit: int, field: str = "file", max_nodes: int = MAX_NODES,
               max_depth: int = MAX_DEPTH) -> object:
     """A user's JSON file, bounded and checked; every problem a ValidationError on ``field`` naming the file."""
@@ -172,8 +180,8 @@ def read_json(path: str | os.PathLike, limit: int, field: str = "file", max_node
     try:
         return load_json(text, field, max_nodes, max_depth)
     except ValidationError as exc:
-        raise ValidationError(field, f"{p.name}: {str(exc).split(': ', 1)[-1]}") from None
+        raise in_file(exc, p.name) from None
 
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "FileRefused", "read_bytes", "read_text", "tree_size", "check_tree",
-           "load_json", "load_yaml_all", "read_json"]
+           "load_json", "load_yaml_all", "in_file", "read_json"]

@@ -69,7 +69,10 @@ def read_dump(path: str | os.PathLike) -> Dump:
                                f"a kubectl get … -o yaml|json file of at most {MAX_DUMP_BYTES // 2**20} MiB")
 
     text = reading.read_text(p, MAX_DUMP_BYTES, fail, not_text="is not UTF-8 text")
-    return parse_dump(text, str(p))
+    try:
+        return parse_dump(text, str(p))
+    except ValidationError as exc:
+        raise reading.in_file(exc, p.name) from None
 
 
 def _parse(text: str) -> list:

@@ -18,7 +18,7 @@ from pathlib import Path
 from engines.core.assets import asset_path
 from engines.core.errors import ValidationError, require_number
 from engines.core.hardware import GPUS
-from engines.core.reading import load_json, read_text
+from engines.core.reading import in_file, load_json, read_text
 from engines.core.versioned import upgrade
 
 KIND = "explorer-prices"
@@ -259,7 +259,10 @@ def load_prices(path: str | Path | None = None) -> PriceBook:
     p = Path(path) if path is not None else asset_path("selfhost", "prices.json")
     text = read_text(p, MAX_BYTES, lambda name, why: ValidationError("file", f"{p if why.startswith('cannot') else name} "
                                                                             f"{why}"), not_text="is not UTF-8 text")
-    return parse_price_text(text)
+    try:
+        return parse_price_text(text)
+    except ValidationError as exc:
+        raise in_file(exc, p.name) from None
 
 
 def dump_prices(book: PriceBook) -> str:

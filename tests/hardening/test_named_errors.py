@@ -146,3 +146,22 @@ def test_kubectl_commands_in_a_view_with_deep_nesting_or_giant_numbers_name_the_
     with pytest.raises(ValidationError) as err:
         Params(commands=commands).command_list
     assert err.value.field == "commands"
+
+
+def test_a_dump_or_price_file_error_names_the_file_and_the_field(tmp_path):
+    from engines.k8s.dump import read_dump
+    from engines.selfhost.prices import load_prices
+
+    dump = tmp_path / "cluster.yaml"
+    dump.write_text("kind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1}, spec: x}\n")
+    with pytest.raises(ValidationError) as err:
+        read_dump(dump)
+    assert str(err.value).startswith("items[0] (Node/n1)") and "cluster.yaml: " in str(err.value)
+    assert "\n" not in str(err.value)
+    doc = seed("price")
+    doc["gpu_rental"][0]["gpu"] = {}
+    prices = tmp_path / "my-prices.json"
+    prices.write_text(json.dumps(doc))
+    with pytest.raises(ValidationError) as err:
+        load_prices(prices)
+    assert err.value.field == "gpu_rental[0].gpu" and "my-prices.json: " in str(err.value)
