@@ -55,7 +55,7 @@ def _save_target(path: str | os.PathLike, make_parents: bool) -> Path:
         raise SaveProblem(f"cannot save {name}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
         raise SaveProblem(f"cannot save {name}: it is not a regular file")
-    if not os.access(target, os.W_OK):
+    if not os.access(target, os.W_OK) or not st.st_mode & 0o222:   # root passes os.access; the mode still says no
         raise SaveProblem(f"cannot save {name}: the file is read-only")
     return target
 
