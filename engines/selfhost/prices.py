@@ -249,16 +249,17 @@ def parse_prices(doc) -> PriceBook:
 
 
 def parse_price_text(text: str) -> PriceBook:
-    if not isinstance(text, str) or len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        raise ValidationError("file", f"more than {MAX_BYTES:,} bytes of text", "a price file of a few kB")
+    if not isinstance(text, str):
+        raise ValidationError("file", f"expected the text of a price file, got {type(text).__name__}")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        raise ValidationError("file", f"more than {MAX_BYTES:,} bytes", "a price file of a few kB")
     return parse_prices(load_json(text, "file"))
 
 
 def load_prices(path: str | Path | None = None) -> PriceBook:
     """The shipped price file, or the one at ``path``; any problem is a ValidationError saying what."""
     p = Path(path) if path is not None else asset_path("selfhost", "prices.json")
-    text = read_text(p, MAX_BYTES, lambda name, why: ValidationError("file", f"{p if why.startswith('cannot') else name} "
-                                                                            f"{why}"), not_text="is not UTF-8 text")
+    text = read_text(p, MAX_BYTES, lambda name, why: ValidationError("file", f"{p} {why}"), not_text="is not UTF-8 text")
     try:
         return parse_price_text(text)
     except ValidationError as exc:
