@@ -7,6 +7,22 @@ import sys
 import tempfile
 import time
 
+FONT_SCALE_RANGE = (0.6, 3.0)   # the range the theme keeps the text scale in (explorer.theme.Theme.scaled)
+
+
+def font_scale(text: str) -> float:
+    """``--font-scale``: a finite number in the theme's range, refused with a message otherwise
+    (nan, inf, 0 and -1 were silently clamped to a size nobody asked for)."""
+    import math
+
+    lo, hi = FONT_SCALE_RANGE
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (allowed: {lo}…{hi})") from None
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"{text} is out of range (allowed: {lo}…{hi})")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-state", metavar="OUT.json", help="write the view this command would show and exit")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="compute device for torch work")
     p.add_argument("--theme", choices=("light", "dark"), default="light")
-    p.add_argument("--font-scale", type=float, default=1.0, help="global text scale (presenter: 1.6)")
+    p.add_argument("--font-scale", type=font_scale, default=1.0, help="global text scale (presenter: 1.6)")
     p.add_argument("--presenter", action="store_true", help="light theme, large text, full screen")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the window offscreen to a PNG and exit")
     p.add_argument("--frame", type=int, default=None, help="timeline frame to show for --screenshot")

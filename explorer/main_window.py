@@ -165,6 +165,25 @@ def settings() -> QSettings:
     return QSettings("ai-systems-explorer", "explorer")
 
 
+def tidy_config_folders(st: QSettings) -> None:
+    """What a killed run left next to the app's own files: temp files of a killed save (our own
+    ``.NAME.xxxxxxxx.tmp`` pattern, in the configuration folders only) and a settings lock whose
+    owner is gone (QLockFile removes a stale lock when it tries to take it)."""
+    from PySide6.QtCore import QLockFile, QStandardPaths
+
+    from explorer.files import remove_stale_temps
+
+    folders = {Path(st.fileName()).parent,
+               Path(os.environ.get("EXPLORER_CONFIG_DIR")
+                    or QStandardPaths.writableLocation(QStandardPaths.AppConfigLocation))}
+    for folder in folders:
+        for path in remove_stale_temps(folder):
+            log.info("removed %s, left by an interrupted save", path)
+    lock = QLockFile(st.fileName() + ".lock")
+    if lock.tryLock(0):
+        lock.unlock()
+
+
 class MainWindow(QMainWindow):
     def __init__(self, ctx: AppContext, panel_classes: list[type[Panel]] | None = None,
                  remember_layout: bool = True, freeze_objects: bool = False) -> None:
@@ -706,30 +725,45 @@ class MainWindow(QMainWindow):
 
     # --- layout memory -------------------------------------------------------------------------
     def _restore_layout(self) -> None:
+        """The remembered layout, panel and knobs; a setting of the wrong type or a broken one is
+        skipped with a warning (the app always starts; the settings file is rewritten at close)."""
         st = settings()
-        geo, state = st.value("geometry"), st.value("state")
-        if geo is not None:
-            self.restoreGeometry(geo)
-        if state is not None:
-            self.restoreState(state)
+        tidy_config_folders(st)
+        skipped: list[str] = []
+        for key, restore in (("geometry", self.restoreGeometry), ("state", self.restoreState)):
+            value = st.value(key)
+            if value is None:
+                continue
+            if not isinstance(value, (QByteArray, bytes)) or not restore(QByteArray(value)):
+                skipped.append(key)
         saved = st.value("view")
         if saved:   # the panels' own knobs and tabs, checked as each panel is built (no imports at start-up)
             try:
+                if not isinstance(saved, str):
+                    raise ValidationError("view", f"expected the text of a view, got {type(saved).__name__}")
                 view = ViewState.from_json(saved)
             except ValidationError as exc:
                 log.warning("the remembered panel settings were not restored: %s", exc)
+                skipped.append("view")
             else:
                 known = {c.key for c in self.panel_infos}
                 self._pending_params.update({k: dict(v) for k, v in view.params.items() if k in known})
                 self._pending_versions.update({k: view.params_versions[k] for k in view.params if k in known})
                 self._pending_tabs.update({k: tuple(v) for k, v in view.tabs.items() if k in known})
         tab = st.value("tab")
+        if tab is not None and not isinstance(tab, str):
+            skipped.append("tab")
+            tab = None
         if tab and tab != "start":
             for i, c in enumerate(self.panel_infos):
                 if c.key == tab:
                     self.tabs.setCurrentIndex(i)
         else:          # a first start, or the start page last time: show what the app can teach
             self.lessons.show_start()
+        if skipped:
+            note = f"Some remembered settings were broken and not used: {', '.join(skipped)} ({st.fileName()})"
+            log.warning(note)
+            self.statusBar().showMessage(note, 15_000)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)

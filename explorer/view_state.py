@@ -20,6 +20,9 @@ from engines.core.scenario import Scenario
 from engines.core.versioned import Step, parse_json, upgrade
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
 
+MAX_FRAME = 2**31 - 1
+"""The timeline's position is a Qt int (a C int): a larger frame cannot be shown."""
+
 VIEW_STATE_VERSION = 1
 MIGRATIONS: dict[int, Step] = {}
 """View-state migrations, ``{v: step}`` turning version v into v + 1 (version 1 is current)."""
@@ -103,8 +106,8 @@ class ViewState:
                 isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in versions.values()):
             raise ValidationError("params_versions", "must map panel keys to version numbers", "integers ≥ 1")
         frame = doc.get("frame")
-        if frame is not None and (isinstance(frame, bool) or not isinstance(frame, int) or frame < 0):
-            raise ValidationError("frame", f"{frame!r} is not a frame number", "integer ≥ 0 or null")
+        if frame is not None and (isinstance(frame, bool) or not isinstance(frame, int) or not 0 <= frame <= MAX_FRAME):
+            raise ValidationError("frame", f"{frame!r} is not a frame number", f"integer 0…{MAX_FRAME} or null")
         return cls(scenario=Scenario.from_json_dict(doc.get("scenario")), panel=panel,
                    params={str(k): dict(v) for k, v in params.items()},
                    tabs={str(k): tuple(v) for k, v in tabs.items()}, frame=frame,

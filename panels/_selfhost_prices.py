@@ -2,6 +2,7 @@
 words), its source and confidence, and the editor that validates a changed file before it is used."""
 from __future__ import annotations
 
+import logging
 import os
 from datetime import date
 from html import escape
@@ -20,6 +21,8 @@ from explorer.ui.widgets import ErrorLabel
 PRICE_FILE = "selfhost-prices.json"
 
 COLUMNS = ("what", "age", "price", "observed", "confidence", "kind", "source")
+
+log = logging.getLogger(__name__)
 
 
 def book_rows(book: PriceBook, today: date) -> list[dict]:
@@ -141,8 +144,9 @@ class PriceFileMixin:
         if path.exists():
             try:
                 return load_prices(path), f"your edited file {path}"
-            except ValueError as exc:
-                self._startup_problem = f"your price file {path} is not used: {exc}"
+            except Exception as exc:   # noqa: BLE001 — whatever is in the user's file, the panel opens
+                log.warning("the price file %s is set aside: %s", path, exc)
+                self._startup_problem = f"your price file {path} is not used (kept as it is): {exc}"
         return load_prices(), "the shipped file assets/selfhost/prices.json"
 
     def use_price_text(self, text: str, where: str) -> str | None:
@@ -154,7 +158,7 @@ class PriceFileMixin:
             self.price_error.show_error(f"{where}: {exc} — nothing changed.")
             return str(exc)
         try:
-            atomic_write_text(user_price_path(), dump_prices(book))
+            atomic_write_text(user_price_path(), dump_prices(book), make_parents=True)
         except OSError as exc:
             self.price_error.show_error(f"cannot save the price file: {exc} — nothing changed.")
             return str(exc)

@@ -19,6 +19,8 @@ from engines.core.cited import CITED_FIELDS, CONFIDENCE, CONFIDENCE_LABELS, DATE
 from engines.core.errors import ValidationError
 from engines.core.versioned import upgrade
 
+MAX_TABLE_BYTES = 2_000_000   # the shipped tables are a few kB
+
 SCHEMA_VERSION = 1
 
 
@@ -216,15 +218,9 @@ def load_table(name: str, path: str | Path | None = None) -> dict[str, Any]:
     """Read and validate ``assets/compute/<name>`` (or a user's edited copy at ``path``)."""
     if path is None:
         return _shipped(name)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValidationError("file", f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise ValidationError("file", f"not valid JSON: {exc}") from None
-    return parse_table(name, doc)
+    from engines.core.reading import read_json
+
+    return parse_table(name, read_json(path, MAX_TABLE_BYTES))
 
 
 @lru_cache(maxsize=None)

@@ -411,16 +411,9 @@ def save_result(result: ExperimentResult, path: str | os.PathLike) -> Path:
 
 def load_result(path: str | os.PathLike) -> ExperimentResult:
     """Read a saved result; a broken file raises ValidationError saying what is wrong."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        require(size <= MAX_RESULT_BYTES, "file", f"{path.name} is {size:,} bytes", f"≤ {MAX_RESULT_BYTES:,}")
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValidationError("file", f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ValidationError("file", f"{path.name} is not UTF-8 text") from None
-    return result_from_dict(parse_json(text))
+    from engines.core.reading import read_json
+
+    return result_from_dict(read_json(path, MAX_RESULT_BYTES))
 
 
 def shipped_result() -> ExperimentResult:

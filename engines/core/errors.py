@@ -84,8 +84,8 @@ def require_number(value: object, field: str, lo: float | None = None, hi: float
 
 def require_choice(value: object, field: str, choices) -> object:
     """Check that ``value`` is one of ``choices`` and return it."""
-    try:
-        known = value in choices
+    try:     # JSON true == 1 in Python: a bool is a choice only where the choices are bools
+        known = value in choices and (not isinstance(value, bool) or any(isinstance(c, bool) for c in choices))
     except TypeError:  # unhashable value (a list from JSON) tested against a dict or set
         known = False
     if not known:

@@ -161,14 +161,12 @@ class Scenario:
 
     @classmethod
     def from_json(cls, text: str) -> "Scenario":
+        from engines.core.reading import load_json   # deep nesting, 5,000-digit integers: refused, named
+
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError("file", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-        except ValueError as exc:     # an integer of more than 4,300 digits
-            raise ValidationError("file", f"not a scenario file: {exc}") from None
-        except RecursionError:
-            raise ValidationError("file", "not a scenario file: nested too deeply") from None
+            doc = load_json(text, "file")
+        except ValidationError as exc:
+            raise ValidationError("file", f"not a scenario file: {str(exc).split(': ', 1)[-1]}") from None
         return cls.from_json_dict(doc)
 
 

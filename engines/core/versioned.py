@@ -38,10 +38,8 @@ def upgrade(doc: Any, current: int, steps: Mapping[int, Step], kind: str) -> dic
 
 
 def parse_json(text: str) -> Any:
-    """The JSON document in ``text``; anything unreadable is a ValidationError on ``file``."""
-    import json
+    """The JSON document in ``text``; anything unreadable, too deep or too big is a ValidationError on ``file``
+    (:func:`engines.core.reading.load_json`)."""
+    from engines.core.reading import load_json
 
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ValidationError("file", f"not valid JSON: {exc}") from None
+    return load_json(text, "file")

@@ -13,18 +13,17 @@ address; their containers are started afresh by the simulated kubelets.
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from engines.core import reading
 from engines.core.errors import ValidationError
 from engines.k8s import manifests, rules
 from engines.k8s.store import NAMESPACED, clone
 
 MAX_DUMP_BYTES = 64 * 2**20
+MAX_DUMP_NODES = 10 * manifests.MAX_EXPANDED_NODES   # a dump is a whole cluster, ten times one manifest
 LOAD_ORDER = ("Node", "Service", "ResourceQuota", "Deployment", "ReplicaSet", "Pod", "HorizontalPodAutoscaler")
 REBUILT = {"EndpointSlice": "rebuilt by the EndpointSlice controller", "Endpoints": "rebuilt from the EndpointSlices",
            "Event": "a record, not state: the simulation writes its own"}
@@ -64,38 +63,24 @@ class Dump:
 def read_dump(path: str | os.PathLike) -> Dump:
     """Read and check the dump at ``path`` (raises ValidationError saying what is wrong)."""
     p = Path(path)
+
+    def fail(name: str, why: str) -> ValidationError:
+        return ValidationError("path", f"cannot read {p if why.startswith('cannot') else name}: {why}",
+                               f"a kubectl get … -o yaml|json file of at most {MAX_DUMP_BYTES // 2**20} MiB")
+
+    text = reading.read_text(p, MAX_DUMP_BYTES, fail, not_text="is not UTF-8 text")
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise ValidationError("path", f"cannot read {p}: {exc.strerror or exc}", "a kubectl get … -o yaml|json file") from None
-    if size > MAX_DUMP_BYTES:
-        raise ValidationError("path", f"{p.name} is {size / 2**20:.0f} MiB", f"at most {MAX_DUMP_BYTES // 2**20} MiB")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError("path", f"cannot read {p.name} as UTF-8 text: {exc}", "a YAML or JSON file") from None
-    return parse_dump(text, str(p))
+        return parse_dump(text, str(p))
+    except ValidationError as exc:
+        raise reading.in_file(exc, p.name) from None
 
 
 def _parse(text: str) -> list:
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            return [json.loads(text)]
-        except json.JSONDecodeError as exc:
-            raise ValidationError("dump", f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ValidationError("dump", f"not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    except RecursionError:
-        raise ValidationError("dump", "nested too deeply") from None
-    for doc in docs:
-        if manifests.expanded_size(doc) > 10 * manifests.MAX_EXPANDED_NODES:
-            raise ValidationError("dump", "expands to too many values through YAML aliases")
-    return docs
+    """The dump's documents: JSON or YAML, refused when deeper than ``reading.MAX_DEPTH`` or larger
+    than :data:`MAX_DUMP_NODES` values once YAML aliases are expanded (a "billion laughs", ``&r [*r]``)."""
+    if text.lstrip().startswith(("{", "[")):
+        return [reading.load_json(text, "dump", MAX_DUMP_NODES)]
+    return reading.load_yaml_all(text, "dump", MAX_DUMP_NODES)
 
 
 def _items(docs: list) -> list:
@@ -115,19 +100,29 @@ def _items(docs: list) -> list:
     return items
 
 
+def _map(value) -> dict:
+    """A field read for the dump's own bookkeeping: a wrong type reads as empty here, and the API
+    validation (:func:`manifests.validate`) then names it."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
 def _sanitize(obj: dict, notes: dict[str, list[str]], title: str) -> dict:
     """Fields a real object carries that this cluster cannot accept as they are."""
     obj = clone(obj)
     kind = obj.get("kind")
     if kind == "Node":
-        for t in (obj.get("spec") or {}).get("taints") or []:
+        for t in _list(_map(obj.get("spec")).get("taints")):
             if isinstance(t, dict):
                 t.pop("timeAdded", None)        # an RFC 3339 time; simulated time starts at 0
     specs = []
     if kind == "Pod":
         specs.append(obj.get("spec"))
     elif kind in ("Deployment", "ReplicaSet"):
-        specs.append(((obj.get("spec") or {}).get("template") or {}).get("spec"))
+        specs.append(_map(_map(obj.get("spec")).get("template")).get("spec"))
     for spec in specs:
         if isinstance(spec, dict) and spec.get("priorityClassName") and \
                 spec["priorityClassName"] not in rules.SYSTEM_PRIORITY_CLASSES:
@@ -148,27 +143,30 @@ def parse_dump(text: str, source: str = "dump") -> Dump:
     seen: set[tuple] = set()
     hints: list[tuple[str, str]] = []
     node_names = {i["metadata"].get("name") for i in items if isinstance(i, dict) and i.get("kind") == "Node"
-                  and isinstance(i.get("metadata"), dict)}
+                  and isinstance(i.get("metadata"), dict) and isinstance(i["metadata"].get("name"), str)}
     foreign_owned: dict[str, int] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
             raise ValidationError(f"items[{i}]", "not a Kubernetes object (no metadata)")
         kind = item.get("kind")
         meta = item["metadata"]
-        title = f"{kind}/{meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta.get('name', '?')}"
-        if kind not in LOAD_ORDER:
-            skipped.setdefault(str(kind), []).append(REBUILT.get(kind, "not simulated"))
+        ns = meta.get("namespace")
+        title = f"{kind}/{ns + '/' if isinstance(ns, str) and ns else ''}{meta.get('name', '?')}"
+        if not isinstance(kind, str) or kind not in LOAD_ORDER:
+            skipped.setdefault(str(kind), []).append(REBUILT.get(kind, "not simulated") if isinstance(kind, str)
+                                                     else "not simulated")
             continue
         if kind == "Pod":
-            phase = (item.get("status") or {}).get("phase")
+            phase = _map(item.get("status")).get("phase")
             if phase in ("Succeeded", "Failed") or meta.get("deletionTimestamp"):
                 skipped.setdefault("Pod", []).append("finished or being deleted in the dump")
                 continue
-            owner = next((r for r in meta.get("ownerReferences") or [] if isinstance(r, dict) and r.get("controller")), None)
+            owner = next((r for r in _list(meta.get("ownerReferences")) if isinstance(r, dict) and r.get("controller")),
+                         None)
             if owner is not None and owner.get("kind") not in ("ReplicaSet",):
                 foreign_owned[str(owner.get("kind"))] = foreign_owned.get(str(owner.get("kind")), 0) + 1
-            node = (item.get("spec") or {}).get("nodeName")
-            if node and node not in node_names:
+            node = _map(item.get("spec")).get("nodeName")
+            if isinstance(node, str) and node and node not in node_names:
                 notes.append(f"{title}: its node {node} is not in the dump: the scheduler places it again")
                 item = {**item, "spec": {k: v for k, v in item["spec"].items() if k != "nodeName"}}
         obj = _sanitize(item, classes, title)
@@ -183,7 +181,7 @@ def parse_dump(text: str, source: str = "dump") -> Dump:
         if key in seen:
             raise ValidationError(f"items[{i}] ({title})", "appears twice in the dump")
         seen.add(key)
-        if kind == "Pod" and (item.get("status") or {}).get("podIP") and clean["spec"].get("nodeName"):
+        if kind == "Pod" and _map(item.get("status")).get("podIP") and clean["spec"].get("nodeName"):
             hints.append((f"{key[1]}/{key[2]}", str(item["status"]["podIP"])))
         checked.append(clean)
     for name, users in sorted(classes.items()):

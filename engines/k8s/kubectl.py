@@ -14,10 +14,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-import yaml
-
 from engines.core.errors import ValidationError
+from engines.core.reading import load_yaml_all
 from engines.k8s import manifests, rules
+from engines.k8s.manifests import MAX_EXPANDED_NODES
 from engines.k8s.deployment import HASH_LABEL, REVISION
 from engines.k8s.store import NAMESPACED, ApiError, clone, controller_ref, obj_key
 
@@ -435,10 +435,11 @@ class Kubectl:
         kind_of_patch = flags.get("type", "strategic")
         if kind_of_patch not in ("merge", "strategic"):
             raise _Refused(f"error: --type {kind_of_patch} is not simulated here; use --type merge (RFC 7386)")
-        try:
-            patch = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise _Refused(f"error: unable to parse \"{text}\": the patch must be JSON or YAML") from None
+        try:     # bounded like a manifest: a recursive alias (&r {x: *r}) or a YAML bomb is refused here
+            docs = load_yaml_all(text, "patch", MAX_EXPANDED_NODES)
+        except ValidationError as exc:
+            raise _Refused(f"error: unable to parse \"{text}\": the patch must be JSON or YAML ({exc})") from None
+        patch = docs[0] if len(docs) == 1 else None
         if not isinstance(patch, dict):
             raise _Refused(f'error: unable to parse "{text}": the patch must be an object, e.g. {{"spec": {{"replicas": 3}}}}')
         if kind_of_patch == "strategic" and _has_list(patch):

@@ -16,9 +16,8 @@ import ipaddress
 import re
 from dataclasses import dataclass, field
 
-import yaml
-
 from engines.core.errors import ValidationError, require_bool, require_int, require_number
+from engines.core.reading import load_yaml_all, tree_size
 from engines.k8s import rules
 from engines.k8s.network import parse_cidr
 from engines.k8s.quota import validate_hard
@@ -481,42 +480,15 @@ MAX_EXPANDED_NODES = 100_000   # go-yaml refuses "excessive aliasing" the same w
 
 def expanded_size(obj: object, limit: int = MAX_EXPANDED_NODES) -> int:
     """How many values ``obj`` holds once YAML aliases are expanded, counted without expanding
-    them (each shared list/map is sized once), stopping past ``limit``: a 500-byte "billion
-    laughs" document parses into a few shared lists that would expand to 9⁹ strings."""
-    sizes: dict[int, int] = {}
-    entered: set[int] = set()
-    stack: list[tuple[object, bool]] = [(obj, False)]
-    while stack:
-        node, children_done = stack.pop()
-        if not isinstance(node, (dict, list)) or id(node) in sizes:
-            continue
-        children = list(node.values()) if isinstance(node, dict) else node
-        if not children_done:
-            if id(node) in entered:
-                return limit + 1          # a recursive alias (&a [*a]): infinite once expanded
-            entered.add(id(node))
-            stack.append((node, True))
-            stack.extend((c, False) for c in children if isinstance(c, (dict, list)) and id(c) not in sizes)
-            continue
-        sizes[id(node)] = min(limit + 1, 1 + sum(sizes.get(id(c), 1) if isinstance(c, (dict, list)) else 1
-                                                 for c in children))
-    return sizes.get(id(obj), 1)
+    them, stopping past ``limit`` (``limit + 1`` for a recursive alias): a 500-byte "billion
+    laughs" document parses into a few shared lists that would expand to 9⁹ strings. One count
+    for every reader: :func:`engines.core.reading.tree_size`."""
+    return tree_size(obj, limit)[0]
 
 
 def load_manifests(text: str) -> list[Manifest]:
     """Parse a YAML stream (documents separated by ---; a List's items are expanded)."""
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ValidationError("yaml", f"not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    except RecursionError:
-        raise ValidationError("yaml", "nested too deeply", "ordinary Kubernetes manifests") from None
-    for doc in docs:
-        if expanded_size(doc) > MAX_EXPANDED_NODES:
-            raise ValidationError("yaml", f"expands to more than {MAX_EXPANDED_NODES:,} values through aliases "
-                                          "(a YAML bomb?)", "manifests without excessive aliasing")
+    docs = load_yaml_all(text, "yaml", MAX_EXPANDED_NODES)   # a YAML bomb, a recursive alias, deep nesting: refused
     out = []
     for doc in docs:
         items = doc.get("items") if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]

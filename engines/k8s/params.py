@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 
 from engines.core.errors import ValidationError, require
+from engines.core.reading import load_json
 from engines.core.params import ParamsBase, param
 from engines.k8s.scenarios import Commands, check_commands, guide_keys
 from engines.k8s.why import WHY_KINDS
@@ -61,10 +62,7 @@ class Params(ParamsBase):
             raise ValidationError("commands", "expected JSON text")
         if not self.commands:
             return ()
-        try:
-            data = json.loads(self.commands)
-        except json.JSONDecodeError as exc:
-            raise ValidationError("commands", f"not valid JSON: {exc.msg}", '[[12, "cordon node-1"]]') from None
+        data = load_json(self.commands, "commands")     # deep nesting or a 5,000-digit number: named, refused
         if isinstance(data, list) and len(data) > MAX_COMMANDS:
             raise ValidationError("commands", f"{len(data)} commands", f"at most {MAX_COMMANDS}")
         return check_commands([tuple(x) if isinstance(x, list) else x for x in data] if isinstance(data, list) else data)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from packaging.version import InvalidVersion, Version
 
 from engines.core.assets import asset_path
 from engines.core.errors import ValidationError
-from engines.law.sbom import Sbom, norm, read_text
+from engines.law.sbom import Sbom, load_json, norm, read_text
 
 AFFECTED, FIXED, NOT_AFFECTED, INVESTIGATING, UNKNOWN = ("affected", "fixed", "not affected",
                                                         "under investigation", "not evaluated")
@@ -87,10 +88,7 @@ def read(path) -> Advisories:
 
 
 def parse(text: str, source: str = "advisory") -> Advisories:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    doc = load_json(text, source, _fail)
     if isinstance(doc, dict) and isinstance(doc.get("document"), dict) and "csaf_version" in doc["document"]:
         return _csaf(doc, source)
     records = doc.get("vulns") if isinstance(doc, dict) and "vulns" in doc else doc
@@ -110,23 +108,33 @@ def _text(value, where: str, source: str) -> str:
     return value.strip()
 
 
+def _items(value, where: str, source: str, of: type | None = None) -> list:
+    """An OSV list field: absent or null is empty; any other type (or item type) is refused, named."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or (of is not None and not all(isinstance(v, of) for v in value)):
+        kind = "a list" if of is None else f"a list of {'strings' if of is str else 'objects'}"
+        raise _fail(source, f"{where} is not {kind} ({type(value).__name__})")
+    return value
+
+
 def _osv(rec: dict, source: str) -> Advisory:
     vid = _text(rec.get("id"), "'id'", source)
     packages = []
-    for i, aff in enumerate(rec.get("affected") or ()):
+    for i, aff in enumerate(_items(rec.get("affected"), f"{vid} affected", source)):
         where = f"{vid} affected[{i}]"
         pkg = aff.get("package") if isinstance(aff, dict) else None
         if not isinstance(pkg, dict):
             raise _fail(source, f"{where} has no package")
         name, eco = _text(pkg.get("name"), f"{where}.package.name", source), pkg.get("ecosystem")
-        versions = {str(v): AFFECTED for v in aff.get("versions") or () if isinstance(v, str)}
+        versions = {v: AFFECTED for v in _items(aff.get("versions"), f"{where}.versions", source, str)}
         ranges = []
-        for j, rng in enumerate(aff.get("ranges") or ()):
+        for j, rng in enumerate(_items(aff.get("ranges"), f"{where}.ranges", source)):
             kind = rng.get("type") if isinstance(rng, dict) else None
             if kind not in ("GIT", "SEMVER", "ECOSYSTEM"):
                 raise _fail(source, f"{where}.ranges[{j}] has type {kind!r}; OSV allows GIT, SEMVER, ECOSYSTEM")
             events = []
-            for ev in rng.get("events") or ():
+            for ev in _items(rng.get("events"), f"{where}.ranges[{j}].events", source):
                 if not isinstance(ev, dict) or len(ev) != 1:
                     raise _fail(source, f"{where}.ranges[{j}] has an event that is not one key and value")
                 ((key, value),) = ev.items()
@@ -137,8 +145,11 @@ def _osv(rec: dict, source: str) -> Advisory:
                 raise _fail(source, f"{where}.ranges[{j}] has no 'introduced' event")
             ranges.append((kind, tuple(events)))
         packages.append(Affected(name, eco if isinstance(eco, str) else None, versions, tuple(ranges)))
+    for key in ("summary", "details"):
+        if rec.get(key) is not None and not isinstance(rec.get(key), str):
+            raise _fail(source, f"{vid} {key} is not text ({type(rec.get(key)).__name__})")
     summary = rec.get("summary") or (rec.get("details") or "")[:160]
-    return Advisory(vid, str(summary).strip(), tuple(a for a in rec.get("aliases") or () if isinstance(a, str)),
+    return Advisory(vid, summary.strip(), tuple(_items(rec.get("aliases"), f"{vid} aliases", source, str)),
                     tuple(packages))
 
 
@@ -177,14 +188,20 @@ def osv_range_status(version: str, kind: str, events) -> tuple[str, str]:
 
 
 # ---- CSAF --------------------------------------------------------------------------------------
+def _seq(value) -> list:
+    """A CSAF list field, or nothing when it is not a list (the schema check reports the type)."""
+    return value if isinstance(value, list) else []
+
+
 def _csaf_products(tree: dict, notes: list[str]) -> dict[str, tuple[str, str | None]]:
     """product id → (package name, version) from the product tree's branches and full product names."""
     out: dict[str, tuple[str, str | None]] = {}
 
     def from_product(prod: dict, name: str | None, version: str | None) -> None:
         pid = prod.get("product_id")
-        purl = ((prod.get("product_identification_helper") or {}).get("purl") or "")
-        if purl.startswith("pkg:"):
+        helper = prod.get("product_identification_helper")
+        purl = helper.get("purl") if isinstance(helper, dict) else None
+        if isinstance(purl, str) and purl.startswith("pkg:"):
             body = purl[4:].split("?")[0].split("#")[0]
             path, _, ver = body.partition("@")
             name, version = path.rsplit("/", 1)[-1], (ver or version)
@@ -192,10 +209,11 @@ def _csaf_products(tree: dict, notes: list[str]) -> dict[str, tuple[str, str | N
             out[pid] = (name or str(prod.get("name") or pid), version)
 
     def walk(branches, name: str | None, version: str | None) -> None:
-        for b in branches or ():
+        for b in branches if isinstance(branches, list) else ():
             if not isinstance(b, dict):
                 continue
             cat, bname = b.get("category"), b.get("name")
+            bname = bname if isinstance(bname, str) else None
             n, v = (bname, version) if cat == "product_name" else (name, bname if cat == "product_version" else version)
             if cat == "product_version_range":
                 notes.append(f"version range {bname!r} cannot be matched to a single version")
@@ -205,24 +223,27 @@ def _csaf_products(tree: dict, notes: list[str]) -> dict[str, tuple[str, str | N
             walk(b.get("branches"), n, v)
 
     walk(tree.get("branches"), None, None)
-    for prod in tree.get("full_product_names") or ():
+    for prod in _seq(tree.get("full_product_names")):
         if isinstance(prod, dict):
             from_product(prod, None, None)
-    for rel in tree.get("relationships") or ():     # "X installed on Y": X's name and version
+    for rel in _seq(tree.get("relationships")):     # "X installed on Y": X's name and version
         fpn = rel.get("full_product_name") if isinstance(rel, dict) else None
-        if isinstance(fpn, dict) and rel.get("product_reference") in out:
+        if isinstance(fpn, dict) and isinstance(fpn.get("product_id"), str) and \
+                isinstance(rel.get("product_reference"), str) and rel["product_reference"] in out:
             out[fpn.get("product_id")] = out[rel["product_reference"]]
     return out
 
 
-def _schema_notes(doc: dict, source: str) -> list[str]:
-    """The official CSAF 2.0 schema check, when the ``csaf`` package and jsonschema are installed."""
+@lru_cache(maxsize=1)
+def _csaf_validator():
+    """The OASIS CSAF 2.0 schema validator (built once: reading and compiling it takes about a second),
+    or the note saying why there is none."""
     try:
         dist = metadata.distribution("csaf")
         import jsonschema                                     # noqa: F401 (optional)
         from referencing import Registry, Resource
     except (metadata.PackageNotFoundError, ImportError):
-        return ["not checked against the OASIS JSON schema (install the 'advisories' extra)"]
+        return "not checked against the OASIS JSON schema (install the 'advisories' extra)"
     base = Path(str(dist.locate_file("csaf/csaf/v20/schema")))
     try:
         schema = json.loads((base / "csaf.json").read_text(encoding="utf-8"))
@@ -230,8 +251,15 @@ def _schema_notes(doc: dict, source: str) -> list[str]:
                  Resource.from_contents(json.loads((base / "referenced" / f"cvss-v{v}.json").read_text("utf-8"))))
                 for v in ("2.0", "3.0", "3.1")]
     except (OSError, ValueError):
-        return ["not checked: the csaf package's schema files could not be read"]
-    validator = jsonschema.Draft202012Validator(schema, registry=Registry().with_resources(refs))
+        return "not checked: the csaf package's schema files could not be read"
+    return jsonschema.Draft202012Validator(schema, registry=Registry().with_resources(refs))
+
+
+def _schema_notes(doc: dict, source: str) -> list[str]:
+    """The official CSAF 2.0 schema check, when the ``csaf`` package and jsonschema are installed."""
+    validator = _csaf_validator()
+    if isinstance(validator, str):
+        return [validator]
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -252,19 +280,23 @@ def _csaf(doc: dict, source: str) -> Advisories:
         raise _fail(source, "CSAF without a product_tree names no product")
     products = _csaf_products(tree, notes)
     items = []
-    for i, vul in enumerate(doc.get("vulnerabilities") or ()):
+    for i, vul in enumerate(_items(doc.get("vulnerabilities"), "vulnerabilities", source)):
         if not isinstance(vul, dict):
             raise _fail(source, f"vulnerabilities[{i}] is not an object")
-        tracking = doc["document"].get("tracking") or {}
-        vid = vul.get("cve") or (vul.get("ids") or [{}])[0].get("text") or f"{tracking.get('id', 'CSAF')}#{i + 1}"
+        tracking = doc["document"].get("tracking")
+        ids = _seq(vul.get("ids"))
+        first_id = ids[0].get("text") if ids and isinstance(ids[0], dict) else None
+        vid = next((v for v in (vul.get("cve"), first_id) if isinstance(v, str) and v),
+                   f"{tracking.get('id', 'CSAF') if isinstance(tracking, dict) else 'CSAF'}#{i + 1}")
         by_pkg: dict[str, dict[str, str]] = {}
+        status_lists = vul.get("product_status") if isinstance(vul.get("product_status"), dict) else {}
         for key, status in CSAF_STATUS.items():
-            for pid in (vul.get("product_status") or {}).get(key) or ():
-                if pid not in products:
+            for pid in _seq(status_lists.get(key)):
+                if not isinstance(pid, str) or pid not in products:
                     notes.append(f"{vid}: product id {pid!r} is not in the product tree")
                     continue
                 name, ver = products[pid]
-                if ver is not None:
+                if isinstance(name, str) and isinstance(ver, str):
                     by_pkg.setdefault(name, {})[ver] = status
         packages = tuple(Affected(n, None, v, complete=False) for n, v in by_pkg.items())
         items.append(Advisory(str(vid), str(vul.get("title") or doc["document"].get("title") or ""), (), packages))

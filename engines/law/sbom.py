@@ -29,9 +29,11 @@ from importlib import metadata
 from pathlib import Path
 
 from engines.core.assets import asset_path
+from engines.core import reading
 from engines.core.errors import Cancelled, ValidationError
 
 MAX_BYTES = 50 * 1024 * 1024
+CDX_VERSIONS = ("1.2", "1.3", "1.4", "1.5", "1.6", "1.7")   # the CycloneDX JSON versions documented above
 NOASSERTION = {"NOASSERTION", "NONE", ""}
 PROJECT = "ai-systems-explorer"
 
@@ -73,24 +75,39 @@ def read(path) -> Sbom:
 
 
 def read_text(p: Path, fail, not_text: str = "not UTF-8 text") -> str:
-    """A user's file as text, refused through ``fail(source, why)`` when missing, too big or not UTF-8."""
+    """A user's file as text, refused through ``fail(source, why)`` when missing, too big, not a
+    regular file or not UTF-8 (the bounded reader of :mod:`engines.core.reading`)."""
+    return reading.read_text(p, MAX_BYTES, fail, "utf-8-sig", not_text)
+
+
+def load_json(text: str, source: str, fail) -> object:
+    """The JSON document in ``text``, or ``fail(source, why)``: broken, too deep, too big."""
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise fail(p.name, f"cannot open it ({exc.strerror or exc})") from None
-    if size > MAX_BYTES:
-        raise fail(p.name, f"{size:,} bytes is more than the {MAX_BYTES:,} read here")
-    try:
-        return p.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
-        raise fail(p.name, not_text) from None
+        return reading.load_json(text, "file")
+    except ValidationError as exc:
+        raise fail(source, str(exc).split(": ", 1)[-1]) from None
+
+
+def _list(value, where: str, source: str, of=None) -> list:
+    """``value`` when it is a list (of ``of`` items, if given), else the reader's error naming ``where``."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or (of is not None and not all(isinstance(v, of) for v in value)):
+        kind = f"a list of {of.__name__ if of is not str else 'strings'}" if of is not None else "a list"
+        raise _fail(source, f"{where} is not {kind} ({type(value).__name__})")
+    return value
+
+
+def _ref(value, where: str, source: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _fail(source, f"{where} is not text ({type(value).__name__})")
+    return value
 
 
 def parse(text: str, source: str = "SBOM") -> Sbom:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(source, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    doc = load_json(text, source, _fail)
     if not isinstance(doc, dict):
         raise _fail(source, "the JSON is not an object")
     if doc.get("bomFormat") == "CycloneDX":
@@ -106,9 +123,9 @@ def _text(value) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _cdx_licence(c: dict) -> str | None:
+def _cdx_licence(c: dict, where: str, source: str) -> str | None:
     out = []
-    for entry in c.get("licenses") or ():
+    for entry in _list(c.get("licenses"), f"{where}.licenses", source):
         if not isinstance(entry, dict):
             continue
         if _text(entry.get("expression")):
@@ -123,6 +140,8 @@ def _cyclonedx(doc: dict, source: str) -> Sbom:
     spec = doc.get("specVersion")
     if not isinstance(spec, str) or not re.fullmatch(r"1\.\d+", spec):
         raise _fail(source, f"CycloneDX without a valid specVersion ({spec!r})")
+    if spec not in CDX_VERSIONS:
+        raise _fail(source, f"CycloneDX specVersion {spec} is not read here (1.2 to 1.7 are)")
     comps = doc.get("components", [])
     if not isinstance(comps, list):
         raise _fail(source, "CycloneDX 'components' is not a list")
@@ -133,8 +152,9 @@ def _cyclonedx(doc: dict, source: str) -> Sbom:
         for i, c in enumerate(items):
             if not isinstance(c, dict) or not _text(c.get("name")):
                 raise _fail(source, f"{where}[{i}] has no name")
-            components.append(Component(c["name"].strip(), _text(c.get("version")), _cdx_licence(c),
-                                        str(c.get("bom-ref") or "")))
+            components.append(Component(c["name"].strip(), _text(c.get("version")),
+                                        _cdx_licence(c, f"{where}[{i}]", source),
+                                        _ref(c.get("bom-ref"), f"{where}[{i}].bom-ref", source)))
             if isinstance(c.get("components"), list):
                 walk(c["components"], f"{where}[{i}].components")
 
@@ -150,8 +170,10 @@ def _cyclonedx(doc: dict, source: str) -> Sbom:
         problems.append("no dependency graph: the file cannot show which components are top-level")
     else:
         by_ref = {c.ref: c for c in components if c.ref}
-        graph = {d.get("ref"): d.get("dependsOn") or [] for d in deps if isinstance(d, dict)}
-        direct = graph.get(root.get("bom-ref"))
+        graph = {_ref(d.get("ref"), f"dependencies[{i}].ref", source):
+                 _list(d.get("dependsOn"), f"dependencies[{i}].dependsOn", source, str)
+                 for i, d in enumerate(deps) if isinstance(d, dict)}
+        direct = graph.get(_ref(root.get("bom-ref"), "metadata.component.bom-ref", source) or None)
         if direct is None:
             problems.append("the dependency graph has no entry for the product itself")
         else:
@@ -177,8 +199,11 @@ def _spdx(doc: dict, source: str) -> Sbom:
                     if isinstance(v, str) and v.strip() not in NOASSERTION), None)
         ver = _text(pkg.get("versionInfo"))
         by_id[pkg["SPDXID"]] = Component(pkg["name"].strip(), None if ver in NOASSERTION else ver, lic, pkg["SPDXID"])
-    rels = [r for r in doc.get("relationships") or () if isinstance(r, dict)]
-    roots = list(doc.get("documentDescribes") or ()) + [
+    rels = [r for r in _list(doc.get("relationships"), "relationships", source) if isinstance(r, dict)]
+    for i, r in enumerate(rels):
+        for key in ("spdxElementId", "relatedSpdxElement", "relationshipType"):
+            _ref(r.get(key), f"relationships[{i}].{key}", source)
+    roots = list(_list(doc.get("documentDescribes"), "documentDescribes", source, str)) + [
         r.get("relatedSpdxElement") for r in rels
         if r.get("relationshipType") == "DESCRIBES" and r.get("spdxElementId") == doc.get("SPDXID")]
     roots = [r for r in dict.fromkeys(roots) if r in by_id]

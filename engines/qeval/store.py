@@ -15,6 +15,8 @@ from engines.core.errors import ValidationError
 from engines.core.versioned import parse_json, upgrade
 from engines.qeval.result import SCHEMA_VERSION, Evaluation
 
+MAX_EVALUATION_BYTES = 20_000_000   # the shipped file is 56 kB; a cache of every configuration stays far below
+
 KIND = "quantization evaluation"
 SHIPPED = ("qeval", "shipped.json")
 
@@ -50,11 +52,9 @@ def save_evaluations(path: str | Path, evaluations, note: str = "") -> None:
 
 
 def load_evaluations(path: str | Path) -> tuple[Evaluation, ...]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValidationError("file", f"cannot read {path}: {exc.strerror}") from None
-    return from_document(parse_json(text))
+    from engines.core.reading import read_json
+
+    return from_document(read_json(path, MAX_EVALUATION_BYTES))
 
 
 def shipped_evaluations(budget: str | None = None) -> tuple[Evaluation, ...]:

@@ -18,7 +18,8 @@ from engines.core.assets import asset_path
 from engines.core.cited import CONFIDENCE, Cited, check_cited, cited_date
 from engines.core.errors import ValidationError, require_number
 from engines.core.hardware import GPUS
-from engines.core.versioned import parse_json, upgrade
+from engines.core.reading import in_file, load_json, read_text
+from engines.core.versioned import upgrade
 
 KIND = "explorer-prices"
 SCHEMA_VERSION = 2
@@ -194,7 +195,7 @@ def _common(raw: Mapping, where: str) -> dict:
 
 def _gpu(raw: Mapping, where: str) -> str:
     gpu = raw.get("gpu")
-    if gpu not in GPUS:
+    if not isinstance(gpu, str) or gpu not in GPUS:    # {} or [] would raise TypeError in a dict lookup
         raise ValidationError(f"{where}.gpu", f"{gpu!r} is not a GPU of the app's catalogue", ", ".join(GPUS))
     return gpu
 
@@ -236,6 +237,8 @@ def parse_prices(doc) -> PriceBook:
     doc = upgrade(doc, SCHEMA_VERSION, MIGRATIONS, "price")
     if doc.get("kind") != KIND:
         raise ValidationError("kind", f"{doc.get('kind')!r} is not a price file", KIND)
+    if doc.get("currency", "USD") != "USD":     # every figure is read as US dollars; no rate is stated
+        raise ValidationError("currency", f"{doc.get('currency')!r}: the prices must be in US dollars", "USD")
     sections = {}
     for key, read in zip(SECTIONS, (_api, _rental, _hardware)):
         rows = doc.get(key)
@@ -254,23 +257,21 @@ def parse_prices(doc) -> PriceBook:
 
 
 def parse_price_text(text: str) -> PriceBook:
-    if len(text.encode("utf-8")) > MAX_BYTES:
+    if not isinstance(text, str):
+        raise ValidationError("file", f"expected the text of a price file, got {type(text).__name__}")
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise ValidationError("file", f"more than {MAX_BYTES:,} bytes", "a price file of a few kB")
-    return parse_prices(parse_json(text))
+    return parse_prices(load_json(text, "file"))
 
 
 def load_prices(path: str | Path | None = None) -> PriceBook:
     """The shipped price file, or the one at ``path``; any problem is a ValidationError saying what."""
     p = Path(path) if path is not None else asset_path("selfhost", "prices.json")
+    text = read_text(p, MAX_BYTES, lambda name, why: ValidationError("file", f"{p} {why}"), not_text="is not UTF-8 text")
     try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise ValidationError("file", f"cannot read {p}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValidationError("file", f"{p.name} is not UTF-8 text") from None
-    return parse_price_text(text)
+        return parse_price_text(text)
+    except ValidationError as exc:
+        raise in_file(exc, p.name) from None
 
 
 def dump_prices(book: PriceBook) -> str:

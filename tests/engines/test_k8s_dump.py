@@ -85,7 +85,7 @@ def test_unknown_kinds_are_listed_and_skipped():
 
 @pytest.mark.parametrize("text, field, words", [
     ("items: [\n  - kind: Pod\n   bad", "dump", "not valid YAML at line"),
-    ('{"kind": "List", "items": [', "dump", "not valid JSON at line 1"),
+    ('{"kind": "List", "items": [', "dump", "not valid JSON (line 1"),
     ("- just\n- a list\n", "documents[0]", "not a Kubernetes object or List"),
     ("kind: List\nitems: 3\n", "documents[0].items", "must be a list"),
     ("kind: List\nitems: []\n", "dump", "no objects found"),
