@@ -10,8 +10,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engines.compute import (FIT_LABELS, Params, campus_capex, cost_per_gpu_hour, deals, demand, lead_times,
-                             load_table, measure_machine, node_power, power_budget, power_trace, published_runs,
-                             scenario_run, step_network, tokens_per_day)
+                             load_table, machine_devices, measure_machine, node_power, power_budget, power_trace,
+                             published_runs, scenario_run, step_network, tokens_per_day)
 from engines.compute.data import data_path
 from engines.core.hardware import gpu as gpu_spec
 from explorer.binder import ParamBinder, param_slider
@@ -289,10 +289,10 @@ class ComputePanel(Panel):
 
     def _start_measure(self) -> None:
         self._measure_timer.stop()
-        n = self.params.gemm_n
+        n, devices = self.params.gemm_n, machine_devices(self.ctx.device)   # the app's one device choice
 
         def work(progress, cancelled):
-            return measure_machine(None, gemm_n=n, progress=progress, cancelled=cancelled)
+            return measure_machine(devices, gemm_n=n, progress=progress, cancelled=cancelled)
 
         self.measure_tasks.run(work, self._measured, label="measuring GEMM and copy", on_error=self.error.show_error)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from engines.core.params import param
 from engines.trading.extraction import ExtractionParams
@@ -46,3 +47,13 @@ class Params(ExtractionParams):
     trials_var: float = param(0.5, 0.01, 5.0, label="Sharpe variance", unit="", step=0.01,
                               decimals=2, tip="Spread of the annual Sharpe ratios across the prompts tried (V in the DSR)")
     seed: int = param(1, 0, 1_000_000, label="Seed", step=1)
+
+    RETIRED = frozenset({"ext_device"})
+    """Fields that once were knobs: views saved while H4 had its own device choice carry ``ext_device``;
+    the app's one device choice (``--device``) decides now, so the stored value is dropped on read."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Params":
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k not in cls.RETIRED}
+        return super().from_dict(data)
