@@ -63,10 +63,10 @@ def main() -> None:
         ex._embeddings.cache_clear()
         minilm._weights.cache_clear()
         t0 = time.perf_counter()
-        run = ex.run_extraction(ex.ExtractionParams(ext_device=device))
+        run = ex.run_extraction(ex.ExtractionParams(), device=device)
         cold = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ex.run_extraction(ex.ExtractionParams(ext_device=device, ext_seed=1))
+        ex.run_extraction(ex.ExtractionParams(ext_seed=1), device=device)
         warm = time.perf_counter() - t0
         ref = reference_gemm_s(flops, device)
         print(f"  {device}: {len(hs.items)} headlines, {n_tokens} tokens; embed {run.embed_s:.1f} s, "

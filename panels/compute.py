@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from engines.compute import FIT_LABELS, ComputeStudy, Params, load_table, measure_machine, serving_traffic, study
+from engines.compute import (FIT_LABELS, ComputeStudy, Params, load_table, machine_devices, measure_machine,
+                             serving_traffic, study)
 from engines.compute.data import data_path
 from explorer.binder import ParamBinder, param_slider
 from explorer.panel import Panel
@@ -249,10 +250,10 @@ class ComputePanel(Panel):
 
     def _start_measure(self) -> None:
         self._measure_timer.stop()
-        n = self.params.gemm_n
+        n, devices = self.params.gemm_n, machine_devices(self.ctx.device)   # the app's one device choice
 
         def work(progress, cancelled):
-            return measure_machine(None, gemm_n=n, progress=progress, cancelled=cancelled)
+            return measure_machine(devices, gemm_n=n, progress=progress, cancelled=cancelled)
 
         self.jobs("measure").run(work, self._measured, label="measuring GEMM and copy", on_error=self.error.show_error)
 

@@ -31,8 +31,7 @@ LOOKAHEAD_FIELDS = frozenset({"days_pre", "days_post", "n_stocks", "a_pre", "a_p
                               "n_prompts", "trials_var", "seed"})
 LOOKAHEAD_SLIDERS = ("a_pre", "a_post", "days_pre", "days_post", "n_stocks", "mask_share", "n_prompts", "trials_var")
 EXTRACTION_SLIDERS = ("ext_train_share", "ext_l2", "ext_epochs", "ext_bins", "ext_seed")
-EXTRACTION_FIELDS = frozenset(EXTRACTION_SLIDERS) | {"ext_device"}
-DEVICE_CHOICES = {"auto": "auto (CUDA when present)", "cpu": "CPU", "cuda": "CUDA"}
+EXTRACTION_FIELDS = frozenset(EXTRACTION_SLIDERS)
 TAB_TITLES = ("The stack (H1)", "The study, read precisely (H2)", "Look-ahead bias (H3)",
               "Extraction without returns (H4)")
 DEBOUNCE_MS = 150
@@ -63,13 +62,11 @@ class TradingPanel(Panel):
         self.tabs.currentChanged.connect(self._tab_shown)
         self.body.addWidget(self.error)
         self.body.addWidget(self.tabs, 1)
-        self.binder = ParamBinder(self, {**self.sliders, "remedy": self.remedy_combo, "seed": self.seed_spin,
-                                         "ext_device": self.device_combo},
-                                  choices={"remedy": REMEDIES, "ext_device": DEVICE_CHOICES}, error=self.error.show_error)
+        self.binder = ParamBinder(self, {**self.sliders, "remedy": self.remedy_combo, "seed": self.seed_spin},
+                                  choices={"remedy": REMEDIES}, error=self.error.show_error)
         for name, widget in self.sliders.items():
             self.name_view(name, widget, Params.spec(name)["label"])
         self.name_view("remedy", self.remedy_combo, "Remedy")
-        self.name_view("ext_device", self.device_combo, "Device")
         self._recompute_study()
 
     # --- pages ----------------------------------------------------------------------------------
@@ -138,11 +135,7 @@ class TradingPanel(Panel):
                                     ("extraction_governance", v.governance, "Governance duties")):
             self.name_view(name, widget, title)
         v.export_button.clicked.connect(self._ask_export_audit)
-        self.device_combo = QComboBox()
-        self.device_combo.addItems(list(DEVICE_CHOICES.values()))
-        self.device_combo.setAccessibleName("Device the classifier runs on")
-        return self._page(EXTRACTION_SLIDERS, v, (keep_together(QLabel("Device:"), self.device_combo),
-                                                  self.jobs("extraction").widget()))
+        return self._page(EXTRACTION_SLIDERS, v, (self.jobs("extraction").widget(),))
 
     def tab_widgets(self) -> list:
         """A fixed order (outer tabs, H2's, H4's): Qt's child order changes when pages are re-parented
@@ -221,11 +214,12 @@ class TradingPanel(Panel):
         self.jobs("extraction").cancel()
         p = self.params
         ep = ExtractionParams(**{f: getattr(p, f) for f in EXTRACTION_FIELDS})   # captured before the job
+        device = self.ctx.device          # the app's one device choice (--device), never a knob of its own
         if self.extraction_result is not None:
             self.extraction_view.show_stale(True)
 
         def work(progress, cancelled):
-            return run_extraction(ep, progress=progress, cancelled=cancelled)
+            return run_extraction(ep, progress=progress, cancelled=cancelled, device=device)
 
         self.jobs("extraction").run(work, self._extracted, label="embedding and classifying headlines",
                                     on_error=self.error.show_error)

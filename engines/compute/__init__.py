@@ -15,7 +15,8 @@ from engines.compute.cost import (PART_LABELS, PARTS, CampusCapex, CostBreakdown
 from engines.compute.data import CONFIDENCE, CONFIDENCE_LABELS, assumption, data_path, load_table, parse_table
 from engines.compute.demand import Demand, demand, serving_traffic, tokens_per_day
 from engines.compute.fit import Fit, fit_scaling_law
-from engines.compute.measure import MachineMeasurement, Rate, measure_copy, measure_gemm, measure_machine
+from engines.compute.measure import (MachineMeasurement, Rate, machine_devices, measure_copy, measure_gemm,
+                                     measure_machine)
 from engines.compute.network import StepNetwork, allreduce_seconds, step_network
 from engines.compute.params import FIT_LABELS, Params
 from engines.compute.power import (HOURS_PER_YEAR, NodePower, PowerBudget, PowerTrace, annual_energy_mwh, deals,
@@ -40,6 +41,6 @@ __all__ = ["Fit", "fit_scaling_law", "FITS", "FIT_LABELS", "KAPLAN", "PF_DAY", "
            "allreduce_seconds", "StepNetwork", "step_network", "CostBreakdown", "cost_per_gpu_hour",
            "capital_recovery_factor", "CampusCapex", "campus_capex", "PARTS", "PART_LABELS",
            "Demand", "demand", "serving_traffic", "tokens_per_day", "Rate", "MachineMeasurement", "measure_gemm", "measure_copy",
-           "measure_machine", "CONFIDENCE", "CONFIDENCE_LABELS", "assumption", "data_path", "load_table",
+           "measure_machine", "machine_devices", "CONFIDENCE", "CONFIDENCE_LABELS", "assumption", "data_path", "load_table",
            "parse_table", "Params", "study", "scaling_study", "ComputeStudy", "ScalingStudy", "FrontierLine",
            "IsoCurve", "FitOptimum", "MachineStudy", "PowerStudy", "CostStudy", "GridStudy"]

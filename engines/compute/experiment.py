@@ -82,7 +82,8 @@ class Params(ParamsBase):
                             tip="Share of each budget spent decaying the learning rate to zero (WSD schedule)")
     eval_windows: int = param(128, 4, 1_024, label="Held-out windows", step=4)
     seed: int = param(0, 0, 1_000_000, label="Seed", step=1)
-    device: str = param("auto", label="Device", choices=("auto", "cpu", "cuda"))
+    device: str = param("cpu", label="Device", choices=("auto", "cpu", "cuda"),
+                        tip="The app passes its one device choice (--device); a script chooses here")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -113,15 +113,23 @@ def measure_copy(device: str = "cpu", nbytes: int = 256 * 2**20, repeats: int = 
                 repeats, threads)
 
 
+def machine_devices(device: str) -> tuple[str, ...]:
+    """What to measure for the app's compute device: the CPU always (the baseline every machine has), and
+    CUDA only when it is the chosen device, so ``--device cpu`` never touches CUDA."""
+    require_choice(device, "device", ("cpu", "cuda"))
+    return ("cpu",) if device == "cpu" else ("cpu", "cuda")
+
+
 def measure_machine(devices: tuple[str, ...] | None = None, gemm_n: int = 1024, copy_bytes: int = 256 * 2**20,
                     threads: int = 2, progress: Callable[[float, str], None] = lambda f, s: None,
                     cancelled: Callable[[], bool] = lambda: False) -> MachineMeasurement:
     """GEMM and copy on each device in ``devices`` (CUDA sizes grow 4× for GEMM and 8× for copy so the
-    GPU is not measured on a job too small to fill it). ``devices`` None: the CPU, and CUDA when present."""
+    GPU is not measured on a job too small to fill it). ``devices`` None: the CPU only; pass
+    :func:`machine_devices` of the app's device to add CUDA."""
     if devices is None:
-        import torch
-
-        devices = ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+        devices = ("cpu",)
+    for d in devices:
+        require_choice(d, "devices", ("cpu", "cuda"))
     rates: list[Rate] = []
     steps = [(d, k) for d in devices for k in KINDS]
     for i, (d, k) in enumerate(steps):

@@ -10,7 +10,9 @@ Formats:
   ``introduced`` opens it, ``fixed`` and ``limit`` close it at that version, ``last_affected`` after
   it (the OSV schema's evaluation rule). ECOSYSTEM and SEMVER versions are compared as PEP 440
   versions (:mod:`packaging.version`); a GIT range or a version that does not parse is reported as
-  not evaluated, never as safe.
+  not evaluated, never as safe. Every record is first checked against the OSV schema's rules for the
+  fields read here (:func:`osv_problems`, OSV schema 1.6.x/1.7.x), and a broken one is refused naming
+  the field.
 - CSAF 2.0 (OASIS, https://docs.oasis-open.org/csaf/csaf/v2.0/csaf-v2.0.html): ``product_tree`` gives
   each product id a name and version (from a ``purl`` when present, else the ``product_name`` and
   ``product_version`` branches); each vulnerability's ``product_status`` lists the ids that are
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -102,10 +105,106 @@ def parse(text: str, source: str = "advisory") -> Advisories:
 
 
 # ---- OSV ---------------------------------------------------------------------------------------
-def _text(value, where: str, source: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(source, f"{where} is missing or not text")
-    return value.strip()
+OSV_SCHEMA = "1.7"
+"""The OSV schema these rules follow: ossf/osv-schema, docs/schema.md and validation/schema.json, versions
+1.6.x and 1.7.x (the fields read here have the same rules in both). Records of another major version
+are refused."""
+OSV_RANGE_TYPES = ("GIT", "SEMVER", "ECOSYSTEM")
+OSV_EVENTS = ("introduced", "fixed", "last_affected", "limit")
+
+
+def _is_text_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _rfc3339(value) -> bool:
+    """An RFC 3339 date-time with its offset (the schema's ``format: date-time``; OSV asks for UTC, "Z")."""
+    if not isinstance(value, str) or "T" not in value.upper():
+        return False
+    try:
+        stamp = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return stamp.tzinfo is not None
+
+
+def osv_problems(rec) -> list[str]:
+    """What in one OSV record breaks the schema's rules for the fields this module reads, each naming its
+    field (``affected[0].ranges[1].type``). Written from the OSV schema text (:data:`OSV_SCHEMA`):
+    ``id`` and ``modified`` (an RFC 3339 time) are required; ``aliases`` and ``versions`` are lists of
+    text; ``summary`` and ``details`` text; an ``affected`` entry's ``package`` has ``ecosystem`` and
+    ``name``; a range has a ``type`` of GIT, SEMVER or ECOSYSTEM (GIT with a ``repo``) and a non-empty
+    ``events`` list, each event one of introduced / fixed / last_affected / limit with a text value, at
+    least one ``introduced``, and never both ``fixed`` and ``last_affected``."""
+    if not isinstance(rec, dict):
+        return [f"the record is {type(rec).__name__}, not an object"]
+    out: list[str] = []
+    if not isinstance(rec.get("id"), str) or not rec["id"].strip():
+        out.append("id: required, non-empty text")
+    if not _rfc3339(rec.get("modified")):
+        out.append(f"modified: required, an RFC 3339 time such as 2026-11-02T10:00:00Z (got {rec.get('modified')!r})")
+    version = rec.get("schema_version")
+    if version is not None and (not isinstance(version, str) or version.split(".")[0] != OSV_SCHEMA.split(".")[0]):
+        out.append(f"schema_version: {version!r} is not OSV schema {OSV_SCHEMA.split('.')[0]}.x")
+    for key in ("summary", "details"):
+        if key in rec and not isinstance(rec[key], str):
+            out.append(f"{key}: must be text")
+    if rec.get("aliases") is not None and not _is_text_list(rec["aliases"]):
+        out.append("aliases: must be a list of text")
+    affected = rec.get("affected")
+    if affected is not None and not isinstance(affected, list):
+        return out + ["affected: must be a list"]
+    for i, aff in enumerate(affected or ()):
+        at = f"affected[{i}]"
+        if not isinstance(aff, dict):
+            out.append(f"{at}: must be an object")
+            continue
+        pkg = aff.get("package")
+        if not isinstance(pkg, dict):
+            out.append(f"{at}.package: required here (the package to match), an object")
+        else:
+            for key in ("ecosystem", "name"):
+                if not isinstance(pkg.get(key), str) or not pkg[key].strip():
+                    out.append(f"{at}.package.{key}: required, non-empty text")
+        if "versions" in aff and not _is_text_list(aff["versions"]):
+            out.append(f"{at}.versions: must be a list of text")
+        ranges = aff.get("ranges", [])
+        if not isinstance(ranges, list):
+            out.append(f"{at}.ranges: must be a list")
+            continue
+        for j, rng in enumerate(ranges):
+            out += _osv_range_problems(rng, f"{at}.ranges[{j}]")
+    return out
+
+
+def _osv_range_problems(rng, at: str) -> list[str]:
+    if not isinstance(rng, dict):
+        return [f"{at}: must be an object"]
+    out = []
+    kind = rng.get("type")
+    if kind not in OSV_RANGE_TYPES:
+        out.append(f"{at}.type: {kind!r} is not one of {', '.join(OSV_RANGE_TYPES)}")
+    if kind == "GIT" and not isinstance(rng.get("repo"), str):
+        out.append(f"{at}.repo: required for a GIT range")
+    events = rng.get("events")
+    if not isinstance(events, list) or not events:
+        return out + [f"{at}.events: required, a non-empty list"]
+    keys = []
+    for k, ev in enumerate(events):
+        if not isinstance(ev, dict) or len(ev) != 1:
+            out.append(f"{at}.events[{k}]: must be one key and value")
+            continue
+        ((key, value),) = ev.items()
+        if key not in OSV_EVENTS:
+            out.append(f"{at}.events[{k}]: {key!r} is not one of {', '.join(OSV_EVENTS)}")
+        elif not isinstance(value, str):
+            out.append(f"{at}.events[{k}].{key}: must be text")
+        keys.append(key)
+    if "introduced" not in keys:
+        out.append(f"{at}.events: no 'introduced' event")
+    if "fixed" in keys and "last_affected" in keys:
+        out.append(f"{at}.events: 'fixed' and 'last_affected' in one range")
+    return out
 
 
 def _items(value, where: str, source: str, of: type | None = None) -> list:
@@ -119,38 +218,18 @@ def _items(value, where: str, source: str, of: type | None = None) -> list:
 
 
 def _osv(rec: dict, source: str) -> Advisory:
-    vid = _text(rec.get("id"), "'id'", source)
-    packages = []
-    for i, aff in enumerate(_items(rec.get("affected"), f"{vid} affected", source)):
-        where = f"{vid} affected[{i}]"
-        pkg = aff.get("package") if isinstance(aff, dict) else None
-        if not isinstance(pkg, dict):
-            raise _fail(source, f"{where} has no package")
-        name, eco = _text(pkg.get("name"), f"{where}.package.name", source), pkg.get("ecosystem")
-        versions = {v: AFFECTED for v in _items(aff.get("versions"), f"{where}.versions", source, str)}
-        ranges = []
-        for j, rng in enumerate(_items(aff.get("ranges"), f"{where}.ranges", source)):
-            kind = rng.get("type") if isinstance(rng, dict) else None
-            if kind not in ("GIT", "SEMVER", "ECOSYSTEM"):
-                raise _fail(source, f"{where}.ranges[{j}] has type {kind!r}; OSV allows GIT, SEMVER, ECOSYSTEM")
-            events = []
-            for ev in _items(rng.get("events"), f"{where}.ranges[{j}].events", source):
-                if not isinstance(ev, dict) or len(ev) != 1:
-                    raise _fail(source, f"{where}.ranges[{j}] has an event that is not one key and value")
-                ((key, value),) = ev.items()
-                if key not in ("introduced", "fixed", "last_affected", "limit") or not isinstance(value, str):
-                    raise _fail(source, f"{where}.ranges[{j}] has an unknown event {key!r}")
-                events.append((key, value))
-            if not any(k == "introduced" for k, _ in events):
-                raise _fail(source, f"{where}.ranges[{j}] has no 'introduced' event")
-            ranges.append((kind, tuple(events)))
-        packages.append(Affected(name, eco if isinstance(eco, str) else None, versions, tuple(ranges)))
-    for key in ("summary", "details"):
-        if rec.get(key) is not None and not isinstance(rec.get(key), str):
-            raise _fail(source, f"{vid} {key} is not text ({type(rec.get(key)).__name__})")
+    problems = osv_problems(rec)
+    if problems:
+        name = rec.get("id") if isinstance(rec.get("id"), str) else "record"
+        raise _fail(source, f"not a valid OSV record ({name}): " + "; ".join(problems))
+    packages = []            # osv_problems has checked every field read here
+    for aff in rec.get("affected") or ():
+        pkg = aff["package"]
+        versions = {v: AFFECTED for v in aff.get("versions") or ()}
+        ranges = tuple((r["type"], tuple(next(iter(ev.items())) for ev in r["events"])) for r in aff.get("ranges") or ())
+        packages.append(Affected(pkg["name"].strip(), pkg["ecosystem"], versions, ranges))
     summary = rec.get("summary") or (rec.get("details") or "")[:160]
-    return Advisory(vid, summary.strip(), tuple(_items(rec.get("aliases"), f"{vid} aliases", source, str)),
-                    tuple(packages))
+    return Advisory(rec["id"].strip(), str(summary).strip(), tuple(rec.get("aliases") or ()), tuple(packages))
 
 
 def _version(text: str) -> Version | None:

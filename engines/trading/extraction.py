@@ -7,7 +7,7 @@ torch on a seeded share of the plain "base" set's templates; the other templates
 "shifted" set (other wording, other class mix) is the drift check. Metrics and their sources:
 :mod:`engines.trading.evaluation`. The audit record follows the logging duties of the reference sheet
 (model and code hashes, inputs, outputs, timestamps): see :func:`audit_record`.
-torch is imported only inside functions; CUDA is used when present and asked for ("auto").
+torch is imported only inside functions; the run takes the app's one device choice (``device``), never its own.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from engines.core.assets import asset_path
-from engines.core.device import DEVICES, resolve_device
+from engines.core.device import resolve_device
 from engines.core.errors import Cancelled, ValidationError, require
 from engines.core.params import ParamsBase, param
 from engines.core.versioned import parse_json, upgrade
@@ -43,7 +43,8 @@ _SOURCES = ("wordpiece.py", "minilm.py", "evaluation.py", "extraction.py")
 
 @dataclass(frozen=True)
 class ExtractionParams(ParamsBase):
-    """The H4 run's knobs: split, penalty, training length, calibration bins, seed and device."""
+    """The H4 run's knobs: split, penalty, training length, calibration bins and seed. The device is not a knob
+    here: the run takes the app's one choice (``--device``), so ``--device cpu`` keeps it off CUDA."""
 
     ext_train_share: float = param(0.6, 0.2, 0.9, label="Training share", unit="", step=0.05, decimals=2,
                                    tip="Share of each class of the base set used for training; the rest is the test set")
@@ -54,7 +55,6 @@ class ExtractionParams(ParamsBase):
     ext_bins: int = param(15, 2, 50, label="Calibration bins", unit="", step=1,
                           tip="Equal-width confidence bins of the ECE; Guo et al. (2017) use 15")
     ext_seed: int = param(0, 0, 1_000_000, label="Split seed", step=1)
-    ext_device: str = param("auto", label="Device", choices=DEVICES)
 
 
 @dataclass(frozen=True)
@@ -255,14 +255,15 @@ def _score(name: str, prob: np.ndarray, y: np.ndarray, k: int, bins: int) -> Set
 
 
 def run_extraction(params: ExtractionParams | None = None, progress: Callable[[float], None] | None = None,
-                   cancelled: Callable[[], bool] | None = None) -> ExtractionRun:
-    """Embed, train on the base set's training share, evaluate on its test share and on the shifted set."""
+                   cancelled: Callable[[], bool] | None = None, device: str = "cpu") -> ExtractionRun:
+    """Embed, train on the base set's training share, evaluate on its test share and on the shifted set,
+    on ``device`` (``cpu``, ``cuda`` or ``auto``; the panel passes the app's choice)."""
     import torch
 
     p = params if params is not None else ExtractionParams()
     if not isinstance(p, ExtractionParams):
         raise ValidationError("params", f"expected ExtractionParams, got {type(p).__name__}")
-    device = resolve_device(p.ext_device)
+    device = resolve_device(device)
     started = datetime.now(timezone.utc)
     hs = load_headlines()
     k = len(hs.classes)

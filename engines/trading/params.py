@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from engines.core.params import param
 from engines.trading.extraction import ExtractionParams
@@ -9,6 +10,11 @@ from engines.trading.lookahead import REMEDIES
 
 
 @dataclass(frozen=True)
+
+def migrate_1(data: dict) -> dict:
+    """Version 1 had H4's own device choice, ``ext_device``; the app's one choice (``--device``) decides now."""
+    return {k: v for k, v in data.items() if k != "ext_device"}
+
 class Params(ExtractionParams):
     """H1 pricing, H2 costs and multiple testing, H3 look-ahead simulation; H4's fields come first
     (inherited from :class:`ExtractionParams`, so the extraction run takes them as they are)."""
@@ -46,3 +52,6 @@ class Params(ExtractionParams):
     trials_var: float = param(0.5, 0.01, 5.0, label="Sharpe variance", unit="", step=0.01,
                               decimals=2, tip="Spread of the annual Sharpe ratios across the prompts tried (V in the DSR)")
     seed: int = param(1, 0, 1_000_000, label="Seed", step=1)
+
+    version: ClassVar[int] = 2
+    migrations: ClassVar[tuple] = (migrate_1,)

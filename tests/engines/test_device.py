@@ -27,9 +27,18 @@ def test_auto_and_cuda_follow_what_torch_sees():
         assert exc.value.field == "device"
 
 
+def test_the_status_bar_names_the_card_torch_reports(monkeypatch):
+    """Runs everywhere: torch's device-name call answers a name we chose, and the label must carry it."""
+    torch = pytest.importorskip("torch")
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=None: asked.append(i) or "Example Card 9000")
+    assert device_label("cuda") == "CUDA: Example Card 9000" and asked == [0]
+    assert device_label("cpu") == "CPU" and asked == [0]                   # the CPU label asks torch nothing
+
+
 @pytest.mark.gpu
 def test_the_status_bar_names_the_cuda_device():
     import torch
 
-    label = device_label("cuda")
-    assert label == f"CUDA: {torch.cuda.get_device_name(0)}" and len(label) > len("CUDA: ")
+    name = torch.cuda.get_device_properties(0).name                        # the driver's name for card 0
+    assert name and device_label("cuda") == "CUDA: " + name

@@ -138,6 +138,21 @@ def test_shipped_sweep_matches_the_checkpoint(shipped):
     assert run.rows[0].score.exact_match()[6] >= 0.96 and run.unlearned_lengths() == ()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("bits", [16, 2])
+def test_the_stored_sweep_is_this_checkpoints_score(shipped, bits):
+    """Re-score the shipped weights on the stored sweep's own problems (1,000 sums a length, seed 12345):
+    a checkpoint retrained or a quantizer changed without re-measuring the sweep fails here. Float32 and
+    2 bits in groups of 32 (the row most sensitive to a change); a few sums may round differently on
+    another BLAS, so counts agree within 3 of 1,000."""
+    stored = A.shipped_run(32).row(bits).score
+    again = A.score(A.quantized_copy(shipped.model, bits, None if bits == 16 else 32), per_length=1000)
+    assert [s.problems for s in again.by_length] == [s.problems for s in stored.by_length]
+    assert all(abs(a.exact - s.exact) <= 3 for a, s in zip(again.by_length, stored.by_length)), (
+        [s.exact for s in stored.by_length], [a.exact for a in again.by_length])
+    assert again.answer_perplexity == pytest.approx(stored.answer_perplexity, rel=1e-4)
+
+
 def test_a_seed_that_did_not_learn_long_sums_is_named():
     """Measured 2026-12-02 (weight decay 0.01): of seeds 2-9 at 5,000 steps only 2 and 4 got 6-digit sums
     right in float32; seed 3 stopped at 78 %. The sweep says so rather than blaming the rounding."""

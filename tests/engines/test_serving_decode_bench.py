@@ -32,6 +32,11 @@ def test_cancel_and_bad_input():
 def test_cuda_decode_bench_is_near_its_roofline():
     r = run_decode_bench("cuda", batches=(1, 8), context=512, steps=10, include_smollm2=False)
     assert r.bandwidth_gbps > 500
+    # The roofline uses this GPU's own measured copy bandwidth and matmul rate, so a step cannot beat it by
+    # more than the copy benchmark under-reads the bandwidth; with launches removed by CUDA graphs, a
+    # memory-bound step lands within a few times of it.
     for row in r.rows:
-        assert 0.5 < row.ratio < 20
+        assert row.bound == "memory" and 0.8 < row.ratio < 4, (row.batch, row.ratio)
+    # decode streams the weights once per step whatever the batch: 8 sequences far cheaper than 8 steps
+    assert r.rows[1].tokens_per_s > 4 * r.rows[0].tokens_per_s
     assert any("CUDA graph" in note for note in r.notes)

@@ -70,8 +70,8 @@ def test_bad_input_names_the_field():
         ev.confusion_matrix([0, 3], [0, 1], 2)
     with pytest.raises(ValidationError, match="ext_train_share"):
         Params(ext_train_share=0.95)
-    with pytest.raises(ValidationError, match="ext_device"):
-        ex.ExtractionParams(ext_device="tpu")
+    with pytest.raises(ValidationError, match="device"):
+        ex.run_extraction(ex.ExtractionParams(), device="tpu")
 
 
 # --- the shipped headlines ---------------------------------------------------------------------
@@ -155,12 +155,12 @@ def test_logistic_training_is_deterministic():
 
 @pytest.fixture(scope="module")
 def run():
-    return ex.run_extraction(ex.ExtractionParams(ext_device="cpu"))
+    return ex.run_extraction(ex.ExtractionParams(), device="cpu")
 
 
 @needs_model
 def test_run_is_reproducible_and_honest(run):
-    again = ex.run_extraction(ex.ExtractionParams(ext_device="cpu"))
+    again = ex.run_extraction(ex.ExtractionParams(), device="cpu")
     assert again.test.confusion == run.test.confusion and again.audit["metrics"] == run.audit["metrics"]
     assert run.test.n + run.n_train == 400 and run.shifted.n == 200
     assert sum(map(sum, run.test.confusion)) == run.test.n
@@ -185,7 +185,7 @@ def test_audit_record_and_atomic_export(run, tmp_path):
 @needs_model
 @pytest.mark.gpu
 def test_extraction_on_cuda_agrees_with_cpu(run):
-    gpu = ex.run_extraction(ex.ExtractionParams(ext_device="cuda"))
+    gpu = ex.run_extraction(ex.ExtractionParams(), device="cuda")
     assert gpu.device == "cuda"
     assert abs(gpu.test.scores.accuracy - run.test.scores.accuracy) <= 2 / run.test.n
     assert gpu.train_s < 30

@@ -126,7 +126,13 @@ def test_selftest_drives_the_panel(make_panel):
     p = make_panel(ComputePanel)
     p.update_params(gemm_n=256)
     p.selftest()
-    assert p.params.fit == "besiroglu" and p.params.rate_pct == 0.0 and p.measured is not None
+    assert p.params.fit == "besiroglu"
+    gemm = p.measured.get("cpu", "gemm")            # the panel's n and the app's device reached the engine
+    assert gemm.size == 256 and gemm.value > 0 and {r.device for r in p.measured.rates} == {"cpu"}
+    fresh = make_panel(ComputePanel)                  # the figures follow the params the self-test left,
+    assert fresh.update_params(**p.params.to_dict()) is None      # not the ones it passed through
+    assert p.params.pue != 1.58 and p.study.power == fresh.study.power
+    assert p.study.cost.breakdown == fresh.study.cost.breakdown
 
 
 def test_an_edit_draws_the_visible_view_and_hidden_ones_when_shown(make_panel):

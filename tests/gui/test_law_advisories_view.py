@@ -21,7 +21,7 @@ def test_advisory_hits_show_beside_the_components(make_panel):
     p.update_params(sbom_source=str(SBOMS / "thermostat-app.spdx.json"), advisory_source=str(ADV / "thermostat.osv.json"))
     assert "x_TEST-2026-0001, introduced in 2.0.0, fixed in 2.5.0" in v.vulns.text()
     p.update_params(advisory_source=str(ADV / "broken-range-type.osv.json"))
-    assert "has type 'RANGE'" in v.error.text() and "could not be read" in v.vulns.text()
+    assert "ranges[0].type: 'RANGE' is not one of" in v.error.text() and "could not be read" in v.vulns.text()
     p.update_params(advisory_source="")
     assert not v.error.text() and "No advisory open" in v.vulns.text()
     assert "sbom_advisories" in p.views()

