@@ -9,12 +9,12 @@ from engines.trading.extraction import ExtractionParams
 from engines.trading.lookahead import REMEDIES
 
 
-@dataclass(frozen=True)
-
 def migrate_1(data: dict) -> dict:
     """Version 1 had H4's own device choice, ``ext_device``; the app's one choice (``--device``) decides now."""
     return {k: v for k, v in data.items() if k != "ext_device"}
 
+
+@dataclass(frozen=True)
 class Params(ExtractionParams):
     """H1 pricing, H2 costs and multiple testing, H3 look-ahead simulation; H4's fields come first
     (inherited from :class:`ExtractionParams`, so the extraction run takes them as they are)."""
