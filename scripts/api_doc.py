@@ -6,10 +6,13 @@ docstring. Run ``python scripts/api_doc.py`` after changing an engine's exports;
 """
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 import inspect
 import pkgutil
 import sys
+import typing
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,11 +34,34 @@ def _first_line(obj) -> str:
     return doc.strip().splitlines()[0] if doc.strip() else ""
 
 
+@functools.lru_cache(maxsize=None)
+def _assigned_in(path: str) -> frozenset[str]:
+    names: set[str] = set()
+    for node in ast.parse(Path(path).read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        for t in targets:
+            names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return frozenset(names)
+
+
+def _assigned(module) -> frozenset[str]:
+    """Names the module's own top level assigns (its values, as opposed to what it imports)."""
+    path = getattr(module, "__file__", None)
+    return _assigned_in(path) if path and path.endswith(".py") else frozenset()
+
+
+def _defines(module, name: str, obj) -> bool:
+    if inspect.isclass(obj) or inspect.isroutine(obj):
+        return getattr(obj, "__module__", None) == module.__name__
+    return name in _assigned(module)
+
+
 def _public(module) -> list[str]:
     names = getattr(module, "__all__", None)
     if names is None:
         names = [n for n, v in vars(module).items() if not n.startswith("_") and not inspect.ismodule(v)
-                 and getattr(v, "__module__", module.__name__) == module.__name__]
+                 and _defines(module, n, v)]
     return sorted(names)
 
 
@@ -79,8 +105,8 @@ def _homes(mods: list) -> dict[tuple, str]:
             obj = getattr(mod, name, None)
             key = _key(mod, name, obj)
             where.setdefault(key, []).append(mod.__name__)
-            if inspect.isclass(obj) or inspect.isroutine(obj):
-                defined[key] = getattr(obj, "__module__", "") or ""
+            if _defines(mod, name, obj):
+                defined[key] = mod.__name__
     homes = {}
     for key, names in where.items():
         home = defined.get(key) or min(names, key=lambda n: (n.count("."), n))
@@ -105,8 +131,10 @@ def render() -> str:
         lines += [f"## `{mod.__name__}`", "", _first_line(mod) or "", ""]
         for name in own:
             obj = getattr(mod, name, None)
-            kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "value"
-            lines.append(f"- `{name}` ({kind}){': ' + _first_line(obj) if kind != 'value' and _first_line(obj) else ''}")
+            kind = ("class" if inspect.isclass(obj) else "type" if typing.get_origin(obj) is not None
+                    else "function" if callable(obj) else "value")
+            doc = _first_line(obj) if kind in ("class", "function") else ""
+            lines.append(f"- `{name}` ({kind}){': ' + doc if doc else ''}")
         if elsewhere:
             more = "More of its" if own else "Its"
             lines.append(f"{'' if not own else chr(10)}{more} public names are listed under "
