@@ -63,7 +63,8 @@ class OldNameFinder:
 
 def add_old_names(table: dict[str, str]) -> None:
     """Register ``old dotted name -> new dotted name`` pairs with the one finder on ``sys.meta_path``."""
-    finder = next((f for f in sys.meta_path if isinstance(f, OldNameFinder)), None)
+    # by class name, so a reloaded engines finds the finder it installed before instead of adding one
+    finder = next((f for f in sys.meta_path if type(f).__qualname__ == "OldNameFinder"), None)
     if finder is None:
         finder = OldNameFinder()
         sys.meta_path.insert(0, finder)
