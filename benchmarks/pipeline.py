@@ -37,7 +37,7 @@ def main() -> None:
 
     if a.skip_exec:
         return
-    from engines.pipeline_exec import execute
+    from engines.pipeline.execution import execute
 
     for kind, v in (("1f1b", 1), ("zb-h1", 1), ("interleaved-1f1b", 2)):
         run = execute(kind, 4, 8, v, device=a.device, hidden=a.hidden, layers_per_stage=2, batch=128)

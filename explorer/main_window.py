@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QIcon, QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QBoxLayout, QDockWidget, QFileDialog, QFormLayout, QFrame, QGridLayout,
                                QLabel, QMainWindow, QMessageBox, QProgressDialog, QScrollArea, QStyle, QTabWidget,
                                QWidget)
@@ -21,7 +21,7 @@ from explorer.context import AppContext
 from explorer.files import FileProblem
 from explorer.ui.flow_layout import FlowLayout
 from explorer.gc_guard import freeze_long_lived
-from explorer.panel import Panel, PanelInfo, registered_panels
+from explorer.panel import Panel, PanelInfo, panel_icon, registered_panels  # panel_icon: importable here too
 from explorer.scenario_editor import ScenarioEditor
 from explorer.theme import qt_palette, stylesheet
 from explorer.timeline import PlayerWidget
@@ -147,14 +147,6 @@ class PanelHost(QScrollArea):
         if obj is self.widget() and event.type() == QEvent.LayoutRequest:
             self.fit()                                          # its minimum size may have changed
         return super().eventFilter(obj, event)
-
-
-def panel_icon(name: str) -> QIcon:
-    """An icon from assets/icons; empty if the file is missing."""
-    from engines.core.assets import asset_path
-
-    path = asset_path("icons", name)
-    return QIcon(str(path)) if path.exists() else QIcon()
 
 
 def settings() -> QSettings:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QUndoCommand
+from PySide6.QtGui import QIcon, QUndoCommand
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from engines.core.assets import asset_path
@@ -324,6 +324,12 @@ class PanelInfo:
     @classmethod
     def of(cls, panel_cls: type[Panel]) -> "PanelInfo":
         return cls(panel_cls.__module__.rsplit(".", 1)[-1], panel_cls.key, panel_cls.title, panel_cls.order, panel_cls)
+
+
+def panel_icon(name: str) -> QIcon:
+    """A tab's icon (``PanelInfo.icon``) from assets/icons; empty if the file is missing."""
+    path = asset_path("icons", name)
+    return QIcon(str(path)) if path.exists() else QIcon()
 
 
 def registered_panels() -> list[PanelInfo]:

@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView,
 from engines.core.errors import ValidationError
 from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, YamlRun, deployment_status, explain_pod,
                          run_yaml)
-from engines.k8s.dump import dump_guide, read_dump
+from engines.k8s.dump import read_dump
 from engines.k8s.params import encode_commands
-from engines.k8s.scenarios import (GUIDES, ModelServerPlan, Timeline, autoscale_plan, fork, guide_keys,
+from engines.k8s.scenarios import (GUIDES, ModelServerPlan, Timeline, autoscale_plan, dump_guide, fork, guide_keys,
                                    model_server_plan, play_guide, run_guide)
 from explorer.binder import ParamBinder
 from explorer.fonts import mono_font

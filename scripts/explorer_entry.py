@@ -5,7 +5,7 @@ import sys
 
 # Engines that start worker processes call ``sys.executable -m <module>``; frozen, sys.executable is
 # this program, so serve those module runs here (only the ones the engines actually use).
-WORKER_MODULES = {"engines.fsdp_probe"}
+WORKER_MODULES = {"engines.memory.fsdp_probe"}
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()

@@ -24,27 +24,13 @@ from engines.k8s.quota import QuotaController
 from engines.k8s.replicaset import EdgeTriggeredReplicaSetController, ReplicaSetController
 from engines.k8s.scheduler import Scheduler
 from engines.k8s.store import (KINDS, NAMESPACED, ApiError, Clock, DropRule, Informer, Recorder, Store, clone,
-                               controller_ref, index_by_label, index_by_node, index_by_owner, obj_key)
+                               controller_ref, index_by_label, index_by_node, index_by_owner, normalize_kind,
+                               obj_key)
 
 if TYPE_CHECKING:
     from engines.k8s.kubectl import CommandResult
 
 MAX_ROUNDS = 20
-_ALIASES = {"po": "Pod", "pods": "Pod", "rs": "ReplicaSet", "replicasets": "ReplicaSet", "deploy": "Deployment",
-            "deployments": "Deployment", "svc": "Service", "services": "Service", "no": "Node", "nodes": "Node",
-            "quota": "ResourceQuota", "resourcequotas": "ResourceQuota", "endpointslices": "EndpointSlice",
-            "hpa": "HorizontalPodAutoscaler", "horizontalpodautoscalers": "HorizontalPodAutoscaler"}
-
-
-def normalize_kind(kind: str) -> str:
-    if not isinstance(kind, str):
-        raise ValidationError("kind", f"{kind!r} is not a kind", ", ".join(KINDS))
-    for k in KINDS:
-        if kind.lower() == k.lower():
-            return k
-    if kind.lower() in _ALIASES:
-        return _ALIASES[kind.lower()]
-    raise ValidationError("kind", f"{kind!r} is not a known kind", ", ".join(KINDS))
 
 
 def merge_patch(target: object, patch: object) -> object:

@@ -213,12 +213,3 @@ def load_dump(cluster, dump: Dump) -> None:
     finally:
         cluster._loading_dump = False
     cluster.settle()
-
-
-def dump_guide(dump: Dump):
-    """The dump as a guide of its own: its objects at t = 0, the loops run ``DUMP_SECONDS``."""
-    from engines.k8s.scenarios import Guide
-    name = Path(dump.source).name
-    return Guide("dump", f"Your cluster dump: {name}",
-                 f"{name}: {', '.join(f'{n} {k}' for k, n in dump.counts.items())}; the loops take over at t = 0.",
-                 lambda c: load_dump(c, dump), [], DUMP_SECONDS)

@@ -19,7 +19,7 @@ from engines.core.reading import load_yaml_all
 from engines.k8s import manifests, rules
 from engines.k8s.manifests import MAX_EXPANDED_NODES
 from engines.k8s.deployment import HASH_LABEL, REVISION
-from engines.k8s.store import NAMESPACED, ApiError, clone, controller_ref, obj_key
+from engines.k8s.store import NAMESPACED, ApiError, clone, controller_ref, normalize_kind, obj_key
 
 MAX_COMMAND_CHARS = 200_000
 ACCEPTED_NOTE = ("Accepted is not success: the API server stored the change; the controllers act on it from the "
@@ -144,7 +144,6 @@ class Kubectl:
 
     def _target(self, rest: list[str], verb: str, kinds: tuple[str, ...] | None = None) -> tuple[str, str, list[str]]:
         """(kind, name, remaining args) from "kind/name ..." or "kind name ..."."""
-        from engines.k8s.cluster import normalize_kind
         if not rest:
             raise _Refused(f"error: {verb} needs a resource, e.g. deployment/web")
         if "/" in rest[0]:

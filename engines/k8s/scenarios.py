@@ -9,6 +9,7 @@ player. ``serving_model_server`` takes its pod's GPU count and memory from
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import networkx as nx
@@ -16,6 +17,7 @@ import networkx as nx
 from engines.core.errors import Cancelled, require_choice
 from engines.k8s import rules
 from engines.k8s.cluster import Cluster
+from engines.k8s.dump import DUMP_SECONDS, Dump, load_dump
 from engines.k8s.quantity import format_bytes
 from engines.k8s.scheduler import DEFAULT_MAX_PODS
 from engines.k8s.store import controller_ref
@@ -519,6 +521,14 @@ def autoscale_guide(scenario) -> Guide:
                   (160, "peak load: the HPA wants more replicas than the GPU nodes hold", None),
                   (330, "traffic falls: the HPA keeps the replicas for its 300 s scale-down window", None),
                   (640, "the window has passed: the HPA scales down", None)], AUTOSCALE_SECONDS)
+
+
+def dump_guide(dump: Dump) -> Guide:
+    """The dump as a guide of its own: its objects at t = 0, the loops run ``DUMP_SECONDS``."""
+    name = Path(dump.source).name
+    return Guide("dump", f"Your cluster dump: {name}",
+                 f"{name}: {', '.join(f'{n} {k}' for k, n in dump.counts.items())}; the loops take over at t = 0.",
+                 lambda c: load_dump(c, dump), [], DUMP_SECONDS)
 
 
 def guide_keys() -> list[str]:

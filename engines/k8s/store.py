@@ -24,6 +24,25 @@ API_VERSIONS = {"Node": "v1", "Pod": "v1", "Service": "v1", "ResourceQuota": "v1
                 "Deployment": "apps/v1", "EndpointSlice": "discovery.k8s.io/v1",
                 "HorizontalPodAutoscaler": "autoscaling/v2"}
 NAMESPACED = {"Pod", "ReplicaSet", "Deployment", "Service", "EndpointSlice", "ResourceQuota", "HorizontalPodAutoscaler"}
+
+_ALIASES = {"po": "Pod", "pods": "Pod", "rs": "ReplicaSet", "replicasets": "ReplicaSet", "deploy": "Deployment",
+            "deployments": "Deployment", "svc": "Service", "services": "Service", "no": "Node", "nodes": "Node",
+            "quota": "ResourceQuota", "resourcequotas": "ResourceQuota", "endpointslices": "EndpointSlice",
+            "hpa": "HorizontalPodAutoscaler", "horizontalpodautoscalers": "HorizontalPodAutoscaler"}
+
+
+def normalize_kind(kind: str) -> str:
+    """The kind as the store names it, from any case or kubectl's short and plural names (po, deploy, svc ...)."""
+    if not isinstance(kind, str):
+        raise ValidationError("kind", f"{kind!r} is not a kind", ", ".join(KINDS))
+    for k in KINDS:
+        if kind.lower() == k.lower():
+            return k
+    if kind.lower() in _ALIASES:
+        return _ALIASES[kind.lower()]
+    raise ValidationError("kind", f"{kind!r} is not a known kind", ", ".join(KINDS))
+
+
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"   # apimachinery util/rand SafeEncodeString alphabet
 
 

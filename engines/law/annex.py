@@ -245,14 +245,3 @@ def to_csv(c: Checklist) -> str:
         w.writerow([r.item.id, r.item.point, r.item.short, r.item.quote, STATUS_TEXT[r.status], r.note,
                     r.evidence, r.warning])
     return buf.getvalue()
-
-
-_MOVED_TO_ANNEX_VII = ("ANNEX_VII", "FilePoint", "SUBSTANTIAL_MODIFICATION", "technical_file")
-
-
-def __getattr__(name: str):
-    """The Annex VII names live in :mod:`engines.law.annex_vii`; scripts still import them from here."""
-    if name in _MOVED_TO_ANNEX_VII:
-        from engines.law import annex_vii
-        return getattr(annex_vii, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

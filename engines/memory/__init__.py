@@ -21,11 +21,12 @@ from engines.memory.step_time import (StepTime, ThroughputSweep, TimeKnobs, step
 from engines.memory.step_measure import MeasuredStepTime, StepTimeConfig, measure_step_time  # noqa: F401
 from engines.memory.labels import (CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS, STRATEGY_SHORT,  # noqa: F401
                                    STRATEGY_TICKS)
+from engines.memory.params import Params
 
 __all__ = [
     "ModelStates", "model_state_bytes", "activation_bytes_per_layer", "layer_activation_bytes",
     "optimizer_bytes_per_param", "per_stage_memory", "StageMemory", "breakdown", "MemoryBreakdown",
     "sweep", "MemorySweep", "smallest_fitting_gpus", "communication", "Communication", "zero_timeline",
     "ZeroFrame", "Options", "gb", "step_time", "step_times", "StepTime", "TimeKnobs", "throughput_sweep",
-    "ThroughputSweep", "measure_step_time", "MeasuredStepTime", "StepTimeConfig",
+    "ThroughputSweep", "measure_step_time", "MeasuredStepTime", "StepTimeConfig", "Params",
 ]

@@ -9,7 +9,7 @@ master copy, so the per-rank model states are 4Ψ/N (params) + 4Ψ/N (fp32 grads
 True is FULL_SHARD (≈ ZeRO-3), False is SHARD_GRAD_OP (≈ ZeRO-2): the at-rest shards are the same,
 only the transient unsharded parameters between forward and backward differ.
 
-Run as ``python -m engines.fsdp_probe --rank R --world N --port P --arch JSON``; the panel and tests
+Run as ``python -m engines.memory.fsdp_probe --rank R --world N --port P --arch JSON``; the panel and tests
 call :func:`run_fsdp_probe`, which starts the N processes and collects one JSON line from each.
 """
 from __future__ import annotations
@@ -98,7 +98,7 @@ def run_fsdp_probe(arch: ModelArch, world_size: int = 2, reshard_after_forward: 
             "--seq", str(config.seq_len), "--batch", str(config.micro_batch),
             "--reshard", "1" if reshard_after_forward else "0"]
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "engines.fsdp_probe", "--rank", str(r), *args], cwd=root,
+    procs = [subprocess.Popen([sys.executable, "-m", "engines.memory.fsdp_probe", "--rank", str(r), *args], cwd=root,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for r in range(world_size)]
     try:

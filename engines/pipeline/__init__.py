@@ -7,7 +7,7 @@
 * :mod:`.study` – what the panel shows, as frozen results: both schedules compared, the executed
   run in milliseconds, the TP steps and the 3D layout with per-stage memory.
 
-``engines.pipeline_exec`` and ``engines.parallel_layout`` remain as compatibility modules.
+Their old module names stay importable through the alias table in :mod:`engines` (``OLD_NAMES``).
 """
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ from engines.qeval.config import (BUDGETS, CALIB_DOMAINS, CALIB_TOKENS, GROUP_SI
                                   V_AXES, WEIGHT_BITS, QuantConfig)
 from engines.qeval.evaluate import BUDGET, DOMAINS, Budget, EvalCancelled, evaluate
 from engines.qeval.model import LM, available, load
+from engines.qeval.params import Params
 from engines.qeval.result import Evaluation
 from engines.qeval.store import load_evaluations, save_evaluations, shipped_evaluations, shipped_note
 
@@ -53,4 +54,4 @@ DEFAULT_COMPARISON = (
 __all__ = ["load", "LM", "available", "QuantConfig", "evaluate", "Evaluation", "EvalCancelled", "Budget", "shipped_evaluations",
            "shipped_note", "save_evaluations", "load_evaluations", "DEFAULT_COMPARISON", "BUDGET", "BUDGETS",
            "DOMAINS", "WEIGHT_BITS", "GROUP_SIZES", "METHODS", "KV_BITS", "K_AXES", "V_AXES", "CALIB_DOMAINS",
-           "CALIB_TOKENS"]
+           "CALIB_TOKENS", "Params"]

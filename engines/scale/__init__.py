@@ -1,5 +1,5 @@
-"""Training at scale: MFU and failures. Every public name is importable from ``engines.scale`` (and,
-as before the split, from ``engines.mfu`` and ``engines.reliability``).
+"""Training at scale: MFU and failures. Every public name is importable from ``engines.scale``
+(the old module names stay importable through the alias table in :mod:`engines`).
 
 - :mod:`engines.scale.params`: ``Params``, the panel's knobs (assumed MFU, checkpoint write δ,
   restart R, run-timeline zoom).
@@ -10,7 +10,7 @@ as before the split, from ``engines.mfu`` and ``engines.reliability``).
   ``simulate_failures`` (Monte Carlo probes and one run: the panel's one background job).
 
 The function ``mfu`` is not re-exported here: ``engines.scale.mfu`` stays the module (use
-``engines.scale.mfu.mfu`` or ``engines.mfu.mfu``).
+``engines.scale.mfu.mfu``).
 """
 from engines.scale.mfu import (TrainingThroughput, flops_per_token, hardware_flops_per_token, model_flops_per_token,
                                tokens_per_second, training_throughput)

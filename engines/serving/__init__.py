@@ -10,6 +10,7 @@ steady-state sizing. Every public name is importable from ``engines.serving`` as
 """
 from engines.serving.batching import (DISTRIBUTIONS, MAX_REQUESTS, MIN_RATE_PER_S, POLICIES, LatencyTarget, SimResult,
                                       Workload, simulate_batching)
+from engines.serving.params import Params
 from engines.serving.replica import (FORMAT_LABELS, GIB, GPU_MEMORY_UTILIZATION, KV_BITS_EFFECTIVE,
                                      PREFILL_CHUNK_TOKENS, RUNTIME_OVERHEAD_PER_GPU, WEIGHT_BITS_EFFECTIVE, Capacity,
                                      FormatSpeed, ReplicaMemory, StepCost, activation_bytes, capacity, compute_format,
@@ -28,4 +29,4 @@ __all__ = ["POLICIES", "DISTRIBUTIONS", "MAX_REQUESTS", "MIN_RATE_PER_S", "Workl
            "kv_cache_bytes", "kv_bytes_per_token", "weight_bytes", "activation_bytes", "ReplicaMemory",
            "replica_memory", "Capacity", "capacity", "StepCost", "step_cost", "FormatSpeed", "format_speeds",
            "compute_format", "valid_tp_degrees", "GIB", "FORMAT_LABELS", "WEIGHT_BITS_EFFECTIVE", "KV_BITS_EFFECTIVE",
-           "GPU_MEMORY_UTILIZATION", "RUNTIME_OVERHEAD_PER_GPU", "PREFILL_CHUNK_TOKENS"]
+           "GPU_MEMORY_UTILIZATION", "RUNTIME_OVERHEAD_PER_GPU", "PREFILL_CHUNK_TOKENS", "Params"]

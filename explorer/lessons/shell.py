@@ -15,6 +15,7 @@ from explorer.lessons.catalog import courses, lesson, lesson_tour, tour_path
 from explorer.lessons.navigator import LESSON, PANEL, START, Navigator
 from explorer.lessons.tour import Tour, TourStep, load_tour, save_tour
 from explorer.lessons.tour_bar import TourBar
+from explorer.panel import panel_icon
 
 KEYS_HELP = """Tour keys
   Next step: Alt+→ (always), PgDn while a tour runs, → too in presenter mode
@@ -29,7 +30,6 @@ class LessonsShell:
 
     def __init__(self, win) -> None:
         from explorer.lessons.player import TourPlayer
-        from explorer.main_window import panel_icon
 
         self.win = win
         self.player = TourPlayer(win)

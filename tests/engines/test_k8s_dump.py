@@ -111,7 +111,7 @@ def test_missing_and_binary_files_are_explained(tmp_path):
 
 
 def test_a_dump_plays_as_a_timeline_with_commands():
-    from engines.k8s.dump import dump_guide
+    from engines.k8s.scenarios import dump_guide
     tl = play_guide(dump_guide(read_dump(DUMP)), commands=((10, "delete pod debug-shell"),))
     assert tl.key == "dump" and len(tl.frames) >= 70
     assert tl.frames[11].commands[0].accepted

@@ -336,7 +336,7 @@ def test_hybrid_shard_group_counts_dp_ranks_per_node_with_pipeline_stages():
     sc = Scenario(n_gpus=64, gpus_per_node=8, tp=2, pp=4, strategy="fsdp-hybrid")   # DP 8
     b = mem.breakdown(sc)
     assert b.shard == 4
-    from engines.parallel_layout import rank_grid
+    from engines.pipeline.layout import rank_grid
 
     layout_node_dp = {r.dp_rank for r in rank_grid(64, 2, 4, 8).ranks if r.node == 0}
     assert len(layout_node_dp) == b.shard

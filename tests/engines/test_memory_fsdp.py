@@ -12,7 +12,7 @@ dist = pytest.importorskip("torch.distributed")
 @pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed gloo")
 def test_fsdp2_two_ranks_hold_half_the_states_each():
-    from engines.fsdp_probe import run_fsdp_probe
+    from engines.memory.fsdp_probe import run_fsdp_probe
 
     result = run_fsdp_probe(PRESETS["smollm2-135m"], world_size=2)
     assert len(result.ranks) == 2
@@ -30,7 +30,7 @@ def test_fsdp2_two_ranks_hold_half_the_states_each():
 @pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed gloo")
 def test_fsdp2_probe_times_the_weight_all_gather_zero3_runs():
-    from engines.fsdp_probe import run_fsdp_probe
+    from engines.memory.fsdp_probe import run_fsdp_probe
 
     result = run_fsdp_probe(PRESETS["smollm2-135m"], world_size=2)
     assert result.allgather_buffer_bytes == 2.0 * result.param_count          # the 16-bit weights, 2Ψ

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines.memory_measure import (MEASURE_CATEGORIES, MeasureConfig, MeasurementCancelled, measure_training_step,
+from engines.memory.measure import (MEASURE_CATEGORIES, MeasureConfig, MeasurementCancelled, measure_training_step,
                                     scaled_down_arch)
 from engines.core.models import PRESETS
 from engines.core.scenario import Scenario

@@ -113,14 +113,5 @@ def test_one_source_of_strategy_names():
     assert mem.breakdown(Scenario(), "zero1").label == mem.STRATEGY_LABELS["zero1"]
 
 
-def test_old_module_paths_still_import():
-    import engines.fsdp_probe as old_probe
-    import engines.memory_measure as old_measure
-    from engines.memory import fsdp_probe, measure
-
-    for name in ("MEASURE_CATEGORIES", "MeasureConfig", "MeasuredMemory", "MeasurementCancelled", "analytic_for",
-                 "build_model", "measure_training_step", "scaled_down_arch", "_check", "_explain", "_storage_key"):
-        assert getattr(old_measure, name) is getattr(measure, name)
-    for name in ("RankBytes", "FsdpProbeResult", "run_fsdp_probe", "main", "_rank_main", "_free_port"):
-        assert getattr(old_probe, name) is getattr(fsdp_probe, name)
+def test_package_reexports_the_analytic_functions():
     assert mem.per_stage_memory is mem.analytic.per_stage_memory

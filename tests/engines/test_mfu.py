@@ -2,7 +2,7 @@
 import pytest
 
 from engines.core.errors import ValidationError
-from engines.mfu import (flops_per_token, hardware_flops_per_token, mfu, model_flops_per_token,
+from engines.scale.mfu import (flops_per_token, hardware_flops_per_token, mfu, model_flops_per_token,
                          tokens_per_second, training_throughput)
 from engines.core.models import PRESETS
 from engines.core.scenario import Scenario

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engines.core.errors import ValidationError
-from engines.parallel_layout import collective_counts, rank_grid, ring_bytes, tp_layer_steps, verify_tp_split
+from engines.pipeline.layout import collective_counts, rank_grid, ring_bytes, tp_layer_steps, verify_tp_split
 
 
 def test_tp_has_two_all_reduces_forward_four_total():

@@ -6,7 +6,7 @@ import pytest
 pytest.importorskip("torch")
 
 from engines.pipeline import schedule  # noqa: E402
-from engines.pipeline_exec import execute  # noqa: E402
+from engines.pipeline.execution import execute  # noqa: E402
 
 
 def _assert_schedule_shape(run, p, n_stages, slack=0.0):

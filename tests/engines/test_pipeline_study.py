@@ -3,20 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-import engines.parallel_layout as compat_layout
-import engines.pipeline_exec as compat_exec
 from engines.core.errors import Cancelled, ValidationError
 from engines.core.params import defaults_of
 from engines.pipeline import (KINDS, Costs, Params, ScheduleRequest, backward_split, chunks_for, compare_schedules,
                               in_ms, layout_study, schedule, schedule_request, simulate, timeline_marks, tp_study)
 from engines.core.scenario import Scenario
-
-
-def test_old_import_paths_still_work():
-    from engines.pipeline import execution, layout
-
-    assert compat_exec.execute is execution.execute and compat_exec.ExecutionCancelled is execution.ExecutionCancelled
-    assert compat_layout.rank_grid is layout.rank_grid and compat_layout.TPStep is layout.TPStep
 
 
 def test_params_defaults_ranges_and_round_trip():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engines.core.errors import ValidationError
-from engines.reliability import (daly_interval, expected_goodput, goodput_vs_cluster, interruptions_per_day,
+from engines.scale.reliability import (daly_interval, expected_goodput, goodput_vs_cluster, interruptions_per_day,
                                  job_mtbf, llama3_interruptions, monte_carlo_goodput, simulate_run,
                                  young_interval, young_waste, checkpoint_seconds)
 

@@ -1,5 +1,5 @@
 """engines.scale: the panel's knobs as a validated value, the analytic study and the failure simulation
-(Qt-free), and the compatibility modules engines.mfu / engines.reliability."""
+(Qt-free)."""
 import math
 from dataclasses import asdict
 
@@ -99,18 +99,3 @@ def test_simulate_failures_reproduces_the_engine_calls():
 def test_simulate_failures_stops_when_cancelled():
     with pytest.raises(Cancelled):
         simulate_failures(checkpoint_study(64, 60.0, 300.0), cancelled=lambda: True)
-
-
-def test_the_old_module_paths_still_work():
-    import engines.mfu as old_mfu
-    import engines.reliability as old_rel
-    import engines.scale.mfu as new_mfu
-    import engines.scale.reliability as new_rel
-
-    for old, new in ((old_mfu, new_mfu), (old_rel, new_rel)):
-        for name in new.__all__:
-            assert getattr(old, name) is getattr(new, name), name
-    assert old_rel._each is new_rel._each and old_mfu._finite is new_mfu._finite
-    from engines.reliability import young_interval as y  # noqa: F401
-    from engines.mfu import mfu as f
-    assert f is new_mfu.mfu

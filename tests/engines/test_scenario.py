@@ -106,7 +106,7 @@ def test_files_from_before_the_offload_target_field_load_with_cpu():
 
 def test_llama3_405b_preset_has_table_4s_batch():
     """Dubey et al. 2024, Table 4 (16,384 GPUs): DP 128, batch 16 per DP group, 16M tokens per step."""
-    from engines.mfu import training_throughput
+    from engines.scale.mfu import training_throughput
 
     s = apply_preset(Scenario(), "llama3-405b-16k")
     assert (s.tp, s.pp, s.dp, s.seq_len) == (8, 16, 128, 8192)

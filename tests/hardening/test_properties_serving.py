@@ -1,4 +1,4 @@
-"""engines.serving, engines.reliability and engines.mfu under random inputs: the monotone facts
+"""engines.serving, engines.scale.reliability and engines.scale.mfu under random inputs: the monotone facts
 the panels animate hold everywhere, results stay finite, garbage is a ValidationError."""
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from engines import mfu, reliability, serving
+from engines import serving
 from engines.core.errors import ValidationError
 from engines.core.hardware import GPUS
 from engines.core.models import PRESETS
 from engines.core.scenario import Scenario
+from engines.scale import mfu, reliability
 
 FAST = settings(max_examples=40, deadline=None)
 SLOW = settings(max_examples=12, deadline=None)
