@@ -114,3 +114,11 @@ def test_the_old_module_paths_still_work():
     from engines.reliability import young_interval as y  # noqa: F401
     from engines.mfu import mfu as f
     assert f is new_mfu.mfu
+
+
+def test_throughput_names_the_sequence_length_and_recomputation_it_is_for():
+    """The MFU gauge's formula is drawn from the result alone (no scenario): T and the recompute mode."""
+    s = Scenario(seq_len=2048, recompute="full")
+    th = scale_analysis(s, Params()).throughput
+    assert (th.seq_len, th.recompute) == (2048, "full")
+    assert th.hfu > th.mfu                      # full recomputation adds a forward pass to the hardware FLOPs
