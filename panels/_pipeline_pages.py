@@ -1,16 +1,24 @@
-"""The pipeline panel's schedules and executed pages: widgets only; the panel connects and fills them."""
+"""The pipeline panel's four pages, each a view: schedules, executed on torch, tensor parallel, 3D layout.
+
+A page holds its controls (the panel binds and connects them) and draws the frozen engine result the
+panel hands it (``show_result``); a page whose charts are costly draws them in ``draw()``, which the
+panel calls when the page is shown. Pages never call engines."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton,
                                QSpinBox, QVBoxLayout, QWidget)
+
+from engines.pipeline import KIND_LABELS, ExecutedView, LayoutStudy, ScheduleComparison, TPStudy
 
 from explorer.binder import param_slider
 from explorer.theme import Theme
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ErrorLabel
-from panels._pipeline_views import GanttView
+from panels._pipeline_parallel_views import (LayoutView, StageMemoryChart, TPView, layout_html, tp_caption_html,
+                                             tp_counts_html)
+from panels._pipeline_views import GanttView, exec_summary, formula_html
 
 
 class ExecutedPage(QWidget):
@@ -42,6 +50,23 @@ class ExecutedPage(QWidget):
         for g in self.exec_gantts:
             row.addWidget(g, 1)
         lay.addWidget(self.charts, 1)
+
+    def show_result(self, view: ExecutedView) -> None:
+        """The measured and the simulated timeline (ms) on one linked time range, and what was measured."""
+        run = view.run
+        self.exec_gantts[0].show_simulation(view.measured_ms, f"measured on {run.device} (ms)", fit_time=False)
+        self.exec_gantts[1].show_simulation(view.simulated_ms, "simulated from measured op times (ms)",
+                                            fit_time=False)   # linked: one range for both, set below
+        self.exec_gantts[0].set_time_range(view.t_max_ms)
+        self.exec_info.setText(exec_summary(KIND_LABELS.get(run.kind, run.kind), run))
+
+    def set_cursor(self, t: float) -> None:
+        for g in self.exec_gantts:
+            g.set_cursor(t)
+
+    def apply_theme(self, theme: Theme) -> None:
+        for g in self.exec_gantts:
+            g.apply_theme(theme)
 
 
 def int_spin(lo: int, hi: int, tip: str, step: int = 1) -> QSpinBox:
@@ -124,6 +149,51 @@ class SchedulesPage(QWidget):
             grid.setColumnStretch(col, 1)
         grid.setRowStretch(0, 1)
         lay.addWidget(self.charts, 1)
+        self.sides: list = [None, None]       # the SideResult each chart draws, None where it has an error
+        self._geometry: list = [None, None]   # Gantt geometry a worker built, used once
+        self._titles = ["", ""]
+
+    def show_context(self, sc, shape) -> None:
+        """Where the drawn pipeline (an engines.pipeline.PipelineShape) sits in the scenario ``sc``."""
+        self.context_line.setText(context_html(sc, shape))
+        self.demo_button.setText(f"Use p = {shape.p}, m = {shape.m}")
+        self.demo_button.setVisible(shape.demo)
+
+    def show_result(self, result: ScheduleComparison, geometry=(None, None)) -> None:
+        """The captions and titles now (an invalid side says why); the charts at :meth:`draw`.
+        ``geometry``: per side, what :func:`gantt_geometry` built in a worker, or None."""
+        req = result.request
+        errors = []
+        for side, r in enumerate(result.sides):
+            if r.error:
+                self.sides[side] = None
+                errors.append(f"{KIND_LABELS[r.kind]}: {r.error}")
+                self.formula[side].setText(f"<b>{KIND_LABELS[r.kind]}</b>: not drawn: {r.error}")
+                continue
+            self.sides[side] = r
+            self._geometry[side] = geometry[side]
+            self.formula[side].setText(formula_html(KIND_LABELS[r.kind], r, req.costs.t_comm))
+        self._titles = [f"{KIND_LABELS[r.kind]}  (p={req.p}, m={req.m}" + (f", v={r.chunks})" if r.chunks > 1 else ")")
+                        for r in result.sides]
+        self.sched_error.show_error("; ".join(errors) if errors else None)
+
+    def draw(self) -> None:
+        """Both Gantt charts, on one (linked) time range."""
+        for side, s in enumerate(self.sides):
+            if s:
+                self.gantts[side].show_simulation(s.sim, self._titles[side], self._geometry[side], fit_time=False)
+                self._geometry[side] = None  # built for the theme of its time: only used once
+        self.gantts[0].set_time_range(max((s.sim.makespan for s in self.sides if s), default=1.0))
+
+    def set_cursor(self, t: float) -> None:
+        for g in self.gantts:
+            g.set_cursor(t)
+
+    def apply_theme(self, theme: Theme) -> None:
+        for g in self.gantts:
+            g.apply_theme(theme)
+        for w in (self.context_line, *self.formula):
+            w.reset_height()
 
 
 
@@ -157,3 +227,95 @@ def named_views(s: SchedulesPage, e: ExecutedPage, t, g) -> tuple[tuple[str, QWi
             ("layout", g.grid, "DP × TP × PP rank grid and memory per stage"),
             ("rank_grid", g.layout_view, "DP × TP × PP rank grid"),
             ("stage_memory", g.memory.plot, "Memory per pipeline stage"))
+
+
+class TPPage(QWidget):
+    """TP degree and sequence parallelism (scenario fields), the step view and its captions."""
+
+    def __init__(self, theme: Theme, tp_spin) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        top = FlowLayout()
+        self.tp_spin = tp_spin
+        self.sp_check = QCheckBox("sequence parallelism (LayerNorm/dropout on s/t tokens)")
+        top.addWidget(keep_together(QLabel("TP degree t"), self.tp_spin))
+        top.addWidget(self.sp_check)
+        lay.addLayout(top)
+        self.tp_error = ErrorLabel()
+        lay.addWidget(self.tp_error)
+        self.split = QWidget()     # the step view with its captions: what a tour focuses on
+        inner = QVBoxLayout(self.split)
+        inner.setContentsMargins(0, 0, 0, 0)
+        self.tp_view = TPView(theme)
+        self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
+        inner.addWidget(self.tp_view, 1)
+        self.tp_caption = LiveText(min_lines=2)  # changes every frame: must not re-lay out the panel
+        inner.addWidget(self.tp_caption)
+        self.tp_counts = LiveText(min_lines=2)
+        inner.addWidget(self.tp_counts)
+        lay.addWidget(self.split, 1)
+        self.study: TPStudy | None = None
+
+    def show_result(self, study: TPStudy) -> None:
+        """The collective counts and the first step's caption now; the step view at :meth:`draw`."""
+        self.study = study
+        self.tp_counts.setText(tp_counts_html(study))
+        self.tp_caption.setText(tp_caption_html(study.steps, 0))
+
+    def draw(self) -> None:
+        if self.study is not None:
+            self.tp_view.set_steps(list(self.study.steps), self.study.tp, 0)
+
+    def show_step(self, index: int) -> None:
+        """Step ``index`` highlighted and described (a timeline frame)."""
+        steps = self.study.steps if self.study is not None else ()
+        if steps:
+            self.tp_view.set_current(index)
+            self.tp_caption.setText(tp_caption_html(steps, max(0, min(index, len(steps) - 1))))
+
+    def apply_theme(self, theme: Theme) -> None:
+        """The new theme is used at the next :meth:`draw`."""
+        self.tp_view.theme = theme
+        for w in (self.tp_caption, self.tp_counts):
+            w.reset_height()
+
+
+class LayoutPage(QWidget):
+    """The rank grid beside the per-stage memory chart, and the groups described under them."""
+
+    def __init__(self, theme: Theme) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        self.layout_error = ErrorLabel()
+        lay.addWidget(self.layout_error)
+        self.grid = QWidget()      # rank grid, stage memory and the groups' text: what a tour focuses on
+        inner = QVBoxLayout(self.grid)
+        inner.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        self.layout_view = LayoutView(theme)
+        self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
+        row.addWidget(self.layout_view, 3)
+        self.memory = StageMemoryChart(theme)
+        row.addWidget(self.memory.plot, 2)
+        inner.addLayout(row, 1)
+        self.layout_text = LiveText(min_lines=4)
+        inner.addWidget(self.layout_text)
+        lay.addWidget(self.grid, 1)
+        self.theme = theme
+        self.study: LayoutStudy | None = None
+
+    def show_result(self, study: LayoutStudy) -> None:
+        """The groups' text and any memory error now; the grid and the memory chart at :meth:`draw`."""
+        self.study = study
+        self.layout_text.setText(layout_html(study, LayoutView.MAX_NODES))
+        self.layout_error.show_error(study.memory_error)
+
+    def draw(self) -> None:
+        if self.study is not None:
+            self.layout_view.set_layout(self.study.layout)
+            self.memory.show(self.study, self.theme)
+
+    def apply_theme(self, theme: Theme) -> None:
+        """The new theme is used at the next :meth:`draw`."""
+        self.theme = self.layout_view.theme = theme
+        self.layout_text.reset_height()

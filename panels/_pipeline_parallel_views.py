@@ -1,17 +1,18 @@
-"""The pipeline panel's tensor- and 3D-parallel views: one TP block step by step, and the DP × TP × PP
-rank grid grouped by node. Drawing only: they take engines.pipeline results (TPStep list, Layout3D)."""
+"""The pipeline panel's tensor- and 3D-parallel charts: one TP block step by step, the DP × TP × PP
+rank grid grouped by node, and memory per stage. Drawing only: they take engines.pipeline results
+(TPStep list, Layout3D, LayoutStudy)."""
 from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPen
-from PySide6.QtWidgets import QCheckBox, QGraphicsRectItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
+from PySide6.QtWidgets import QGraphicsRectItem
 
 from explorer.theme import Theme
-from explorer.ui.flow_layout import FlowLayout, keep_together
-from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import ErrorLabel, cache_static, pen
-from panels._pipeline_views import StageMemoryChart, Texts, _Blocks
+from explorer.ui.fast_items import Bars
+from explorer.ui.label_layer import range_end_for_label
+from explorer.ui.widgets import cache_static, make_plot, pen
+from panels._pipeline_views import Texts, _Blocks
 
 
 class TPView(pg.PlotWidget):
@@ -223,6 +224,66 @@ class LayoutView(pg.PlotWidget):
                       yRange=(min(ys) - 1.4, max(ys) + 0.8), padding=0)
 
 
+MEMORY_STYLE = (("weights", 5), ("gradients", 0), ("optimizer", 2), ("activations", 1), ("buffers + reserve", 6))
+"""Legend label and theme colour of each part in engines.pipeline.study.MEMORY_PARTS order."""
+
+
+class StageMemoryChart:
+    """Per-stage stacked memory bars (a LayoutStudy's parts), each total written on its bar, and
+    the GPU's memory as a dashed line; updated in place."""
+
+    def __init__(self, theme: Theme) -> None:
+        self.plot = make_plot(theme, "Memory per GPU by stage", "GB", "pipeline stage")
+        self.plot.setAccessibleName("Per-stage memory from the memory engine")
+        self.plot.setMouseEnabled(x=False, y=False)
+        cache_static(self.plot)
+        self.bars = [Bars(x=[0], height=[0], width=0.7) for _ in MEMORY_STYLE]
+        self.legend = self.plot.addLegend(offset=(10, 10))  # top left: above the short bars
+        for item, (label, _) in zip(self.bars, MEMORY_STYLE):
+            self.plot.addItem(item)
+            self.legend.addItem(item, label)  # BarGraphItem is not auto-listed
+        self.totals = Texts(self.plot)
+        self.cap = pg.InfiniteLine(angle=0, movable=False)
+        self.plot.addItem(self.cap)
+        self._fit = None     # (tallest thing in GB, label line height in px) once drawn
+        self.plot.getViewBox().sigResized.connect(self._fit_y)   # a short chart (presenter) refits
+
+    def show(self, study, th: Theme) -> None:
+        n = len(study.stage_memory)
+        xs = list(range(n))
+        base = [0.0] * n
+        for item, vals, (_, color) in zip(self.bars, study.parts_gb or [()] * len(MEMORY_STYLE), MEMORY_STYLE):
+            item.setOpts(x=xs, y0=base, height=list(vals), width=0.7, brush=th.color(color), pen=th.fg)
+            base = [b + v for b, v in zip(base, vals)]
+        self.totals.begin()
+        font = QFont()
+        font.setPointSizeF(th.point_size * 0.85)
+        for i, total in enumerate(base):  # the number on each bar: colour is never the only cue
+            self.totals.add(f"{total:.1f} GB", (i, total), (0.5, 1), th.fg, font)
+        cap = study.gpu_memory_gb
+        self.totals.add(f"GPU memory {cap:.0f} GB", (n - 0.45, cap), (1, 1), th.fg, font)
+        self.totals.end()
+        self.cap.setPos(cap)
+        self.cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
+        self.plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(study.stage_memory)]])
+        self.plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
+        self._fit = (max(max(base, default=0), cap), QFontMetrics(font).height())
+        self._fit_y()
+
+    def _fit_y(self) -> None:
+        """Room above the tallest thing (bars or the memory line and its label) for the legend, laid
+        out in one row of columns when the chart is wide, so a short chart keeps room for its bars."""
+        if self._fit is None:
+            return
+        tallest, line_px = self._fit
+        vb = self.plot.getViewBox()
+        self.legend.setColumnCount(3 if vb.width() >= 480 else 1)
+        view_px = max(vb.height(), 150.0)
+        legend_px = self.legend.layout.preferredHeight() + 2.5 * line_px
+        self.plot.setYRange(0, range_end_for_label(tallest, 0.0, legend_px, view_px, 0.4 * view_px), padding=0)
+
+
+
 SPINE = {"tp": 0.85, "dp": 1.0, "pp": 1.15}   # a group's spine: this far left of the first GPU column
 
 
@@ -258,19 +319,19 @@ def _span(values: list[int]) -> str:
 # --- captions: engine results as text -------------------------------------------------------------
 
 
-def tp_counts_html(tp, sc) -> str:
+def tp_counts_html(tp) -> str:
     """Collectives per phase of an engines.pipeline.TPStudy, and the ring traffic."""
     parts = []
     for phase, counts in (("forward", tp.forward), ("backward", tp.backward)):
         cs = ", ".join(f"{n} {c}" for c, n in counts if n)
         parts.append(f"{phase}: {cs or 'no collectives'}")
-    return (f"Per layer, per micro-batch ({sc.arch.label}, t = {sc.tp}"
-            f"{', SP on' if sc.sequence_parallel else ''}): " + "; ".join(parts) +
+    return (f"Per layer, per micro-batch ({tp.model_label}, t = {tp.tp}"
+            f"{', SP on' if tp.sequence_parallel else ''}): " + "; ".join(parts) +
             f". Ring traffic per GPU per layer: {tp.bytes_per_gpu / 1e6:,.1f} MB "
             "(TP and TP+SP move the same bytes)."
             + (" <b>t = 1: one GPU holds every matrix whole, so the all-reduces have nothing to "
                "sum.</b> Raise t (2 to 8, within a node) to see the column-then-row split."
-               if sc.tp == 1 else ""))
+               if tp.tp == 1 else ""))
 
 
 def tp_caption_html(steps, i: int) -> str:
@@ -283,13 +344,13 @@ def tp_caption_html(steps, i: int) -> str:
             f"Each GPU holds {st.shape_per_gpu}. {what}.")
 
 
-def layout_html(study, sc, max_nodes: int) -> str:
+def layout_html(study, max_nodes: int) -> str:
     """The rank grid's groups (an engines.pipeline.LayoutStudy) and the links they use."""
     lay = study.layout
     nv = f"NVLink {study.nvlink_gbps:,.0f} GB/s"
-    net = f"network {sc.internode_gbps:,.0f} GB/s per GPU"
-    lines = [f"<b>{sc.n_gpus} GPUs = DP {sc.dp} × TP {sc.tp} × PP {sc.pp}</b> on {lay.n_nodes} node(s) "
-             f"of {sc.gpus_per_node}. Squares show the global rank = tp + TP·(dp + DP·pp) (Megatron order), "
+    net = f"network {study.internode_gbps:,.0f} GB/s per GPU"
+    lines = [f"<b>{lay.n_gpus} GPUs = DP {lay.dp} × TP {lay.tp} × PP {lay.pp}</b> on {lay.n_nodes} node(s) "
+             f"of {lay.gpus_per_node}. Squares show the global rank = tp + TP·(dp + DP·pp) (Megatron order), "
              "so TP rank = rank mod TP; shade and hatch = pipeline stage."]
     names = {"tp": "TP groups (solid red line: one example)", "dp": "DP groups (dashed)", "pp": "PP groups (dotted)"}
     for kind, s in lay.summary().items():
@@ -303,53 +364,3 @@ def layout_html(study, sc, max_nodes: int) -> str:
     if lay.n_nodes > max_nodes:
         lines.append(f"<i>Drawing the first {max_nodes} of {lay.n_nodes} nodes.</i>")
     return "<br>".join(lines)
-
-
-class TPPage(QWidget):
-    """TP degree and sequence parallelism (scenario fields), the step view and its captions."""
-
-    def __init__(self, theme: Theme, tp_spin) -> None:
-        super().__init__()
-        lay = QVBoxLayout(self)
-        top = FlowLayout()
-        self.tp_spin = tp_spin
-        self.sp_check = QCheckBox("sequence parallelism (LayerNorm/dropout on s/t tokens)")
-        top.addWidget(keep_together(QLabel("TP degree t"), self.tp_spin))
-        top.addWidget(self.sp_check)
-        lay.addLayout(top)
-        self.tp_error = ErrorLabel()
-        lay.addWidget(self.tp_error)
-        self.split = QWidget()     # the step view with its captions: what a tour focuses on
-        inner = QVBoxLayout(self.split)
-        inner.setContentsMargins(0, 0, 0, 0)
-        self.tp_view = TPView(theme)
-        self.tp_view.setAccessibleName("Tensor-parallel split of one transformer block, step by step")
-        inner.addWidget(self.tp_view, 1)
-        self.tp_caption = LiveText(min_lines=2)  # changes every frame: must not re-lay out the panel
-        inner.addWidget(self.tp_caption)
-        self.tp_counts = LiveText(min_lines=2)
-        inner.addWidget(self.tp_counts)
-        lay.addWidget(self.split, 1)
-
-
-class LayoutPage(QWidget):
-    """The rank grid beside the per-stage memory chart, and the groups described under them."""
-
-    def __init__(self, theme: Theme) -> None:
-        super().__init__()
-        lay = QVBoxLayout(self)
-        self.layout_error = ErrorLabel()
-        lay.addWidget(self.layout_error)
-        self.grid = QWidget()      # rank grid, stage memory and the groups' text: what a tour focuses on
-        inner = QVBoxLayout(self.grid)
-        inner.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
-        self.layout_view = LayoutView(theme)
-        self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
-        row.addWidget(self.layout_view, 3)
-        self.memory = StageMemoryChart(theme)
-        row.addWidget(self.memory.plot, 2)
-        inner.addLayout(row, 1)
-        self.layout_text = LiveText(min_lines=4)
-        inner.addWidget(self.layout_text)
-        lay.addWidget(self.grid, 1)

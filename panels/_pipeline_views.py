@@ -1,8 +1,9 @@
-"""Drawing widgets of the pipeline panel: Gantt, in-flight curves, stage memory, the schedules and
-executed pages (the TP and rank-grid views are in ``_pipeline_parallel_views``).
+"""Drawing widgets of the pipeline panel: the Gantt chart with in-flight curves, reusable text items,
+and the schedules' and executed run's captions (the TP, rank-grid and stage-memory charts are in
+``_pipeline_parallel_views``; the pages, the panel's views, in ``_pipeline_pages``).
 
-Pure drawing: they take engine results (Simulation, TPStep list, Layout3D, StageMemory list) and
-never compute domain numbers themselves.
+Pure drawing: they take engine results (Simulation, SideResult, ExecutedRun) and never compute
+domain numbers themselves.
 """
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
 from explorer.theme import Theme
-from explorer.ui.fast_items import Bars
-from explorer.ui.label_layer import range_end_for_label
-from explorer.ui.widgets import RowLegend, bottom_axis, cache_static, make_plot, style_axis
+from explorer.ui.widgets import RowLegend, bottom_axis, cache_static, style_axis
 
 
 OP_NAMES = {"F": "F forward", "B": "B backward", "I": "I input-grad", "W": "W weight-grad"}
@@ -334,65 +333,6 @@ class Texts:
     def end(self) -> None:
         for item in self.items[self.used:]:
             item.hide()
-
-
-MEMORY_STYLE = (("weights", 5), ("gradients", 0), ("optimizer", 2), ("activations", 1), ("buffers + reserve", 6))
-"""Legend label and theme colour of each part in engines.pipeline.study.MEMORY_PARTS order."""
-
-
-class StageMemoryChart:
-    """Per-stage stacked memory bars (a LayoutStudy's parts), each total written on its bar, and
-    the GPU's memory as a dashed line; updated in place."""
-
-    def __init__(self, theme: Theme) -> None:
-        self.plot = make_plot(theme, "Memory per GPU by stage", "GB", "pipeline stage")
-        self.plot.setAccessibleName("Per-stage memory from the memory engine")
-        self.plot.setMouseEnabled(x=False, y=False)
-        cache_static(self.plot)
-        self.bars = [Bars(x=[0], height=[0], width=0.7) for _ in MEMORY_STYLE]
-        self.legend = self.plot.addLegend(offset=(10, 10))  # top left: above the short bars
-        for item, (label, _) in zip(self.bars, MEMORY_STYLE):
-            self.plot.addItem(item)
-            self.legend.addItem(item, label)  # BarGraphItem is not auto-listed
-        self.totals = Texts(self.plot)
-        self.cap = pg.InfiniteLine(angle=0, movable=False)
-        self.plot.addItem(self.cap)
-        self._fit = None     # (tallest thing in GB, label line height in px) once drawn
-        self.plot.getViewBox().sigResized.connect(self._fit_y)   # a short chart (presenter) refits
-
-    def show(self, study, th: Theme) -> None:
-        n = len(study.stage_memory)
-        xs = list(range(n))
-        base = [0.0] * n
-        for item, vals, (_, color) in zip(self.bars, study.parts_gb or [()] * len(MEMORY_STYLE), MEMORY_STYLE):
-            item.setOpts(x=xs, y0=base, height=list(vals), width=0.7, brush=th.color(color), pen=th.fg)
-            base = [b + v for b, v in zip(base, vals)]
-        self.totals.begin()
-        font = QFont()
-        font.setPointSizeF(th.point_size * 0.85)
-        for i, total in enumerate(base):  # the number on each bar: colour is never the only cue
-            self.totals.add(f"{total:.1f} GB", (i, total), (0.5, 1), th.fg, font)
-        cap = study.gpu_memory_gb
-        self.totals.add(f"GPU memory {cap:.0f} GB", (n - 0.45, cap), (1, 1), th.fg, font)
-        self.totals.end()
-        self.cap.setPos(cap)
-        self.cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
-        self.plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(study.stage_memory)]])
-        self.plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
-        self._fit = (max(max(base, default=0), cap), QFontMetrics(font).height())
-        self._fit_y()
-
-    def _fit_y(self) -> None:
-        """Room above the tallest thing (bars or the memory line and its label) for the legend, laid
-        out in one row of columns when the chart is wide, so a short chart keeps room for its bars."""
-        if self._fit is None:
-            return
-        tallest, line_px = self._fit
-        vb = self.plot.getViewBox()
-        self.legend.setColumnCount(3 if vb.width() >= 480 else 1)
-        view_px = max(vb.height(), 150.0)
-        legend_px = self.legend.layout.preferredHeight() + 2.5 * line_px
-        self.plot.setYRange(0, range_end_for_label(tallest, 0.0, legend_px, view_px, 0.4 * view_px), padding=0)
 
 
 def formula_html(label: str, side, t_comm: float) -> str:

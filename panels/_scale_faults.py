@@ -2,7 +2,8 @@
 the loss and gradient-norm curves a run logs (the faulty run beside its clean reference, the steps
 a rollback threw away drawn apart), the alarms and the triage actions with their sources and cost.
 
-Pure drawing over a ``FaultStudy``; the panel owns the job that makes it.
+A view: ``show_result(FaultStudy)``, drawing only; the panel owns the job that makes it and binds the
+controls (``widgets()``) to its parameters.
 """
 from __future__ import annotations
 
@@ -49,12 +50,12 @@ def _segments(records, key) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs, float), np.array(ys, float)
 
 
-class FaultRunView:
-    """Controls, two charts and the incident log of one fault study."""
+class FaultRunView(QWidget):
+    """Controls, two charts and the incident log of one fault study (the page itself)."""
 
     def __init__(self, theme, job_widget: QWidget) -> None:
-        self.page = QWidget()
-        outer = QVBoxLayout(self.page)
+        super().__init__()
+        outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         controls = FlowLayout()
         self.kind = QComboBox()
@@ -118,6 +119,11 @@ class FaultRunView:
         self.study: FaultStudy | None = None
         self.log.setHtml("<p>The run starts when this page is shown and after each change of its knobs.</p>")
 
+    @property
+    def page(self) -> QWidget:
+        """The page in the panel's tabs: the view itself (tests and tours use this name)."""
+        return self
+
     def widgets(self) -> dict[str, QWidget]:
         """The controls by parameter name (for the panel's ParamBinder)."""
         return {"fault_kind": self.kind, "fault_step": self.step, "fault_replica": self.replica,
@@ -128,7 +134,7 @@ class FaultRunView:
             plot.setOpacity(0.35 if stale else 1.0)
 
     # --- drawing -----------------------------------------------------------------------------
-    def draw(self, study: FaultStudy) -> None:
+    def show_result(self, study: FaultStudy) -> None:
         self.study = study
         self.set_stale(False)
         r, ref = study.run, study.reference
@@ -202,4 +208,4 @@ class FaultRunView:
             it["alarms"].setSymbolPen(pen(t.color(5), 2))
             it["fault"].setPen(pen(t.color(6), 2, Qt.DashDotLine))
         if self.study is not None:
-            self.draw(self.study)
+            self.show_result(self.study)

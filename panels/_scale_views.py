@@ -1,8 +1,8 @@
 """Drawing pieces of the training-at-scale panel: the simulated run's timeline, the cluster-size chart
 beside the triage checklist, and plain log-axis ticks.
 
-Pure drawing: they take engine results (``RunResult``, ``CheckpointStudy``, ``Interruptions``) and never
-compute domain numbers themselves.
+Views: QWidgets that take frozen engine results (``RunResult``, ``CheckpointStudy``, ``Interruptions``)
+and never compute domain numbers themselves; the panel builds them and hands them its results.
 """
 from __future__ import annotations
 
@@ -65,11 +65,12 @@ def gpus_label(v: float) -> str:
     return f"{v / 1000:g}K" if v >= 10_000 else f"{v:,.0f}"
 
 
-class RunTimeline:
+class RunTimeline(QWidget):
     """One simulated run as spans per kind up to the cursor, failures as crosses, in a window that
     follows the cursor (``zoom`` checkpoint intervals) or shows the whole run (``zoom`` 0)."""
 
     def __init__(self, theme) -> None:
+        super().__init__()
         tp = self.plot = make_plot(theme, "One simulated run (play the timeline)", "", "wall time (hours)")
         tp.setAccessibleName("Run timeline with failures, checkpoints and lost work")
         tp.getAxis("left").setTicks([[(i, KIND_LABELS[k]) for i, k in enumerate(SPAN_KINDS)] + [(4, "failure")]])
@@ -88,13 +89,19 @@ class RunTimeline:
         self.text.reserve_lines(3)
         self.summary = LiveText()
         self.summary.reserve_lines(2)
-        self.layout = QVBoxLayout()
-        self.layout.setContentsMargins(0, 0, 0, 0)
-        self.layout.addWidget(tp, 1)
-        self.layout.addWidget(self.text)
-        self.layout.addWidget(self.summary)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(tp, 1)
+        lay.addWidget(self.text)
+        lay.addWidget(self.summary)
+        self.run: RunResult | None = None
         self._shown: tuple[RunResult, float, int] | None = None
         self._window = (0.0, 1.0)
+
+    def show_result(self, run: RunResult) -> None:
+        """A new run, not dimmed; drawn at the next :meth:`show` (the panel's frame)."""
+        self.run = run
+        self.set_opacity(1.0)
 
     def set_opacity(self, opacity: float) -> None:
         for item in (*self.spans.values(), self.failures):
@@ -103,6 +110,11 @@ class RunTimeline:
     def redraw(self) -> None:
         if self._shown is not None:
             self.show(*self._shown)
+
+    def show_at(self, now: float, zoom: int) -> None:
+        """The run shown (if any) up to ``now`` seconds, in a ``zoom``-interval window."""
+        if self.run is not None:
+            self.show(self.run, now, zoom)
 
     def _view_window(self, run: RunResult, now: float, zoom: int) -> tuple[float, float]:
         """The x-range shown: the whole run, or ``zoom`` checkpoint intervals with the cursor at 80%."""
@@ -155,12 +167,12 @@ class RunTimeline:
         self.cursor.setPen(pen(t.fg, 1.5))
 
 
-class ClusterAndTriage:
+class ClusterAndTriage(Tabs):
     """The cluster-size chart shares its cell with the triage checklist: below the charts the list
     got a strip of two lines (at presenter size a heading and half a line)."""
 
     def __init__(self, theme, data: Interruptions) -> None:
-        self.tabs = Tabs()
+        super().__init__()
         cp = self.plot = make_plot(theme, "Cluster size against interruptions", "interruptions per day", "GPUs")
         cp.setAccessibleName("Cluster size against interruptions per day")
         cp.setLogMode(x=True, y=False)
@@ -180,15 +192,15 @@ class ClusterAndTriage:
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(cp, 1)
         lay.addWidget(self.text)
-        self.tabs.addTab(page, "Cluster size")
+        self.addTab(page, "Cluster size")
         self.triage = QTextBrowser()
         self.triage.setOpenLinks(False)
         self.triage.setHtml(TRIAGE)
         self.triage.setAccessibleName("Loss-spike and silent-data-corruption triage checklist")
-        self.tabs.addTab(self.triage, "Triage checklist")
+        self.addTab(self.triage, "Triage checklist")
         self._drawn = None   # the sweep the curve shows now
 
-    def draw(self, c: CheckpointStudy) -> None:
+    def show_result(self, c: CheckpointStudy) -> None:
         sweep = c.cluster
         if sweep is not self._drawn:   # a GPU-count edit only moves the marker: keep the curve's cache
             self._drawn = sweep
@@ -200,6 +212,7 @@ class ClusterAndTriage:
             f"{c.goodput_at_daly:.1%}; at {big.n_gpus:,} GPUs: {big.interruptions_per_day:,.0f}/day, {big.goodput:.1%}.")
 
     def apply_theme(self, t) -> None:
+        self.plot.getAxis("left").setWidth(int(t.point_size * 4.5))   # fixed: new tick text never re-lays it out
         self.curve.setPen(pen(t.color(5), 3))
         for item, colour in ((self.llama_point, t.color(0)), (self.here_point, t.color(2))):
             item.setSymbolBrush(brush(colour))

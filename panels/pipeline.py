@@ -13,10 +13,9 @@ from engines.pipeline import (KIND_LABELS, KINDS, ExecRequest, LayoutStudy, Para
                               timeline_marks, tp_study)
 from explorer.binder import ParamBinder, quiet
 from explorer.panel import Panel, TimelineSpec
-from panels._pipeline_parallel_views import (LayoutPage, LayoutView, TPPage, layout_html, tp_caption_html,
-                                             tp_counts_html)
-from panels._pipeline_pages import ExecutedPage, SchedulesPage, context_html, int_spin, named_views, param_spin
-from panels._pipeline_views import exec_summary, formula_html, gantt_geometry
+from panels._pipeline_pages import (ExecutedPage, LayoutPage, SchedulesPage, TPPage, int_spin, named_views,
+                                    param_spin)
+from panels._pipeline_views import gantt_geometry
 
 GANTT_FRAMES = 240
 PREVIEW_MAX_OPS = 256  # p·m·v above this: cost sliders redraw on release only
@@ -46,8 +45,6 @@ class PipelinePanel(Panel):
         self.grid_study: LayoutStudy | None = None
         self._inputs: dict[str, object] = {}  # view group → the inputs its data was computed from
         self._stale: set[str] = set()  # tabs whose drawing waits until they are shown
-        self._geometry: list = [None, None]  # Gantt geometry a worker built, used once
-        self._titles = ["", ""]
         self._sched_pending: ScheduleRequest | None = None
         self._spec_key: object = None
         # slots: "executed" is the torch run; "main" (self.tasks) the schedule simulations, started after it
@@ -77,13 +74,13 @@ class PipelinePanel(Panel):
         page.demo_button.clicked.connect(self.apply_demo)
         for name, slider in page.costs.items():
             slider.valueChanging.connect(lambda value, n=name: self._preview(n, value))
-        for name in ("kind", "p_spin", "m_spin", "v_spin", "costs", "cost_note", "sched_error", "context_line",
-                     "demo_button", "gantts", "formula"):
+        for name in ("kind", "p_spin", "m_spin", "v_spin", "costs", "sched_error", "context_line", "demo_button",
+                     "gantts", "formula"):
             setattr(self, name, getattr(page, name))
         self.hidden_spin = param_spin(Params, "hidden")
         self.executed_page = ExecutedPage(self.theme, self.hidden_spin, self.jobs("executed").widget())
         self.executed_page.run_button.clicked.connect(self.run_executed)
-        for name in ("run_button", "exec_info", "exec_error", "exec_gantts"):
+        for name in ("exec_info", "exec_error", "exec_gantts"):
             setattr(self, name, getattr(self.executed_page, name))
         self.tp_page = TPPage(self.theme, int_spin(1, 64, "t: tensor-parallel GPUs (scenario TP)"))
         self.tp_page.tp_spin.valueChanged.connect(lambda v: self._edit_scenario(tp=int(v)))
@@ -91,7 +88,7 @@ class PipelinePanel(Panel):
         for name in ("tp_spin", "sp_check", "tp_error", "tp_view", "tp_caption", "tp_counts"):
             setattr(self, name, getattr(self.tp_page, name))
         self.layout_page = LayoutPage(self.theme)
-        for name in ("layout_error", "layout_view", "memory", "layout_text"):
+        for name in ("layout_view", "layout_text"):
             setattr(self, name, getattr(self.layout_page, name))
 
     # --- what tests and exports read ------------------------------------------------------
@@ -146,9 +143,7 @@ class PipelinePanel(Panel):
         self.scenario = sc = scenario
         self.shape = shape = pipeline_shape(sc.pp, sc.grad_accum)
         self._sync_controls(sc)
-        self.context_line.setText(context_html(sc, shape))
-        self.demo_button.setText(f"Use p = {shape.p}, m = {shape.m}")
-        self.demo_button.setVisible(shape.demo)
+        self.schedules_page.show_context(sc, shape)
         if self._changed("schedules", (shape.p, shape.m, sc.arch.layers)):
             self._recompute()
         if self._changed("tp", (sc.tp, sc.sequence_parallel, sc.arch, sc.seq_len, sc.micro_batch, sc.precision)):
@@ -172,7 +167,7 @@ class PipelinePanel(Panel):
         self._emit_timeline()
 
     def _draw(self, tab: str) -> None:
-        {"schedules": self._draw_gantts, "tp": self._draw_tp, "layout": self._draw_layout}[tab]()
+        {"schedules": self.schedules_page, "tp": self.tp_page, "layout": self.layout_page}[tab].draw()
 
     def _draw_or_defer(self, tab: str) -> None:
         if self._visible(tab):
@@ -238,29 +233,10 @@ class PipelinePanel(Panel):
                        label=f"Simulating {req.p} × {req.m} schedules…")
 
     def _show_schedules(self, result, geometry) -> None:
-        req = result.request
-        errors = []
-        for side, r in enumerate(result.sides):
-            if r.error:
-                self.sims[side] = None
-                errors.append(f"{KIND_LABELS[r.kind]}: {r.error}")
-                self.formula[side].setText(f"<b>{KIND_LABELS[r.kind]}</b>: not drawn: {r.error}")
-                continue
-            self.sims[side] = r
-            self._geometry[side] = geometry[side]
-            self.formula[side].setText(formula_html(KIND_LABELS[r.kind], r, req.costs.t_comm))
-        self._titles = [f"{KIND_LABELS[r.kind]}  (p={req.p}, m={req.m}" + (f", v={r.chunks})" if r.chunks > 1 else ")")
-                        for r in result.sides]
-        self.sched_error.show_error("; ".join(errors) if errors else None)
+        self.sims = [None if r.error else r for r in result.sides]
+        self.schedules_page.show_result(result, geometry)
         self._draw_or_defer("schedules")
         self._emit_timeline()
-
-    def _draw_gantts(self) -> None:
-        for side, s in enumerate(self.sims):
-            if s:
-                self.gantts[side].show_simulation(s.sim, self._titles[side], self._geometry[side], fit_time=False)
-                self._geometry[side] = None  # built for the theme of its time: only used once
-        self.gantts[0].set_time_range(max((s.sim.makespan for s in self.sims if s), default=1.0))
 
     # --- executed -----------------------------------------------------------------------------
     def run_executed(self) -> None:
@@ -282,38 +258,24 @@ class PipelinePanel(Panel):
             self.exec_error.show_error(str(view))
             return
         self.exec_view, self.executed = view, view.run
-        self.exec_gantts[0].show_simulation(view.measured_ms, f"measured on {view.run.device} (ms)", fit_time=False)
-        self.exec_gantts[1].show_simulation(view.simulated_ms, "simulated from measured op times (ms)",
-                                            fit_time=False)   # linked: one range for both, set below
-        self.exec_gantts[0].set_time_range(view.t_max_ms)
-        self.exec_info.setText(exec_summary(KIND_LABELS.get(view.run.kind, view.run.kind), view.run))
+        self.executed_page.show_result(view)
         self._emit_timeline()
 
     # --- tensor parallel and the 3D layout --------------------------------------------------------
     def _update_tp(self) -> None:
-        sc = self.scenario
         self.tp_error.show_error(None)
         try:
-            self.tp = tp_study(sc)
+            self.tp = tp_study(self.scenario)
         except ValidationError as exc:
             self.tp_error.show_error(str(exc))
             return
-        self.tp_counts.setText(tp_counts_html(self.tp, sc))
-        self.tp_caption.setText(tp_caption_html(self.tp.steps, 0))
+        self.tp_page.show_result(self.tp)
         self._draw_or_defer("tp")
-
-    def _draw_tp(self) -> None:
-        self.tp_view.set_steps(self.tp_steps, self.scenario.tp, 0)
 
     def _update_layout(self) -> None:
         self.grid_study = layout_study(self.scenario)
-        self.layout_text.setText(layout_html(self.grid_study, self.scenario, LayoutView.MAX_NODES))
-        self.layout_error.show_error(self.grid_study.memory_error)
+        self.layout_page.show_result(self.grid_study)
         self._draw_or_defer("layout")
-
-    def _draw_layout(self) -> None:
-        self.layout_view.set_layout(self.grid_study.layout)
-        self.memory.show(self.grid_study, self.theme)
 
     # --- timeline / export -------------------------------------------------------------------
     def _tab(self) -> str:
@@ -346,16 +308,13 @@ class PipelinePanel(Panel):
     def show_frame(self, index: int) -> None:
         tab = self._tab()
         if tab == "tp":
-            if self.tp_steps:
-                self.tp_view.set_current(index)
-                self.tp_caption.setText(tp_caption_html(self.tp.steps, max(0, min(index, len(self.tp.steps) - 1))))
+            self.tp_page.show_step(index)
             return
         sims = self._timeline_sims()
         if not sims:
             return
         t = max(s.makespan for s in sims) * index / (GANTT_FRAMES - 1)
-        for g in self.exec_gantts if tab == "executed" else self.gantts:
-            g.set_cursor(t)
+        (self.executed_page if tab == "executed" else self.schedules_page).set_cursor(t)
 
     def result(self) -> object:
         out = {"schedules": [], "tp_steps": [vars(s) for s in self.tp_steps]}
@@ -384,13 +343,10 @@ class PipelinePanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
-        if not hasattr(self, "gantts"):
+        if not hasattr(self, "layout_page"):
             return
-        for g in (*self.gantts, *self.exec_gantts):
-            g.apply_theme(theme)
-        self.tp_view.theme = self.layout_view.theme = theme
-        for w in (self.context_line, *self.formula, self.tp_caption, self.tp_counts, self.layout_text):
-            w.reset_height()
+        for page in (self.schedules_page, self.executed_page, self.tp_page, self.layout_page):
+            page.apply_theme(theme)
         if self.scenario is None:
             return
         for tab in ("tp", "layout"):

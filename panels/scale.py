@@ -10,32 +10,24 @@ knobs change while it is shown.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QComboBox, QGridLayout, QGroupBox, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QPushButton, QSpinBox, QWidget
 
 from engines.core.scenario import Scenario
 from engines.scale.faults import FaultStudy, fault_study, from_params, summary
 from engines.scale.params import FAULT_FIELDS
-from engines.scale import (MFU_REFERENCES, ZOOM_INTERVALS, FailureSimulation, Params, RunResult, ScaleAnalysis,
-                           daly_interval, llama3_interruptions, scale_analysis, simulate_failures)
+from engines.scale import (ZOOM_INTERVALS, FailureSimulation, Params, RunResult, ScaleAnalysis, daly_interval,
+                           llama3_interruptions, scale_analysis, simulate_failures)
 from explorer.binder import ParamBinder, ScenarioBinder, param_slider
 from explorer.ui.flow_layout import FlowLayout
-from explorer.ui.label_layer import Label, label_layer
-from explorer.ui.live_text import LiveText, pin_size
+from explorer.ui.live_text import pin_size
 from explorer.panel import Panel, TimelineSpec
-from explorer.ui.widgets import ErrorLabel, Tabs, brush, legend_below, log_axes, make_plot, pen
-from explorer.ui.fast_items import Bars
+from explorer.ui.widgets import ErrorLabel, Tabs
+from panels._scale_charts import STALE_OPACITY, GoodputView, MfuGauge
 from panels._scale_faults import FAULT_NAMES, FaultRunView
-from panels._scale_views import ClusterAndTriage, RunTimeline, plain_log_ticks
+from panels._scale_views import ClusterAndTriage, RunTimeline
 
 N_FRAMES = 240
 DEBOUNCE_MS = 150
-STALE_OPACITY = 0.35
 SLIDERS = ("mfu_pct", "checkpoint_min", "restart_min")
 ZOOM_LABELS = {12: "view: 12 checkpoint intervals", 60: "view: 60 checkpoint intervals", 0: "view: whole run"}
 
@@ -54,8 +46,6 @@ class ScalePanel(Panel):
         self.data = llama3_interruptions()
         self.analysis: ScaleAnalysis | None = None
         self.sim: FailureSimulation | None = None
-        self._goodput_ticks = None  # the goodput axis ticks shown now
-        self._label_font = QFont()  # the optimum labels (set to the theme's size in apply_theme)
         self._frame = 0
         self._refresh = self.debounce(self._start_simulation, DEBOUNCE_MS)
         self.fault_study: FaultStudy | None = None
@@ -89,26 +79,23 @@ class ScalePanel(Panel):
         self.scenario_binder = ScenarioBinder(self.ctx.scenario, {"n_gpus": self.gpus_spin}, self,
                                               error=self.error.show_error)
 
-        grid = QGridLayout()
-        gauge = self._build_gauge()
-        grid.addWidget(gauge, 0, 0)
-        goodput = QWidget()                     # each chart with its readout is one view (a tour's focus)
-        goodput.setLayout(self._build_goodput())
-        grid.addWidget(goodput, 0, 1)
+        grid = QGridLayout()                    # each chart with its readout is one view (a tour's focus)
+        self.gauge_view = MfuGauge(self.theme)
+        grid.addWidget(self.gauge_view, 0, 0)
+        self.goodput_view = GoodputView(self.theme)
+        grid.addWidget(self.goodput_view, 0, 1)
         self.run_view = RunTimeline(self.theme)
-        run = QWidget()
-        run.setLayout(self.run_view.layout)
-        grid.addWidget(run, 1, 0)
+        grid.addWidget(self.run_view, 1, 0)
         self.cluster_view = ClusterAndTriage(self.theme, self.data)
-        grid.addWidget(self.cluster_view.tabs, 1, 1)
-        for name, widget, title in (("mfu", gauge, "Model FLOPs utilization"),
-                                    ("goodput", goodput, "Goodput against checkpoint interval"),
-                                    ("run", run, "One simulated run"),
+        grid.addWidget(self.cluster_view, 1, 1)
+        for name, widget, title in (("mfu", self.gauge_view, "Model FLOPs utilization"),
+                                    ("goodput", self.goodput_view, "Goodput against checkpoint interval"),
+                                    ("run", self.run_view, "One simulated run"),
                                     ("cluster", self.cluster_view.page, "Cluster size against interruptions"),
                                     ("triage", self.cluster_view.triage, "Triage checklist"),
                                     ("gpus", self.gpus_spin, "Number of GPUs"),
                                     ("llama3", self.llama_button, "Llama 3 405B run"),
-                                    ("faults", self.fault_view.page, "A real run with injected faults"),
+                                    ("faults", self.fault_view, "A real run with injected faults"),
                                     ("fault_loss", self.fault_view.loss_box, "Loss of the faulty and the clean run"),
                                     ("fault_grad", self.fault_view.grad_plot, "Gradient norm of both runs"),
                                     ("fault_log", self.fault_view.log_box, "Alarms and triage actions")):
@@ -119,62 +106,9 @@ class ScalePanel(Panel):
         failures.setLayout(grid)
         self.pages = Tabs()
         self.pages.addTab(failures, "Checkpoints and failures")
-        self.pages.addTab(self.fault_view.page, "Fault run and triage")
+        self.pages.addTab(self.fault_view, "Fault run and triage")
         self.pages.currentChanged.connect(lambda _i: self._maybe_run_faults())
         self.body.addWidget(self.pages, 1)
-
-    # --- construction: every plot item is made once and updated in place ---------------------
-    def _build_gauge(self) -> QGroupBox:
-        box = QGroupBox("Model FLOPs utilization")
-        lay = QVBoxLayout(box)
-        self.gauge = make_plot(self.theme, "", "", "MFU (% of dense bf16 peak)")
-        self.gauge.setAccessibleName("MFU gauge")
-        self.gauge.setMouseEnabled(x=False, y=False)
-        self.gauge.getAxis("left").setTicks([[]])
-        self.gauge_bg = Bars(x0=[0], y=[0], width=[100], height=0.6)
-        self.gauge_bar = Bars(x0=[0], y=[0], width=[40], height=0.6)
-        self.gauge.addItem(self.gauge_bg)
-        self.gauge.addItem(self.gauge_bar)
-        self.gauge_refs = []
-        for value, name in MFU_REFERENCES:
-            line = pg.InfiniteLine(pos=value, angle=90)
-            label = pg.TextItem(name, anchor=(0, 1.0 if value < 40 else 0.0))
-            label.setPos(value, 0.32 if value < 40 else -0.32)
-            label.setZValue(5)
-            self.gauge.addItem(line)
-            self.gauge.addItem(label)
-            self.gauge_refs.append((line, label))
-        self.gauge.setXRange(0, 100, padding=0.02)
-        self.gauge.setYRange(-0.95, 0.95, padding=0)
-        lay.addWidget(self.gauge)
-        self.formula = LiveText()
-        lay.addWidget(self.formula)
-        return box
-
-    def _build_goodput(self) -> QVBoxLayout:
-        gp = self.goodput_plot = make_plot(self.theme, "Goodput against checkpoint interval", "goodput (%)",
-                                           "checkpoint interval, compute (min)")
-        gp.setAccessibleName("Goodput against checkpoint interval")
-        log_axes(gp, x=True)
-        gp.setMouseEnabled(x=False, y=False)
-        self.goodput_legend = legend_below(gp)
-        self.exact_curve = gp.plot([], [], name="Daly's expected goodput")
-        self.mc_bars = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
-        gp.addItem(self.mc_bars)
-        self.mc_points = gp.plot([], [], pen=None, symbol="o", name="Monte Carlo (mean ± sd)")
-        self.optimum_marks = {}     # the two optimum lines; their labels go to the plot's label layer
-        for key, style in (("young", Qt.DashLine), ("daly", Qt.DotLine)):
-            line = pg.InfiniteLine(angle=90)
-            line.setPen(pen("#000000", 2, style))
-            gp.addItem(line)
-            self.optimum_marks[key] = (line, style)
-        self.optimum_labels = label_layer(gp)
-        self.goodput_text = LiveText()
-        lay = QVBoxLayout()
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(gp, 1)
-        lay.addWidget(self.goodput_text)
-        return lay
 
     # --- scenario and parameters ------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
@@ -211,11 +145,6 @@ class ScalePanel(Panel):
         if old is None or old.checkpoint.failure_key != analysis.checkpoint.failure_key:
             self._schedule_simulation()              # MFU-only edits keep the simulation
 
-    def _current_sim(self) -> FailureSimulation | None:
-        """The simulation, if it belongs to the analysis on screen."""
-        a, sim = self.analysis, self.sim
-        return sim if a is not None and sim is not None and sim.key == a.checkpoint.failure_key else None
-
     # --- background simulation --------------------------------------------------------------
     def _schedule_simulation(self) -> None:
         """Run at once the first time; afterwards wait for the edits to settle (the old result stays, dimmed)."""
@@ -223,8 +152,7 @@ class ScalePanel(Panel):
             self._start_simulation()
             return
         self.tasks.cancel()
-        for item in (self.mc_points, self.mc_bars):
-            item.setOpacity(STALE_OPACITY)
+        self.goodput_view.set_stale(True)
         self.run_view.set_opacity(STALE_OPACITY)
         self._refresh.start()
 
@@ -243,8 +171,8 @@ class ScalePanel(Panel):
         if self.analysis is None or sim.key != self.analysis.checkpoint.failure_key:
             return
         self.sim = sim
-        self._draw_monte_carlo()
-        self.run_view.set_opacity(1.0)
+        self.goodput_view.show_simulation(sim)
+        self.run_view.show_result(sim.run)
         self.timeline_changed.emit()
         self.show_frame(self._frame)
 
@@ -255,7 +183,7 @@ class ScalePanel(Panel):
 
     def _maybe_run_faults(self) -> None:
         """Debounce a fault run if its page is shown and the study on screen is not for these knobs."""
-        if self.pages.currentWidget() is not self.fault_view.page or self._fault_request() == self._fault_key:
+        if self.pages.currentWidget() is not self.fault_view or self._fault_request() == self._fault_key:
             return
         self.jobs("faults").cancel()
         self.fault_view.set_stale(self.fault_study is not None)
@@ -263,7 +191,7 @@ class ScalePanel(Panel):
 
     def _start_fault_run(self) -> None:
         self._fault_timer.stop()
-        if self.pages.currentWidget() is not self.fault_view.page:
+        if self.pages.currentWidget() is not self.fault_view:
             return
         request = self._fault_request()
         config, faults, device = request
@@ -276,76 +204,16 @@ class ScalePanel(Panel):
 
     def _fault_done(self, request, study: FaultStudy) -> None:
         self._fault_key, self.fault_study = request, study
-        self.fault_view.draw(study)
+        self.fault_view.show_result(study)
 
-    # --- drawing (updates existing items only) -------------------------------------------------
+    # --- drawing (the views update existing items only) -----------------------------------------
     def _draw(self) -> None:
         a = self.analysis
         if a is None:
             return
-        th, c = a.throughput, a.checkpoint
-        pct = th.mfu * 100
-        if self.gauge_bar.opts["width"][0] != pct:
-            self.gauge_bar.setOpts(width=[pct])
-        s = self.ctx.scenario.value
-        self.formula.setText(
-            f"<b>MFU {pct:.0f}%</b> = tokens/s × FLOPs/token ÷ (GPUs × peak)<br>"
-            f"FLOPs/token = 6N + 12·L·H·Q·T = {th.flops_per_token_6n:.3g} + "
-            f"{th.attention_flops_per_token:.3g} = <b>{th.flops_per_token:.3g}</b> "
-            f"(attention {th.attention_share:.1%} at T = {s.seq_len:,})<br>"
-            f"{th.n_gpus:,} × {th.peak_flops_per_gpu / 1e12:,.0f} TFLOP/s → <b>{th.tokens_per_second:,.0f} tokens/s</b> "
-            f"({th.tokens_per_second_per_gpu:,.0f} per GPU, {th.achieved_tflops_per_gpu:.0f} TFLOP/s each); "
-            f"HFU with {s.recompute} recompute {th.hfu:.0%}; step {th.step_seconds:.2f} s; "
-            f"15T tokens in {th.days_for_tokens:,.0f} days. <i>(PaLM App. B)</i>")
-
-        gp = self.goodput_plot
-        minutes = c.intervals_seconds / 60
-        self.exact_curve.setData(minutes, c.goodput * 100)
-        ticks = plain_log_ticks(minutes[0], minutes[-1])
-        if ticks != self._goodput_ticks:            # setTicks re-renders the axis even for the same ticks
-            self._goodput_ticks = ticks
-            gp.getAxis("bottom").setTicks(ticks)
-        labels = []
-        optima = {"young": c.young_seconds, "daly": c.daly_seconds}
-        left = "young" if c.young_seconds <= c.daly_seconds else "daly"   # the left line's label goes left of it
-        for key, name in (("young", "Young √(2δM)"), ("daly", "Daly")):
-            anchor = (1.08, 0) if key == left else (-0.08, 0)   # a gap each side of the lines between them
-            line, _style = self.optimum_marks[key]
-            x = np.log10(optima[key] / 60)
-            line.setPos(x)
-            labels.append(Label(f"{name}\n{optima[key] / 60:.1f} min", float(x), c.best_goodput * 100 - 1, anchor,
-                                self._label_font, self.theme.fg))
-        self.optimum_labels.set_labels(labels)
-        x_lo, x_hi = np.log10(minutes[0]), np.log10(minutes[-1])
-        self._goodput_range(x=(x_lo - 0.02 * (x_hi - x_lo), x_hi + 0.02 * (x_hi - x_lo)))  # one range change
-        self.goodput_text.setText(
-            f"Job MTBF {c.mtbf_seconds / 3600:,.1f} h (= per-GPU MTBF ÷ {c.n_gpus:,} GPUs), checkpoint δ "
-            f"{c.checkpoint_seconds / 60:.1f} min, restart R {c.restart_seconds / 60:.0f} min: best expected goodput "
-            f"{c.best_goodput:.2%} near Daly's interval.")
-        self.cluster_view.draw(c)
-
-    def _goodput_range(self, x: tuple[float, float] | None = None) -> None:
-        """The y range holds the optimum, 15 points below it and the simulated points, in 5 % steps
-        (it stays put on small edits); with ``x``, both axes change in one step (each separate change
-        re-lays out the view and its axes)."""
-        best, sim = self.analysis.checkpoint.best_goodput, self._current_sim()
-        lo = best - 0.15        # the optimum and its neighbourhood; the far tails may leave the plot
-        if sim is not None:
-            lo = min(lo, float(sim.mean.min()))
-        y_lo, y_hi = max(0, 5 * math.floor(lo * 20)), min(100, 5 * math.ceil(best * 20 + 0.4))  # 5 % steps
-        pad = self.goodput_plot.getViewBox().suggestPadding(1) * (y_hi - y_lo)
-        self.goodput_plot.setRange(xRange=x, yRange=(y_lo - pad, y_hi + pad), padding=0)
-
-    def _draw_monte_carlo(self) -> None:
-        sim = self._current_sim()
-        if sim is None:
-            return
-        x = sim.probes_seconds / 60
-        self.mc_points.setData(x, sim.mean * 100)
-        self.mc_bars.setData(x=np.log10(x), y=sim.mean * 100, height=2 * sim.std * 100)
-        for item in (self.mc_points, self.mc_bars):
-            item.setOpacity(1.0)
-        self._goodput_range()
+        self.gauge_view.show_result(a)
+        self.goodput_view.show_result(a.checkpoint)
+        self.cluster_view.show_result(a.checkpoint)
 
     def timeline(self) -> TimelineSpec | None:
         chapters = [(0, "start")]
@@ -357,34 +225,13 @@ class ScalePanel(Panel):
     def show_frame(self, index: int) -> None:
         self._frame = max(0, min(int(index), N_FRAMES - 1))
         if self.run is not None:
-            self.run_view.show(self.run, self.run.wall_seconds * self._frame / (N_FRAMES - 1),
-                               self.params.zoom_intervals)
+            self.run_view.show_at(self.run.wall_seconds * self._frame / (N_FRAMES - 1), self.params.zoom_intervals)
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
-        t = theme
         pin_size(self.tasks.widget(), 40)
-        self.gauge.setMinimumHeight(int(t.point_size * 8))    # the bar, a label line above and below it and
-        self.gauge.setMaximumHeight(int(t.point_size * 16))   # the axis, at any text size
-        for plot in (self.goodput_plot, self.cluster_view.plot):   # fixed width: new tick text never re-lays it out
-            plot.getAxis("left").setWidth(int(t.point_size * 4.5))
-        self.gauge_bg.setOpts(brush=brush(t.grid, 0.35), pen=pen(t.fg, 1))
-        self.gauge_bar.setOpts(brush=brush(t.color(4)), pen=pen(t.fg, 1))
-        for line, label in self.gauge_refs:
-            line.setPen(pen(t.fg, 1.5, Qt.DashLine))
-            label.setColor(t.fg)
-        self.exact_curve.setPen(pen(t.color(4), 3))
-        self.mc_points.setSymbolBrush(brush(t.color(0)))
-        self.mc_points.setSymbolPen(pen(t.fg, 1))
-        self.mc_bars.setData(pen=pen(t.fg, 1))
-        for line, style in self.optimum_marks.values():
-            line.setPen(pen(t.color(5), 2, style))
-        self._label_font = QFont()
-        self._label_font.setPointSizeF(t.point_size)
-        self._draw()     # the optimum labels in the new colour and size
-        self.cluster_view.apply_theme(t)
-        self.run_view.apply_theme(t)
-        self.fault_view.apply_theme(t)
+        for view in (self.gauge_view, self.goodput_view, self.cluster_view, self.run_view, self.fault_view):
+            view.apply_theme(theme)
 
     def result(self) -> object:
         a, run = self.analysis, self.run

@@ -205,6 +205,9 @@ class TPStudy:
     forward: tuple[tuple[str, int], ...]     # (collective, count) in COLLECTIVES order
     backward: tuple[tuple[str, int], ...]
     bytes_per_gpu: float                     # ring traffic per GPU per layer per micro-batch
+    tp: int = 1                              # the scenario's t, sequence parallelism and model it is for
+    sequence_parallel: bool = False
+    model_label: str = ""
 
 
 def tp_study(scenario) -> TPStudy:
@@ -214,7 +217,8 @@ def tp_study(scenario) -> TPStudy:
                            4 if sc.precision == "fp32" else 2)
     counts = collective_counts(steps)
     per_phase = [tuple((c, counts[phase].get(c, 0)) for c in COLLECTIVES) for phase in ("forward", "backward")]
-    return TPStudy(tuple(steps), per_phase[0], per_phase[1], sum(s.bytes_per_gpu for s in steps))
+    return TPStudy(tuple(steps), per_phase[0], per_phase[1], sum(s.bytes_per_gpu for s in steps), sc.tp,
+                   bool(sc.sequence_parallel), sc.arch.label)
 
 
 MEMORY_PARTS = ("params", "grads", "optimizer", "activations", "buffers")
@@ -231,6 +235,7 @@ class LayoutStudy:
     stage_memory: tuple = ()                              # engines.memory StageMemory per stage
     parts_gb: tuple[tuple[float, ...], ...] = ()          # per MEMORY_PARTS entry: GB per stage
     memory_error: str | None = None
+    internode_gbps: float = 0.0                           # the scenario's network bandwidth per GPU
 
     @property
     def totals_gb(self) -> tuple[float, ...]:
@@ -246,7 +251,9 @@ def layout_study(scenario) -> LayoutStudy:
     try:
         stages = tuple(per_stage_memory(scenario))
     except ValidationError as exc:
-        return LayoutStudy(layout, spec.nvlink_gbps, spec.memory_bytes / 1e9, memory_error=str(exc))
+        return LayoutStudy(layout, spec.nvlink_gbps, spec.memory_bytes / 1e9, memory_error=str(exc),
+                           internode_gbps=scenario.internode_gbps)
     parts = tuple(tuple(getattr(st, attr) / 1e9 + (st.reserve / 1e9 if attr == "buffers" else 0) for st in stages)
                   for attr in MEMORY_PARTS)
-    return LayoutStudy(layout, spec.nvlink_gbps, spec.memory_bytes / 1e9, stages, parts)
+    return LayoutStudy(layout, spec.nvlink_gbps, spec.memory_bytes / 1e9, stages, parts,
+                       internode_gbps=scenario.internode_gbps)

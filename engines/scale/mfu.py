@@ -98,6 +98,8 @@ class TrainingThroughput:
     global_batch_tokens: int
     days_for_tokens: float            # wall days to train on ``token_budget`` tokens
     token_budget: float
+    seq_len: int = 0                  # the sequence length T the attention term is for
+    recompute: str = "none"           # the recomputation the HFU counts
 
     @property
     def attention_flops_per_token(self) -> float:
@@ -129,7 +131,8 @@ def training_throughput(scenario, mfu_value: float, token_budget: float = 15e12)
         hardware_flops_per_token=hw, peak_flops_per_gpu=peak, n_gpus=scenario.n_gpus,
         tokens_per_second=tps, tokens_per_second_per_gpu=tps / scenario.n_gpus,
         achieved_tflops_per_gpu=u * peak / 1e12, step_seconds=step_seconds,
-        global_batch_tokens=batch_tokens, days_for_tokens=days, token_budget=budget)
+        global_batch_tokens=batch_tokens, days_for_tokens=days, token_budget=budget,
+        seq_len=int(scenario.seq_len), recompute=scenario.recompute)
 
 
 __all__ = ["flops_per_token", "model_flops_per_token", "hardware_flops_per_token", "mfu", "tokens_per_second",

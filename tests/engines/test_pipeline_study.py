@@ -71,3 +71,12 @@ def test_tp_and_layout_studies_of_a_scenario():
     assert len(lay.stage_memory) == 4 and len(lay.parts_gb) == 5
     assert lay.totals_gb == pytest.approx([st.total / 1e9 for st in lay.stage_memory])
     assert lay.gpu_memory_gb > 0 and lay.nvlink_gbps > 0
+
+
+def test_studies_carry_the_scenario_values_their_captions_name():
+    """The TP and layout pages draw a study alone: the t, SP, model and network they name come with it."""
+    sc = Scenario(n_gpus=64, tp=4, pp=2, sequence_parallel=True, internode_gbps=25.0)
+    tp = tp_study(sc)
+    assert (tp.tp, tp.sequence_parallel, tp.model_label) == (4, True, sc.arch.label)
+    grid = layout_study(sc)
+    assert grid.internode_gbps == 25.0 and (grid.layout.dp, grid.layout.tp, grid.layout.pp) == (8, 4, 2)

@@ -99,3 +99,11 @@ def test_simulate_failures_reproduces_the_engine_calls():
 def test_simulate_failures_stops_when_cancelled():
     with pytest.raises(Cancelled):
         simulate_failures(checkpoint_study(64, 60.0, 300.0), cancelled=lambda: True)
+
+
+def test_throughput_names_the_sequence_length_and_recomputation_it_is_for():
+    """The MFU gauge's formula is drawn from the result alone (no scenario): T and the recompute mode."""
+    s = Scenario(seq_len=2048, recompute="full")
+    th = scale_analysis(s, Params()).throughput
+    assert (th.seq_len, th.recompute) == (2048, "full")
+    assert th.hfu > th.mfu                      # full recomputation adds a forward pass to the hardware FLOPs

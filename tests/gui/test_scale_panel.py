@@ -16,7 +16,7 @@ def test_sliders_drive_mfu_and_checkpoint_optima(make_panel, ctx):
     m = job_mtbf(ctx.scenario.value.n_gpus, llama3_interruptions().gpu_mtbf_seconds)
     assert p.analysis.checkpoint.young_seconds == pytest.approx(young_interval(300, m))
     assert p.analysis.checkpoint.daly_seconds == pytest.approx(daly_interval(300, m))
-    assert "MFU 43%" in p.formula.text()
+    assert "MFU 43%" in p.gauge_view.formula.text()
     ctx.scenario.undo_stack.undo()                 # a knob edit is an undo step; the view follows it back
     assert p.params.checkpoint_min == 1.0 and p.sliders["checkpoint_min"].value() == pytest.approx(1.0)
     assert p.analysis.checkpoint.checkpoint_seconds == 60.0
@@ -106,7 +106,7 @@ def test_optimum_labels_never_overlap(make_panel, ctx):
     for delta in (0.1, 1.0, 30.0):             # Young below Daly, nearly equal, and the other way round
         p.sliders["checkpoint_min"].setValue(delta)
         p.sliders["checkpoint_min"].valueCommitted.emit(delta)
-        young, daly = p.optimum_labels.rects()
+        young, daly = p.goodput_view.optimum_labels.rects()
         assert not young.intersects(daly), delta
 
 
@@ -115,7 +115,7 @@ def test_tour_views_are_named(make_panel):
     p = make_panel(ScalePanel)
     views = p.views()
     assert {"mfu", "goodput", "run", "cluster", "triage", "gpus", "llama3"} <= set(views)
-    assert p.goodput_plot.parentWidget() is views["goodput"] and p.run_view.plot.parentWidget() is views["run"]
+    assert p.goodput_view.plot.parentWidget() is views["goodput"] and p.run_view.plot.parentWidget() is views["run"]
     assert p.cluster_view.plot.parentWidget() is views["cluster"] and views["triage"] is p.cluster_view.triage
     for name in ("mfu_pct", "checkpoint_min", "restart_min", "zoom_intervals"):
         assert p.view_widget(name) is not None
