@@ -239,6 +239,7 @@ class ServingStudy:
 
 
 def serving_study(scenario) -> ServingStudy:
+    """The formats table for ``scenario``'s model, GPU, batch, context and KV width."""
     from engines.core.hardware import gpu
     from engines.quant.schemes import serving_table
 

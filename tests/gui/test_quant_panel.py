@@ -17,15 +17,17 @@ def panel(make_panel):
 def test_analysis_of_a_pack_layer(panel):
     a = panel.analysis
     assert a is not None and a.name == "minilm.l2.query" and a.has_activations
-    assert a.bpw["RTN"] == pytest.approx(4.25)
-    assert {"RTN", "GPTQ", "AWQ", "NF4 (blocks of 64)"} <= set(a.weight_only)
-    assert a.w8a8["LLM.int8 (threshold 6)"] < a.w8a8["naive per-tensor W8A8"]
+    assert a.method("rtn").bits_per_weight == pytest.approx(4.25)
+    assert {"rtn", "gptq", "awq", "nf4"} <= {m.method for m in a.methods}
+    assert a.fix("llm_int8").error < a.fix("naive").error
     assert len(a.sq_curve) == 21 and len(a.awq_curve) == 20
     spec = panel.timeline()
     assert spec.n_frames == len(panel.steps) + len(a.gptq_trace) and len(spec.chapters) == 2
     for i in (0, 3, len(panel.steps), spec.n_frames - 1):
         panel.show_frame(i)
     assert "GPTQ" in panel.weights.gptq_text.text()
+    shown = [text for _pos, text in panel.weights.wonly_plot.getAxis("left")._tickLevels[0]]
+    assert len(shown) == len(a.methods) and any("NF4 4.5 b/w" in name.replace("\n", " ") for name in shown)
     rows = panel.table()
     assert any(r["section"] == "serving" for r in rows) and any(r["section"] == "kv" for r in rows)
 
@@ -41,6 +43,8 @@ def test_alpha_slider_and_kv_controls(panel):
     panel.alpha_slider.slider.setValue(80)                    # drag to α = 0.80
     assert panel.preview.alpha == pytest.approx(0.8) and panel.params.sq_alpha == pytest.approx(0.8)
     assert panel.preview.error == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
+    bars = [text for _pos, text in panel.fixes.fix_plot.getAxis("left")._tickLevels[0]]
+    assert any("SmoothQuant α=0.80" in name.replace("\n", " ") for name in bars), bars
     panel.kv_view.bits_spin.setValue(2)              # the torch comparison runs off the GUI thread
     assert panel.params.kv_bits == 2 and panel.jobs("kv").wait(60_000)
     assert {r["bits"] for r in panel.kv_rows} == {2}
