@@ -26,8 +26,8 @@ def test_analysis_of_a_pack_layer(panel):
     for i in (0, 3, len(panel.steps), spec.n_frames - 1):
         panel.show_frame(i)
     assert "GPTQ" in panel.weights.gptq_text.text()
-    shown = [text for _pos, text in panel.weights.wonly_plot.getAxis("left")._tickLevels[0]]
-    assert len(shown) == len(a.methods) and any("NF4 4.5 b/w" in name.replace("\n", " ") for name in shown)
+    shown = panel.weights.wonly_plot.getPlotItem()._bar_chart[0]          # the bar names as drawn
+    assert len(shown) == len(a.methods) and "NF4 4.5 b/w" in shown
     rows = panel.table()
     assert any(r["section"] == "serving" for r in rows) and any(r["section"] == "kv" for r in rows)
 
@@ -43,8 +43,7 @@ def test_alpha_slider_and_kv_controls(panel):
     panel.alpha_slider.slider.setValue(80)                    # drag to α = 0.80
     assert panel.preview.alpha == pytest.approx(0.8) and panel.params.sq_alpha == pytest.approx(0.8)
     assert panel.preview.error == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
-    bars = [text for _pos, text in panel.fixes.fix_plot.getAxis("left")._tickLevels[0]]
-    assert any("SmoothQuant α=0.80" in name.replace("\n", " ") for name in bars), bars
+    assert "SmoothQuant α=0.80" in panel.fixes.fix_plot.getPlotItem()._bar_chart[0]
     panel.kv_view.bits_spin.setValue(2)              # the torch comparison runs off the GUI thread
     assert panel.params.kv_bits == 2 and panel.jobs("kv").wait(60_000)
     assert {r["bits"] for r in panel.kv_rows} == {2}
@@ -144,3 +143,22 @@ def test_named_views_and_a_views_tab_survive_the_timeline(panel, qtbot):
     assert panel.inner_tabs() == ("Formats for serving",)
     panel.show_frame(3)                                  # the user moves the timeline: its tab comes forward
     assert panel.inner_tabs() == ("Affine mapping",)
+
+
+def test_a_theme_change_redraws_each_view_in_its_colours(panel, ctx):
+    """Each view keeps its result and redraws it for the new theme: the worked example stays on its
+    step, the GPTQ bars are re-made in the new palette, the KV sentence keeps the scenario's memory."""
+    panel.show_frame(3)
+    step = panel.affine.text.text()
+    kv_text = panel.kv_view.text.text()
+    old = panel.weights._gptq[1].opts["brush"]
+    ctx.set_theme(name="dark")
+    try:
+        th = panel.theme
+        assert th.name == "dark" and panel.affine.theme is th and panel.fixes.theme is th
+        assert panel.affine.text.text() == step and "Step 4/" in step
+        bars = panel.weights._gptq[1].opts["brush"]
+        assert bars is not old and bars == th.color(4)
+        assert panel.kv_view.text.text() == kv_text and "GB" in kv_text
+    finally:
+        ctx.set_theme(name="light")
