@@ -162,3 +162,17 @@ def test_a_theme_change_redraws_each_view_in_its_colours(panel, ctx):
         assert panel.kv_view.text.text() == kv_text and "GB" in kv_text
     finally:
         ctx.set_theme(name="light")
+
+
+def test_selftest_and_the_export_carry_the_typed_entries(make_panel):
+    import json
+
+    p = make_panel(QuantPanel)
+    p.selftest()
+    out = json.loads(json.dumps(p.result()))
+    methods = {m["method"]: m for m in out["analysis"]["methods"]}
+    assert methods["nf4"]["block_size"] == 64 and methods["rtn"]["bits"] == p.params.bits
+    assert {f["method"] for f in out["analysis"]["fixes"]} == {"naive", "per_channel", "smoothquant", "rotation",
+                                                              "llm_int8"}
+    w8a8 = [r for r in p.table() if r["section"] == "W8A8"]
+    assert [r["item"] for r in w8a8] == [f.label for f in p.analysis.fixes] and len(w8a8) == 5
