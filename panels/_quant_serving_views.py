@@ -1,15 +1,18 @@
-"""The quantization panel's serving-side tabs: formats for serving and the KV cache."""
+"""The quantization panel's serving-side views: formats for serving and the KV cache (QWidgets drawing
+the frozen ``engines.quant.study`` result they are handed)."""
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QSpinBox, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QWidget)
 
+from engines.quant.study import KVStudy, ServingStudy
 from explorer.ui.bar_chart import bar_chart
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import make_plot
-from panels._quant_views import _label, _page
+from panels._quant_views import label
 
 SERVING_COLUMNS = ("format", "weight_bits", "weights_gb", "kv_gb", "total_gb", "fits", "decode_tok_s", "bound", "mma",
                    "note")
@@ -17,14 +20,15 @@ SERVING_HEADS = ("format", "bits/\nweight", "weights\nGB", "KV\nGB", "total\nGB"
                  "bound", "matmul\nin", "note")     # two-line headers: each column as wide as its numbers
 
 
-class ServingView:
+class ServingView(QWidget):
     """Memory and decode speed of each weight format for the scenario: every row and column in view."""
 
-    def __init__(self, tabs) -> None:
+    def __init__(self) -> None:
         # The formats for serving get a tab of their own: under the two charts the table pushed the
         # panel past a 1080p projector's height, and its last columns sat behind a sideways scroll.
-        g = _page(tabs, "Formats for serving")
-        self.page = g.parentWidget()
+        super().__init__()
+        self.page = self
+        g = QGridLayout(self)
         self.title = LiveText()          # word-wrapped: a long scenario line must not widen the panel
         g.addWidget(self.title, 0, 0)
         self.table = QTableWidget()
@@ -36,12 +40,13 @@ class ServingView:
         g.addWidget(self.table, 1, 0)
         g.setRowStretch(1, 1)
 
-    def draw(self, scenario, gpu_label: str, rows) -> None:
+    def show_result(self, s: ServingStudy) -> None:
+        rows = s.rows
         self.title.setText(
-            f"<b>{scenario.arch.label}</b> on <b>{gpu_label}</b>, batch {scenario.serve_batch}, "
-            f"context {scenario.serve_context:,}, KV cache {scenario.kv_bits}-bit: decode reads every weight and the"
+            f"<b>{s.model}</b> on <b>{s.gpu}</b>, batch {s.batch}, "
+            f"context {s.context:,}, KV cache {s.kv_bits}-bit: decode reads every weight and the"
             f" KV cache once per step, so tokens/s ≈ batch × bandwidth / bytes. Your scenario's weights: "
-            f"{scenario.weight_bits}-bit.")
+            f"{s.weight_bits}-bit.")
         table, cols = self.table, SERVING_COLUMNS
         table.setColumnCount(len(cols))
         table.setHorizontalHeaderLabels(list(SERVING_HEADS))
@@ -70,12 +75,14 @@ class ServingView:
         t.setMinimumHeight(rows + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height())
 
 
-class KVView:
+class KVView(QWidget):
     """K and V errors by scale layout, the keys' per-channel maxima, and the scenario's KV memory."""
 
-    def __init__(self, tabs, theme) -> None:
-        g = _page(tabs, "KV cache")
-        self.page = g.parentWidget()
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.page = self
+        g = QGridLayout(self)
         row = QHBoxLayout()
         self.block_box = QComboBox()
         self.block_box.setAccessibleName("Block whose keys and values are quantized")
@@ -92,13 +99,20 @@ class KVView:
         self.chan_plot = make_plot(theme, "Keys: max|k| per channel (fixed outlier channels)", "max|k|",
                                    "channel (3 heads × 64)")
         g.addWidget(self.chan_plot, 1, 1)
-        self.text = _label(g, 2, 0, 2)
+        self.text = label(g, 2, 0, 2)
         g.setRowStretch(1, 1)
         self._key = None
+        self.result: KVStudy | None = None
 
-    def draw(self, kv, memory, th) -> None:
-        """``kv``: an engine ``KVStudy``; ``memory``: ((bits, GB), …) and the scenario, or None."""
-        key = (kv, th.name, th.font_scale)
+    def apply_theme(self, theme) -> None:
+        self.theme = theme
+        if self.result is not None:
+            self.show_result(self.result)
+
+    def show_result(self, kv: KVStudy) -> None:
+        """The comparison of ``kv`` (its bars redrawn only for a new block, width or theme) and its memory."""
+        self.result, th = kv, self.theme
+        key = (kv.block, kv.bits, kv.rows, th.name, th.font_scale)
         if key != self._key:
             self._key = key
             bar_chart(self.plot, th, [f"{r['tensor']} per {r['axis']}" for r in kv.rows],
@@ -106,11 +120,10 @@ class KVView:
             self.chan_plot.clear()
             self.chan_plot.addItem(Bars(x=np.arange(len(kv.channel_max)), height=kv.channel_max, width=0.9,
                                         brush=th.color(0), pen=None))
-        mem = ""
-        if memory is not None:
-            gbs, s = memory
-            mem = (f" For {s.arch.label} at batch {s.serve_batch} and context {s.serve_context:,}: KV cache "
-                   + ", ".join(f"{b}-bit {gb:,.1f} GB" for b, gb in gbs) + " (scales not counted).")
+        mem, m = "", kv.memory
+        if m is not None:
+            mem = (f" For {m.model} at batch {m.batch} and context {m.context:,}: KV cache "
+                   + ", ".join(f"{b}-bit {gb:,.1f} GB" for b, gb in m.gb) + " (scales not counted).")
         self.text.setText(
             f"SmolLM2 block {kv.block} pre-RoPE keys: channels {', '.join(map(str, kv.top_channels))} dominate. "
             f"Per-token scales (one per token and head) must cover them: K error {kv.error('K', 'token'):.3f}; "

@@ -1,7 +1,7 @@
 """Quantization on real tensors: the affine mapping, outliers, the three fixes, GPTQ/AWQ, formats, KV cache.
 
 All numbers come from ``engines.quant`` (one engine call per background job); this module binds
-the ``Params`` fields to their controls and hands results to the tabs in ``panels._quant_views``.
+the ``Params`` fields to their controls and hands each frozen result to its view (``panels._quant_*``).
 The shipped pack holds real SmolLM2-135M and all-MiniLM-L6-v2 tensors.
 """
 from __future__ import annotations
@@ -10,20 +10,20 @@ from dataclasses import asdict, replace
 
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QFileDialog, QInputDialog, QLabel, QPushButton, QSpinBox, QTabWidget
 
 from engines.core.errors import ValidationError
 from engines.quant.params import (GROUP_LABELS, KV_BLOCK_LABELS, PACK_LAYERS, PROFILE_MODELS, PROFILE_SITES, Params,
                                   parse_user_ref, user_tensor_ref)
-from engines.quant.study import (best_alpha, heat_profile, kv_memory_gb, kv_study, live_profile, run_analysis,
-                                 setup_layer, smooth_preview)
+from engines.quant.study import (fixes_study, heat_profile, kv_study, live_profile, run_analysis, serving_study,
+                                 setup_layer, with_memory)
 from explorer.binder import ParamBinder, param_slider
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
-from explorer.ui.widgets import ErrorLabel, style_axis
+from explorer.ui.widgets import ErrorLabel
 from panels._quant_serving_views import KVView, ServingView
-from panels._quant_views import AffineView, FixesView, GroupsView, OutlierView, WeightView, tidy
+from panels._quant_views import AffineView, OutlierView, SummaryView, tidy
+from panels._quant_weight_views import FixesView, GroupsView, WeightView
 
 AFFINE_TAB, GPTQ_TAB = 0, 3
 
@@ -43,7 +43,7 @@ class QuantPanel(Panel):
         self.steps: tuple = ()
         self.serving: list[dict] = []
         self.kv = None                  # engines.quant.study.KVStudy on screen
-        self.preview = None             # engines.quant.study.SmoothPreview on screen
+        self.fix_study = None           # engines.quant.study.FixesStudy on screen
         self.live = None                # engines.quant.study.LiveProfile of the user's text
         self.user_files: dict = {}      # path → tensors of the files opened
         self._scenario = None
@@ -75,21 +75,21 @@ class QuantPanel(Panel):
         self.body.addLayout(top)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        self.summary = SummaryView()
         self.body.addWidget(self.summary)
 
         self.tabs = QTabWidget()
         self.body.addWidget(self.tabs, 1)
         th = self.theme
-        self.affine = AffineView(self.tabs, th)
-        self.outliers = OutlierView(self.tabs, th, self.jobs("live").widget())
         self.alpha_slider = param_slider(Params, "sq_alpha")
-        self.fixes = FixesView(self.tabs, th, self.alpha_slider)
-        self.weights = WeightView(self.tabs, th)
-        self.groups = GroupsView(self.tabs, th)
-        self.serving_view = ServingView(self.tabs)
-        self.kv_view = KVView(self.tabs, th)
+        self.affine, self.outliers = AffineView(th), OutlierView(th, self.jobs("live").widget())
+        self.fixes, self.weights, self.groups = FixesView(th, self.alpha_slider), WeightView(th), GroupsView(th)
+        self.serving_view, self.kv_view = ServingView(), KVView(th)
+        for view, title in ((self.affine, "Affine mapping"), (self.outliers, "Outliers"),
+                            (self.fixes, "Three fixes (W8A8)"), (self.weights, "GPTQ && AWQ"),
+                            (self.groups, "Groups && schemes"), (self.serving_view, "Formats for serving"),
+                            (self.kv_view, "KV cache")):
+            self.tabs.addTab(view, title)
         for plot in self.findChildren(pg.PlotWidget):
             tidy(plot, th)
         self._name_views()
@@ -97,8 +97,8 @@ class QuantPanel(Panel):
         o.model_box.addItems(list(PROFILE_MODELS))
         o.site_box.addItems(list(PROFILE_SITES.values()))
         k.block_box.addItems(list(KV_BLOCK_LABELS.values()))
-        self.alpha_slider.valueChanging.connect(self._draw_preview)      # a drag previews; release commits
-        o.live_button.clicked.connect(self._capture_live)
+        self.alpha_slider.valueChanging.connect(self._draw_fixes)      # a drag previews; release commits
+        o.capture_requested.connect(self._capture_live)
         self.binder = ParamBinder(
             self, {"sq_alpha": self.alpha_slider, "tensor": self.layer_box, "bits": self.bits_spin,
                    "group_size": self.group_box, "profile_model": o.model_box, "profile_site": o.site_box,
@@ -114,24 +114,24 @@ class QuantPanel(Panel):
         o, f, w, g = self.outliers, self.fixes, self.weights, self.groups
         for name, widget, title in (
                 ("summary", self.summary, "Errors of the layer at these bits"),
-                ("affine", self.affine.page, "Affine mapping, worked by hand"),
-                ("outliers", o.page, "Outliers"),
+                ("affine", self.affine, "Affine mapping, worked by hand"),
+                ("outliers", o, "Outliers"),
                 ("heatmap", o.heat_cell, "Activation maxima per channel, block after block"),
                 ("collapse", o.collapse_cell, "Per-tensor int8 codes with and without the outliers"),
-                ("fixes", f.page, "Three fixes (W8A8)"),
+                ("fixes", f, "Three fixes (W8A8)"),
                 ("fix_errors", f.fix_plot, "W8A8 output error with each fix"),
                 ("channel_max", f.dist_plot, "Per-channel max|x| before and after smoothing or rotation"),
                 ("alpha_sweep", f.sq_plot, "SmoothQuant error against α"),
-                ("gptq_awq", w.page, "GPTQ and AWQ"),
+                ("gptq_awq", w, "GPTQ and AWQ"),
                 ("gptq_trace", w.gptq_cell, "GPTQ column by column"),
                 ("awq_alpha", w.awq_plot, "AWQ's α search"),
                 ("weight_errors", w.wonly_plot, "Weight-only output error per method"),
                 ("weight_hist", w.hist_plot, "Weight histogram before and after"),
-                ("groups", g.page, "Groups and schemes"),
+                ("groups", g, "Groups and schemes"),
                 ("group_bits", g.group_plot, "Bits per weight against error by group size"),
                 ("schemes", g.scheme_plot, "W4A16, W8A8 and W4A4 on this layer"),
-                ("formats_table", self.serving_view.page, "Memory and decode speed per format"),
-                ("kv", self.kv_view.page, "KV cache"),
+                ("formats_table", self.serving_view, "Memory and decode speed per format"),
+                ("kv", self.kv_view, "KV cache"),
                 ("kv_errors", self.kv_view.plot, "K and V error by scale layout"),
                 ("key_channels", self.kv_view.chan_plot, "Keys' per-channel maxima")):
             self.name_view(name, widget, title)
@@ -209,34 +209,24 @@ class QuantPanel(Panel):
             self.error.show_error(setup.group.note)
             return
         self.steps = setup.steps
+        self.affine.show_result(setup)
         self.timeline_changed.emit()
         self.show_frame(0)
-        self.summary.setText(setup.inputs.summary() + " — analysing…")
+        self.summary.show_setup(setup)
         device, alpha = self.ctx.device, p.sq_alpha
         self.tasks.run(lambda progress, cancelled: run_analysis(setup, alpha, device, progress, cancelled),
-                       lambda a, x=setup.inputs: self._analysed(a, x),
+                       self._analysed,
                        label=f"Quantizing {setup.inputs.name} ({p.bits}-bit) on {device}",
                        on_error=lambda text: self.error.show_error(text.splitlines()[0]))
 
-    def _analysed(self, a, inputs=None) -> None:
+    def _analysed(self, a) -> None:
         self.analysis = a
-        text = f"<b>{a.name}</b>: weight {a.shape}; GPTQ/AWQ on the first {a.rows_used} output rows. "
-        if a.has_activations:
-            best = min(("RTN", "GPTQ", "GPTQ act-order", "AWQ"), key=a.weight_only.get)
-            text += (f"{a.bits}-bit, group {a.group_size or 'per row'}: RTN error {a.weight_only['RTN']:.4f}, "
-                     f"GPTQ {a.weight_only['GPTQ']:.4f} (act-order {a.weight_only['GPTQ act-order']:.4f}), "
-                     f"AWQ {a.weight_only['AWQ']:.4f} (α = {a.awq_alpha:.2f}); lowest at {a.bits} bits: {best}.")
-            if inputs is not None and inputs.calib is not None:
-                text += (f" Calibration: {len(inputs.calib):,} tokens; errors measured on {len(inputs.heldout):,} "
-                         "held-out tokens.")
-        else:
-            text += "No activations: weight-only errors ‖W−Ŵ‖/‖W‖; GPTQ, AWQ and the W8A8 fixes need a pack layer."
-        self.summary.setText(text)
+        self.summary.show_result(a)
         self._draw_analysis()            # first: the timeline's new GPTQ frames draw from the views' result
         self.timeline_changed.emit()
 
-    def _capture_live(self) -> None:
-        model, text, device = self.params.profile_model, self.outliers.live_text.text(), self.ctx.device
+    def _capture_live(self, text: str) -> None:
+        model, device = self.params.profile_model, self.ctx.device
         self.outliers.live_bar.show()
         self.jobs("live").run(lambda progress, cancelled: live_profile(model, text, device, progress, cancelled),
                               self._live_done, label=f"Live capture ({model})",
@@ -248,14 +238,11 @@ class QuantPanel(Panel):
 
     # --- scenario / timeline ---------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
-        from engines.core.hardware import gpu
-        from engines.quant import serving_table
-
         first = self._scenario is None
         self._scenario = scenario
-        self.serving = serving_table(scenario.arch, gpu(scenario.gpu), scenario.serve_batch, scenario.serve_context,
-                                     scenario.kv_bits)
-        self.serving_view.draw(scenario, gpu(scenario.gpu).label, self.serving)
+        study = serving_study(scenario)
+        self.serving = list(study.rows)
+        self.serving_view.show_result(study)
         if first:                      # the activation heat-map and the KV tensors do not depend on the scenario
             self._draw_heatmap()
         self._draw_kv()
@@ -273,11 +260,11 @@ class QuantPanel(Panel):
         moved = index != self._frame_shown and not self._tabs_pinned
         self._frame_shown = index
         if index < len(self.steps):
-            self.affine.draw(self.steps, index, self.theme)
+            self.affine.show_frame(index)
             if moved:
                 self.tabs.setCurrentIndex(AFFINE_TAB)
         elif self.analysis is not None and self.analysis.gptq_trace:
-            self.weights.draw_gptq(index - len(self.steps), self.theme)
+            self.weights.show_frame(index - len(self.steps))
             if moved:
                 self.tabs.setCurrentIndex(GPTQ_TAB)
 
@@ -291,28 +278,32 @@ class QuantPanel(Panel):
     def _unpin_tabs(self) -> None:
         self._tabs_pinned = False
 
-    # --- drawing: the tabs draw; the panel picks what and when -------------------------------
+    # --- drawing: the views draw; the panel picks what and when ------------------------------
     def _draw_analysis(self) -> None:
-        a, th = self.analysis, self.theme
-        self.weights.draw(a, th)
-        self.groups.draw(a, th)
-        self._draw_fixes()
-        self.outliers.draw_collapse(a, th)
-
-    def _draw_fixes(self) -> None:
         a = self.analysis
-        self.fixes.draw(a, self.params.sq_alpha, best_alpha(a) if a is not None and a.sq_curve else None, self.theme)
-        self._draw_preview(self.params.sq_alpha)
+        self.weights.show_result(a)
+        self.groups.show_result(a)
+        self._draw_fixes()
+        self.outliers.collapse.show_result(a)
 
-    def _draw_preview(self, alpha: float) -> None:
-        """Slider drag: the smoothed activation maxima at ``alpha`` (an O(channels) engine call)."""
-        self.preview = smooth_preview(self.analysis, alpha)
-        self.fixes.preview(self.analysis, self.preview, self.theme)
+    def _draw_fixes(self, alpha: float | None = None) -> None:
+        """The three fixes at ``alpha`` (a slider drag previews it; default the committed α), an
+        O(channels) engine call."""
+        self.fix_study = fixes_study(self.analysis, self.params.sq_alpha if alpha is None else alpha)
+        self.fixes.show_result(self.fix_study)
+
+    @property
+    def preview(self):
+        """The smoothed activation maxima on screen (``engines.quant.study.SmoothPreview``) or None."""
+        return None if self.fix_study is None else self.fix_study.preview
 
     def _draw_heatmap(self) -> None:
         p = self.params
-        self.outliers.draw_heatmap(heat_profile(p.profile_model, p.profile_site, self.live), p.profile_model,
-                                   p.profile_site)
+        h = heat_profile(p.profile_model, p.profile_site, self.live)
+        if h is None:
+            self.outliers.show_missing(p.profile_model, PROFILE_SITES[p.profile_site])
+        else:
+            self.outliers.show_result(h)
 
     def _draw_kv(self) -> None:
         """The K/V comparison (real torch, 20–40 ms) runs on its own worker when block or bits change;
@@ -325,8 +316,8 @@ class QuantPanel(Panel):
                                     label="comparing KV scale layouts", on_error=self._kv_failed)
             return
         s = self._scenario
-        memory = None if s is None else (kv_memory_gb(s.arch, s.serve_batch, s.serve_context), s)
-        self.kv_view.draw(self.kv, memory, self.theme)
+        self.kv_view.show_result(self.kv if s is None else with_memory(self.kv, s.arch, s.serve_batch,
+                                                                        s.serve_context))
 
     def _kv_done(self, kv) -> None:
         self._kv_pending = None
@@ -352,10 +343,9 @@ class QuantPanel(Panel):
         rows = []
         a = self.analysis
         if a is not None:
-            rows += [{"section": "weight-only", "item": k, "relative_error": v, "bits_per_weight": a.bpw[k]}
-                     for k, v in a.weight_only.items()]
-            rows += [{"section": "W8A8", "item": k, "relative_error": v} for k, v in a.w8a8.items()
-                     if not k.startswith("_")]
+            rows += [{"section": "weight-only", "item": m.label, "relative_error": m.error,
+                      "bits_per_weight": m.bits_per_weight} for m in a.methods]
+            rows += [{"section": "W8A8", "item": f.label, "relative_error": f.error} for f in a.fixes]
             rows += [{"section": "group sweep", "item": f"g{r['group']}", "relative_error": r["error"],
                       "bits_per_weight": r["bpw"]} for r in a.group_sweep]
             rows += [{"section": "schemes", "item": r["scheme"], "relative_error": r["relative_error"]}
@@ -368,21 +358,11 @@ class QuantPanel(Panel):
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
-        bar = self.outliers.heat_bar
-        for side in ("left", "right", "top", "bottom"):   # the colour bar: its title (left), its scale
-            style_axis(bar.getAxis(side), theme)          # (right) and its frame in the theme's colours
-        scale = bar.getAxis("right")                      # room for the scale's text at any text size
-        scale.setWidth(int(QFontMetrics(scale.style["tickFont"]).horizontalAdvance("0.00") + 12))
         for plot in self.findChildren(pg.PlotWidget):    # title, axes and some data readable at any text
             plot.setMinimumHeight(int(theme.point_size * 11))   # size: the tab scrolls rather than shrink them;
             # 11 lines, not more: one chart with its text still fits a 1280 × 800 projector under a tour caption
-        self.weights.restyle()
-        if self.steps:
-            self.affine.draw(self.steps, 0, theme)
-        if self.analysis is not None:
-            self._draw_analysis()
-        if self._scenario is not None:
-            self._draw_kv()
+        for view in (self.outliers, self.affine, self.weights, self.groups, self.fixes, self.kv_view):
+            view.apply_theme(theme)
 
     def selftest(self) -> None:
         self.layer_box.setCurrentText("minilm.l2.query")

@@ -6,38 +6,14 @@ without activations, weight-only figures use ‖W − Ŵ‖_F / ‖W‖_F instea
 """
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, fields
 from typing import Callable
 
 from engines.core.errors import Cancelled, require_int
+from engines.quant.results import FixError, LayerAnalysis, MethodError, WeightHistogram
 
 SQ_ALPHAS = tuple(round(0.05 * i, 2) for i in range(21))
 TRACE_COLUMNS = 48
-
-
-@dataclass(frozen=True)
-class LayerAnalysis:
-    name: str
-    shape: tuple[int, int]
-    rows_used: int
-    bits: int
-    group_size: int | None
-    has_activations: bool
-    weight_hist: dict = field(default_factory=dict)     # edges, original, rtn, gptq, awq counts
-    weight_only: dict = field(default_factory=dict)     # method -> relative error
-    bpw: dict = field(default_factory=dict)             # method -> bits per weight
-    awq_alpha: float | None = None
-    awq_curve: list = field(default_factory=list)       # [(alpha, loss)]
-    gptq_trace: list = field(default_factory=list)      # per processed column
-    group_sweep: list = field(default_factory=list)     # {group, bpw, error}
-    w8a8: dict = field(default_factory=dict)            # naive / per-channel / fixes
-    sq_curve: list = field(default_factory=list)        # [(alpha, error)]
-    act_max: list = field(default_factory=list)         # per-channel max|x| (held-out)
-    rotated_max: list = field(default_factory=list)
-    calib_act_max: tuple = ()                           # per-channel max|x| (calibration): SmoothQuant previews
-    weight_col_max: tuple = ()                          # per-input-channel max|w| of the whole layer
-    collapse: dict = field(default_factory=dict)
-    schemes: list = field(default_factory=list)
 
 
 class _Draft:
@@ -46,11 +22,13 @@ class _Draft:
     def __init__(self, name, shape, rows_used, bits, group_size, has_activations) -> None:
         self.__dict__.update({f.name: (f.default_factory() if f.default_factory is not MISSING else f.default)
                               for f in fields(LayerAnalysis)})
+        self.methods, self.fixes = [], []
         self.__dict__.update(name=name, shape=shape, rows_used=rows_used, bits=bits, group_size=group_size,
                              has_activations=has_activations)
 
     def done(self) -> LayerAnalysis:
-        return LayerAnalysis(**{f.name: getattr(self, f.name) for f in fields(LayerAnalysis)})
+        values = {f.name: getattr(self, f.name) for f in fields(LayerAnalysis)}
+        return LayerAnalysis(**{**values, "methods": tuple(self.methods), "fixes": tuple(self.fixes)})
 
 
 def _hist(t, edges):
@@ -90,34 +68,37 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
     else:
         err = lambda w_hat, rows=ws: float(torch.linalg.matrix_norm(rows - w_hat) / torch.linalg.matrix_norm(rows))  # noqa: E731
 
-    # weight-only methods
+    # weight-only methods: key -> (result, name, nominal bits, block size, scale layout note)
     r_rtn = rtn(ws, bits, group_size)
-    methods = {"RTN": r_rtn, "NF4 (blocks of 64)": nf4(ws, 64) if ws.shape[1] % 64 == 0 else None,
-               "FP8 E4M3 (per tensor)": fp8_e4m3(ws)}
+    methods = {"rtn": (r_rtn, "RTN", bits, group_size, None),
+               "nf4": (nf4(ws, 64) if ws.shape[1] % 64 == 0 else None, "NF4", 4, 64, "blocks of 64"),
+               "fp8_e4m3": (fp8_e4m3(ws), "FP8 E4M3", 8, None, "per tensor")}
     if has_x:
         step(0.05, "GPTQ")
-        methods["GPTQ"] = gptq(ws, xc, bits, group_size, trace_columns=TRACE_COLUMNS)
+        methods["gptq"] = (gptq(ws, xc, bits, group_size, trace_columns=TRACE_COLUMNS), "GPTQ", bits, group_size,
+                           None)
         stop()
-        methods["GPTQ act-order"] = gptq(ws, xc, bits, group_size, act_order=True)
+        methods["gptq_act_order"] = (gptq(ws, xc, bits, group_size, act_order=True), "GPTQ act-order", bits,
+                                     group_size, None)
         step(0.3, "AWQ α search")
         stop()
-        methods["AWQ"] = awq(ws, xc, bits, group_size if group_size else None)
-        res.awq_alpha = methods["AWQ"].alpha
-        res.awq_curve = list(zip(methods["AWQ"].extra["alphas"], methods["AWQ"].extra["losses"]))
-        trace = methods["GPTQ"].extra["trace"]
+        r_awq = awq(ws, xc, bits, group_size if group_size else None)
+        methods["awq"] = (r_awq, "AWQ", bits, group_size, None)
+        res.awq_alpha = r_awq.alpha
+        res.awq_curve = list(zip(r_awq.extra["alphas"], r_awq.extra["losses"]))
+        trace = methods["gptq"][0].extra["trace"]
         rtn_cols = torch.linalg.vector_norm(ws - r_rtn.dequant, dim=0)
         for t in trace:
             t["rtn_error"] = float(rtn_cols[t["column"]])
         res.gptq_trace = trace
-    for label, r in methods.items():
+    for key, (r, label, nominal, block, note) in methods.items():
         if r is not None:
-            res.weight_only[label] = err(r.dequant)
-            res.bpw[label] = r.bits_per_weight
+            res.methods.append(MethodError(key, label, nominal, block, err(r.dequant), r.bits_per_weight, note,
+                                           r.alpha if key == "awq" else None))
     lim = float(ws.abs().max())
     edges = np.linspace(-lim, lim, 81)
-    res.weight_hist = {"edges": edges.tolist(), "original": _hist(ws, edges), "RTN": _hist(r_rtn.dequant, edges)}
-    if "AWQ" in methods:
-        res.weight_hist["AWQ"] = _hist(methods["AWQ"].dequant, edges)
+    res.weight_hist = WeightHistogram(edges.tolist(), _hist(ws, edges), _hist(r_rtn.dequant, edges),
+                                      _hist(methods["awq"][0].dequant, edges) if "awq" in methods else None)
     step(0.55, "group-size sweep")
 
     for g in (16, 32, 64, 128, 256, 512, None):
@@ -134,23 +115,26 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
     calib_act_max = xc.abs().amax(0)
     res.calib_act_max = tuple(calib_act_max.tolist())
     res.weight_col_max = tuple(w.abs().amax(0).tolist())
+    res.calib_tokens, res.heldout_tokens = int(xc.shape[0]), int(xe.shape[0])
     xq, wq = w8a8(xe, w, "tensor", "tensor")
-    res.w8a8["naive per-tensor W8A8"] = relative_output_error(xe, w, wq, xq)
+    res.fixes.append(FixError("naive", relative_output_error(xe, w, wq, xq)))
     xq, wq = w8a8(xe, w, "row", "row")
-    res.w8a8["per-channel W / per-token A"] = relative_output_error(xe, w, wq, xq)
+    res.fixes.append(FixError("per_channel", relative_output_error(xe, w, wq, xq)))
     for a in SQ_ALPHAS:
         sm = smoothquant(xe, w, a, act_max=calib_act_max)
         xq, wq = w8a8(sm.x, sm.w, "tensor", "tensor")
         res.sq_curve.append((a, relative_output_error(sm.x, sm.w, wq, xq)))
-    res.w8a8[f"SmoothQuant α={sq_alpha:g}"] = dict(res.sq_curve).get(round(sq_alpha, 2), res.sq_curve[10][1])
+    swept = dict(res.sq_curve)
+    sq_used = sq_alpha if round(sq_alpha, 2) in swept else SQ_ALPHAS[10]     # off the grid: the sweep's middle
+    res.fixes.append(FixError("smoothquant", swept[round(sq_used, 2)], sq_used))
     xr, wr, _ = rotate(xe, w)
     xq, wq = w8a8(xr, wr, "tensor", "tensor")
-    res.w8a8["Hadamard rotation"] = relative_output_error(xr, wr, wq, xq)
+    res.fixes.append(FixError("rotation", relative_output_error(xr, wr, wq, xq)))
     res.rotated_max = xr.abs().amax(0).tolist()
     dec = llm_int8(xe, w, int8_threshold)
-    res.w8a8[f"LLM.int8 (threshold {int8_threshold:g})"] = relative_output_error(xe, w, dec.w_hat, dec.x_hat)
-    res.w8a8["_int8_fp16_fraction"] = dec.fraction_fp16
-
+    res.fixes.append(FixError("llm_int8", relative_output_error(xe, w, dec.w_hat, dec.x_hat),
+                              threshold=int8_threshold))
+    res.int8_fp16_fraction = dec.fraction_fp16
     c = xe.abs().amax(0)
     big = c > 10 * c.median()
     whole = quantize(xe, 8, "tensor", symmetric=True)

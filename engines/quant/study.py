@@ -6,7 +6,7 @@ numbers (numpy arrays at most): nothing a view must convert or strip before it e
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -203,13 +203,70 @@ def best_alpha(analysis) -> tuple[float, float]:
     return min(analysis.sq_curve, key=lambda t: t[1])
 
 
+@dataclass(frozen=True)
+class FixesStudy:
+    """The W8A8 view at one α: the bars (SmoothQuant at α), the α sweep and the smoothed maxima."""
+
+    alpha: float
+    bars: tuple                       # FixError entries, SmoothQuant at ``alpha`` when the sweep has it
+    sq_curve: tuple                   # ((α, error), …)
+    naive_error: float                # naive per-tensor W8A8, the sweep's reference line
+    int8_fp16_fraction: float         # share of input columns LLM.int8 keeps in fp16
+    best: tuple[float, float]         # (α, error) lowest on the sweep
+    preview: SmoothPreview
+
+
+def fixes_study(analysis, alpha: float) -> FixesStudy | None:
+    """What the three-fixes view shows at ``alpha``; None without activations (O(channels))."""
+    if analysis is None or not analysis.fixes:
+        return None
+    return FixesStudy(alpha, analysis.fixes_at(alpha), tuple(analysis.sq_curve), analysis.fix("naive").error,
+                      analysis.int8_fp16_fraction, best_alpha(analysis), smooth_preview(analysis, alpha))
+
+
+# --- formats for serving -------------------------------------------------------------------
+@dataclass(frozen=True)
+class ServingStudy:
+    """Memory and decode speed per weight format for one scenario (``schemes.serving_table`` rows)."""
+
+    model: str
+    gpu: str
+    batch: int
+    context: int
+    kv_bits: int
+    weight_bits: int
+    rows: tuple
+
+
+def serving_study(scenario) -> ServingStudy:
+    """The formats table for ``scenario``'s model, GPU, batch, context and KV width."""
+    from engines.core.hardware import gpu
+    from engines.quant.schemes import serving_table
+
+    g = gpu(scenario.gpu)
+    rows = serving_table(scenario.arch, g, scenario.serve_batch, scenario.serve_context, scenario.kv_bits)
+    return ServingStudy(scenario.arch.label, g.label, scenario.serve_batch, scenario.serve_context,
+                        scenario.kv_bits, scenario.weight_bits, tuple(rows))
+
+
 # --- KV cache ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KVMemory:
+    """The scenario model's KV cache at each width (scales not counted)."""
+
+    model: str
+    batch: int
+    context: int
+    gb: tuple[tuple[int, float], ...]     # (bits, GB)
+
+
 @dataclass(frozen=True)
 class KVStudy:
     block: int
     bits: int
     channel_max: np.ndarray           # max|k| per channel (heads × head_dim)
     rows: tuple                       # kv_comparison rows: tensor, axis, bits, relative_error, …
+    memory: KVMemory | None = None    # the scenario's KV cache (``with_memory``)
 
     def error(self, tensor: str, axis: str) -> float:
         return next(r["relative_error"] for r in self.rows if (r["tensor"], r["axis"]) == (tensor, axis))
@@ -234,3 +291,8 @@ def kv_memory_gb(arch, batch: int, context: int, bits=(16, 8, 4, 2)) -> tuple[tu
 
     return tuple((b, kv_cache_bytes(arch.layers, arch.kv_heads, arch.head_dim, context, batch, b) / 1e9)
                  for b in bits)
+
+
+def with_memory(kv: KVStudy, arch, batch: int, context: int) -> KVStudy:
+    """``kv`` with the KV-cache memory of the scenario model ``arch`` at ``batch`` × ``context``."""
+    return replace(kv, memory=KVMemory(arch.label, batch, context, kv_memory_gb(arch, batch, context)))

@@ -9,8 +9,8 @@ import torch
 from engines.core.errors import Cancelled, ValidationError
 from engines.quant import Params
 from engines.quant.params import KV_BLOCKS, PACK_LAYERS, parse_user_ref, user_tensor_ref
-from engines.quant.study import (fit_group, heat_profile, kv_memory_gb, kv_study, layer_inputs, run_analysis,
-                                 setup_layer, smooth_preview)
+from engines.quant.study import (fit_group, fixes_study, heat_profile, kv_memory_gb, kv_study, layer_inputs,
+                                 run_analysis, serving_study, setup_layer, smooth_preview, with_memory)
 from engines.quant.tensors import kv_layers, layer_keys, profile
 
 
@@ -95,3 +95,49 @@ def test_user_file_inputs_and_a_cancelled_analysis(tmp_path):
     assert run_analysis(s, 0.5).shape == (16, 64)
     with pytest.raises(Cancelled):
         run_analysis(setup_layer(Params(tensor="minilm.l2.query")), 0.5, cancelled=lambda: True)
+
+
+def test_analysis_entries_are_typed_and_labelled_by_the_engine():
+    """One entry per method with its own fields; the label is made from them (never parsed back), and
+    the old label-keyed dicts still answer for scripts."""
+    from engines.quant.explore import analyse
+    from engines.quant.results import FIX_METHODS, WEIGHT_METHODS
+
+    w = torch.randn(8, 64, generator=torch.Generator().manual_seed(1))
+    xc, xe = torch.randn(96, 64), torch.randn(64, 64)
+    a = analyse("toy", w, xc, xe, bits=3, group_size=32, sq_alpha=0.35)
+    assert tuple(m.method for m in a.methods) == WEIGHT_METHODS
+    assert tuple(f.method for f in a.fixes) == FIX_METHODS
+    nf4 = a.method("nf4")
+    assert (nf4.bits, nf4.block_size, nf4.label) == (4, 64, "NF4 (blocks of 64)")
+    assert nf4.bits_per_weight == pytest.approx(4 + 32 / 64)                   # one fp32 absmax per 64
+    assert (a.method("rtn").bits, a.method("rtn").block_size) == (3, 32)
+    assert a.method("awq").alpha == a.awq_alpha and a.method("fp8_e4m3").label == "FP8 E4M3 (per tensor)"
+    sq = a.fix("smoothquant")
+    assert sq.alpha == 0.35 and sq.error == pytest.approx(dict(a.sq_curve)[0.35])
+    assert a.fix("llm_int8").label == "LLM.int8 (threshold 6)" and a.calib_tokens == 96 and a.heldout_tokens == 64
+    assert a.lowest().error == min(a.method(k).error for k in ("rtn", "gptq", "gptq_act_order", "awq"))
+    assert a.weight_only["NF4 (blocks of 64)"] == nf4.error and a.bpw["RTN"] == a.method("rtn").bits_per_weight
+    assert a.w8a8["SmoothQuant α=0.35"] == sq.error and a.w8a8["_int8_fp16_fraction"] == a.int8_fp16_fraction
+    at = {f.method: f for f in a.fixes_at(0.8)}
+    assert at["smoothquant"].label == "SmoothQuant α=0.80" and at["smoothquant"].error == dict(a.sq_curve)[0.8]
+    assert at["naive"] == a.fix("naive")
+    s = fixes_study(a, 0.8)
+    assert s.bars == a.fixes_at(0.8) and s.best == min(a.sq_curve, key=lambda t: t[1])
+    assert s.naive_error == a.fix("naive").error and s.preview.alpha == 0.8
+    b = analyse("toy", w, bits=4, group_size=32)                          # no activations: no W8A8 entries
+    assert b.fixes == () and fixes_study(b, 0.5) is None and b.weight_hist.awq is None
+    with pytest.raises(KeyError):
+        b.method("gptq")
+
+
+def test_serving_study_and_kv_memory_follow_the_scenario():
+    from engines.core.scenario import Scenario
+
+    s = Scenario()
+    study = serving_study(s)
+    assert (study.batch, study.context, study.model) == (s.serve_batch, s.serve_context, s.arch.label)
+    assert len(study.rows) == 6 and study.rows[0]["format"]
+    kv = with_memory(kv_study(11, 4), s.arch, s.serve_batch, s.serve_context)
+    assert dict(kv.memory.gb) == dict(kv_memory_gb(s.arch, s.serve_batch, s.serve_context))
+    assert kv.memory.model == s.arch.label and kv.error("K", "channel") < kv.error("K", "token")

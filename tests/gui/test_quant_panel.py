@@ -17,15 +17,17 @@ def panel(make_panel):
 def test_analysis_of_a_pack_layer(panel):
     a = panel.analysis
     assert a is not None and a.name == "minilm.l2.query" and a.has_activations
-    assert a.bpw["RTN"] == pytest.approx(4.25)
-    assert {"RTN", "GPTQ", "AWQ", "NF4 (blocks of 64)"} <= set(a.weight_only)
-    assert a.w8a8["LLM.int8 (threshold 6)"] < a.w8a8["naive per-tensor W8A8"]
+    assert a.method("rtn").bits_per_weight == pytest.approx(4.25)
+    assert {"rtn", "gptq", "awq", "nf4"} <= {m.method for m in a.methods}
+    assert a.fix("llm_int8").error < a.fix("naive").error
     assert len(a.sq_curve) == 21 and len(a.awq_curve) == 20
     spec = panel.timeline()
     assert spec.n_frames == len(panel.steps) + len(a.gptq_trace) and len(spec.chapters) == 2
     for i in (0, 3, len(panel.steps), spec.n_frames - 1):
         panel.show_frame(i)
     assert "GPTQ" in panel.weights.gptq_text.text()
+    shown = panel.weights.wonly_plot.getPlotItem()._bar_chart[0]          # the bar names as drawn
+    assert len(shown) == len(a.methods) and "NF4 4.5 b/w" in shown
     rows = panel.table()
     assert any(r["section"] == "serving" for r in rows) and any(r["section"] == "kv" for r in rows)
 
@@ -41,6 +43,7 @@ def test_alpha_slider_and_kv_controls(panel):
     panel.alpha_slider.slider.setValue(80)                    # drag to α = 0.80
     assert panel.preview.alpha == pytest.approx(0.8) and panel.params.sq_alpha == pytest.approx(0.8)
     assert panel.preview.error == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
+    assert "SmoothQuant α=0.80" in panel.fixes.fix_plot.getPlotItem()._bar_chart[0]
     panel.kv_view.bits_spin.setValue(2)              # the torch comparison runs off the GUI thread
     assert panel.params.kv_bits == 2 and panel.jobs("kv").wait(60_000)
     assert {r["bits"] for r in panel.kv_rows} == {2}
@@ -140,3 +143,36 @@ def test_named_views_and_a_views_tab_survive_the_timeline(panel, qtbot):
     assert panel.inner_tabs() == ("Formats for serving",)
     panel.show_frame(3)                                  # the user moves the timeline: its tab comes forward
     assert panel.inner_tabs() == ("Affine mapping",)
+
+
+def test_a_theme_change_redraws_each_view_in_its_colours(panel, ctx):
+    """Each view keeps its result and redraws it for the new theme: the worked example stays on its
+    step, the GPTQ bars are re-made in the new palette, the KV sentence keeps the scenario's memory."""
+    panel.show_frame(3)
+    step = panel.affine.text.text()
+    kv_text = panel.kv_view.text.text()
+    old = panel.weights._gptq[1].opts["brush"]
+    ctx.set_theme(name="dark")
+    try:
+        th = panel.theme
+        assert th.name == "dark" and panel.affine.theme is th and panel.fixes.theme is th
+        assert panel.affine.text.text() == step and "Step 4/" in step
+        bars = panel.weights._gptq[1].opts["brush"]
+        assert bars is not old and bars == th.color(4)
+        assert panel.kv_view.text.text() == kv_text and "GB" in kv_text
+    finally:
+        ctx.set_theme(name="light")
+
+
+def test_selftest_and_the_export_carry_the_typed_entries(make_panel):
+    import json
+
+    p = make_panel(QuantPanel)
+    p.selftest()
+    out = json.loads(json.dumps(p.result()))
+    methods = {m["method"]: m for m in out["analysis"]["methods"]}
+    assert methods["nf4"]["block_size"] == 64 and methods["rtn"]["bits"] == p.params.bits
+    assert {f["method"] for f in out["analysis"]["fixes"]} == {"naive", "per_channel", "smoothquant", "rotation",
+                                                              "llm_int8"}
+    w8a8 = [r for r in p.table() if r["section"] == "W8A8"]
+    assert [r["item"] for r in w8a8] == [f.label for f in p.analysis.fixes] and len(w8a8) == 5

@@ -1,0 +1,237 @@
+"""The quantization panel's weight-side views: W8A8 with the three fixes, GPTQ & AWQ, and groups &
+schemes. Each is a QWidget drawing the frozen ``engines.quant`` result it is handed."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+from engines.quant.explore import LayerAnalysis
+from engines.quant.study import FixesStudy
+from explorer.ui.bar_chart import bar_chart
+from explorer.ui.fast_items import Bars
+from explorer.ui.label_layer import range_end_for_label
+from explorer.ui.live_text import LiveText
+from explorer.ui.widgets import log_axes, make_plot, pen
+from panels._quant_views import column, label, step_hist, tidy
+
+
+class FixesView(QWidget):
+    """W8A8 with the three fixes: error bars, the smoothed channel maxima and the α sweep, under the
+    ``header`` the panel hands it (the α slider it binds)."""
+
+    def __init__(self, theme, header: QWidget) -> None:
+        super().__init__()
+        self.theme = theme
+        self.page = self
+        g = QGridLayout(self)
+        g.addWidget(header, 0, 0, 1, 2)
+        self.fix_plot = make_plot(theme, "Held-out relative output error, W8A8 per-tensor unless named",
+                                  "", "relative error")
+        g.addWidget(self.fix_plot, 1, 0)
+        self.dist_plot = make_plot(theme, "Per-channel max|x| the int8 scale must cover", "max|x| (log)",
+                                   "input channel")
+        log_axes(self.dist_plot, y=True)
+        tidy(self.dist_plot, theme, legend="below")
+        g.addWidget(self.dist_plot, 1, 1)
+        self.sq_plot = make_plot(theme, "SmoothQuant: error against α (migration strength)", "relative error", "α")
+        g.addWidget(self.sq_plot, 2, 0)
+        self.fix_text = label(g, 2, 1)
+        g.setRowStretch(1, 1)
+        g.setRowStretch(2, 1)
+        self.alpha_marker = None
+        self.result: FixesStudy | None = None
+        self._curve = None               # the sweep drawn: a new α only moves the marker
+
+    def show_result(self, s: FixesStudy | None) -> None:
+        self.result, th = s, self.theme
+        if s is None:
+            bar_chart(self.fix_plot, th, [], [])
+            self.sq_plot.clear()
+            self.dist_plot.clear()
+            self.alpha_marker, self._curve = None, None
+            self.fix_text.setText("The three fixes need activations: pick a pack layer.")
+            return
+        bar_chart(self.fix_plot, th, [b.label for b in s.bars], [b.error for b in s.bars], "{:.4f}")
+        if self._curve != (s.sq_curve, s.naive_error, th.name, th.font_scale):
+            self._curve = (s.sq_curve, s.naive_error, th.name, th.font_scale)
+            self.sq_plot.clear()
+            xs, ys = zip(*s.sq_curve)
+            self.sq_plot.plot(xs, ys, pen=pen(th.color(2), 3), symbol="o", symbolBrush=th.color(2))
+            self.sq_plot.addItem(pg.InfiniteLine(pos=s.naive_error, angle=0,
+                                                 pen=pen(th.color(5), 2, Qt.DashLine), label="naive per-tensor",
+                                                 labelOpts={"color": th.fg, "position": 0.45,      # above the line,
+                                                            "anchors": [(0.5, 1), (0.5, 1)]}))  # where the curve dips
+            self.alpha_marker = pg.InfiniteLine(pos=s.alpha, angle=90, pen=pen(th.fg, 2, Qt.DotLine))
+            self.sq_plot.addItem(self.alpha_marker)
+        self.alpha_marker.setPos(s.alpha)
+        self.fix_text.setText(
+            f"Decompose (LLM.int8) keeps {s.int8_fp16_fraction:.1%} of input columns in fp16; rotate spreads"
+            f" each spike over all channels; smooth divides channel j by s_j = max|X_j|^α / max|W_j|^(1−α). "
+            f"Best α on this layer: {s.best[0]:.2f} (error {s.best[1]:.4f}); naive per-tensor W8A8 "
+            f"{s.naive_error:.4f}.")
+        pv, p = s.preview, self.dist_plot
+        p.clear()
+        ch = np.arange(len(pv.original))
+        p.plot(ch, np.maximum(pv.original, 1e-6), pen=pen(th.color(5), 2), name="original")
+        p.plot(ch, np.maximum(pv.smoothed, 1e-6), pen=pen(th.color(2), 2, Qt.DashLine),
+               name=f"smoothed, α={pv.alpha:.2f}")
+        p.plot(ch, np.maximum(pv.rotated, 1e-6), pen=pen(th.color(4), 2, Qt.DotLine), name="Hadamard-rotated")
+
+    def apply_theme(self, theme) -> None:
+        self.theme, self._curve = theme, None
+        if self.result is not None:
+            self.show_result(self.result)
+
+
+class WeightView(QWidget):
+    """GPTQ's column-by-column trace (one column per timeline frame), AWQ's α search, weight-only
+    errors and the weight histogram."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.page = self
+        g = QGridLayout(self)
+        self.gptq_plot = make_plot(theme, "GPTQ, column by column: error left after feedback vs RTN",
+                                   "‖column error‖", "processed column")
+        tidy(self.gptq_plot, theme, legend="over")   # room kept above the bars
+        self.gptq_plot.getViewBox().sigResized.connect(self._plot_resized)
+        self.gptq_text = LiveText()      # under its chart: one view with the numbers it explains
+        self.gptq_text.reserve_lines(5)
+        self.gptq_cell = column(self.gptq_plot, self.gptq_text)
+        g.addWidget(self.gptq_cell, 0, 0)
+        self.awq_plot = make_plot(theme, "AWQ: output MSE against α (s = mean|x|^α)", "MSE", "α")
+        g.addWidget(self.awq_plot, 0, 1)
+        self.wonly_plot = make_plot(theme, "Weight-only error on held-out tokens", "", "relative error")
+        g.addWidget(self.wonly_plot, 1, 0)
+        self.hist_plot = make_plot(theme, "Weight histogram before and after", "count (log)", "weight value")
+        log_axes(self.hist_plot, y=True)
+        tidy(self.hist_plot, theme, legend="below")
+        g.addWidget(self.hist_plot, 1, 1)
+        self.analysis: LayerAnalysis | None = None
+        self._gptq = None
+        self._gptq_range = None
+
+    def apply_theme(self, theme) -> None:
+        """The GPTQ bars are re-made in the new colours by the next draw."""
+        self.theme = theme
+        if self._gptq is not None:
+            for item in self._gptq:
+                self.gptq_plot.removeItem(item)
+            self._gptq, self._gptq_range = None, None
+        if self.analysis is not None:
+            self.show_result(self.analysis)
+
+    def show_result(self, a: LayerAnalysis) -> None:
+        self.analysis, th = a, self.theme
+        bar_chart(self.wonly_plot, th, [f"{m.name} {m.bits_per_weight:.3g} b/w" for m in a.methods],
+                  [m.error for m in a.methods], "{:.4f}")
+        hp, h = self.hist_plot, a.weight_hist
+        hp.clear()
+        edges = np.asarray(h.edges)
+        for name, counts, style, ci in (("original", h.original, Qt.SolidLine, 0), ("RTN", h.rtn, Qt.DashLine, 5),
+                                        ("AWQ", h.awq, Qt.DotLine, 2)):
+            if counts is not None:
+                step_hist(hp, edges, np.maximum(counts, 0.5), th.color(ci), name, style)
+        self.awq_plot.clear()
+        if a.awq_curve:
+            xs, ys = zip(*a.awq_curve)
+            self.awq_plot.plot(xs, ys, pen=pen(th.color(2), 3), symbol="o", symbolBrush=th.color(2))
+            self.awq_plot.addItem(pg.InfiniteLine(pos=a.awq_alpha, angle=90, pen=pen(th.fg, 2, Qt.DashLine),
+                                                  label=f"chosen α = {a.awq_alpha:.2f}",
+                                                  labelOpts={"color": th.fg, "position": 0.85}))
+        if a.gptq_trace:
+            self.show_frame(len(a.gptq_trace) - 1)
+        else:
+            self.gptq_plot.clear()
+            self._gptq = None
+            self.gptq_text.setText("GPTQ and AWQ need calibration activations: pick a pack layer.")
+
+    def show_frame(self, k: int) -> None:
+        """The GPTQ trace up to processed column ``k`` (a timeline frame)."""
+        a, th = self.analysis, self.theme
+        trace = a.gptq_trace[:k + 1]
+        p = self.gptq_plot
+        if self._gptq is None:           # made once; frames only update them
+            self._gptq = (Bars(x=[], height=[], width=0.4, brush=th.color(5), pen=pen(th.fg, 1),
+                               name="RTN column error"),
+                          Bars(x=[], height=[], width=0.4, brush=th.color(4), pen=pen(th.fg, 1),
+                               name="GPTQ column error"),
+                          p.plot([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t", symbolBrush=th.color(2),
+                                 name="error pushed onto later columns"))
+            p.addItem(self._gptq[0])
+            p.addItem(self._gptq[1])
+            self._gptq[2].setZValue(5)                      # the pushed-error line over the bars, not hidden
+        rtn, gptq, pushed = self._gptq
+        xs = np.arange(len(trace))
+        n = len(a.gptq_trace)
+        rtn.setOpts(x=xs - 0.2, height=[t["rtn_error"] for t in trace])
+        gptq.setOpts(x=xs + 0.2, height=[t["quant_error"] for t in trace])
+        pushed.setData(xs, [t["pushed"] for t in trace])
+        self.fit_gptq_range()
+        t = trace[-1]
+        self.gptq_text.setText(
+            f"Column {k + 1}/{n} (input channel {t['column']}): GPTQ quantizes the column, then spreads its error "
+            f"(‖Δ‖ = {t['pushed']:.3g}) onto the columns not yet quantized through the inverse Hessian of the "
+            f"calibration inputs, so they absorb it. Left bars (RTN) vs right bars (GPTQ): the column's own error "
+            f"‖w − q‖; GPTQ's per-column error may even be larger, yet the layer output error is lower.")
+
+    def _plot_resized(self, *_args) -> None:
+        self.fit_gptq_range()
+
+    def fit_gptq_range(self) -> None:
+        """The whole trace's range, with room above the bars for the legend (the bars fill the width,
+        and the legend keeps its size in pixels: a short chart needs more of its range for it)."""
+        a, p = self.analysis, self.gptq_plot
+        if a is None or not a.gptq_trace or self._gptq is None:
+            return
+        n = len(a.gptq_trace)
+        legend_px = p.getPlotItem().legend.boundingRect().height() + 16
+        view_px = max(p.getViewBox().height(), 120.0)
+        if self._gptq_range != (id(a), n, legend_px, view_px):
+            self._gptq_range = (id(a), n, legend_px, view_px)
+            p.setXRange(-1, n, padding=0)
+            ymax = max(max(t["rtn_error"], t["quant_error"], t["pushed"]) for t in a.gptq_trace)
+            p.setYRange(0, range_end_for_label(ymax * 1.05, 0.0, legend_px, view_px, 0.4 * view_px), padding=0)
+            p.getViewBox().updateMatrix()
+
+
+class GroupsView(QWidget):
+    """Bits per weight against error over group sizes, and the W4A16 / W8A8 / W4A4 schemes."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self.page = self
+        g = QGridLayout(self)
+        self.group_plot = make_plot(theme, "Group size: bits per weight against error (RTN)", "relative error",
+                                    "bits per weight")
+        g.addWidget(self.group_plot, 0, 0)
+        self.scheme_plot = make_plot(theme, "W4A16 / W8A8 / W4A4 on this layer", "", "relative error")
+        g.addWidget(self.scheme_plot, 0, 1)
+        self.result: LayerAnalysis | None = None
+
+    def apply_theme(self, theme) -> None:
+        self.theme = theme
+        if self.result is not None:
+            self.show_result(self.result)
+
+    def show_result(self, a: LayerAnalysis) -> None:
+        self.result, th = a, self.theme
+        sweep = a.group_sweep
+        gp = self.group_plot
+        gp.clear()
+        gp.plot([r["bpw"] for r in sweep], [r["error"] for r in sweep], pen=pen(th.color(4), 2), symbol="s",
+                symbolBrush=th.color(4), symbolSize=12)
+        for r in sweep:
+            t = pg.TextItem(f"g{r['group']}", color=th.fg, anchor=(0, 1))
+            t.setPos(r["bpw"], r["error"])
+            gp.addItem(t)
+        if sweep:   # room above and to the right of the points for their labels
+            xs, ys = [r["bpw"] for r in sweep], [r["error"] for r in sweep]
+            x_span, y_span = max(xs) - min(xs) or 1.0, max(ys) - min(ys) or max(ys) or 1.0
+            gp.setRange(xRange=(min(xs), max(xs) + 0.18 * x_span), yRange=(min(ys), max(ys) + 0.15 * y_span))
+        bar_chart(self.scheme_plot, th, [r["scheme"] for r in a.schemes],
+                  [r["relative_error"] for r in a.schemes], "{:.3f}")
