@@ -17,9 +17,11 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 from engines.core.assets import asset_path
 from engines.core.errors import ValidationError
 from engines.core.scenario import Scenario
+from explorer.binder import param_slider
 from explorer.tasks import Debounce, TaskRunner
 from explorer.theme import Theme
 from explorer.timeline import TimelineSpec
+from explorer.ui.flow_layout import FlowLayout
 
 __all__ = ["Panel", "PanelInfo", "TimelineSpec", "discover_panels", "registered_panels"]
 
@@ -51,6 +53,7 @@ class Panel(QWidget):
         self._bound = False
         self._text_size = ctx.theme.point_size   # the size plot labels without a font of their own have
         self._views: dict[str, QWidget] = {}
+        self.sliders: dict[str, QWidget] = {}    # the Params sliders, by field (slider_row)
 
     # --- shell wiring ----------------------------------------------------------------------
     def bind(self) -> None:
@@ -138,6 +141,28 @@ class Panel(QWidget):
                 return False
             if busy:
                 QThread.msleep(5)
+
+    # --- pages of knobs above a view ------------------------------------------------------------
+    def slider_row(self, names, extra=()) -> FlowLayout:
+        """A wrapping row of sliders for these ``Params`` fields, then ``extra`` widgets; the sliders
+        are kept in ``self.sliders`` by field name (for the binder, and for tours to point at)."""
+        row = FlowLayout()
+        for name in names:
+            self.sliders[name] = param_slider(self.Params, name)
+            row.addWidget(self.sliders[name])
+        for widget in extra:
+            row.addWidget(widget)
+        return row
+
+    def slider_page(self, names, view: QWidget, extra=(), margins: int | None = None) -> QWidget:
+        """A tab page: :meth:`slider_row` above ``view``, which takes the rest of the height."""
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        if margins is not None:
+            lay.setContentsMargins(margins, margins, margins, margins)
+        lay.addLayout(self.slider_row(names, extra))
+        lay.addWidget(view, 1)
+        return page
 
     # --- parameters: the panel's own knobs, as one validated, undoable value ---------------
     @property

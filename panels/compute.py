@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidg
 from engines.compute import (FIT_LABELS, ComputeStudy, Params, load_table, machine_devices, measure_machine,
                              serving_traffic, study)
 from engines.compute.data import data_path
-from explorer.binder import ParamBinder, param_slider
+from explorer.binder import ParamBinder
 from explorer.panel import Panel
-from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.flow_layout import keep_together
 from explorer.ui.widgets import ErrorLabel, Tabs
 from panels._compute_cost import CostView
 from panels._compute_demand import DemandView
@@ -47,7 +47,6 @@ class ComputePanel(Panel):
         self._stale: set[int] = set()
         self._measure_timer = self.debounce(self._start_measure, 0)
         self.error = ErrorLabel()
-        self.sliders = {}
         self.tabs = Tabs()
         self.body.addWidget(self.error)
         self.body.addWidget(self.tabs, 1)
@@ -67,20 +66,6 @@ class ComputePanel(Panel):
         self.name_view("fit", self.fit_combo, "Chinchilla fit")
 
     # --- pages --------------------------------------------------------------------------------------
-    def _page(self, fields, view: QWidget, extra=()) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(4, 4, 4, 4)
-        row = FlowLayout()
-        for name in fields:
-            self.sliders[name] = param_slider(Params, name)
-            row.addWidget(self.sliders[name])
-        for w in extra:
-            row.addWidget(w)
-        lay.addLayout(row)
-        lay.addWidget(view, 1)
-        return page
-
     def _scaling_page(self) -> QWidget:
         v = self.scaling_view = ScalingView(self.theme)
         self.fit_combo = QComboBox()
@@ -97,7 +82,8 @@ class ComputePanel(Panel):
                                     ("scaling_tables", v.tables, "Published runs and the three fits"),
                                     ("scaling_sources", v.sources, "Sources of the scaling view")):
             self.name_view(name, widget, title)
-        return self._page(("tokens_b", "mfu_pct"), v, (keep_together(QLabel("Fit:"), self.fit_combo), self.mfu_link))
+        fit = keep_together(QLabel("Fit:"), self.fit_combo)
+        return self.slider_page(("tokens_b", "mfu_pct"), v, (fit, self.mfu_link), margins=4)
 
     def _experiment_page(self) -> QWidget:
         self.experiment_view = ExperimentView(self)
@@ -118,7 +104,7 @@ class ComputePanel(Panel):
                                     ("demand_chart", v.plot, "Cumulative compute, training and inference"),
                                     ("demand_statements", v.table, "What the companies said about the split")):
             self.name_view(name, widget, title)
-        return self._page(("serve_req_per_s", "tokens_per_request"), v, (self.traffic_link,))
+        return self.slider_page(("serve_req_per_s", "tokens_per_request"), v, (self.traffic_link,), margins=4)
 
     def _machine_page(self) -> QWidget:
         v = self.machine_view = MachineView(self.theme)
@@ -134,8 +120,8 @@ class ComputePanel(Panel):
                                     ("allreduce", v.net_plot, "All-reduce over NVLink and the network against compute"),
                                     ("market", v.market, "Market share and data-centre revenue")):
             self.name_view(name, widget, title)
-        return self._page(("efficiency_pct",), v, (keep_together(QLabel("GEMM:"), self.gemm_combo),
-                                                    self.measure_button, self.jobs("measure").widget()))
+        extra = (keep_together(QLabel("GEMM:"), self.gemm_combo), self.measure_button, self.jobs("measure").widget())
+        return self.slider_page(("efficiency_pct",), v, extra, margins=4)
 
     def _cost_page(self) -> QWidget:
         v = self.cost_view = CostView(self.theme)
@@ -143,8 +129,9 @@ class ComputePanel(Panel):
                                     ("cost_bar", v.bar_plot, "One GPU-hour, part by part"),
                                     ("campus", v.campus_plot, "A campus's capital split")):
             self.name_view(name, widget, title)
-        return self._page(("server_capex_k", "server_life_years", "facility_m_per_mw", "facility_life_years",
-                           "utilisation_pct", "opex_per_gpu_hour", "rate_pct"), v)
+        knobs = ("server_capex_k", "server_life_years", "facility_m_per_mw", "facility_life_years", "utilisation_pct",
+                 "opex_per_gpu_hour", "rate_pct")
+        return self.slider_page(knobs, v, margins=4)
 
     def _power_page(self) -> QWidget:
         v = self.power_view = PowerView(self.theme)
@@ -159,8 +146,9 @@ class ComputePanel(Panel):
                                     ("power_trace", v.trace, "The draw through steps and checkpoints"),
                                     ("power_readout", v.text, "MW, MWh, cost and CO2")):
             self.name_view(name, widget, title)
-        return self._page(("pue", "load_pct", "price_c_per_kwh", "grid_kg_per_mwh", "waiting_pct", "checkpoint_every",
-                           "checkpoint_s"), v, presets)
+        knobs = ("pue", "load_pct", "price_c_per_kwh", "grid_kg_per_mwh", "waiting_pct", "checkpoint_every",
+                 "checkpoint_s")
+        return self.slider_page(knobs, v, presets, margins=4)
 
     def _grid_page(self) -> QWidget:
         v = self.grid_view = GridView(self.theme)

@@ -11,14 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSpinBox, QWidget
 
 from engines.trading import (REMEDIES, ExtractionParams, Params, audit_json, price_stack, run_extraction,
                              simulate_lookahead, study)
-from explorer.binder import ParamBinder, param_slider
+from explorer.binder import ParamBinder
 from explorer.exports import save_document, write_document
 from explorer.panel import Panel
-from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.flow_layout import keep_together
 from explorer.ui.widgets import ErrorLabel, Tabs
 from panels._trading_extraction import ExtractionView
 from panels._trading_lookahead import LookaheadView
@@ -53,7 +53,6 @@ class TradingPanel(Panel):
         self.extraction_result = None
         self._refresh = self.debounce(self._start_simulation, DEBOUNCE_MS)
         self.error = ErrorLabel()
-        self.sliders = {}
         self.tabs = Tabs()
         self.tabs.addTab(self._stack_page(), TAB_TITLES[0])
         self.tabs.addTab(self._study_page(), TAB_TITLES[1])
@@ -70,25 +69,12 @@ class TradingPanel(Panel):
         self._recompute_study()
 
     # --- pages ----------------------------------------------------------------------------------
-    def _page(self, fields, view: QWidget, extra=()) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        row = FlowLayout()
-        for name in fields:
-            self.sliders[name] = param_slider(Params, name)
-            row.addWidget(self.sliders[name])
-        for w in extra:
-            row.addWidget(w)
-        lay.addLayout(row)
-        lay.addWidget(view, 1)
-        return page
-
     def _stack_page(self) -> QWidget:
         self.stack_view = StackView(self.theme)
         self.name_view("stack", self.stack_view, "The stack's clocks and one model call")
         self.name_view("stack_chart", self.stack_view.plot, "Stages on a time axis")
-        return self._page(("prompt_tokens", "output_tokens", "gpu_hour_usd", "api_in_usd_per_m", "api_out_usd_per_m"),
-                          self.stack_view)
+        knobs = ("prompt_tokens", "output_tokens", "gpu_hour_usd", "api_in_usd_per_m", "api_out_usd_per_m")
+        return self.slider_page(knobs, self.stack_view)
 
     def _study_page(self) -> QWidget:
         v = self.study_view = StudyView(self.theme)
@@ -98,7 +84,7 @@ class TradingPanel(Panel):
                                     ("study_decay", v.decay_plot, "Sharpe by period"),
                                     ("study_stats", v.tabs, "Statistics and the study's figures")):
             self.name_view(name, widget, title)
-        return self._page(("cost_bp", "turnover_pct", "m_tests"), v)
+        return self.slider_page(("cost_bp", "turnover_pct", "m_tests"), v)
 
     def _lookahead_page(self) -> QWidget:
         v = self.lookahead_view = LookaheadView(self.theme)
@@ -119,8 +105,9 @@ class TradingPanel(Panel):
         reroll = QPushButton("Re-roll")
         reroll.setToolTip("Draw another market with the next seed")
         reroll.clicked.connect(lambda: self.error.show_error(self.update_params(seed=self.params.seed + 1)))
-        return self._page(LOOKAHEAD_SLIDERS, v, (keep_together(QLabel("Remedy:"), self.remedy_combo),
-                                                 self.seed_spin, reroll, self.jobs("lookahead").widget()))
+        extra = (keep_together(QLabel("Remedy:"), self.remedy_combo), self.seed_spin, reroll,
+                 self.jobs("lookahead").widget())
+        return self.slider_page(LOOKAHEAD_SLIDERS, v, extra)
 
     def _extraction_page(self) -> QWidget:
         v = self.extraction_view = ExtractionView(self.theme)
@@ -135,7 +122,7 @@ class TradingPanel(Panel):
                                     ("extraction_governance", v.governance, "Governance duties")):
             self.name_view(name, widget, title)
         v.export_button.clicked.connect(self._ask_export_audit)
-        return self._page(EXTRACTION_SLIDERS, v, (self.jobs("extraction").widget(),))
+        return self.slider_page(EXTRACTION_SLIDERS, v, (self.jobs("extraction").widget(),))
 
     def tab_widgets(self) -> list:
         """A fixed order (outer tabs, H2's, H4's): Qt's child order changes when pages are re-parented

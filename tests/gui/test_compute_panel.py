@@ -131,7 +131,7 @@ def test_selftest_drives_the_panel(make_panel):
     assert gemm.size == 256 and gemm.value > 0 and {r.device for r in p.measured.rates} == {"cpu"}
     fresh = make_panel(ComputePanel)                  # the figures follow the params the self-test left,
     assert fresh.update_params(**p.params.to_dict()) is None      # not the ones it passed through
-    assert p.params.pue != 1.58 and p.study.power == fresh.study.power
+    assert p.params.pue != 1.58 and p.study.power.budget == fresh.study.power.budget
     assert p.study.cost.breakdown == fresh.study.cost.breakdown
 
 
