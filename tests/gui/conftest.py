@@ -35,6 +35,7 @@ def ctx(qapp):
     c = AppContext(device="cpu")
     yield c
     c.timeline.stop()
+    c.scenario.undo_stack.clear()   # its commands now, not in whatever order the cyclic collector frees them
 
 
 @pytest.fixture
