@@ -76,6 +76,7 @@ def test_timed_real_steps_fill_the_measured_table_against_the_model(make_panel, 
     cells = [[t.item(i, j).text() for j in range(t.columnCount())] for i in range(t.rowCount())]
     assert cells[0][:3] == ["backward ÷ forward", "2.00", f"{r.backward_ratio:.2f}"]
     assert cells[1][1:3] == [f"{r.recompute_ratio_model:.3f}", f"{r.recompute_ratio:.3f}"]
+    assert cells[3][1] == f"{p.params.efficiency:.3f} (set)"
     assert f"{r.forward * 1e3:,.1f} ms" in p.measure_view.note.text()
     out = p.result()
     assert out["step_measured"]["forward"] == r.forward
