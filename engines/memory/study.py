@@ -1,5 +1,7 @@
-"""What one training-memory view shows, computed in one call: every strategy's breakdown, the sweep
-over 1…1024 GPUs and the DP → ZeRO-3 sharding timeline for one scenario and one set of knobs."""
+"""What the training-memory views show: ``memory_study`` (every strategy's breakdown, the sweep over
+1…1024 GPUs and the DP → ZeRO-3 sharding timeline for one scenario and one set of knobs, in one
+call), ``step_time_study`` and ``throughput_study`` (the step-time model beside the memory verdict)
+and ``memory_export`` (the JSON export)."""
 from __future__ import annotations
 
 import dataclasses
