@@ -8,7 +8,7 @@ are ``engines.memory.params.Params``.
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QLabel, QSpinBox
 
 from engines.core.errors import ValidationError
 from engines.core.scenario import RECOMPUTE, STRATEGIES
@@ -165,7 +165,8 @@ class MemoryPanel(Panel):
         self.measure_view.fsdp_requested.connect(self.run_fsdp)
         self.measure_view.timing_requested.connect(self.run_step_timing)
         self.lower_tabs = Tabs()
-        for view, title in ((self.sweep_view, "Memory against GPU count"), (self.traffic_view, "Communication per step"),
+        for view, title in ((self.sweep_view, "Memory against GPU count"),
+                            (self.traffic_view, "Communication per step"),
                             (self.time_view, "Step time"), (self.tput_view, "Throughput against GPU count"),
                             (self.measure_view, "Measured vs analytic (real torch)")):
             self.lower_tabs.addTab(view, title)
