@@ -1,37 +1,48 @@
 """Training memory: where every byte of a GPU goes under DP, ZeRO-1/2/3 and FSDP.
 
-A thin view: numbers come from ``engines.memory`` (``study.memory_study``: analytic, synchronous),
-``engines.memory.measure`` (one real torch step) and ``engines.memory.fsdp_probe`` (a real gloo
-FSDP2 run); the charts are drawn by ``panels._memory_views``. The panel's own knob (fp32 gradient
-accumulation) is ``engines.memory.params.Params``.
+A thin panel: numbers come from ``engines.memory`` (``study``: the analytic study, step time and
+throughput, synchronous; ``measure``, ``fsdp_probe`` and ``step_measure``: real torch runs in the
+"measure" job slot); the views in ``panels._memory_views``, ``_memory_sweep_views``,
+``_memory_time_views`` and ``_memory_measure_view`` draw what they are handed. The panel's own knobs
+are ``engines.memory.params.Params``.
 """
 from __future__ import annotations
 
-import dataclasses
-
-from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QSpinBox, QTableWidgetItem
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QLabel, QSpinBox
 
 from engines.core.errors import ValidationError
-from engines.memory import CATEGORY_LABELS, STRATEGY_LABELS
-from engines.memory.params import Params
-from engines.memory.step_time import step_time
-from engines.memory.study import MemoryStudy, memory_study
 from engines.core.scenario import RECOMPUTE, STRATEGIES
+from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS
+from engines.memory.params import Params
+from engines.memory.study import (MemoryStudy, StepTimeStudy, ThroughputStudy, memory_export, memory_study,
+                                  step_time_study, throughput_study)
 from explorer.binder import ParamBinder, quiet
-from explorer.ui.flow_layout import FlowLayout, keep_together
-from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
-from explorer.ui.widgets import ErrorLabel
-from explorer.ui.pool import ItemPool
-from panels._memory_time_views import StepTimeCharts
-from panels._memory_views import MemoryCharts
+from explorer.ui.flow_layout import FlowLayout, keep_together
+from explorer.ui.widgets import ErrorLabel, Tabs
+from panels._memory_measure_view import FSDP_CATEGORY_LABELS, MeasuredView  # noqa: F401 (importable here)
+from panels._memory_sweep_views import SweepView, TrafficView
+from panels._memory_time_views import COLLECTIVE_LABELS, WRAP_LABELS, StepTimeView, ThroughputView
+from panels._memory_views import BarsView, ShardingView, VerdictView
 
-FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
-                        "optimizer": "optimizer (Adam m, v)"}
+
+def _param_spin(name: str) -> QDoubleSpinBox:
+    """A spin box with the label, range, step and unit ``Params`` declares for ``name``."""
+    m = Params.spec(name)
+    box = QDoubleSpinBox()
+    box.setRange(m["lo"], m["hi"])
+    box.setDecimals(m["decimals"])
+    box.setSingleStep(m["step"])
+    box.setPrefix(m["label"] + ": ")
+    box.setSuffix(" " + m["unit"])
+    box.setValue(getattr(Params(), name))
+    box.setKeyboardTracking(False)
+    box.setToolTip(m["tip"])
+    box.setAccessibleName(m["label"])
+    return box
 
 
-class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
+class MemoryPanel(Panel):
     key = "memory"
     title = "Training memory"
     order = 10
@@ -49,21 +60,19 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
         self.sweep_result = None
         self.frames: tuple = ()
         self.chapters: tuple = ()
+        self.times: StepTimeStudy | None = None
+        self.tput: ThroughputStudy | None = None
         self.measured = None
         self.fsdp = None
+        self.step_measured = None
         self._frame = 0
-        self._style_cache: dict = {}
-        self._drawn: dict[str, object] = {}  # view → the inputs it shows (skip redraws that change nothing)
         self._spec: tuple | None = None
         self._build_controls()
         self._build_views()
-        self._build_time_views()
-        self._pools = {name: ItemPool(plot) for name, plot in (("bars", self.bars_plot), ("shard", self.shard_plot),
-                                                             ("sweep", self.sweep_plot), ("comm", self.comm_plot))}
 
     # --- construction -----------------------------------------------------------------------
     def _build_controls(self) -> None:
-        row = FlowLayout()
+        row = self.control_row = FlowLayout()       # wraps onto more lines where the tab is narrow
         self.strategy_combo = QComboBox()
         for s in STRATEGIES:
             self.strategy_combo.addItem(STRATEGY_LABELS[s], s)
@@ -95,26 +104,89 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
         self.offload_to.setToolTip("CPU RAM (ZeRO-Offload) or NVMe (ZeRO-Infinity, Rajbhandari et al. 2021)")
         self.offload_to.currentIndexChanged.connect(
             lambda _i: self._update(offload_target=self.offload_to.currentData()))
-        spec = Params.spec("fp32_grad_accum")          # the panel's own knob: label and tip from its field
+        spec = Params.spec("fp32_grad_accum")          # the panel's own knobs: label and tip from their fields
         self.fp32_acc = QCheckBox(spec["label"])
         self.fp32_acc.setToolTip(spec["tip"])
         offload = keep_together(QLabel("Offload:"), self.offload_opt, self.offload_par, self.offload_to)
-        for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.fp32_acc, offload):
-            row.addWidget(w)                    # wraps onto more lines where the tab is narrow
+        # the step-time knobs join the row: the FSDP unit and prefetch change the memory bars too
+        self.eff_slider = _param_spin("efficiency")
+        self.rate_spins = {name: _param_spin(name) for name in ("nvme_gbps", "cpu_gbps")}   # on the step-time page
+        self.wrap_combo, self.coll_combo = QComboBox(), QComboBox()
+        for combo, labels, name in ((self.wrap_combo, WRAP_LABELS, "wrap_blocks"),
+                                    (self.coll_combo, COLLECTIVE_LABELS, "collective")):
+            combo.addItems(list(labels.values()))
+            combo.setToolTip(Params.spec(name)["tip"])
+            combo.setAccessibleName(Params.spec(name)["label"])
+        self.fwd_prefetch = QCheckBox(Params.spec("forward_prefetch")["label"])
+        self.bwd_prefetch = QCheckBox(Params.spec("backward_prefetch")["label"])
+        for box, name in ((self.fwd_prefetch, "forward_prefetch"), (self.bwd_prefetch, "backward_prefetch")):
+            box.setToolTip(Params.spec(name)["tip"])
+        wrap = keep_together(QLabel("FSDP unit:"), self.wrap_combo, self.fwd_prefetch, self.bwd_prefetch)
+        links = keep_together(QLabel("Collectives:"), self.coll_combo)
+        for w in (self.strategy_combo, self.gpus_spin, self.recompute_combo, self.fp32_acc, offload, wrap,
+                  self.eff_slider, links):
+            row.addWidget(w)
         self.body.addLayout(row)
-        self.control_row = row                  # the step-time controls join it (panels._memory_time_views)
         self.error = ErrorLabel()
         self.body.addWidget(self.error)
-        self.binder = ParamBinder(self, {"fp32_grad_accum": self.fp32_acc}, error=self.error.show_error)
-        self.verdict = LiveText(min_lines=3)
-        self.verdict.setAccessibleName("Fit verdict")
+        self.binder = ParamBinder(
+            self, {"fp32_grad_accum": self.fp32_acc, "efficiency": self.eff_slider, "wrap_blocks": self.wrap_combo,
+                   "forward_prefetch": self.fwd_prefetch, "backward_prefetch": self.bwd_prefetch,
+                   "collective": self.coll_combo, **self.rate_spins},
+            choices={"wrap_blocks": WRAP_LABELS, "collective": COLLECTIVE_LABELS}, error=self.error.show_error)
+        self.verdict = VerdictView(self.theme)
         self.body.addWidget(self.verdict)
         for name, widget, title in (("strategy", self.strategy_combo, "Sharding strategy"),
                                     ("gpus", self.gpus_spin, "Number of GPUs"),
                                     ("recompute", self.recompute_combo, "Activation recomputation"),
                                     ("offload", offload, "Offload controls"),
-                                    ("verdict", self.verdict, "Fit verdict")):
+                                    ("verdict", self.verdict, "Fit verdict"),
+                                    ("wrapping", wrap, "FSDP wrapping unit and prefetch")):
             self.name_view(name, widget, title)    # what a tour step can point at
+
+    def _build_views(self) -> None:
+        th = self.theme
+        key = "   ".join(f"<b>{CATEGORY_LETTERS[c]}</b> = {CATEGORY_LABELS[c]}" for c in CATEGORIES)
+        self.key_label = QLabel(f"Blocks (letter, pattern and colour): {key}. ▼ marks your strategy. "
+                                "GB = 10⁹ bytes.")
+        self.key_label.setWordWrap(True)
+        self.body.addWidget(self.key_label)
+        self.bars_view, self.sharding_view = BarsView(th), ShardingView(th)
+        grid = QGridLayout()
+        grid.addWidget(self.bars_view, 0, 0)
+        grid.addWidget(self.sharding_view, 0, 1)
+        # The lower row is one full-width tab widget: the sweep gets the whole width (its legend one
+        # row) instead of a quarter of the panel, and a chart redraws only while its tab shows.
+        self.sweep_view, self.traffic_view = SweepView(th), TrafficView(th)
+        self.time_view = StepTimeView(th, tuple(self.rate_spins.values()))
+        self.tput_view = ThroughputView(th)
+        self.measure_view = MeasuredView(self.jobs("measure").widget())   # the real runs share one slot
+        self.measure_view.measure_requested.connect(self.run_measurement)
+        self.measure_view.fsdp_requested.connect(self.run_fsdp)
+        self.measure_view.timing_requested.connect(self.run_step_timing)
+        self.lower_tabs = Tabs()
+        for view, title in ((self.sweep_view, "Memory against GPU count"),
+                            (self.traffic_view, "Communication per step"),
+                            (self.time_view, "Step time"), (self.tput_view, "Throughput against GPU count"),
+                            (self.measure_view, "Measured vs analytic (real torch)")):
+            self.lower_tabs.addTab(view, title)
+        self.lower_tabs.currentChanged.connect(lambda _i: self._redraw())   # a chart draws when shown
+        grid.addWidget(self.lower_tabs, 1, 0, 1, 2)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        grid.setRowStretch(0, 1)
+        grid.setRowStretch(1, 1)
+        self.body.addLayout(grid, 1)
+        for name, widget, title in (("bars", self.bars_view, "Per-GPU memory by strategy"),
+                                    ("sharding", self.sharding_view, "Sharding, DP → ZeRO-3"),
+                                    ("sweep", self.sweep_view, "Per-GPU memory against GPU count"),
+                                    ("traffic", self.traffic_view, "Data-parallel traffic per step"),
+                                    ("measured", self.measure_view, "Measured against analytic bytes"),
+                                    ("time", self.time_view, "Seconds per step by strategy"),
+                                    ("time_bars", self.time_view.plot, "Stacked step time"),
+                                    ("time_verdict", self.time_view.readout, "Step time of your strategy"),
+                                    ("throughput", self.tput_view, "Throughput against GPU count")):
+            self.name_view(name, widget, title)
 
     # --- scenario and parameters ------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
@@ -148,90 +220,96 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
         self.frames, self.chapters = study.frames, study.chapters
         self.error.show_error(None)
         self._redraw()
-        self._redraw_time()
+        self.sharding_view.show_result(study)
         spec = (len(self.frames), self.chapters)
         if spec != self._spec:  # the player restarts on a new spec: only tell it when the spec changed
             self._spec = spec
             self.timeline_changed.emit()
         self.show_frame(study.default_frame if self._frame == 0 else min(self._frame, len(self.frames) - 1))
 
+    def _redraw(self) -> None:
+        """Hand each view its result; a view in the lower tabs only while its tab shows (the step-time
+        and throughput results are computed only then). Views skip redraws that change nothing."""
+        study = self.study
+        if study is None:
+            return
+        self.verdict.show_result(study)
+        self.bars_view.show_result(study)
+        self.time_view.show_offload_rates(study.offloads)
+        shown, knobs = self.lower_tabs.currentWidget(), self.params.time_knobs
+        if shown is self.sweep_view:
+            self.sweep_view.show_result(study)
+        elif shown is self.traffic_view:
+            self.traffic_view.show_result(study)
+        elif shown is self.time_view:
+            self.times = step_time_study(study, knobs, previous=self.times)
+            self.time_view.show_result(self.times)
+        elif shown is self.tput_view:
+            self.tput = throughput_study(study, knobs, previous=self.tput)
+            self.tput_view.show_result(self.tput)
+
+    def show_frame(self, index: int) -> None:
+        if not self.frames:
+            return
+        self._frame = max(0, min(int(index), len(self.frames) - 1))
+        self.sharding_view.show_frame(self._frame)
+
     # --- measured mode: each job calls one engine function --------------------------------------
+    def _run_measure_job(self, work, on_done, label: str) -> None:
+        self.lower_tabs.setCurrentWidget(self.measure_view)
+        self.jobs("measure").run(work, on_done, label=label, on_error=self.measure_view.show_error)
+
     def run_measurement(self) -> None:
         scenario, device = self.scenario, self.ctx.device
-        self.lower_tabs.setCurrentWidget(self.measure_box)
 
         def work(progress, cancelled):
             from engines.memory.measure import measure_training_step
 
             return measure_training_step(scenario, device, progress=progress, cancelled=cancelled)
 
-        self.jobs("measure").run(work, self._show_measurement, label="One real training step…",
-                                 on_error=self._task_failed)
+        self._run_measure_job(work, self._show_measurement, "One real training step…")
 
     def run_fsdp(self) -> None:
         arch = self.scenario.arch
-        self.lower_tabs.setCurrentWidget(self.measure_box)
 
         def work(progress, cancelled):
             from engines.memory.fsdp_probe import run_fsdp_probe
 
             return run_fsdp_probe(arch, 2, progress=progress, cancelled=cancelled)
 
-        self.jobs("measure").run(work, self._show_fsdp, label="FSDP2 on 2 gloo ranks…", on_error=self._task_failed)
+        self._run_measure_job(work, self._show_fsdp, "FSDP2 on 2 gloo ranks…")
 
-    def _task_failed(self, text: str) -> None:
-        self.measure_note.setText("Failed: " + text.strip().splitlines()[-1])
+    def run_step_timing(self) -> None:
+        scenario, device, efficiency = self.scenario, self.ctx.device, self.params.efficiency
 
-    def _fill_table(self, rows: list[list[str]], headers: list[str]) -> None:
-        t = self.measure_table
-        t.setColumnCount(len(headers))
-        t.setHorizontalHeaderLabels(headers)
-        t.setRowCount(len(rows))
-        for i, row in enumerate(rows):
-            for j, val in enumerate(row):
-                t.setItem(i, j, QTableWidgetItem(val))
+        def work(progress, cancelled):
+            from engines.memory.step_measure import check_step_time
 
-    @staticmethod
-    def _row_cells(name: str, row) -> list[str]:
-        return [name, f"{row.analytic / 1e6:,.3f} MB", f"{row.measured / 1e6:,.3f} MB", f"{row.diff_pct:+.2f}%",
-                row.why]
+            return check_step_time(scenario, device, efficiency, progress=progress, cancelled=cancelled)
 
+        self._run_measure_job(work, self._show_step_timing, "Timing real steps…")
+
+    # each run's result is kept for the export and shown
     def _show_measurement(self, result) -> None:
         self.measured = result
-        self._fill_table([self._row_cells(CATEGORY_LABELS[r.category], r) for r in result.rows()],
-                         ["category", "analytic", "measured", "diff", "why they differ"])
-        arch = result.arch
-        peak = f"; CUDA peak allocated {result.peak_allocated / 1e6:,.1f} MB" if result.peak_allocated else ""
-        self.measure_note.setText(
-            f"{arch.label}: {arch.layers} layers, h {arch.hidden}, {arch.heads} heads / {arch.kv_heads} KV, "
-            f"ffn {arch.ffn}, vocab {arch.vocab}, Ψ = {arch.param_count():,}; seq {result.config.seq_len} × "
-            f"batch {result.config.micro_batch}; {result.precision} + {result.optimizer} on {result.device} "
-            f"in {result.seconds:.1f} s{peak}. " + " ".join(result.notes))
+        self.measure_view.show_result(result)
 
     def _show_fsdp(self, result) -> None:
         self.fsdp = result
-        self._fill_table([self._row_cells(f"rank {r.rank}: {FSDP_CATEGORY_LABELS[r.category]}", r)
-                          for r in result.rows()],
-                         ["rank / category", "Ψ/N split", "measured", "diff", "why they differ"])
-        self.measure_note.setText(
-            f"torch FSDP2 fully_shard on {result.world_size} CPU processes (gloo), Ψ = {result.param_count:,}, "
-            f"{result.seconds:.1f} s: each rank holds 4 + 4 + 8 = 16 B per parameter / N — ZeRO-3's total with "
-            f"the fp32 shard as master copy. {result.note}. Measured collective: one all-gather of the 16-bit "
-            f"weights ({result.allgather_buffer_bytes / 1e6:,.1f} MB) took {result.allgather_seconds * 1e3:,.1f} ms, "
-            f"{result.allgather_gbps:,.2f} GB/s per rank over gloo (the step-time model's link would need that rate "
-            f"to match).")
+        self.measure_view.show_result(result)
+
+    def _show_step_timing(self, check) -> None:
+        self.step_measured = check.measured
+        self.measure_view.show_result(check)
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
-        self.time_readout.reset_height()
-        for plot, lines in ((self.time_plot, 7), (self.tput_plot, 11)):   # title and axis leave the data room
-            plot.setMinimumHeight(max(int(theme.point_size * lines), 130))   # (the time page also holds its readout)
-        self.tput_legend.setLabelTextColor(theme.fg)
-        self.tput_legend.row_height = QFontMetrics(self._font(0.85)).height() * 1.15 + 10
-        self.tput_legend.setColumnCount(3)   # two rows: fits beside the long "◀ yours" entry at any width
-        self.tput_legend.updateSize()
-        if self.breakdowns:
-            self._redraw_time()
+        for view in (self.verdict, self.bars_view, self.sharding_view, self.sweep_view, self.traffic_view,
+                     self.time_view, self.tput_view):
+            view.apply_theme(theme)
+        if self.study is not None:
+            self._redraw()
+            self.sharding_view.show_frame(self._frame)
 
     # --- shell hooks ---------------------------------------------------------------------------
     def timeline(self) -> TimelineSpec | None:
@@ -241,22 +319,9 @@ class MemoryPanel(MemoryCharts, StepTimeCharts, Panel):
                             start=self.study.default_frame)   # opens on the scenario's own ZeRO stage
 
     def result(self) -> object:
-        b = self.breakdowns.get(self.scenario.strategy)
-        if b is None:
+        if self.study is None:
             return None
-        out = {"breakdown": dataclasses.asdict(b), "total": b.total, "fits": b.fits,
-               "per_strategy": self.study.per_strategy(), "smallest_fit": self.sweep_result.smallest_fit}
-        if self.measured is not None:
-            out["measured"] = {"measured": self.measured.measured, "analytic": self.measured.analytic}
-        if self.fsdp is not None:
-            out["fsdp"] = dataclasses.asdict(self.fsdp)
-        own = step_time(self.scenario, None, self.params.time_knobs)
-        if own is not None:
-            out["step_time"] = {**dataclasses.asdict(own), "total": own.total, "tokens_per_second": own.tokens_per_second,
-                                "mfu": own.mfu}
-        if self.step_measured is not None:
-            out["step_measured"] = dataclasses.asdict(self.step_measured)
-        return out
+        return memory_export(self.study, self.params.time_knobs, self.measured, self.fsdp, self.step_measured)
 
     def table(self) -> list[dict]:
         return self.study.table() if self.study is not None else []

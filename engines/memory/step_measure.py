@@ -112,6 +112,26 @@ class MeasuredStepTime:
         return self.hardware_flops_per_token_full / self.model_flops_per_token
 
 
+@dataclass(frozen=True)
+class StepTimingCheck:
+    """Real steps timed beside the step-time model's assumptions: the measured table's rows.
+
+    ``efficiency_set`` is the Efficiency knob the model prices steps with; ``measured.efficiency``
+    is what the device reached (None without a catalogue peak)."""
+
+    measured: MeasuredStepTime
+    efficiency_set: float
+    backward_ratio_model: float = BACKWARD_OVER_FORWARD
+
+
+def check_step_time(scenario: Scenario, device: str, efficiency: float, config: StepTimeConfig | None = None,
+                    progress: Callable[[float, str], None] | None = None,
+                    cancelled: Callable[[], bool] | None = None) -> StepTimingCheck:
+    """:func:`measure_step_time`, set against the model's backward ratio and its ``efficiency`` knob."""
+    measured = measure_step_time(scenario, device, config, progress=progress, cancelled=cancelled)
+    return StepTimingCheck(measured, efficiency)
+
+
 def catalogue_peak(device_name: str, dtype: str) -> float | None:
     """The catalogue's dense peak for a CUDA device whose name matches a catalogue entry (H100 →
     ``h100-sxm``, H200 → ``h200`` …); None on a CPU or an unknown card."""
@@ -207,4 +227,5 @@ def _blocks(model) -> list:
     raise AttributeError("the measured model has no block list")
 
 
-__all__ = ["StepTimeConfig", "MeasuredStepTime", "measure_step_time", "catalogue_peak"]
+__all__ = ["StepTimeConfig", "MeasuredStepTime", "measure_step_time", "catalogue_peak", "StepTimingCheck",
+           "check_step_time"]

@@ -152,6 +152,11 @@ class StepTime:
     def comm_bytes_per_sample(self) -> float:
         return self.comm_bytes / self.global_batch
 
+    @property
+    def dp_comm_hidden(self) -> float:
+        """Seconds of data-parallel collectives hidden behind compute (not part of the step)."""
+        return self.dp_comm_total - self.dp_comm
+
     def parts(self) -> dict[str, float]:
         return {p: getattr(self, p) for p in PARTS}
 

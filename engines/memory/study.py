@@ -1,5 +1,7 @@
-"""What one training-memory view shows, computed in one call: every strategy's breakdown, the sweep
-over 1…1024 GPUs and the DP → ZeRO-3 sharding timeline for one scenario and one set of knobs."""
+"""What the training-memory views show: ``memory_study`` (every strategy's breakdown, the sweep over
+1…1024 GPUs and the DP → ZeRO-3 sharding timeline for one scenario and one set of knobs, in one
+call), ``step_time_study`` and ``throughput_study`` (the step-time model beside the memory verdict)
+and ``memory_export`` (the JSON export)."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,10 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from engines.core.errors import ValidationError
+from engines.core.hardware import gpu as gpu_spec
 from engines.memory.analytic import (CATEGORIES, SHARD_ORDER, STAGE_OF, STRATEGIES, MemoryBreakdown, MemorySweep,
                                      Options, ZeroFrame, breakdown, sweep, totals_at, zero_timeline)
 from engines.memory.labels import CATEGORY_LABELS
 from engines.core.scenario import Scenario
+from engines.memory.step_time import StepTime, ThroughputSweep, TimeKnobs, TimeVerdict, step_time, step_times, \
+    throughput_sweep, time_verdict
 
 SWEEP_MAX_GPUS = 1024
 """The sweep spans 1…1024 GPUs, whatever the scenario's own count."""
@@ -65,6 +70,16 @@ class MemoryStudy:
 
     def by_strategy(self) -> dict[str, MemoryBreakdown | None]:
         return dict(zip(self.strategies, self.breakdowns))
+
+    @property
+    def offloads(self) -> bool:
+        """The scenario offloads optimizer states or parameters (the offload rates matter)."""
+        return self.scenario.offload_optimizer or self.scenario.offload_params
+
+    @property
+    def gpu_label(self) -> str:
+        """The catalogue's name of the scenario's GPU (the verdict names it)."""
+        return gpu_spec(self.scenario.gpu).label
 
     @property
     def default_frame(self) -> int:
@@ -129,6 +144,96 @@ def memory_study(scenario: Scenario, options: Options | None = None,
         sw = sweep(scenario, STRATEGIES, SWEEP_MAX_GPUS, options)
     frames, chapters = zero_timeline(scenario, options=options)
     return MemoryStudy(scenario, options, STRATEGIES, breakdowns, sw, tuple(frames), tuple(chapters), sweep_scenario)
+
+
+@dataclass(frozen=True)
+class StepTimeStudy:
+    """Step time of every strategy that applies at the scenario's GPU count, whether each fits in
+    memory (the bars' verdict), and the scenario's strategy set against the fastest one that fits."""
+
+    strategy: str
+    knobs: TimeKnobs
+    scenario: Scenario
+    shown: tuple[str, ...]                 # strategies with both a step time and a breakdown here
+    times: tuple[StepTime, ...]            # one per ``shown``
+    fits: tuple[bool, ...]                 # one per ``shown``
+    verdict: TimeVerdict
+    every: tuple[tuple[str, StepTime | None], ...] = ()   # every strategy's time (None: does not apply)
+
+    @property
+    def own(self) -> StepTime:
+        return self.times[self.shown.index(self.strategy)]
+
+    def by_strategy(self) -> dict[str, StepTime | None]:
+        return dict(self.every)
+
+    @property
+    def own_fits(self) -> bool:
+        return self.fits[self.shown.index(self.strategy)]
+
+
+def step_time_study(study: MemoryStudy, knobs: TimeKnobs, previous: StepTimeStudy | None = None) -> StepTimeStudy:
+    """:func:`step_times` of ``study``'s scenario, with the memory verdict of each strategy. The
+    times are taken from ``previous`` when its scenario and knobs are the same."""
+    sc = study.scenario
+    if previous is not None and (previous.scenario, previous.knobs) == (sc, knobs):
+        all_times = dict(previous.every)
+    else:
+        all_times = step_times(sc, knobs)
+    breakdowns = study.by_strategy()
+    shown = tuple(s for s in STRATEGIES if all_times.get(s) is not None and breakdowns.get(s) is not None)
+    times = tuple(all_times[s] for s in shown)
+    fits = tuple(breakdowns[s].fits for s in shown)
+    verdict = time_verdict(dict(zip(shown, times)), dict(zip(shown, fits)), sc.strategy)
+    return StepTimeStudy(sc.strategy, knobs, sc, shown, times, fits, verdict, tuple(all_times.items()))
+
+
+@dataclass(frozen=True)
+class ThroughputStudy:
+    """Tokens/s per GPU of every strategy over GPU counts, with where each fits in memory."""
+
+    strategy: str
+    n_gpus: int                            # the scenario's own count (the chart's marker)
+    sweep: ThroughputSweep
+    fits: np.ndarray                       # bool, strategies × counts: the bars' bytes at every count
+    key: tuple                             # what the sweep was computed for (the GPU count does not matter)
+
+    @property
+    def per_gpu(self) -> np.ndarray:
+        return self.sweep.per_gpu
+
+
+def throughput_study(study: MemoryStudy, knobs: TimeKnobs, previous: ThroughputStudy | None = None) -> ThroughputStudy:
+    """:func:`throughput_sweep` with :meth:`MemoryStudy.fits_at` per strategy. The sweep is taken
+    from ``previous`` when only the GPU count changed."""
+    sc = study.scenario
+    key = (study.sweep_scenario, study.options, knobs)
+    if previous is not None and previous.key == key:
+        return dataclasses.replace(previous, n_gpus=sc.n_gpus)
+    sw = throughput_sweep(sc, knobs)
+    fits = np.array([study.fits_at(s, sw.n_gpus) for s in sw.strategies])
+    return ThroughputStudy(sc.strategy, sc.n_gpus, sw, fits, key)
+
+
+def memory_export(study: MemoryStudy, knobs: TimeKnobs, measured=None, fsdp=None, step_measured=None) -> dict | None:
+    """The JSON export of one memory view: the own strategy's breakdown, every strategy's totals,
+    the step time and whatever real runs were measured (None where the own strategy does not apply)."""
+    b = study.by_strategy().get(study.scenario.strategy)
+    if b is None:
+        return None
+    out = {"breakdown": dataclasses.asdict(b), "total": b.total, "fits": b.fits,
+           "per_strategy": study.per_strategy(), "smallest_fit": study.sweep.smallest_fit}
+    if measured is not None:
+        out["measured"] = {"measured": measured.measured, "analytic": measured.analytic}
+    if fsdp is not None:
+        out["fsdp"] = dataclasses.asdict(fsdp)
+    own = step_time(study.scenario, None, knobs)
+    if own is not None:
+        out["step_time"] = {**dataclasses.asdict(own), "total": own.total, "tokens_per_second": own.tokens_per_second,
+                            "mfu": own.mfu}
+    if step_measured is not None:
+        out["step_measured"] = dataclasses.asdict(step_measured)
+    return out
 
 
 def _try_breakdown(scenario: Scenario, strategy: str, options: Options) -> MemoryBreakdown | None:

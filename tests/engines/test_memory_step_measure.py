@@ -48,3 +48,12 @@ def test_on_cuda_the_measured_efficiency_is_a_share_of_the_peak():
     assert r.peak_flops == catalogue_peak(r.device_name, r.dtype)
     assert 0.01 < r.efficiency < 1           # below 1 % the FLOP count or the clock would be wrong
     assert r.recompute_ratio > 1
+
+
+def test_the_timing_check_sets_real_steps_beside_the_models_knob():
+    from engines.memory.step_measure import check_step_time
+    from engines.memory.step_time import BACKWARD_OVER_FORWARD
+
+    check = check_step_time(Scenario(), "cpu", 0.7, SMALL)
+    assert check.efficiency_set == 0.7 and check.backward_ratio_model == BACKWARD_OVER_FORWARD
+    assert check.measured.forward > 0 and check.measured.config.layers == 2

@@ -115,3 +115,55 @@ def test_one_source_of_strategy_names():
 
 def test_package_reexports_the_analytic_functions():
     assert mem.per_stage_memory is mem.analytic.per_stage_memory
+
+
+def test_step_time_study_prices_every_strategy_with_the_bars_verdict():
+    from engines.memory.step_time import step_time, time_verdict
+    from engines.memory.study import step_time_study
+
+    sc = Scenario().with_changes(n_gpus=64, strategy="zero1")
+    study, knobs = memory_study(sc), Params(efficiency=0.6).time_knobs
+    r = step_time_study(study, knobs)
+    by = study.by_strategy()
+    assert r.shown == tuple(s for s in STRATEGIES if by[s] is not None) and "zero1" in r.shown
+    for s, st, fits in zip(r.shown, r.times, r.fits):
+        assert st.total == pytest.approx(step_time(sc, s, knobs).total) and fits == by[s].fits
+        assert st.dp_comm_hidden == pytest.approx(st.dp_comm_total - st.dp_comm) and st.dp_comm_hidden >= 0
+    assert r.own.strategy == "zero1" and r.verdict == time_verdict(dict(zip(r.shown, r.times)),
+                                                                   dict(zip(r.shown, r.fits)), "zero1")
+    again = step_time_study(memory_study(sc, Params(fp32_grad_accum=True).options), knobs, previous=r)
+    assert again.times[0] is r.times[0]                       # same scenario and knobs: times reused
+    slower = step_time_study(study, Params(efficiency=0.3).time_knobs, previous=r)
+    assert slower.own.total > r.own.total                      # new knobs: priced again
+
+
+def test_throughput_study_marks_where_each_strategy_fits_and_reuses_its_sweep():
+    from engines.memory.step_time import throughput_sweep
+    from engines.memory.study import throughput_study
+
+    sc = Scenario().with_changes(n_gpus=64)
+    study, knobs = memory_study(sc), Params().time_knobs
+    r = throughput_study(study, knobs)
+    sw = throughput_sweep(sc, knobs)
+    assert r.per_gpu.shape == sw.per_gpu.shape and r.n_gpus == 64
+    for row, s in enumerate(sw.strategies):
+        assert (r.fits[row] == study.fits_at(s, sw.n_gpus)).all()
+    assert r.fits.any() and not r.fits.all()                   # some counts are too few for some strategies
+    moved = throughput_study(memory_study(sc.with_changes(n_gpus=128), previous=study), knobs, previous=r)
+    assert moved.sweep is r.sweep and moved.n_gpus == 128       # only the marker moves
+    longer = throughput_study(memory_study(sc.with_changes(seq_len=2048)), knobs, previous=r)
+    assert longer.sweep is not r.sweep and not (longer.per_gpu[0] == r.per_gpu[0]).all()
+
+
+def test_the_export_carries_the_own_breakdown_the_step_and_what_was_measured():
+    from engines.memory.study import memory_export
+
+    sc = Scenario().with_changes(n_gpus=64, strategy="zero3")
+    study, knobs = memory_study(sc), Params().time_knobs
+    out = memory_export(study, knobs)
+    assert out["total"] == study.own.total and out["fits"] == study.own.fits
+    assert out["per_strategy"] == study.per_strategy() and out["smallest_fit"] == study.sweep.smallest_fit
+    assert out["step_time"]["total"] == pytest.approx(mem.step_time(sc, None, knobs).total)
+    assert "measured" not in out and "fsdp" not in out and "step_measured" not in out
+    probe = FsdpProbeResult(2, True, 100, [RankBytes(0, 200, 200, 400, 200.0, 200.0, 400.0)], 1.0, False, "n")
+    assert memory_export(study, knobs, fsdp=probe)["fsdp"]["param_count"] == 100

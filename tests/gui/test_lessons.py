@@ -100,7 +100,7 @@ def test_keys_move_the_tour_and_leave_the_timeline_its_own(window, qtbot):
 
 def test_presenter_mode_gives_the_focused_view_the_room_and_gives_it_back(window, qtbot):
     memory = window.panel("memory")
-    memory.name_view("sweep", memory.sweep_plot)
+    memory.name_view("sweep", memory.sweep_view)
     tour = Tour("T", "t", (TourStep(panel="memory", caption="Look.", tabs=("Memory against GPU count",),
                                     focus="sweep", highlight="fp32_grad_accum"),
                            TourStep(panel="overview", caption="Next.")))
@@ -111,8 +111,8 @@ def test_presenter_mode_gives_the_focused_view_the_room_and_gives_it_back(window
     assert window.tour.start(tour)
     assert window.current_panel().settle()
     assert not any(d.isVisible() for d in docks) and not window.lessons.nav.isVisible()
-    assert memory.sweep_plot.isVisible() and not memory.fp32_acc.isVisible()
-    assert memory.sweep_plot.height() > 0.6 * memory.height()
+    assert memory.sweep_view.plot.isVisible() and not memory.fp32_acc.isVisible()
+    assert memory.sweep_view.plot.height() > 0.6 * memory.height()
     window.lessons.bar.controls_button.click()          # "show controls" (F6) brings them back
     assert all(d.toggleViewAction().isChecked() for d in docks) and memory.fp32_acc.isVisible()
     window.lessons.bar.controls_button.click()

@@ -45,7 +45,7 @@ def test_timeline_shards_optimizer_then_grads_then_params(make_panel, ctx):
     dp = ctx.scenario.value.dp
     for cat in ("params", "grads", "optimizer"):
         assert last[cat] == pytest.approx(first[cat] / dp)
-    assert f"× {dp} GPUs" in p.frame_caption.text()
+    assert f"× {dp} GPUs" in p.sharding_view.caption.text()
 
 
 def test_bad_input_shown_inline(make_panel, ctx):
@@ -57,10 +57,10 @@ def test_bad_input_shown_inline(make_panel, ctx):
 
 def test_measured_mode_runs_in_the_worker(make_panel, qtbot):
     p = make_panel(MemoryPanel)
-    p.measure_button.click()
+    p.measure_view.measure_button.click()
     assert p.jobs("measure").wait(120_000)
     assert p.measured is not None
-    assert p.measure_table.rowCount() == 4
+    assert p.measure_view.table.rowCount() == 4
     for cat in ("params", "grads", "optimizer", "activations"):
         assert p.measured.ratio(cat) == pytest.approx(1.0, abs=0.10)
     assert "measured" in p.result()
@@ -70,11 +70,11 @@ def test_gpu_count_edit_moves_the_marker_without_redrawing_the_sweep(make_panel,
     import numpy as np
 
     p = make_panel(MemoryPanel)
-    line = p.sweep_curves[0][0]
+    line = p.sweep_view.curves[0][0]
     drawn = line.xData
     p.gpus_spin.setValue(128)
     assert line.xData is drawn  # the sweep over 1…1024 GPUs does not depend on the scenario's count
-    assert p.sweep_marker.value() == pytest.approx(np.log10(128))
+    assert p.sweep_view.marker.value() == pytest.approx(np.log10(128))
     ctx.scenario.update(seq_len=2048)
     assert line.xData is not drawn  # it does depend on the sequence length
 
@@ -87,7 +87,7 @@ def test_a_marker_move_blits_the_cached_sweep_lines_at_full_width(make_panel, ct
     from PySide6.QtWidgets import QApplication
 
     p = make_panel(MemoryPanel, size=(1600, 1000))
-    lines = {line.curve for line, _marks in p.sweep_curves}
+    lines = {line.curve for line, _marks in p.sweep_view.curves}
     redrawn = []
     paint = pg.PlotCurveItem.paint
 
@@ -100,13 +100,13 @@ def test_a_marker_move_blits_the_cached_sweep_lines_at_full_width(make_panel, ct
     for _ in range(3):                                   # first paints fill the cache
         QApplication.processEvents()
         qtbot.wait(20)
-    assert p.sweep_plot.width() > 1500
+    assert p.sweep_view.plot.width() > 1500
     for n in (128, 64, 128):
         redrawn.clear()
-        before = p.sweep_marker.value()
+        before = p.sweep_view.marker.value()
         ctx.scenario.update(n_gpus=n)
         QApplication.processEvents()
-        assert p.sweep_marker.value() != before          # the marker moved: its strip repainted
+        assert p.sweep_view.marker.value() != before          # the marker moved: its strip repainted
         assert redrawn == [], f"{len(redrawn)} sweep lines re-rendered for a marker move"
 
 
@@ -114,8 +114,8 @@ def test_sweep_markers_sit_on_their_curves_inside_the_log_log_view(make_panel):
     import numpy as np
 
     p = make_panel(MemoryPanel)
-    (x_lo, x_hi), (y_lo, y_hi) = p.sweep_plot.getViewBox().viewRange()
-    for line, marks in p.sweep_curves:
+    (x_lo, x_hi), (y_lo, y_hi) = p.sweep_view.plot.getViewBox().viewRange()
+    for line, marks in p.sweep_view.curves:
         mx, my = marks.data["x"], marks.data["y"]
         assert len(mx) >= 2
         assert np.all((x_lo <= mx) & (mx <= x_hi)) and np.all((y_lo <= my) & (my <= y_hi))
@@ -126,7 +126,7 @@ def test_sweep_markers_sit_on_their_curves_inside_the_log_log_view(make_panel):
 def test_bar_labels_carry_each_strategys_total_and_verdict(make_panel, ctx):
     p = make_panel(MemoryPanel)
     ctx.scenario.update(n_gpus=128, strategy="zero2")
-    texts = p._pools["bars"].layer.texts()
+    texts = p.bars_view.pool.layer.texts()
     for s, b in p.breakdowns.items():
         if b is None:
             continue
@@ -154,17 +154,17 @@ def test_lower_charts_share_one_tab_row_and_catch_up_when_shown(make_panel, ctx)
     import numpy as np
 
     p = make_panel(MemoryPanel)
-    assert [p.lower_tabs.widget(i) for i in range(5)] == [p.sweep_plot, p.comm_plot, p.time_page, p.tput_plot,
-                                                          p.measure_box]
-    assert p.lower_tabs.currentWidget() is p.sweep_plot
-    p.lower_tabs.setCurrentWidget(p.comm_plot)
+    assert [p.lower_tabs.widget(i) for i in range(5)] == [p.sweep_view, p.traffic_view, p.time_view,
+                                                          p.tput_view, p.measure_view]
+    assert p.lower_tabs.currentWidget() is p.sweep_view
+    p.lower_tabs.setCurrentWidget(p.traffic_view)
     ctx.scenario.update(n_gpus=256)
-    assert p.sweep_marker.value() != pytest.approx(np.log10(256))       # hidden: not redrawn
-    shown = p._pools["comm"].layer.texts()
+    assert p.sweep_view.marker.value() != pytest.approx(np.log10(256))       # hidden: not redrawn
+    shown = p.traffic_view.pool.layer.texts()
     expected = p.breakdowns[ctx.scenario.value.strategy].comm
     assert any(f"{expected.total_bytes / 1e9:,.1f} GB" in t for t in shown)
-    p.lower_tabs.setCurrentWidget(p.sweep_plot)
-    assert p.sweep_marker.value() == pytest.approx(np.log10(256))
+    p.lower_tabs.setCurrentWidget(p.sweep_view)
+    assert p.sweep_view.marker.value() == pytest.approx(np.log10(256))
 
 
 @pytest.mark.parametrize("font_scale", [1.0, 1.8])
@@ -177,14 +177,14 @@ def test_chart_labels_stay_inside_their_charts_and_apart_at_presenter_sizes(make
         p = make_panel(MemoryPanel, size=(1100, 1500))
         ctx.scenario.update(n_gpus=128)
         qtbot.wait(50)
-        for name in ("bars", "shard"):
-            layer = p._pools[name].layer
+        for name, view in (("bars", p.bars_view), ("shard", p.sharding_view)):
+            layer = view.pool.layer
             view = layer.vb.rect().adjusted(-1, -1, 1, 1)
             boxes = layer.rects()
             assert boxes and all(view.contains(box) for box in boxes), (name, layer.texts())
-        boxes = p._pools["bars"].layer.rects()
+        boxes = p.bars_view.pool.layer.rects()
         for i, a in enumerate(boxes):            # block, total and memory-line labels never overlap
-            assert not any(a.intersects(b) for b in boxes[i + 1:]), p._pools["bars"].layer.texts()[i]
+            assert not any(a.intersects(b) for b in boxes[i + 1:]), p.bars_view.pool.layer.texts()[i]
     finally:
         ctx.set_theme(font_scale=1.0)
 
@@ -209,6 +209,8 @@ def test_tour_views_are_named(make_panel):
     views = p.views()
     assert {"bars", "sharding", "sweep", "traffic", "measured", "strategy", "gpus", "recompute", "offload",
             "verdict"} <= set(views)
-    assert views["sweep"] is p.sweep_plot and views["traffic"] is p.comm_plot and views["bars"] is p.bars_plot
-    assert p.shard_plot.parentWidget() is views["sharding"] and p.frame_caption.parentWidget() is views["sharding"]
+    assert views["sweep"] is p.sweep_view and views["traffic"] is p.traffic_view and views["bars"] is p.bars_view
+    assert p.sharding_view.plot.parentWidget() is views["sharding"] and \
+        p.sharding_view.caption.parentWidget() is views["sharding"]
+    assert views["time_bars"] is p.time_view.plot and views["measured"] is p.measure_view
     assert p.view_widget("fp32_grad_accum") is p.fp32_acc        # a parameter's control, through the binder

@@ -1,0 +1,126 @@
+"""The memory panel's measured view: buttons that ask the panel for a real run (one training step,
+an FSDP2 run on gloo ranks, timed steps), the run's progress, and its result as analytic beside
+measured. Drawing only: each result is an ``engines.memory`` dataclass the panel hands over."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from engines.memory import CATEGORY_LABELS
+from engines.memory.fsdp_probe import FsdpProbeResult
+from engines.memory.measure import MeasuredMemory
+from engines.memory.step_measure import StepTimingCheck
+
+FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
+                        "optimizer": "optimizer (Adam m, v)"}
+
+
+class MeasuredView(QWidget):
+    """Analytic against measured, one row per category (or quantity), and a note on the run.
+    ``progress`` is the job slot's progress bar and Cancel button, placed under the buttons."""
+
+    measure_requested = Signal()
+    fsdp_requested = Signal()
+    timing_requested = Signal()
+
+    def __init__(self, progress: QWidget | None = None) -> None:
+        super().__init__()
+        bl = QVBoxLayout(self)
+        bl.setContentsMargins(4, 4, 4, 4)
+        buttons = QHBoxLayout()
+        self.measure_button = QPushButton("Measure one step")
+        self.measure_button.setToolTip("Scaled-down model of this scenario's shape; one real mixed-precision "
+                                       "training step on the compute device, every byte counted")
+        self.fsdp_button = QPushButton("FSDP2 run (2 ranks)")
+        self.fsdp_button.setToolTip("torch fully_shard on 2 CPU processes over gloo; per-rank shard bytes")
+        self.step_button = QPushButton("Time real steps")
+        self.step_button.setToolTip("Scaled-down model of this scenario's family: forward and backward timed on the "
+                                    "compute device, with and without full recomputation, against the step-time model")
+        for button, signal in ((self.measure_button, self.measure_requested), (self.fsdp_button, self.fsdp_requested),
+                               (self.step_button, self.timing_requested)):
+            button.clicked.connect(signal)
+            buttons.addWidget(button)
+        bl.addLayout(buttons)
+        if progress is not None:
+            bl.addWidget(progress)
+        self.table = QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["category", "analytic", "measured", "diff", "why they differ"])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(True)
+        self.table.setAccessibleName("Measured against analytic bytes per category")
+        bl.addWidget(self.table, 1)
+        self.note = QLabel("Runs in the background with progress and Cancel.")
+        self.note.setWordWrap(True)
+        bl.addWidget(self.note)
+
+    def show_error(self, text: str) -> None:
+        self.note.setText("Failed: " + text.strip().splitlines()[-1])
+
+    def show_result(self, result: MeasuredMemory | FsdpProbeResult | StepTimingCheck) -> None:
+        if isinstance(result, MeasuredMemory):
+            self._show_measurement(result)
+        elif isinstance(result, FsdpProbeResult):
+            self._show_fsdp(result)
+        else:
+            self._show_step_timing(result)
+
+    def _fill(self, rows: list[list[str]], headers: list[str]) -> None:
+        t = self.table
+        t.setColumnCount(len(headers))
+        t.setHorizontalHeaderLabels(headers)
+        t.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            for j, val in enumerate(row):
+                t.setItem(i, j, QTableWidgetItem(val))
+
+    @staticmethod
+    def _row_cells(name: str, row) -> list[str]:
+        return [name, f"{row.analytic / 1e6:,.3f} MB", f"{row.measured / 1e6:,.3f} MB", f"{row.diff_pct:+.2f}%",
+                row.why]
+
+    def _show_measurement(self, result: MeasuredMemory) -> None:
+        self._fill([self._row_cells(CATEGORY_LABELS[r.category], r) for r in result.rows()],
+                   ["category", "analytic", "measured", "diff", "why they differ"])
+        arch = result.arch
+        peak = f"; CUDA peak allocated {result.peak_allocated / 1e6:,.1f} MB" if result.peak_allocated else ""
+        self.note.setText(
+            f"{arch.label}: {arch.layers} layers, h {arch.hidden}, {arch.heads} heads / {arch.kv_heads} KV, "
+            f"ffn {arch.ffn}, vocab {arch.vocab}, Ψ = {arch.param_count():,}; seq {result.config.seq_len} × "
+            f"batch {result.config.micro_batch}; {result.precision} + {result.optimizer} on {result.device} "
+            f"in {result.seconds:.1f} s{peak}. " + " ".join(result.notes))
+
+    def _show_fsdp(self, result: FsdpProbeResult) -> None:
+        self._fill([self._row_cells(f"rank {r.rank}: {FSDP_CATEGORY_LABELS[r.category]}", r) for r in result.rows()],
+                   ["rank / category", "Ψ/N split", "measured", "diff", "why they differ"])
+        self.note.setText(
+            f"torch FSDP2 fully_shard on {result.world_size} CPU processes (gloo), Ψ = {result.param_count:,}, "
+            f"{result.seconds:.1f} s: each rank holds 4 + 4 + 8 = 16 B per parameter / N — ZeRO-3's total with "
+            f"the fp32 shard as master copy. {result.note}. Measured collective: one all-gather of the 16-bit "
+            f"weights ({result.allgather_buffer_bytes / 1e6:,.1f} MB) took {result.allgather_seconds * 1e3:,.1f} ms, "
+            f"{result.allgather_gbps:,.2f} GB/s per rank over gloo (the step-time model's link would need that rate "
+            f"to match).")
+
+    def _show_step_timing(self, check: StepTimingCheck) -> None:
+        r = check.measured
+        eff = "—" if r.efficiency is None else f"{r.efficiency:.3f}"
+        rows = [["backward ÷ forward", f"{check.backward_ratio_model:.2f}", f"{r.backward_ratio:.2f}",
+                 f"{r.backward_ratio_diff_pct:+.1f}%",
+                 "the model counts 4N backward FLOPs against 2N forward; small models spend more on the embedding, "
+                 "norms and softmax, whose backward is cheaper"],
+                ["full recompute ÷ plain step", f"{r.recompute_ratio_model:.3f}", f"{r.recompute_ratio:.3f}",
+                 f"{r.recompute_diff_pct:+.1f}%",
+                 "the blocks' forward runs again in backward; embedding and head are not recomputed"],
+                ["model FLOP/s delivered", "—", f"{r.achieved_flops / 1e9:,.1f} G", "",
+                 "PaLM FLOPs per token × tokens ÷ measured forward + backward seconds"],
+                ["efficiency (of the catalogue peak)", f"{check.efficiency_set:.3f} (set)", eff, "",
+                 "set the Efficiency control to the measured value to price this device" if r.efficiency is not None
+                 else "no catalogue peak for this device"]]
+        self._fill(rows, ["quantity", "step-time model", "measured", "diff", "why they differ"])
+        self.note.setText(
+            f"{r.arch.label}: {r.arch.layers} layers, h {r.arch.hidden}, seq {r.config.seq_len} × batch "
+            f"{r.config.micro_batch}, {r.dtype} on {r.device_name}; median of {r.config.repeats} steps after a "
+            f"warm-up: forward {r.forward * 1e3:,.1f} ms, backward {r.backward * 1e3:,.1f} ms, checkpointed "
+            f"backward {r.backward_recompute * 1e3:,.1f} ms. " + " ".join(r.notes))

@@ -1,0 +1,127 @@
+"""What the memory panel's chart views share: the category colours and patterns, fonts, pens and
+brushes cached per theme, the redraw-only-on-change check, and label room worked out in pixels."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from explorer.ui.label_layer import PAD as LABEL_PAD
+from explorer.ui.label_layer import range_end_for_label
+from explorer.ui.widgets import pen
+
+CATEGORY_COLOR = {"params": 4, "grads": 0, "optimizer": 2, "activations": 1, "buffers": 6, "reserve": 5}
+CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer": Qt.FDiagPattern,
+                    "activations": Qt.Dense6Pattern, "buffers": Qt.CrossPattern, "reserve": Qt.Dense7Pattern}
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:,.2f} GB" if x < 1e12 else f"{x / 1e12:,.2f} TB"
+
+
+def _nice_ceil(x: float) -> float:
+    """The next 1, 2, 2.5 or 5 × 10^k at or above ``x``: axis ranges that rarely change re-render rarely."""
+    e = 10.0 ** np.floor(np.log10(x))
+    return next(m * e for m in (1, 2, 2.5, 5, 10) if m * e >= x * (1 - 1e-9))
+
+
+class MemoryChart(QWidget):
+    """A memory view: a theme, a style cache and the inputs it shows now (so a redraw that would
+    change nothing is skipped). ``self.box`` is its layout, margins zero."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self.theme = theme
+        self._style_cache: dict = {}
+        self._drawn: dict[str, object] = {}
+        self.box = QVBoxLayout(self)
+        self.box.setContentsMargins(0, 0, 0, 0)
+
+    def apply_theme(self, theme) -> None:
+        """Forget the styles and what is drawn: the next ``show_result`` redraws in ``theme``."""
+        self.theme = theme
+        self._style_cache = {}
+        self._drawn = {}
+
+    def _changed(self, view: str, signature) -> bool:
+        """True (and remembered) when ``view``'s inputs differ from what it shows now."""
+        if self._drawn.get(view) == signature:
+            return False
+        self._drawn[view] = signature
+        return True
+
+    # --- styles: built once per theme (building them each frame costs milliseconds) ------------
+    def _font(self, scale: float = 0.9) -> QFont:
+        key = ("font", scale, self.theme.point_size)
+        if key not in self._style_cache:
+            f = QFont()
+            f.setPointSizeF(self.theme.point_size * scale)
+            self._style_cache[key] = f
+        return self._style_cache[key]
+
+    def _pen(self, color: str, width: float = 1.0, style=Qt.SolidLine):
+        key = ("pen", color, width, style)
+        if key not in self._style_cache:
+            self._style_cache[key] = pen(color, width, style)
+        return self._style_cache[key]
+
+    def _brush(self, color: str) -> QBrush:
+        key = ("plain", color)
+        if key not in self._style_cache:
+            self._style_cache[key] = pg.mkBrush(QColor(color))
+        return self._style_cache[key]
+
+    def _category_brushes(self, category: str, alpha: float = 0.9) -> tuple[QBrush, QBrush]:
+        """A category's fill and its pattern overlay in the text colour."""
+        key = ("brush", category, round(alpha, 2), self.theme.name)
+        if key not in self._style_cache:
+            c = QColor(self.theme.color(CATEGORY_COLOR[category]))
+            c.setAlphaF(round(alpha, 2))
+            overlay = QColor(self.theme.fg)
+            overlay.setAlphaF(0.45 * round(alpha, 2))
+            self._style_cache[key] = (QBrush(c), QBrush(overlay, CATEGORY_PATTERN[category]))
+        return self._style_cache[key]
+
+    # --- label room, in pixels ------------------------------------------------------------------
+    def _text_height(self, plot, y_span: float, scale: float) -> float:
+        """Height of one text line of ``scale`` in data units of ``plot`` (to keep labels apart)."""
+        px = max(plot.getViewBox().height(), 120.0)
+        return QFontMetrics(self._font(scale)).height() * 1.1 * y_span / px
+
+    def _top_with_labels(self, plot, tops: list[tuple[float, int]], scale: float) -> float:
+        """A y-range top that leaves ``lines`` text lines above each ``(value, lines)``. Labels keep
+        their size in pixels, so the share of the range they need grows as the chart gets shorter
+        (presenter fonts, a small window) and a fixed margin would cut them off."""
+        line_px = QFontMetrics(self._font(scale)).height()
+        view_px = max(plot.getViewBox().height(), 120.0)
+        return max(range_end_for_label(value, 0.0, lines * line_px + 2 * LABEL_PAD, view_px, 0.4 * view_px)
+                   for value, lines in tops)
+
+    def _right_with_labels(self, plot, start: float, left: float, width_px: float) -> float:
+        """The x-range right end that leaves ``width_px`` pixels after data ``start`` when the range
+        begins at ``left``, in quarter steps so a label a few pixels longer does not move the axes."""
+        view_px = max(plot.getViewBox().width(), 120.0)
+        right = range_end_for_label(start, left, width_px, view_px, 0.25 * view_px) \
+            if view_px - width_px > 0.25 * view_px else start + 4.0
+        return math.ceil(right * 4) / 4
+
+    def _ticks_fit(self, plot, labels: list[str], room: float, gap: int = 10) -> bool:
+        """True when every two neighbouring tick labels, ``room`` pixels apart centre to centre,
+        keep ``gap`` pixels between them."""
+        metrics = QFontMetrics(plot.getAxis("bottom").style["tickFont"] or QFont())
+        widths = [metrics.horizontalAdvance(t) for t in labels]
+        return all((a + b) / 2 + gap <= room for a, b in zip(widths, widths[1:]))
+
+    def _set_axes(self, plot, view: str, bottom=None, left=None, x_range=None, y_range=None) -> None:
+        """Ticks and ranges, touched only when they change (each change re-renders the cached axis)."""
+        for name, ticks in (("bottom", bottom), ("left", left)):
+            if ticks is not None and self._changed(f"{view}-{name}", ticks):
+                plot.getAxis(name).setTicks([ticks])
+        x_range = x_range if x_range is not None and self._changed(f"{view}-x", x_range) else None
+        y_range = y_range if y_range is not None and self._changed(f"{view}-y", y_range) else None
+        if x_range or y_range:   # one call: each range change re-lays out the view and its axes
+            plot.setRange(xRange=x_range, yRange=y_range, padding=0)
