@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -35,6 +34,7 @@ from engines.scale.tiny_lm import VOCAB, build_model
 from engines.core.errors import Cancelled, ValidationError, require
 from engines.core.params import ParamsBase, param
 from engines.core.versioned import parse_json, upgrade
+from engines.core.writing import atomic_write_text
 
 SCHEMA_VERSION = 1
 KIND = "compute-scaling-experiment"
@@ -398,15 +398,7 @@ def result_from_dict(doc: object) -> ExperimentResult:
 def save_result(result: ExperimentResult, path: str | os.PathLike) -> Path:
     """Write the result as JSON atomically (a crash leaves the old file or none, never half a file)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(result_to_dict(result), fh, indent=1)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write_text(path, json.dumps(result_to_dict(result), indent=1), make_parents=True)
     return path
 
 

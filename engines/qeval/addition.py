@@ -29,6 +29,7 @@ from typing import Callable
 
 from engines.core.errors import Cancelled, ValidationError, require, require_bool, require_choice, require_int
 from engines.core.gpt_block import gpt_block
+from engines.core.writing import atomic_write_bytes
 
 # Vocabulary: digits 0-9, then the marks.
 PLUS, EQUALS, END, PAD = 10, 11, 12, 13
@@ -448,11 +449,8 @@ class Checkpoint:
 
 def save_checkpoint(result: TrainResult, path: str | Path, extra: dict | None = None) -> Path:
     """Write weights and metadata (seed, steps, date, device, train time) as safetensors, atomically."""
-    import os
-    import tempfile
-
     import torch
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     cfg = result.config
     meta = {"kind": CHECKPOINT_KIND, "format_version": str(FORMAT_VERSION),
@@ -462,16 +460,7 @@ def save_checkpoint(result: TrainResult, path: str | Path, extra: dict | None = 
             "torch": torch.__version__, "extra": json.dumps(extra or {})}
     tensors = {k: v.detach().cpu().contiguous() for k, v in result.model.state_dict().items()}
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(fd)
-    try:
-        save_file(tensors, tmp, metadata=meta)
-        os.chmod(tmp, 0o644)               # mkstemp makes it owner-only; a shipped file is readable by all
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write_bytes(path, save(tensors, metadata=meta), make_parents=True)
     return path
 
 

@@ -7,12 +7,11 @@ opens with numbers before anything runs. A broken file raises ValidationError an
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from engines.core.errors import ValidationError
 from engines.core.versioned import parse_json, upgrade
+from engines.core.writing import atomic_write_text
 from engines.qeval.result import SCHEMA_VERSION, Evaluation
 
 MAX_EVALUATION_BYTES = 20_000_000   # the shipped file is 56 kB; a cache of every configuration stays far below
@@ -40,15 +39,7 @@ def save_evaluations(path: str | Path, evaluations, note: str = "") -> None:
     """Write atomically (temporary file, then rename)."""
     path = Path(path)
     text = json.dumps(to_document(evaluations, note), indent=1, ensure_ascii=False)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)          # mkstemp makes it private; a results file is ordinary data
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
 
 
 def load_evaluations(path: str | Path) -> tuple[Evaluation, ...]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -29,6 +28,7 @@ from engines.core.device import resolve_device
 from engines.core.errors import Cancelled, ValidationError, require
 from engines.core.params import ParamsBase, param
 from engines.core.versioned import parse_json, upgrade
+from engines.core.writing import atomic_write_text
 from engines.trading import evaluation as ev
 from engines.trading import minilm
 
@@ -357,14 +357,5 @@ def export_audit(record: dict, path: str | os.PathLike) -> Path:
     text = audit_json(record)
     target = Path(path)
     require(target.parent.is_dir(), "path", f"folder {target.parent} does not exist", "an existing folder")
-    fd, tmp = tempfile.mkstemp(prefix=".audit-", suffix=".json", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(target, text)
     return target

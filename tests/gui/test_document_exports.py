@@ -10,6 +10,7 @@ import types
 
 import pytest
 
+import engines.core.writing
 import explorer.exports
 import explorer.files
 from panels.law import LawPanel
@@ -89,7 +90,7 @@ def test_a_read_only_folder_is_reported_inline_naming_the_chosen_file(export, mo
         if os.access(folder, os.W_OK):       # root ignores the mode: fail as the kernel would for others
             def refused(*_a, dir=None, prefix="", suffix="", **_k):
                 raise PermissionError(13, "Permission denied", os.path.join(dir, f"{prefix}x1y2z3{suffix}"))
-            monkeypatch.setattr(explorer.files.tempfile, "mkstemp", refused)
+            monkeypatch.setattr(engines.core.writing.tempfile, "mkstemp", refused)
         export.button.click()
     finally:
         folder.chmod(0o755)
