@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QTimer, Qt
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton,
-                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from engines.core.errors import ValidationError
 from engines.law import annex, annex_vii, defect, record, sbom
@@ -33,11 +32,12 @@ from panels._law_sbom import SbomView
 from panels._law_tools import (ENTERPRISE_LABELS, FINE_FIELDS, KIND_LABELS, SUPPORT_FIELDS, TIER_LABELS, WALK_FIELDS,
                                FourClocks, SupportFines, label as _label, scrolled, tools_state)
 from panels._law_vii import TechnicalFile
-from panels._law_views import TreeGraph
+from panels._law_views import TreeGraph, WalkBar
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
           "(EU) 2024/2853 (PLD); quotes are article text, summaries are paraphrases. Check the Official "
           "Journal and take legal advice for real decisions.")
+WRITERS = {"md": "to_markdown", "html": "to_html", "csv": "to_csv"}   # each checklist module's exports
 CLOCK_FIELDS = frozenset({"event", "fix_available", "notified", "latent_injury", "distributor_request",
                           *MOMENTS, *DAYS})
 
@@ -90,8 +90,9 @@ class LawPanel(Panel):
         for view in (self.annex, self.vii, self.defect):
             view.changed.connect(lambda c, v=view: v.error.show_error(self.update_params(**c)))
         self.sbom.requested.connect(lambda c: self.sbom.error.show_error(self.update_params(**c)))
-        self.annex.export_requested.connect(lambda fmt: self._export_checklist("Annex I checklist", fmt))
-        self.vii.export_requested.connect(lambda fmt: self._export_checklist("Annex VII file", fmt))
+        for view, what, export in ((self.annex, "Annex I checklist", self.export_annex),
+                                   (self.vii, "Annex VII file", self.export_vii)):
+            view.export_requested.connect(lambda fmt, v=view, w=what, e=export: self._export_checklist(v, w, e, fmt))
         self.sbom.show_generator(sbom.generator_available())
         jobs = self.jobs("sbom")
         jobs.started.connect(lambda _label: self.sbom.progress.show())
@@ -115,48 +116,19 @@ class LawPanel(Panel):
     def _build_tree_tab(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        bar = QHBoxLayout()
-        self.tree_box = QComboBox()
-        self.tree_box.setAccessibleName("Decision tree")
-        for key, tree in self.trees.items():
-            self.tree_box.addItem(tree.title, key)
+        bar = self.walk_bar = WalkBar({k: t.title for k, t in self.trees.items()},
+                                      {k: ex["title"] for k, ex in self.examples.items()})
+        lay.addWidget(bar)
+        self.tree_box, self.example_box, self.export_status = bar.tree_box, bar.example_box, bar.export_status
+        self.back_btn, self.undo_btn, self.restart_btn = bar.back_btn, bar.undo_btn, bar.restart_btn
+        self.example_btn, self.md_btn, self.html_btn = bar.example_btn, bar.md_btn, bar.html_btn
         self.tree_box.activated.connect(lambda _i: self._walk_to(self.tree_box.currentData(), ()))
-        self.example_box = QComboBox()
-        self.example_box.setAccessibleName("Example product")
-        for key, ex in self.examples.items():
-            self.example_box.addItem(ex["title"], key)
-        self.example_btn = QPushButton("Start")
-        self.example_btn.setToolTip("Start from this example: its answers are filled in")
         self.example_btn.clicked.connect(lambda: self.load_example(self.params.example))
-        self.back_btn = QPushButton("◀ Back")
-        self.back_btn.setToolTip("Go back one answer")
         self.back_btn.clicked.connect(lambda: self._walk_to(self.params.tree, self.params.answers[:-1]))
-        self.undo_btn = QPushButton("↶ Undo")
-        self.undo_btn.setToolTip("Revert the last action (answer, back, restart, example)")
         self.undo_btn.clicked.connect(self.undo_walk)
-        self.restart_btn = QPushButton("⟲ Restart")
         self.restart_btn.clicked.connect(lambda: self._walk_to(self.params.tree, ()))
-        self.md_btn = QPushButton("Export .md…")
-        self.md_btn.setToolTip("Export the record of your answers as Markdown")
         self.md_btn.clicked.connect(lambda: self._export_dialog("md"))
-        self.html_btn = QPushButton("Export .html…")
-        self.html_btn.setToolTip("Export the record of your answers as HTML")
         self.html_btn.clicked.connect(lambda: self._export_dialog("html"))
-        for box in (self.tree_box, self.example_box):   # long titles must not set the panel's minimum width
-            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(14)
-        # two rows, so the panel fits in ~1000 px and leaves the side docks their width
-        for w, stretch in ((QLabel("Tree:"), 0), (self.tree_box, 1), (self.back_btn, 0), (self.undo_btn, 0),
-                           (self.restart_btn, 0)):
-            bar.addWidget(w, stretch)
-        bar2 = QHBoxLayout()
-        for w, stretch in ((QLabel("Example:"), 0), (self.example_box, 1), (self.example_btn, 0), (self.md_btn, 0),
-                           (self.html_btn, 0)):
-            bar2.addWidget(w, stretch)
-        lay.addLayout(bar)
-        lay.addLayout(bar2)
-        self.export_status = _label(name="muted")
-        lay.addWidget(self.export_status)
 
         split = QSplitter(Qt.Horizontal)
         left = QWidget()
@@ -339,23 +311,19 @@ class LawPanel(Panel):
 
     def export_annex(self, path: str | Path, fmt: str) -> Path:
         """Write the Annex I checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
-        write = {"md": annex.to_markdown, "html": annex.to_html, "csv": annex.to_csv}[fmt]
-        return self._write(self.annex, write(self.tools_result.checklist), path, "Checklist")
+        return self._write(self.annex, getattr(annex, WRITERS[fmt])(self.tools_result.checklist), path, "Checklist")
 
     def export_vii(self, path: str | Path, fmt: str) -> Path:
         """Write the Annex VII checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
-        write = {"md": annex_vii.to_markdown, "html": annex_vii.to_html, "csv": annex_vii.to_csv}[fmt]
-        return self._write(self.vii, write(self.vii.points), path, "Annex VII checklist")
+        return self._write(self.vii, getattr(annex_vii, WRITERS[fmt])(self.vii.points), path, "Annex VII checklist")
 
     @staticmethod
     def _write(view, text: str, path: str | Path, what: str) -> Path:
-        path = Path(path)
-        write_document(path, text)
+        write_document(Path(path), text)
         view.show_status(f"{what} written to {path}")
-        return path
+        return Path(path)
 
-    def _export_checklist(self, what: str, fmt: str) -> None:
-        view, export = (self.annex, self.export_annex) if what.startswith("Annex I ") else (self.vii, self.export_vii)
+    def _export_checklist(self, view, what: str, export, fmt: str) -> None:
         save_document(self, f"Export {what}", f"{what.lower().replace(' ', '-')}.{fmt}", FILTERS[fmt],
                       lambda path: export(path, fmt), view.error.show_error)
 
