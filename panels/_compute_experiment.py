@@ -1,20 +1,20 @@
-"""D1 view: the scaling-law experiment. Shows the run shipped from the build machine at once; "Run it here"
-repeats it on this machine in the panel's "experiment" job slot (progress, cancel, cached). Draws the
-measured held-out losses, the law fitted to them and its compute-optimal frontier beside the published
-Chinchilla fits. Every number comes from :mod:`engines.compute.experiment` or :mod:`engines.compute.scaling`."""
+"""D1 view: the scaling-law experiment. The panel shows the run shipped from the build machine at once;
+"Run it here" asks the panel (``run_requested``, with the seed) to repeat it on this machine in its
+"experiment" job slot (progress, cancel, cached), "Show the build machine's run" asks for the shipped
+one back (``shipped_requested``). Draws the measured held-out losses, the law fitted to them and its
+compute-optimal frontier beside the published Chinchilla fits. Every number comes from
+:mod:`engines.compute.experiment` or :mod:`engines.compute.scaling`."""
 from __future__ import annotations
 
 from html import escape
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.compute.experiment import (CORPUS_SOURCE, ExperimentResult, Params, default_cache_dir, late_speedup,
-                                        run_experiment, shipped_result)
+from engines.compute.experiment import CORPUS_SOURCE, ExperimentResult, Params, late_speedup
 from engines.compute.scaling import FITS, chinchilla_frontier, optimum_exponents
-from engines.core.errors import ValidationError
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ErrorLabel, legend_below, log_axes, make_plot, pen
@@ -34,16 +34,18 @@ def _item(text: str) -> QTableWidgetItem:
 
 
 class ExperimentView(QWidget):
-    """The experiment tab; ``panel`` is the compute panel (its theme, device and job slots)."""
+    """The experiment tab; ``progress`` is the panel's job bar of its "experiment" slot."""
 
-    def __init__(self, panel) -> None:
+    run_requested = Signal(int)
+    shipped_requested = Signal()
+
+    def __init__(self, theme, progress: QWidget) -> None:
         super().__init__()
-        self.panel = panel
-        self.theme = panel.theme
-        self.jobs = panel.jobs("experiment")
-        self.shipped: ExperimentResult | None = None
-        self.local: ExperimentResult | None = None
+        self.theme = theme
         self.result: ExperimentResult | None = None
+        self._shipped = False                    # the run shown is the build machine's
+        self._has_shipped = False                # the build machine's run could be read
+        self._running = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         self.header = LiveText()
@@ -53,22 +55,20 @@ class ExperimentView(QWidget):
         self.run_button = QPushButton("Run it here")
         self.run_button.setToolTip("Train the same six models on this machine (a few minutes on a CPU); "
                                    "a run done before with the same seed is shown at once")
-        self.run_button.clicked.connect(self.run_here)
+        self.run_button.clicked.connect(lambda: self.run_requested.emit(self.seed.value()))
         self.seed = QSpinBox()
         self.seed.setRange(0, Params.spec("seed")["hi"])
         self.seed.setPrefix("seed ")
         self.seed.setAccessibleName("Seed of the run here")
         self.seed.setToolTip("Same seed, same device: the same losses, bit for bit")
         self.shipped_button = QPushButton("Show the build machine's run")
-        self.shipped_button.clicked.connect(lambda: self.show_result(self.shipped))
+        self.shipped_button.clicked.connect(self.shipped_requested)
         for w in (self.run_button, self.seed, self.shipped_button):
             row.addWidget(w)
         lay.addLayout(row)
-        lay.addWidget(self.jobs.widget())
+        lay.addWidget(progress)
         self.error = ErrorLabel()
         lay.addWidget(self.error)
-        self.jobs.failed.connect(self.error.show_error)
-        self.jobs.finished.connect(lambda _how: self._buttons())
         self.loss_plot = make_plot(self.theme, "Held-out loss against training compute", "loss (nats/char)",
                                    "training compute C = 6ND (FLOP)")
         log_axes(self.loss_plot, x=True)
@@ -96,39 +96,20 @@ class ExperimentView(QWidget):
         lay.addWidget(self.table, 1)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)
-        try:
-            self.shipped = shipped_result()
-        except ValidationError as exc:
-            self.error.show_error(f"The shipped experiment file cannot be read: {exc}")
-        self.show_result(self.shipped)
 
-    # --- running -----------------------------------------------------------------------------------
-    def _params(self) -> Params:
-        return Params(seed=self.seed.value(), device=self.panel.ctx.device)
-
-    def run_here(self) -> None:
-        """Train on this machine in the background (or show the cached run for the same seed and device)."""
-        params = self._params()
-        cache = default_cache_dir()
-
-        def work(progress, cancelled):
-            return run_experiment(params, progress, cancelled, cache_dir=cache)
-
-        self.error.show_error("")
-        self.jobs.run(work, self._finished, label="Training six tiny transformers…")
+    def show_running(self, running: bool) -> None:
+        """Whether a run here is under way (its button waits)."""
+        self._running = running
         self._buttons()
 
-    def _finished(self, result: ExperimentResult) -> None:
-        self.local = result
-        self.show_result(result)
-
     def _buttons(self) -> None:
-        self.run_button.setEnabled(not self.jobs.running)
-        self.shipped_button.setEnabled(self.shipped is not None and self.result is not self.shipped)
+        self.run_button.setEnabled(not self._running)
+        self.shipped_button.setEnabled(self._has_shipped and not self._shipped)
 
     # --- drawing -----------------------------------------------------------------------------------
-    def show_result(self, r: ExperimentResult | None) -> None:
-        self.result = r
+    def show_result(self, r: ExperimentResult | None, shipped: bool = False, has_shipped: bool = True) -> None:
+        """The run ``r`` (``shipped``: the build machine's); ``has_shipped`` says the shipped run can be shown."""
+        self.result, self._shipped, self._has_shipped = r, shipped, has_shipped
         self._buttons()
         if r is None:
             return

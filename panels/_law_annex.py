@@ -2,19 +2,18 @@
 beside them, the point's Official Journal text as a quote; the user marks it met / not met / not
 applicable with a note and an evidence reference. The answers are the ``annex_i`` field of the
 panel's ``Params`` (saved with the view); engines.law.annex checks them, says what each still lacks
-and writes the Markdown, HTML and CSV exports."""
+and writes the Markdown, HTML and CSV exports. A view: edits leave through ``changed``, export
+requests through ``export_requested``; the panel hands it the checklist."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QLabel, QLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from engines.law import annex
 from engines.law.oj_text import SOURCE
-from explorer.binder import ParamBinder
-from explorer.exports import save_document, write_document
+from engines.law.params import Params
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 from panels._law_checklist import ChecklistTable
@@ -34,29 +33,30 @@ def _quoted(item: annex.Item) -> str:
     return ("“… " if item.point_text != item.quote else "“") + item.point_text + "”"
 
 
-def export_buttons(owner, bar: QLayout, what: str) -> dict:
-    """Export .md/.html/.csv buttons on ``bar``: each asks for a file through the one document export
-    (:func:`explorer.exports.save_document`) and calls ``owner.export``."""
-    buttons = {}
-    filters = {"md": "Markdown (*.md)", "html": "HTML (*.html)", "csv": "CSV (*.csv)"}
-    for fmt, filt in filters.items():
-        b = buttons[fmt] = QPushButton(f"Export .{fmt}…")
+FILTERS = {"md": "Markdown (*.md)", "html": "HTML (*.html)", "csv": "CSV (*.csv)"}
 
-        def ask(_=False, fmt=fmt, filt=filt) -> None:
-            save_document(owner.panel, f"Export {what}", f"{what.lower().replace(' ', '-')}.{fmt}", filt,
-                          lambda path: owner.export(path, fmt), owner.error.show_error)
-        b.clicked.connect(ask)
+
+def export_buttons(owner, bar: QLayout) -> dict:
+    """Export .md/.html/.csv buttons on ``bar``: each emits ``owner.export_requested`` with its format
+    (the panel asks for the file and writes it)."""
+    buttons = {}
+    for fmt in FILTERS:
+        b = buttons[fmt] = QPushButton(f"Export .{fmt}…")
+        b.clicked.connect(lambda _=False, fmt=fmt: owner.export_requested.emit(fmt))
         bar.addWidget(b)
     return buttons
 
 
-class AnnexChecklist:
-    """Builds the checklist tab on ``panel.tabs`` and keeps it in step with ``panel.params.annex_i``."""
+class AnnexChecklist(QWidget):
+    """The checklist tab: ``changed`` carries the table's ``annex_i``, ``export_requested`` a format;
+    the panel binds :attr:`quotes` and shows :class:`engines.law.annex.Checklist` with :meth:`show_result`."""
 
-    def __init__(self, panel) -> None:
-        self.panel = panel
-        page = QWidget()
-        lay = QVBoxLayout(page)
+    changed = Signal(dict)
+    export_requested = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
         intro = QLabel("CRA Annex I. Only Part I(2) items may be 'not applicable', with the justification the "
                        "risk assessment and technical file hold (Art 13(3)-(4)). 'In our words' is our summary; the "
                        "Official Journal text (Reg. (EU) 2024/2847) is quoted below the table, or beside each item, "
@@ -68,16 +68,14 @@ class AnnexChecklist:
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
         bar = FlowLayout()
-        self.quotes = QCheckBox(panel.Params.spec("annex_quotes")["label"])
-        self.quotes_binder = ParamBinder(panel, {"annex_quotes": self.quotes},
-                                         error=lambda text: self.error.show_error(text))
+        self.quotes = QCheckBox(Params.spec("annex_quotes")["label"])
         bar.addWidget(self.quotes)
-        self.export_btns = export_buttons(self, bar, "Annex I checklist")
+        self.export_btns = export_buttons(self, bar)
         lay.addLayout(bar)
         split = QSplitter(Qt.Vertical)
         rows = [(it.id, _short_point(it.point), it.short, it.asks,
                  [c for c in CHOICES if c[0] != "n/a" or it.may_be_na]) for it in annex.ITEMS]
-        self.table = ChecklistTable(rows, COLS, lambda: self._send(annex_i=self.table.answers()), extra=1)
+        self.table = ChecklistTable(rows, COLS, lambda: self.changed.emit({"annex_i": self.table.answers()}), extra=1)
         self.table.currentCellChanged.connect(lambda row, *_: self._show_detail(row))
         split.addWidget(self.table)
         detail = QWidget()
@@ -97,25 +95,19 @@ class AnnexChecklist:
         split.addWidget(scrolled(detail))
         split.setSizes([520, 200])
         lay.addWidget(split, 1)
-        panel.tabs.addTab(page, "Annex I checklist")
-        panel.name_view("annex_i", page, "Annex I as a working checklist")
-        panel.name_view("annex_table", self.table, "Annex I items with status, note and evidence")
-        panel.name_view("annex_quote", self.detail, "The selected item in our words and in the Official Journal's")
-        panel.name_view("annex_todo", self.todo, "What the answers still lack")
-        panel.params_changed.connect(lambda _p: self.refresh())
-        self.refresh()
+        self.named = (("annex_i", self, "Annex I as a working checklist"),
+                      ("annex_table", self.table, "Annex I items with status, note and evidence"),
+                      ("annex_quote", self.detail, "The selected item in our words and in the Official Journal's"),
+                      ("annex_todo", self.todo, "What the answers still lack"))
 
     def answers(self) -> tuple[annex.Answer, ...]:
         """The table's answers as ``annex_i`` holds them (unanswered rows with no text are left out)."""
         return self.table.answers()
 
-    def _send(self, **changes) -> None:
-        self.error.show_error(self.panel.update_params(**changes))
-
-    def refresh(self) -> None:
-        p = self.panel.params
-        c = self.checklist = annex.checklist(p.annex_i)
-        self.table.setColumnHidden(QUOTE_COL, not p.annex_quotes)
+    def show_result(self, c: annex.Checklist, quotes: bool) -> None:
+        """The checklist; ``quotes`` shows each item's Official Journal text beside it."""
+        self.checklist = c
+        self.table.setColumnHidden(QUOTE_COL, not quotes)
         self.table.show([(r.status, r.note, r.evidence, ("⚠ " if r.warning else "") + _short_point(r.item.point),
                           r.warning or r.item.asks, (_quoted(r.item),)) for r in c.rows])
         self.summary.setText("<b>" + ", ".join(f"{n} {t}" for t, n in c.counts.items()) + "</b>")
@@ -131,11 +123,5 @@ class AnnexChecklist:
                                 f"<b>Article text</b> ({SOURCE}, {it.point}):<br>"
                                 f"<i>“{html.escape(it.quote)}”</i>")
 
-    # ---- export --------------------------------------------------------------------------
-    def export(self, path: str | Path, fmt: str) -> Path:
-        """Write the checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
-        path = Path(path)
-        text = {"md": annex.to_markdown, "html": annex.to_html, "csv": annex.to_csv}[fmt](self.checklist)
-        write_document(path, text)
-        self.status.setText(f"Checklist written to {path}")
-        return path
+    def show_status(self, text: str) -> None:
+        self.status.setText(text)

@@ -1,13 +1,14 @@
 """The law panel's "Deadline clocks" tab: the CRA Art 14 reporting clock and the PLD limitation,
-expiry and distributor clocks, each a form beside its date-axis chart. A mixin of the panel: its date
-edits write the panel's ``Params`` (ISO text) and engines.law.clocks computes every deadline."""
+expiry and distributor clocks, each a form beside its date-axis chart. A view: the panel binds its
+check boxes and combo, its date edits report ISO text through ``changed``, and the panel hands it the
+deadlines engines.law.clocks computes."""
 from __future__ import annotations
 
-from PySide6.QtCore import QDate, QDateTime, QTime
+from PySide6.QtCore import QDate, QDateTime, QTime, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, QFormLayout, QGroupBox, QHBoxLayout,
                                QVBoxLayout, QWidget)
 
-from engines.law.clocks import clocks
+from engines.law.clocks import Clocks
 from engines.law.params import Params, moment_text, parse_day, parse_moment
 from explorer.binder import quiet
 from explorer.ui.widgets import ElidedCombo, ErrorLabel
@@ -17,12 +18,16 @@ from panels._law_views import DeadlineTimeline
 EVENTS = {"vulnerability": "Actively exploited vulnerability (Art 14(2))", "incident": "Severe incident (Art 14(4))"}
 
 
-class ClockTab:
-    """Mixed into the law panel: builds the clocks tab and keeps it in step with ``self.params``."""
+class ClockTab(QWidget):
+    """The clocks tab. ``changed`` carries a date edit's new ISO text as a params change; the panel
+    binds the event combo and the check boxes, shows its params with :meth:`show_inputs` and the
+    clocks with :meth:`show_result`."""
 
-    def _build_clock_tab(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
+    changed = Signal(dict)
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
         cra_box = QGroupBox("CRA Art 14 reporting clock")
         cra_lay = QHBoxLayout(cra_box)
         form = QFormLayout()
@@ -46,13 +51,9 @@ class ClockTab:
         form.addRow(self.cra_result)
         form.addRow(self.cra_error)
         cra_lay.addLayout(form, 2)
-        self.cra_plot = DeadlineTimeline(self.theme, "Art 14 deadlines")
+        self.cra_plot = DeadlineTimeline(theme, "Art 14 deadlines")
         cra_lay.addWidget(self.cra_plot, 3)
         lay.addWidget(cra_box, 1)
-        self.name_view("cra_clock", cra_box, "CRA Art 14 reporting clock")
-        self.name_view("cra_timeline", self.cra_plot, "Art 14 deadlines on a date axis")
-        self.name_view("cra_deadlines", self.cra_result, "Art 14 deadlines as text")
-        self.name_view("aware", self.aware_edit, "When the manufacturer became aware")
 
         pld_box = QGroupBox("PLD limitation and expiry clocks")
         pld_lay = QHBoxLayout(pld_box)
@@ -74,12 +75,18 @@ class ClockTab:
         pform.addRow(self.pld_result)
         pform.addRow(self.pld_error)
         pld_lay.addLayout(pform, 2)
-        self.pld_plot = DeadlineTimeline(self.theme, "PLD clocks")
+        self.pld_plot = DeadlineTimeline(theme, "PLD clocks")
         pld_lay.addWidget(self.pld_plot, 3)
         lay.addWidget(pld_box, 1)
-        self.name_view("pld_clock", pld_box, "PLD limitation and expiry clocks")
-        self.name_view("pld_timeline", self.pld_plot, "PLD clocks on a date axis")
-        self.name_view("pld_deadlines", self.pld_result, "PLD deadlines as text")
+
+        self.named = (("cra_clock", cra_box, "CRA Art 14 reporting clock"),
+                      ("cra_timeline", self.cra_plot, "Art 14 deadlines on a date axis"),
+                      ("cra_deadlines", self.cra_result, "Art 14 deadlines as text"),
+                      ("aware", self.aware_edit, "When the manufacturer became aware"),
+                      ("pld_clock", pld_box, "PLD limitation and expiry clocks"),
+                      ("pld_timeline", self.pld_plot, "PLD clocks on a date axis"),
+                      ("pld_deadlines", self.pld_result, "PLD deadlines as text"))
+        """(name, widget, title) of the views a tour may point at; the panel names them."""
 
         # the date edits send ISO text: the walk's moves and these are the view's params
         self.moment_edits = {"aware": self.aware_edit, "fix_at": self.fix_edit, "notified_at": self.notified_edit}
@@ -90,16 +97,18 @@ class ClockTab:
                 n, moment_text(v.toPython().replace(tzinfo=None)), self.cra_error))
         for name, w in self.day_edits.items():
             w.dateChanged.connect(lambda v, n=name: self._set_clock(n, v.toPython().isoformat(), self.pld_error))
-        return page
 
     def _set_clock(self, name: str, value: str, error: ErrorLabel) -> None:
-        message = self.update_params(**{name: value})
-        if message:
-            error.show_error(message)
+        self._error = error
+        self.changed.emit({name: value})
 
-    def _show_dates(self) -> None:
+    def show_edit_error(self, message: str | None) -> None:
+        """The panel's answer to the last ``changed``: a refused date shows beside its clock."""
+        if message:
+            getattr(self, "_error", self.cra_error).show_error(message)
+
+    def show_inputs(self, p: Params) -> None:
         """Write the params' moments and days into the date edits without their signals firing."""
-        p = self.params
         for name, w in self.moment_edits.items():
             m = parse_moment(getattr(p, name), name)
             with quiet(w):
@@ -112,13 +121,14 @@ class ClockTab:
         self.notified_edit.setEnabled(p.notified)
         self.request_edit.setEnabled(p.distributor_request)
 
-    def _update_clocks(self) -> None:
-        self._show_dates()
-        c = clocks(self.params)
-        self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
+    def show_result(self, c: Clocks) -> None:
         for clock, error, error_label, result, plot in (
                 (c.cra, c.cra_error, self.cra_error, self.cra_result, self.cra_plot),
                 (c.pld, c.pld_error, self.pld_error, self.pld_result, self.pld_plot)):
             error_label.show_error(error)
             result.setText("<br>".join(clock.lines) if clock else "")
             plot.draw(list(clock.marks) if clock else [])
+
+    def apply_theme(self, theme) -> None:
+        for plot in (self.cra_plot, self.pld_plot):
+            plot.theme = theme

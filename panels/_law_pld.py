@@ -1,31 +1,33 @@
 """The law panel's "PLD defect" tab: the Art 7(2) circumstances as a worksheet (which way each points
 for the user's case, and why), the rules that follow from the answers (engines.law.defect.weigh), and
 the Art 11(1) exemptions explained one by one. The worksheet is the ``art7`` and
-``later_improvement`` fields of the panel's ``Params``, so it saves with the view."""
+``later_improvement`` fields of the panel's ``Params``, so it saves with the view. A view: the
+worksheet's edits leave through ``changed``; the panel binds :attr:`later` and hands it the weighing."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.law import defect
 from engines.law.params import Params
-from explorer.binder import ParamBinder, quiet
+from explorer.binder import quiet
 from explorer.ui.widgets import ErrorLabel
-from panels._law_tools import scrolled
 
 CHOICES = (("", "— not weighed —"), ("toward", "toward a defect"), ("against", "against a defect"),
            ("neutral", "neutral"))
 
 
-class DefectWorksheet:
-    """Builds the tab on ``panel.tabs`` and keeps it in step with ``panel.params``."""
+class DefectWorksheet(QWidget):
+    """The worksheet: ``changed`` carries its ``art7``; :meth:`show_result` shows a
+    :class:`engines.law.defect.Weighing` (the panel puts the view in a scroll area)."""
 
-    def __init__(self, panel) -> None:
-        self.panel = panel
+    changed = Signal(dict)
+
+    def __init__(self) -> None:
+        super().__init__()
         self._filling = False
-        page = QWidget()
-        lay = QVBoxLayout(page)
+        lay = QVBoxLayout(self)
         intro = QLabel("PLD Art 7: defective = lacking the safety a person may expect or the law requires, on all "
                        "circumstances. Mark which way each points and why; the court weighs them together (no "
                        "score). Summaries in our words.")
@@ -60,8 +62,6 @@ class DefectWorksheet:
         self.table.setMinimumHeight(420)
         lay.addWidget(self.table)
         self.later = QCheckBox(Params.spec("later_improvement")["label"])
-        self.later_binder = ParamBinder(panel, {"later_improvement": self.later},
-                                        error=lambda text: self.error.show_error(text))
         lay.addWidget(self.later)
         self.reading = QLabel()
         self.reading.setWordWrap(True)
@@ -77,12 +77,9 @@ class DefectWorksheet:
         self.exemptions.setTextFormat(Qt.RichText)
         lay.addWidget(self.exemptions)
         lay.addStretch(1)
-        panel.tabs.addTab(scrolled(page), "PLD defect")
-        panel.name_view("art7_worksheet", self.table, "Art 7(2) circumstances as a worksheet")
-        panel.name_view("art7_reading", self.reading, "What follows from the worksheet (Art 7(3), 10(2), 11)")
-        panel.name_view("exemptions", self.exemptions, "The Art 11(1) exemptions one by one")
-        panel.params_changed.connect(lambda _p: self.refresh())
-        self.refresh()
+        self.named = (("art7_worksheet", self.table, "Art 7(2) circumstances as a worksheet"),
+                      ("art7_reading", self.reading, "What follows from the worksheet (Art 7(3), 10(2), 11)"),
+                      ("exemptions", self.exemptions, "The Art 11(1) exemptions one by one"))
 
     def weights(self) -> tuple[defect.Weight, ...]:
         out = []
@@ -94,11 +91,10 @@ class DefectWorksheet:
 
     def _send(self) -> None:
         if not self._filling:
-            self.error.show_error(self.panel.update_params(art7=self.weights()))
+            self.changed.emit({"art7": self.weights()})
 
-    def refresh(self) -> None:
-        p = self.panel.params
-        w = self.weighing = defect.weigh(p.art7, p.later_improvement)
+    def show_result(self, w: defect.Weighing) -> None:
+        self.weighing = w
         self._filling = True
         with quiet(self.table, *self.boxes[:len(w.rows)]):
             for row, (_c, stance, note) in enumerate(w.rows):

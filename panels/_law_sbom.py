@@ -1,35 +1,35 @@
 """The law panel's "SBOM" tab: the CRA clause (Annex I Part II(1)) against a real SBOM: open a CycloneDX
 or SPDX JSON file, the shipped example, or generate one for this app's own environment with the
 CycloneDX generator (a job with progress and cancel). The source is the ``sbom_source`` field of the
-panel's ``Params``; reading, checking and generating are engines.law.sbom."""
+panel's ``Params``; reading, checking and generating are engines.law.sbom (with engines.law.sbom_study).
+A view: its buttons ask for a source through ``requested`` and the panel hands it the study."""
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLabel, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.core.errors import ValidationError
 from engines.law import advisories, sbom
+from engines.law.sbom_study import EXAMPLE, SbomStudy
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 
-EXAMPLE = ":example"
 
 
-class SbomView:
-    """Builds the tab on ``panel.tabs`` and shows the SBOM ``panel.params.sbom_source`` names."""
+class SbomView(QWidget):
+    """The SBOM tab. ``requested`` carries a params change (``sbom_source`` or ``advisory_source``) the
+    user asked for; the panel reads, checks or generates and calls :meth:`show_result`. ``progress``
+    is the panel's job bar for the generator, shown only while it runs."""
 
-    def __init__(self, panel) -> None:
-        self.panel = panel
+    requested = Signal(dict)
+
+    def __init__(self, progress: QWidget) -> None:
+        super().__init__()
         self.sbom: sbom.Sbom | None = None
-        self._shown: str | None = None
-        self._adv_shown: str | None = None
         self.matches: tuple[advisories.Match, ...] = ()
-        self.jobs = panel.jobs("sbom")
-        page = QWidget()
-        lay = QVBoxLayout(page)
+        lay = QVBoxLayout(self)
         intro = QLabel("CRA Annex I Part II(1): a machine-readable SBOM of at least the top-level dependencies. "
                        "Open CycloneDX or SPDX JSON, or make one for this app; then an OSV or CSAF advisory you "
                        "downloaded, to see which components it hits. Nothing is looked up online.")
@@ -53,17 +53,11 @@ class SbomView:
         for b in (self.open_btn, self.example_btn, self.env_btn, self.adv_btn, self.adv_example_btn):
             bar.addWidget(b)
         lay.addLayout(bar)
-        if not sbom.generator_available():
-            self.env_btn.setEnabled(False)
-            self.env_btn.setToolTip("Needs cyclonedx-bom: pip install '.[sbom]'")
-        bar_widget = self.jobs.widget()          # shown only while the generator runs
-        bar_widget.hide()
-        lay.addWidget(bar_widget)
+        self.progress = progress                  # shown only while the generator runs
+        progress.hide()
+        lay.addWidget(progress)
         self.error = ErrorLabel()
         lay.addWidget(self.error)
-        self.jobs.started.connect(lambda _label: bar_widget.show())
-        self.jobs.finished.connect(lambda how: self._finished(how, bar_widget))
-        self.jobs.failed.connect(lambda message: self.error.show_error(message))
         self.findings = QLabel()
         self.findings.setWordWrap(True)
         self.findings.setTextFormat(Qt.RichText)
@@ -82,81 +76,53 @@ class SbomView:
                                     QHeaderView.ResizeToContents, QHeaderView.Stretch)):
             head.setSectionResizeMode(col, mode)
         lay.addWidget(self.table, 1)
-        panel.tabs.addTab(page, "SBOM")
-        panel.name_view("sbom", page, "The SBOM clause on a real SBOM")
-        panel.name_view("sbom_check", self.findings, "What the clause asks against what the file holds")
-        panel.name_view("sbom_table", self.table, "Components: version, licence, top-level or transitive")
-        panel.name_view("sbom_advisories", self.vulns, "Which components an opened OSV or CSAF advisory hits")
-        panel.params_changed.connect(lambda _p: self.refresh())
-        self.refresh()
+        self.named = (("sbom", self, "The SBOM clause on a real SBOM"),
+                      ("sbom_check", self.findings, "What the clause asks against what the file holds"),
+                      ("sbom_table", self.table, "Components: version, licence, top-level or transitive"),
+                      ("sbom_advisories", self.vulns, "Which components an opened OSV or CSAF advisory hits"))
 
     def _send(self, source: str) -> None:
-        self.error.show_error(self.panel.update_params(sbom_source=source))
+        self.requested.emit({"sbom_source": source})
 
     def _send_adv(self, source: str) -> None:
-        self.error.show_error(self.panel.update_params(advisory_source=source))
+        self.requested.emit({"advisory_source": source})
 
     def _open_advisory(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self.panel, "Open an OSV or CSAF advisory", "",
+        name, _ = QFileDialog.getOpenFileName(self, "Open an OSV or CSAF advisory", "",
                                               "Advisory JSON (*.json);;All files (*)")
         if name:
             self._send_adv(name)
 
     def _open_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self.panel, "Open an SBOM", "", "SBOM JSON (*.json);;All files (*)")
+        name, _ = QFileDialog.getOpenFileName(self, "Open an SBOM", "", "SBOM JSON (*.json);;All files (*)")
         if name:
             self._send(name)
 
-    def refresh(self) -> None:
-        source = self.panel.params.sbom_source
-        if source == self._shown:
-            if self.panel.params.advisory_source != self._adv_shown:
-                self._show(self.sbom)
-            return
-        self._shown = source
-        self.error.show_error(None)
-        if not source:
-            self._show(None)
-        elif source == sbom.ENVIRONMENT:
-            if not sbom.generator_available():
-                self.error.show_error("cyclonedx-bom is not installed: pip install '.[sbom]'")
-                self._show(None)
-                return
-            self.findings.setText("Generating this app's SBOM with cyclonedx-py …")
-            self.jobs.run(lambda progress, cancelled: sbom.for_environment(progress, cancelled), self._done,
-                          label="SBOM of this app's environment")
-        else:
-            try:
-                self._show(sbom.read(sbom.EXAMPLE if source == EXAMPLE else source))
-            except ValidationError as exc:
-                self.error.show_error(str(exc))
-                self._show(None)
+    def show_generator(self, available: bool) -> None:
+        """Whether this app's SBOM can be generated here (the 'sbom' extra is installed)."""
+        self.env_btn.setEnabled(available)
+        if not available:
+            self.env_btn.setToolTip("Needs cyclonedx-bom: pip install '.[sbom]'")
 
-    def _finished(self, how: str, bar_widget) -> None:
-        bar_widget.hide()
+    def show_generating(self) -> None:
+        self.findings.setText("Generating this app's SBOM with cyclonedx-py …")
+
+    def show_finished(self, how: str) -> None:
+        """The generator's job ended (``done``, ``cancelled`` or ``failed``)."""
+        self.progress.hide()
         if how != "done":
             self.findings.setText("Generating was cancelled." if how == "cancelled" else "Generating failed.")
 
-    def _done(self, result) -> None:
-        if isinstance(result, sbom.Sbom):
-            self._show(result)
-
-    def _matches(self, s: sbom.Sbom) -> tuple[advisories.Match, ...]:
-        """The opened advisory's matches against ``s``, with its summary line (or its error) shown."""
-        source = self._adv_shown = self.panel.params.advisory_source
-        self.error.show_error(None)
-        if not source:
-            self.vulns.setText("No advisory open: open an OSV or CSAF file you downloaded to match it here.")
-            return ()
-        try:
-            a = advisories.read(advisories.EXAMPLE if source == EXAMPLE else source)
-        except ValidationError as exc:
-            self.error.show_error(str(exc))
-            self.vulns.setText("The advisory could not be read.")
-            return ()
-        found = advisories.match(s, a)
-        hit = [m for m in found if m.status == advisories.AFFECTED]
-        unknown = [m for m in found if m.status == advisories.UNKNOWN]
+    def _show_advisory(self, r: SbomStudy) -> None:
+        """The opened advisory's summary line, or why there is none."""
+        self.error.show_error(r.advisory_error)
+        a = r.advisory
+        if a is None:
+            self.vulns.setText("The advisory could not be read." if r.advisory_error else
+                               "No advisory open: open an OSV or CSAF file you downloaded to match it here.")
+            return
+        hit = [m for m in r.matches if m.status == advisories.AFFECTED]
+        unknown = [m for m in r.matches if m.status == advisories.UNKNOWN]
         self.vulns.setText(
             f"<b>{html.escape(a.source)} ({a.format}, {len(a.items)} advisories): {len(hit)} component version(s) "
             f"affected, {len(unknown)} not evaluated.</b>"
@@ -166,23 +132,23 @@ class SbomView:
             + ("A product may not be made available with a known vulnerability that is exploitable (Annex I "
                "Part I(2)(a)); Part II(2) asks for remediation without delay. " if hit else "")
             + "<i>" + html.escape("; ".join(a.notes)) + "</i>")
-        return found
 
-    def _show(self, s: sbom.Sbom | None) -> None:
-        self.sbom = s
+    def show_result(self, r: SbomStudy | None) -> None:
+        """The study of the open SBOM, or None: no SBOM open."""
+        s = self.sbom = r.sbom if r else None
         self.table.setSortingEnabled(False)
-        if s is None:
+        if r is None:
             self.findings.setText("No SBOM open.")
             self.vulns.setText("")
-            self._adv_shown = None
             self.matches = ()
             self.table.setRowCount(0)
             return
-        self.matches = self._matches(s)
+        self.matches = r.matches
+        self._show_advisory(r)
         by_comp: dict[str, list[str]] = {}
         for m in self.matches:
             by_comp.setdefault(f"{m.component}@{m.version}", []).append(f"{m.advisory}: {m.status}")
-        c = self.check = sbom.check(s, sbom.expected_for(self.panel.params.sbom_source))
+        c = self.check = r.check
         verdict = {True: "covers the top-level dependencies", False: "does not cover every top-level dependency",
                    None: "cannot show its top-level dependencies"}[c.meets_clause]
         self.findings.setText(

@@ -1,13 +1,15 @@
 """The law panel's working tools (views only; every number comes from engines.law.tools):
 "Support and fines" (Art 13(8)-(9), Art 64) and "Four clocks" (CRA Art 14, NIS2 Art 23, GDPR Art 33,
 DORA Art 19). Their inputs are fields of the panel's ``Params``, so a saved view or a tour step
-reopens them as they were. The Annex I checklist is in ``_law_annex``."""
+reopens them as they were: the panel binds each view's ``bound`` controls, takes the edits the
+others send through ``changed`` and hands each view the :class:`engines.law.tools.Tools` result.
+The Annex I checklist is in ``_law_annex``."""
 from __future__ import annotations
 
 from datetime import date
 
 import pyqtgraph as pg
-from PySide6.QtCore import QDate, QDateTime, QTime, Qt
+from PySide6.QtCore import QDate, QDateTime, QTime, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QBoxLayout, QCheckBox, QComboBox, QDateEdit, QDateTimeEdit,
                                QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHeaderView, QLabel, QLineEdit,
                                QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
@@ -15,8 +17,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QBoxLayout, QCheckBox, QComboB
 from engines.law import reporting, support
 from engines.law.clocks import local
 from engines.law.params import REGIME_FIELDS, Params, moment_text, parse_day, parse_moment
-from engines.law.tools import support_marks, tools
-from explorer.binder import ParamBinder, param_slider, quiet
+from engines.law.tools import Tools, support_marks
+from explorer.binder import param_slider, quiet
 from explorer.ui.widgets import ErrorLabel, legend_below, make_plot, pen
 from panels._law_views import DeadlineTimeline
 
@@ -84,27 +86,15 @@ def _set_qdt(w: QDateTimeEdit, text: str, name: str) -> None:
         w.setDateTime(QDateTime(QDate(m.year, m.month, m.day), QTime(m.hour, m.minute)))
 
 
-class LawTools:
-    """Builds the tool tabs on ``panel.tabs`` and keeps them in step with ``panel.params``."""
+class SupportFines(QWidget):
+    """The "Support and fines" tab: the support period with its updates, and the Art 64 fine."""
 
-    def __init__(self, panel) -> None:
-        self.panel = panel
-        panel.tabs.addTab(self._support_tab(), "Support and fines")
-        panel.tabs.addTab(self._clocks_tab(), "Four clocks")
-        self.binder = ParamBinder(panel, {
-            "expected_use_years": self.use_slider, "turnover_m_eur": self.turnover, "fine_tier": self.tier_box,
-            "enterprise": self.size_box, "early_warning_only": self.ew_check, "steward": self.steward_check,
-            "event": self.kind_box, "fix_available": self.fix_check,
-            **{f: self.regime_checks[f] for f in REGIME_FIELDS}},
-            choices={"fine_tier": TIER_LABELS, "enterprise": ENTERPRISE_LABELS, "event": KIND_LABELS},
-            error=self.error.show_error)
-        panel.params_changed.connect(lambda _p: self.refresh())
-        self.refresh()
+    changed = Signal(dict)
 
-    # ---- support period and fines -------------------------------------------------------
-    def _support_tab(self) -> QWidget:
-        p, page = self.panel, QWidget()
-        lay = QVBoxLayout(page)                 # stacked: each group is form + text beside its chart
+    def __init__(self, theme) -> None:
+        super().__init__()
+        self._updates: tuple[str, ...] = ()
+        lay = QVBoxLayout(self)                 # stacked: each group is form + text beside its chart
         box = QGroupBox("Support period and updates (CRA Art 13(8)-(9))")
         row = _Flow(box)
         col = QVBoxLayout()
@@ -113,7 +103,7 @@ class LawTools:
         self.placed_edit = QDateEdit()
         self.placed_edit.setCalendarPopup(True)
         self.placed_edit.setDisplayFormat("dd MMM yyyy")
-        self.placed_edit.dateChanged.connect(lambda d: self._send(cra_placed=d.toPython().isoformat()))
+        self.placed_edit.dateChanged.connect(lambda d: self.changed.emit({"cra_placed": d.toPython().isoformat()}))
         self.use_slider = param_slider(Params, "expected_use_years")
         self.updates_edit = QLineEdit()
         self.updates_edit.setPlaceholderText("2028-06-01, 2031-03-15")
@@ -127,12 +117,10 @@ class LawTools:
         self.support_text.setTextFormat(Qt.RichText)
         col.addWidget(self.support_text)
         col.addStretch(1)
-        self.support_plot = DeadlineTimeline(p.theme, "Support period and update availability")
+        self.support_plot = DeadlineTimeline(theme, "Support period and update availability")
         self.support_plot.setMinimumHeight(220)
         row.addWidget(self.support_plot, 3)
         lay.addWidget(box, 1)
-        p.name_view("support", box, "Support period and update shelf life")
-        p.name_view("support_timeline", self.support_plot, "Support period on a date axis")
 
         fbox = QGroupBox("Maximum administrative fine (CRA Art 64)")
         frow = _Flow(fbox)
@@ -164,7 +152,7 @@ class LawTools:
         self.fine_text = label()
         self.fine_text.setTextFormat(Qt.RichText)
         fcol.addWidget(self.fine_text)
-        self.fine_plot = make_plot(p.theme, "Maximum fine against turnover", "maximum fine (M€)", "turnover (M€)")
+        self.fine_plot = make_plot(theme, "Maximum fine against turnover", "maximum fine (M€)", "turnover (M€)")
         legend_below(self.fine_plot, 3)
         self.error = ErrorLabel()
         fcol.addWidget(self.error)
@@ -172,102 +160,32 @@ class LawTools:
         self.fine_plot.setMinimumHeight(260)
         frow.addWidget(self.fine_plot, 3)
         lay.addWidget(fbox, 1)
-        p.name_view("fine", fbox, "Maximum fine: the three tiers and the exemptions")
-        p.name_view("fine_plot", self.fine_plot, "Maximum fine against turnover, per tier")
-        return scrolled(page)
-
-    def _send(self, **changes) -> None:
-        self.error.show_error(self.panel.update_params(**changes))
+        self.named = (("support", box, "Support period and update shelf life"),
+                      ("support_timeline", self.support_plot, "Support period on a date axis"),
+                      ("fine", fbox, "Maximum fine: the three tiers and the exemptions"),
+                      ("fine_plot", self.fine_plot, "Maximum fine against turnover, per tier"))
+        self.bound = {"expected_use_years": self.use_slider, "turnover_m_eur": self.turnover,
+                      "fine_tier": self.tier_box, "enterprise": self.size_box, "early_warning_only": self.ew_check,
+                      "steward": self.steward_check}
+        """Controls the panel binds to its params, by field."""
 
     def _send_updates(self) -> None:
         texts = tuple(t.strip() for t in self.updates_edit.text().split(",") if t.strip())
-        if texts != self.panel.params.updates:
-            self._send(updates=texts)
+        if texts != self._updates:
+            self.changed.emit({"updates": texts})
 
-    # ---- four clocks ---------------------------------------------------------------------
-    def _clocks_tab(self) -> QWidget:
-        p, page = self.panel, QWidget()
-        lay = QVBoxLayout(page)
-        top = _Flow()
-        form = QFormLayout()
-        self.regime_checks = {f: QCheckBox(Params.spec(f)["label"]) for f in REGIME_FIELDS}
-        grid = QGridLayout()
-        for i, c in enumerate(self.regime_checks.values()):
-            grid.addWidget(c, i // 2, i % 2)
-        form.addRow("Regimes:", grid)
-        self.kind_box = QComboBox()
-        self.kind_box.addItems(list(KIND_LABELS.values()))
-        self.aware_edit, self.classified_edit, self.fix_edit = QDateTimeEdit(), QDateTimeEdit(), QDateTimeEdit()
-        self.fix_check = QCheckBox("Fix / mitigation available at:")
-        self.moment_edits = {"aware": self.aware_edit, "classified_at": self.classified_edit, "fix_at": self.fix_edit}
-        for name, w in self.moment_edits.items():
-            w.setCalendarPopup(True)
-            w.setDisplayFormat("dd MMM yyyy HH:mm")
-            w.dateTimeChanged.connect(lambda v, n=name: self._send(
-                **{n: moment_text(v.toPython().replace(tzinfo=None))}))
-        form.addRow("CRA event:", self.kind_box)
-        form.addRow("Became aware at:", self.aware_edit)
-        form.addRow("Classified major (DORA) at:", self.classified_edit)
-        form.addRow(self.fix_check, self.fix_edit)
-        top.addLayout(form, 2)
-        self.starts = label()
-        self.starts.setTextFormat(Qt.RichText)
-        top.addWidget(self.starts, 3)
-        lay.addLayout(top)
-        p.name_view("clock_starts", self.starts, "Where each clock starts: the hard part")
-        self.clock_error = ErrorLabel()
-        lay.addWidget(self.clock_error)
-        self.table = QTableWidget(0, 5)
-        self.table.setHorizontalHeaderLabels(["Due (latest)", "Report", "To", "Counts from", "Basis"])
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setWordWrap(True)
-        lay.addWidget(self.table, 2)
-        self.notes = label(name="muted")
-        self.notes.setTextFormat(Qt.RichText)
-        lay.addWidget(self.notes)
-        self.table.setMinimumHeight(260)
-        self.clock_plot = DeadlineTimeline(p.theme, "One incident, every deadline")
-        self.clock_plot.setMinimumHeight(260)
-        lay.addWidget(self.clock_plot, 2)
-        p.name_view("four_clocks", page, "One incident on four reporting clocks")
-        p.name_view("clock_table", self.table, "Every deadline, recipient and basis in time order")
-        p.name_view("clock_timeline", self.clock_plot, "Every deadline on one date axis")
-        return scrolled(page)
-
-    # ---- refresh -------------------------------------------------------------------------
-    def refresh(self, force: bool = False) -> None:
-        """Redraw the tools for the panel's parameters; skipped when only the walk changed (answering
-        a question or a tour step moving through a tree leaves every tool as it was)."""
-        p, th = self.panel.params, self.panel.theme
-        inputs = {k: v for k, v in p.to_dict().items() if k not in WALK_FIELDS}
-        before = getattr(self, "_inputs", None)
-        if not force and inputs == before:
-            return
-        self._inputs = inputs
-        changed = set(inputs) if force or before is None else {k for k in inputs if inputs[k] != before[k]}
-        self.result = t = tools(p)
+    def show_inputs(self, p: Params) -> None:
+        """The params' date and update list in the edits that are not bound (without their signals)."""
         d = parse_day(p.cra_placed, "cra_placed")
         with quiet(self.placed_edit):
             self.placed_edit.setDate(QDate(d.year, d.month, d.day))
+        self._updates = p.updates
         if not self.updates_edit.hasFocus():
             self.updates_edit.setText(", ".join(p.updates))
-        for name, w in self.moment_edits.items():
-            _set_qdt(w, getattr(p, name), name)
-        self.fix_edit.setEnabled(p.fix_available)
-        self.classified_edit.setEnabled(p.clock_dora)
-        self.fix_check.setEnabled(p.clock_cra and p.event == "vulnerability")
         self.ew_check.setEnabled(p.fine_tier == 1)
-        if changed & SUPPORT_FIELDS:
-            self._show_support(t)
-        if changed & FINE_FIELDS:
-            self._show_fine(t, th)
-        if changed - SUPPORT_FIELDS - FINE_FIELDS:
-            self._show_clocks(t)
 
-    def _show_support(self, t) -> None:
+
+    def show_support(self, t: Tools) -> None:
         s = t.support
         if s is None:
             self.support_text.setText(f"<span>⚠ {t.support_error}</span>")
@@ -278,7 +196,7 @@ class LawTools:
         self.support_text.setText(f"<b>{s.lines[0]}</b><br>{s.lines[1]}" + (f"<ul>{rows}</ul>" if rows else ""))
         self.support_plot.draw(list(support_marks(s)))
 
-    def _show_fine(self, t, th) -> None:
+    def show_fine(self, t: Tools, th) -> None:
         f = t.fine
         self.fine_plot.clear()
         if f is None:
@@ -302,12 +220,84 @@ class LawTools:
         label.setPos(x, y)
         self.fine_plot.addItem(label)
 
-    def _show_clocks(self, t) -> None:
-        p = self.panel.params
+    def apply_theme(self, theme) -> None:
+        self.support_plot.theme = theme
+
+
+class FourClocks(QWidget):
+    """The "Four clocks" tab: one incident on the CRA, NIS2, GDPR and DORA reporting clocks."""
+
+    changed = Signal(dict)
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        top = _Flow()
+        form = QFormLayout()
+        self.regime_checks = {f: QCheckBox(Params.spec(f)["label"]) for f in REGIME_FIELDS}
+        grid = QGridLayout()
+        for i, c in enumerate(self.regime_checks.values()):
+            grid.addWidget(c, i // 2, i % 2)
+        form.addRow("Regimes:", grid)
+        self.kind_box = QComboBox()
+        self.kind_box.addItems(list(KIND_LABELS.values()))
+        self.aware_edit, self.classified_edit, self.fix_edit = QDateTimeEdit(), QDateTimeEdit(), QDateTimeEdit()
+        self.fix_check = QCheckBox("Fix / mitigation available at:")
+        self.moment_edits = {"aware": self.aware_edit, "classified_at": self.classified_edit, "fix_at": self.fix_edit}
+        for name, w in self.moment_edits.items():
+            w.setCalendarPopup(True)
+            w.setDisplayFormat("dd MMM yyyy HH:mm")
+            w.dateTimeChanged.connect(lambda v, n=name: self.changed.emit(
+                {n: moment_text(v.toPython().replace(tzinfo=None))}))
+        form.addRow("CRA event:", self.kind_box)
+        form.addRow("Became aware at:", self.aware_edit)
+        form.addRow("Classified major (DORA) at:", self.classified_edit)
+        form.addRow(self.fix_check, self.fix_edit)
+        top.addLayout(form, 2)
+        self.starts = label()
+        self.starts.setTextFormat(Qt.RichText)
+        top.addWidget(self.starts, 3)
+        lay.addLayout(top)
+        self.clock_error = ErrorLabel()
+        lay.addWidget(self.clock_error)
+        self.table = QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["Due (latest)", "Report", "To", "Counts from", "Basis"])
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setWordWrap(True)
+        lay.addWidget(self.table, 2)
+        self.notes = label(name="muted")
+        self.notes.setTextFormat(Qt.RichText)
+        lay.addWidget(self.notes)
+        self.table.setMinimumHeight(260)
+        self.clock_plot = DeadlineTimeline(theme, "One incident, every deadline")
+        self.clock_plot.setMinimumHeight(260)
+        lay.addWidget(self.clock_plot, 2)
+        self.named = (("clock_starts", self.starts, "Where each clock starts: the hard part"),
+                      ("four_clocks", self, "One incident on four reporting clocks"),
+                      ("clock_table", self.table, "Every deadline, recipient and basis in time order"),
+                      ("clock_timeline", self.clock_plot, "Every deadline on one date axis"))
+        self.bound = {"event": self.kind_box, "fix_available": self.fix_check,
+                      **{f: self.regime_checks[f] for f in REGIME_FIELDS}}
+        """Controls the panel binds to its params, by field."""
+
+    def show_inputs(self, p: Params) -> None:
+        """The params' moments in the edits (without their signals), which edits apply, and where each
+        chosen regime's clock starts."""
+        for name, w in self.moment_edits.items():
+            _set_qdt(w, getattr(p, name), name)
+        self.fix_edit.setEnabled(p.fix_available)
+        self.classified_edit.setEnabled(p.clock_dora)
+        self.fix_check.setEnabled(p.clock_cra and p.event == "vulnerability")
         info = reporting.REGIME_INFO
         self.starts.setText("<b>Where each clock starts (the hard part)</b><ul>" + "".join(
             f"<li><b>{info[r][0].split(',')[0]}</b>: {info[r][1]}</li>"
             for f, r in zip(REGIME_FIELDS, reporting.REGIMES) if getattr(p, f)) + "</ul>")
+
+
+    def show_result(self, t: Tools) -> None:
         self.clock_error.show_error(t.clocks_error)
         c = t.clocks
         ds = c.deadlines if c else ()
@@ -328,17 +318,15 @@ class LawTools:
         self.clock_plot.draw(list(c.marks) if c else [])
 
     def apply_theme(self, theme) -> None:
-        for plot in (self.support_plot, self.clock_plot):
-            plot.theme = theme
-        self.refresh(force=True)
+        self.clock_plot.theme = theme
 
-    def state(self) -> dict:
-        """The tools' results for the panel's JSON export."""
-        t = self.result
-        iso = (lambda v: v.isoformat() if isinstance(v, date) else v)
-        s, f = t.support, t.fine
-        return {"support": None if s is None else {
-                    "end": iso(s.end), "updates": [[iso(u.issued), iso(u.until), u.basis] for u in s.updates]},
-                "fine": None if f is None else {"max_eur": f.max_eur, "exempt": f.exempt, "basis": f.basis},
-                "clocks": [[d.name, d.due.isoformat(), d.recipient, d.basis, d.counts_from]
-                           for d in (t.clocks.deadlines if t.clocks else ())]}
+
+def tools_state(t: Tools) -> dict:
+    """The tools' results for the panel's JSON export."""
+    iso = (lambda v: v.isoformat() if isinstance(v, date) else v)
+    s, f = t.support, t.fine
+    return {"support": None if s is None else {
+                "end": iso(s.end), "updates": [[iso(u.issued), iso(u.until), u.basis] for u in s.updates]},
+            "fine": None if f is None else {"max_eur": f.max_eur, "exempt": f.exempt, "basis": f.basis},
+            "clocks": [[d.name, d.due.isoformat(), d.recipient, d.basis, d.counts_from]
+                       for d in (t.clocks.deadlines if t.clocks else ())]}

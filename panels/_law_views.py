@@ -1,5 +1,5 @@
-"""Drawing helpers for the law panel: the decision tree as a graph with the path highlighted, and
-dated deadline timelines. Pure view code: positions come from engines.law.trees.layout."""
+"""Drawing helpers for the law panel: the decision tree as a graph with the path highlighted, the
+walk's button bar, and dated deadline timelines. Pure view code: positions come from engines.law.trees.layout."""
 from __future__ import annotations
 
 from datetime import date, datetime, time
@@ -7,12 +7,56 @@ from datetime import date, datetime, time
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engines.law.trees import Tree, layout
 from explorer.ui.tree_graph import TreeGraph as _TreeGraph
 from explorer.ui.label_layer import range_end_for_label
 from explorer.theme import Theme
 from explorer.ui.widgets import brush, pen
+
+
+class WalkBar(QWidget):
+    """The decision walk's two rows of controls (tree, back, undo, restart; example, start, exports)
+    and the line that says what was last done; the panel connects the buttons to the walk."""
+
+    def __init__(self, trees: dict[str, str], examples: dict[str, str]) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.tree_box, self.example_box = QComboBox(), QComboBox()
+        self.tree_box.setAccessibleName("Decision tree")
+        self.example_box.setAccessibleName("Example product")
+        for box, items in ((self.tree_box, trees), (self.example_box, examples)):
+            for key, title in items.items():
+                box.addItem(title, key)
+            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)   # long titles must not
+            box.setMinimumContentsLength(14)                                          # set the panel's width
+        self.example_btn = QPushButton("Start")
+        self.example_btn.setToolTip("Start from this example: its answers are filled in")
+        self.back_btn = QPushButton("◀ Back")
+        self.back_btn.setToolTip("Go back one answer")
+        self.undo_btn = QPushButton("↶ Undo")
+        self.undo_btn.setToolTip("Revert the last action (answer, back, restart, example)")
+        self.restart_btn = QPushButton("⟲ Restart")
+        self.md_btn = QPushButton("Export .md…")
+        self.md_btn.setToolTip("Export the record of your answers as Markdown")
+        self.html_btn = QPushButton("Export .html…")
+        self.html_btn.setToolTip("Export the record of your answers as HTML")
+        # two rows, so the panel fits in ~1000 px and leaves the side docks their width
+        for row in (((QLabel("Tree:"), 0), (self.tree_box, 1), (self.back_btn, 0), (self.undo_btn, 0),
+                     (self.restart_btn, 0)),
+                    ((QLabel("Example:"), 0), (self.example_box, 1), (self.example_btn, 0), (self.md_btn, 0),
+                     (self.html_btn, 0))):
+            bar = QHBoxLayout()
+            for w, stretch in row:
+                bar.addWidget(w, stretch)
+            lay.addLayout(bar)
+        self.export_status = QLabel()             # as panels._law_tools.label makes it (that module imports this one)
+        self.export_status.setWordWrap(True)
+        self.export_status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.export_status.setObjectName("muted")
+        lay.addWidget(self.export_status)
 
 
 class TreeGraph(_TreeGraph):

@@ -3,20 +3,17 @@ own. For each point the user records whether the file holds it, a note and where
 the tab shows what the Annex I answers and the support period already supply and what they leave
 open, the point's Official Journal text as a quote, and what a substantial modification starts
 again. The answers are the ``annex_vii`` field of the panel's ``Params``; engines.law.annex_vii holds
-the rules and writes the exports."""
+the rules and writes the exports. A view: edits leave through ``changed``, export requests through
+``export_requested``; the panel hands it the file's points."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from engines.core.errors import ValidationError
 from engines.law import annex_vii
 from engines.law.oj_text import ANNEX_VII_LEAD, SOURCE
-from engines.law.tools import support_of
-from explorer.exports import write_document
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 from panels._law_annex import export_buttons
@@ -27,13 +24,17 @@ CHOICES = (("", "— open —"), ("present", "in the file"), ("missing", "missin
 COLS = ["Point", "Holds (our words)", "Status", "Note", "Where in the file"]
 
 
-class TechnicalFile:
-    """Builds the Annex VII tab on ``panel.tabs`` and keeps it in step with ``panel.params``."""
+class TechnicalFile(QWidget):
+    """The Annex VII tab: ``changed`` carries the table's ``annex_vii``, ``export_requested`` a format;
+    the panel shows engines.law.annex_vii.technical_file's points with :meth:`show_result`."""
 
-    def __init__(self, panel) -> None:
-        self.panel = panel
-        page = QWidget()
-        lay = QVBoxLayout(page)
+    changed = Signal(dict)
+    export_requested = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.points: tuple = ()
+        lay = QVBoxLayout(self)
         intro = QLabel("CRA Annex VII: what the technical documentation (Art 31) holds. Mark each point with "
                        "where it sits in your file; below the table, what the Annex I checklist and the "
                        "support period already give it. Only point 8 may be 'not applicable'.")
@@ -45,12 +46,12 @@ class TechnicalFile:
         lay.addWidget(self.summary)
         bar = FlowLayout()
         self.error = ErrorLabel()
-        self.export_btns = export_buttons(self, bar, "Annex VII file")
+        self.export_btns = export_buttons(self, bar)
         lay.addLayout(bar)
         split = QSplitter(Qt.Vertical)
         rows = [(p.id, f"VII({p.id})", p.short, p.what, [c for c in CHOICES if c[0] != "n/a" or p.may_be_na])
                 for p in annex_vii.POINTS]
-        self.table = ChecklistTable(rows, COLS, lambda: self._send())
+        self.table = ChecklistTable(rows, COLS, lambda: self.changed.emit({"annex_vii": self.table.answers()}))
         self.table.currentCellChanged.connect(lambda row, *_: self._show_detail(row))
         split.addWidget(self.table)
         detail = QWidget()
@@ -71,25 +72,16 @@ class TechnicalFile:
         split.addWidget(scrolled(detail))
         split.setSizes([430, 260])
         lay.addWidget(split, 1)
-        panel.tabs.addTab(page, "Annex VII file")
-        panel.name_view("annex_vii", page, "Annex VII technical file, with answers of its own, linked to Annex I")
-        panel.name_view("vii_table", self.table, "Annex VII points: status, note, where in the file, from Annex I")
-        panel.name_view("vii_todo", self.todo, "What the technical file still lacks")
-        panel.name_view("vii_links", self.links, "What the Annex I answers and the support period supply")
-        panel.name_view("modification", self.modification, "What a substantial modification starts again")
-        panel.params_changed.connect(lambda _p: self.refresh())
-        self.refresh()
+        self.named = (
+            ("annex_vii", self, "Annex VII technical file, with answers of its own, linked to Annex I"),
+            ("vii_table", self.table, "Annex VII points: status, note, where in the file, from Annex I"),
+            ("vii_todo", self.todo, "What the technical file still lacks"),
+            ("vii_links", self.links, "What the Annex I answers and the support period supply"),
+            ("modification", self.modification, "What a substantial modification starts again"))
 
-    def _send(self) -> None:
-        self.error.show_error(self.panel.update_params(annex_vii=self.table.answers()))
-
-    def refresh(self) -> None:
-        p = self.panel.params
-        try:
-            end = support_of(p).end
-        except ValidationError:
-            end = None
-        pts = self.points = annex_vii.technical_file(p.annex_i, end, p.annex_vii)
+    def show_result(self, pts: tuple) -> None:
+        """The technical file's points (engines.law.annex_vii.technical_file)."""
+        self.points = pts
         self.table.show([(f.status, f.note, f.evidence, ("⚠ " if f.warning else "") + f"VII({f.point})",
                           f.warning or f.what, ()) for f in pts])
         self.links.setText("<b>From the Annex I checklist and the support period</b><ul>" + "".join(
@@ -109,10 +101,5 @@ class TechnicalFile:
                                 f"<b>Article text</b> ({SOURCE}, Annex VII):<br><i>“{html.escape(ANNEX_VII_LEAD)} "
                                 f"… {html.escape(f.quote)}”</i>")
 
-    def export(self, path: str | Path, fmt: str) -> Path:
-        """Write the Annex VII checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
-        path = Path(path)
-        write = {"md": annex_vii.to_markdown, "html": annex_vii.to_html, "csv": annex_vii.to_csv}[fmt]
-        write_document(path, write(self.points))
-        self.status.setText(f"Annex VII checklist written to {path}")
-        return path
+    def show_status(self, text: str) -> None:
+        self.status.setText(text)

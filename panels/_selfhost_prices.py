@@ -1,28 +1,25 @@
 """Prices view of the self-hosting panel: every row of the price file with its age (stale rows marked in
-words), its source and confidence, and the editor that validates a changed file before it is used."""
+words), its source and confidence, the buttons that ask for another file (their signals go to the
+panel, which reads, checks and saves it) and the editor that validates a changed file before it is used."""
 from __future__ import annotations
 
-import logging
 import os
 from datetime import date
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QStandardPaths, Qt
+from PySide6.QtCore import QStandardPaths, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHeaderView, QLabel, QPlainTextEdit,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engines.selfhost import PriceBook, age_days, age_words, dump_prices, is_stale, load_prices, parse_price_text
-from explorer.exports import save_document, write_document
-from explorer.files import FileProblem, atomic_write_text, read_text_limited
+from engines.selfhost import PriceBook, age_days, age_words, is_stale, parse_price_text
+from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 
 PRICE_FILE = "selfhost-prices.json"
 
 COLUMNS = ("what", "age", "price", "observed", "confidence", "kind", "source")
-
-log = logging.getLogger(__name__)
 
 
 def book_rows(book: PriceBook, today: date) -> list[dict]:
@@ -134,79 +131,42 @@ def user_price_path() -> Path:
     return Path(folder) / PRICE_FILE
 
 
-class PriceFileMixin:
-    """The self-hosting panel's price file: the user's edited copy (checked before it is used, saved
-    atomically), another file opened, or the shipped one restored. Needs ``price_error``, ``params``,
-    ``ctx``, ``_fill_choices`` and ``_schedule`` on the panel."""
+class PricesView(QWidget):
+    """The price file's buttons, its error line and its table. Each button asks through a signal (an
+    opened file's path with ``open_requested``); the panel reads, checks, saves and shows the result."""
 
-    def _load_book(self) -> tuple[PriceBook, str]:
-        path = user_price_path()
-        if path.exists():
-            try:
-                return load_prices(path), f"your edited file {path}"
-            except Exception as exc:   # noqa: BLE001 — whatever is in the user's file, the panel opens
-                log.warning("the price file %s is set aside: %s", path, exc)
-                self._startup_problem = f"your price file {path} is not used (kept as it is): {exc}"
-        return load_prices(), "the shipped file assets/selfhost/prices.json"
+    edit_requested = Signal()
+    open_requested = Signal(str)
+    save_requested = Signal()
+    restore_requested = Signal()
 
-    def use_price_text(self, text: str, where: str) -> str | None:
-        """Validate ``text`` as a price file; only if valid, save it as the user's copy and use it."""
-        try:
-            book = parse_price_text(text)
-            self._check_choices(book)
-        except ValueError as exc:
-            self.price_error.show_error(f"{where}: {exc} — nothing changed.")
-            return str(exc)
-        try:
-            atomic_write_text(user_price_path(), dump_prices(book), make_parents=True)
-        except OSError as exc:
-            self.price_error.show_error(f"cannot save the price file: {exc} — nothing changed.")
-            return str(exc)
-        self.price_error.show_error(None)
-        self.book, self.book_where = book, f"your edited file {user_price_path()} (from {where})"
-        self._fill_choices()
-        self._schedule()
-        return None
+    def __init__(self) -> None:
+        super().__init__()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        buttons = FlowLayout()                  # wraps rather than widening the panel
+        edit = QPushButton("Edit the price file…")
+        edit.clicked.connect(self.edit_requested)
+        open_btn = QPushButton("Open a price file…")
+        open_btn.clicked.connect(self._open_dialog)
+        self.save_prices_btn = QPushButton("Save the price file as…")
+        self.save_prices_btn.setToolTip("Write the prices in use (shipped or your edited copy) to a file of your choice")
+        self.save_prices_btn.clicked.connect(self.save_requested)
+        restore = QPushButton("Restore the shipped prices")
+        restore.clicked.connect(self.restore_requested)
+        for b in (edit, open_btn, self.save_prices_btn, restore):
+            buttons.addWidget(b)
+        lay.addLayout(buttons)
+        self.price_error = ErrorLabel()
+        lay.addWidget(self.price_error)
+        self.price_table = PriceTable()
+        lay.addWidget(self.price_table, 1)
 
-    def _check_choices(self, book: PriceBook) -> None:
-        """A new file must still hold the rows the current view uses (else the view could not be drawn)."""
-        book.api_row(self.params.api)
-        if self.params.ownership != "own":
-            book.rental_row(self.params.gpu_offer, self.ctx.scenario.value.gpu)
-
-    def edit_prices(self) -> None:
-        dlg = PriceEditor(dump_prices(self.book), self)
-        if dlg.exec() and dlg.book is not None:
-            self.use_price_text(dlg.edit.toPlainText(), "the editor")
-
-    def _open_prices_dialog(self) -> None:
+    def _open_dialog(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self, "Open a price file", "", "Price files (*.json)")
         if name:
-            self.open_price_file(name)
+            self.open_requested.emit(name)
 
-    def export_prices(self, path: str | Path) -> Path:
-        """Write the price file in use, as the editor shows it (atomically)."""
-        return write_document(path, dump_prices(self.book))
-
-    def _save_prices_dialog(self) -> None:
-        save_document(self, "Save the price file", "prices.json", "Price files (*.json)", self.export_prices,
-                      self.price_error.show_error)
-
-    def open_price_file(self, path: str) -> str | None:
-        try:
-            text = read_text_limited(path, 2_000_000)
-        except FileProblem as exc:
-            self.price_error.show_error(f"{exc} — nothing changed.")
-            return str(exc)
-        return self.use_price_text(text, Path(path).name)
-
-    def restore_prices(self) -> None:
-        try:
-            user_price_path().unlink(missing_ok=True)
-        except OSError as exc:
-            self.price_error.show_error(f"cannot remove {user_price_path()}: {exc}")
-            return
-        self.book, self.book_where = load_prices(), "the shipped file assets/selfhost/prices.json"
-        self.price_error.show_error(None)
-        self._fill_choices()
-        self._schedule()
+    def show_result(self, book: PriceBook, today: date, where: str, used: set[str]) -> None:
+        """The book in use, where it came from, and the rows the cost view uses now (marked ▶)."""
+        self.price_table.show_book(book, today, where, used)

@@ -13,6 +13,9 @@ from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidg
 from engines.compute import (FIT_LABELS, ComputeStudy, Params, load_table, machine_devices, measure_machine,
                              serving_traffic, study)
 from engines.compute.data import data_path
+from engines.compute.experiment import ExperimentResult, default_cache_dir, run_experiment, shipped_result
+from engines.compute.experiment import Params as ExperimentParams
+from engines.core.errors import ValidationError
 from explorer.binder import ParamBinder
 from explorer.panel import Panel
 from explorer.ui.flow_layout import keep_together
@@ -86,14 +89,41 @@ class ComputePanel(Panel):
         return self.slider_page(("tokens_b", "mfu_pct"), v, (fit, self.mfu_link), margins=4)
 
     def _experiment_page(self) -> QWidget:
-        self.experiment_view = ExperimentView(self)
-        v = self.experiment_view
+        jobs = self.jobs("experiment")
+        v = self.experiment_view = ExperimentView(self.theme, jobs.widget())
+        v.run_requested.connect(self.run_experiment)
+        v.shipped_requested.connect(lambda: v.show_result(self.experiment_shipped, shipped=True))
+        jobs.failed.connect(v.error.show_error)
+        jobs.finished.connect(lambda _how: v.show_running(jobs.running))
+        self.experiment_local: ExperimentResult | None = None
+        self.experiment_shipped: ExperimentResult | None = None
+        try:
+            self.experiment_shipped = shipped_result()
+        except ValidationError as exc:
+            v.error.show_error(f"The shipped experiment file cannot be read: {exc}")
+        v.show_result(self.experiment_shipped, shipped=True, has_shipped=self.experiment_shipped is not None)
         for name, widget, title in (("experiment", v, "The scaling-law experiment, measured here"),
                                     ("experiment_losses", v.loss_plot, "Measured losses against compute"),
                                     ("experiment_frontier", v.frontier_plot, "Fitted frontier beside the published"),
                                     ("experiment_readout", v.readout, "The fitted constants")):
             self.name_view(name, widget, title)
         return self.experiment_view
+
+    def _experiment_params(self, seed: int) -> ExperimentParams:
+        return ExperimentParams(seed=seed, device=self.ctx.device)
+
+    def run_experiment(self, seed: int) -> None:
+        """Train on this machine in the background (or show the cached run for the same seed and device)."""
+        params, cache = self._experiment_params(seed), default_cache_dir()
+        self.experiment_view.error.show_error("")
+        self.jobs("experiment").run(lambda progress, cancelled: run_experiment(params, progress, cancelled,
+                                                                               cache_dir=cache),
+                                    self._experiment_done, label="Training six tiny transformers…")
+        self.experiment_view.show_running(self.jobs("experiment").running)
+
+    def _experiment_done(self, result: ExperimentResult) -> None:
+        self.experiment_local = result
+        self.experiment_view.show_result(result, has_shipped=self.experiment_shipped is not None)
 
     def _demand_page(self) -> QWidget:
         v = self.demand_view = DemandView(self.theme)
@@ -261,8 +291,10 @@ class ComputePanel(Panel):
         for view in (self.scaling_view, self.demand_view, self.machine_view, self.cost_view, self.power_view,
                      self.grid_view, self.experiment_view):
             view.theme = theme
-        if self.experiment_view.result is not None:
-            self.experiment_view.show_result(self.experiment_view.result)
+        v = self.experiment_view
+        if v.result is not None:
+            v.show_result(v.result, shipped=v.result is self.experiment_shipped,
+                          has_shipped=self.experiment_shipped is not None)
         if self.study is not None:
             self.grid_view.show_tables(self.study.grid)
             self._stale = set(range(self.tabs.count()))

@@ -1,7 +1,8 @@
 """EU law panel: the Cyber Resilience Act and the Product Liability Directive as explained decision
-trees (graph + question card + outcome card) and a decision-record export; the clocks tab
-(panels/_law_clocktab) and the working tools' tabs (panels/_law_*) hang off it. All rules live in
-engines.law; this module only binds widgets to them: what the user sets (the walk's answers, the
+trees (graph + question card + outcome card) and a decision-record export, beside the views of the
+clocks tab (panels/_law_clocktab) and the working tools' tabs (panels/_law_*): the panel binds
+their controls, takes their edits through their signals and hands each its engine result. All
+rules live in engines.law; this module only binds widgets to them: what the user sets (the walk's answers, the
 example, the clocks' inputs) is the panel's ``Params``, so a saved view reopens the same walk and
 clocks. Educational, not legal advice."""
 from __future__ import annotations
@@ -9,34 +10,39 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QTimer, Qt
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPushButton,
-                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from engines.law import record
+from engines.core.errors import ValidationError
+from engines.law import annex, annex_vii, defect, record, sbom
+from engines.law.clocks import clocks
 from engines.law.outcome import cra_facts, reading
 from engines.law.params import DAYS, MOMENTS, Params
+from engines.law.sbom_study import read_sbom, study
+from engines.law.tools import tools
 from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
 from explorer.binder import ParamBinder
 from explorer.exports import save_document, write_document
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.question_card import QuestionCard, outcome_html
 from explorer.ui.widgets import ErrorLabel, WrapButton
-from panels._law_annex import AnnexChecklist
+from panels._law_annex import FILTERS, AnnexChecklist
 from panels._law_clocktab import EVENTS, ClockTab
 from panels._law_pld import DefectWorksheet
 from panels._law_sbom import SbomView
-from panels._law_tools import LawTools, label as _label
+from panels._law_tools import (ENTERPRISE_LABELS, FINE_FIELDS, KIND_LABELS, SUPPORT_FIELDS, TIER_LABELS, WALK_FIELDS,
+                               FourClocks, SupportFines, label as _label, scrolled, tools_state)
 from panels._law_vii import TechnicalFile
-from panels._law_views import TreeGraph
+from panels._law_views import TreeGraph, WalkBar
 
 NOTICE = ("⚖ Educational, not legal advice. The trees follow Regulation (EU) 2024/2847 (CRA) and Directive "
           "(EU) 2024/2853 (PLD); quotes are article text, summaries are paraphrases. Check the Official "
           "Journal and take legal advice for real decisions.")
+WRITERS = {"md": "to_markdown", "html": "to_html", "csv": "to_csv"}   # each checklist module's exports
 CLOCK_FIELDS = frozenset({"event", "fix_available", "notified", "latent_injury", "distributor_request",
                           *MOMENTS, *DAYS})
 
 
-class LawPanel(ClockTab, Panel):
+class LawPanel(Panel):
     key = "law"
     title = "EU law: CRA and PLD"
     order = 90
@@ -58,66 +64,71 @@ class LawPanel(ClockTab, Panel):
         self.tabs = QTabWidget()
         self.body.addWidget(self.tabs, 1)
         self.tabs.addTab(self._build_tree_tab(), "Decision trees")
-        self.tabs.addTab(self._build_clock_tab(), "Deadline clocks")
-        # the working tools' tabs (panels/_law_tools, _law_annex, _law_vii, _law_pld, _law_sbom)
-        self.tools, self.annex, self.vii = LawTools(self), AnnexChecklist(self), TechnicalFile(self)
-        self.defect = DefectWorksheet(self)
-        self.sbom = SbomView(self)
-        self.binder = ParamBinder(self, {"example": self.example_box, "event": self.event_box,
-                                         "fix_available": self.fix_check, "notified": self.notified_check,
-                                         "latent_injury": self.latent_check,
-                                         "distributor_request": self.request_check},
-                                  choices={"example": {k: ex["title"] for k, ex in self.examples.items()},
-                                           "event": EVENTS}, error=self.error.show_error)
+        self._build_views()
         self._refresh()
         self._update_clocks()
+        self._tool_inputs: dict | None = None
+        self._refresh_tools()
+
+    def _build_views(self) -> None:
+        """The clocks' and the working tools' views (panels/_law_clocktab, _law_tools, _law_annex, _law_vii,
+        _law_pld, _law_sbom) as tabs, named, bound to the params, their signals wired to edits."""
+        th = self.theme
+        self.clock_tab, self.support, self.four_clocks = ClockTab(th), SupportFines(th), FourClocks(th)
+        self.annex, self.vii, self.defect = AnnexChecklist(), TechnicalFile(), DefectWorksheet()
+        self.sbom = SbomView(self.jobs("sbom").widget())
+        for view, title, wrap in ((self.clock_tab, "Deadline clocks", False), (self.support, "Support and fines", True),
+                                  (self.four_clocks, "Four clocks", True), (self.annex, "Annex I checklist", False),
+                                  (self.vii, "Annex VII file", False), (self.defect, "PLD defect", True),
+                                  (self.sbom, "SBOM", False)):
+            self.tabs.addTab(scrolled(view) if wrap else view, title)
+            for name, widget, text in view.named:
+                self.name_view(name, widget, text)
+        self.clock_tab.changed.connect(lambda c: self.clock_tab.show_edit_error(self.update_params(**c)))
+        for view in (self.support, self.four_clocks):
+            view.changed.connect(lambda c: self.support.error.show_error(self.update_params(**c)))
+        for view in (self.annex, self.vii, self.defect):
+            view.changed.connect(lambda c, v=view: v.error.show_error(self.update_params(**c)))
+        self.sbom.requested.connect(lambda c: self.sbom.error.show_error(self.update_params(**c)))
+        for view, what, export in ((self.annex, "Annex I checklist", self.export_annex),
+                                   (self.vii, "Annex VII file", self.export_vii)):
+            view.export_requested.connect(lambda fmt, v=view, w=what, e=export: self._export_checklist(v, w, e, fmt))
+        self.sbom.show_generator(sbom.generator_available())
+        jobs = self.jobs("sbom")
+        jobs.started.connect(lambda _label: self.sbom.progress.show())
+        jobs.finished.connect(self.sbom.show_finished)
+        jobs.failed.connect(self.sbom.error.show_error)
+        self._sbom_shown: tuple[str, str] | None = None
+        self._sbom_open: sbom.Sbom | None = None
+        self.tools_binder = ParamBinder(self, {**self.support.bound, **self.four_clocks.bound},
+                                        choices={"fine_tier": TIER_LABELS, "enterprise": ENTERPRISE_LABELS,
+                                                 "event": KIND_LABELS}, error=self.support.error.show_error)
+        self.binder = ParamBinder(self, {"example": self.example_box, "event": self.clock_tab.event_box,
+                                         "fix_available": self.clock_tab.fix_check,
+                                         "notified": self.clock_tab.notified_check,
+                                         "latent_injury": self.clock_tab.latent_check,
+                                         "distributor_request": self.clock_tab.request_check,
+                                         "annex_quotes": self.annex.quotes, "later_improvement": self.defect.later},
+                                  choices={"example": {k: ex["title"] for k, ex in self.examples.items()},
+                                           "event": EVENTS}, error=self.error.show_error)
 
     # ---- decision trees ------------------------------------------------------------------
     def _build_tree_tab(self) -> QWidget:
         page = QWidget()
         lay = QVBoxLayout(page)
-        bar = QHBoxLayout()
-        self.tree_box = QComboBox()
-        self.tree_box.setAccessibleName("Decision tree")
-        for key, tree in self.trees.items():
-            self.tree_box.addItem(tree.title, key)
+        bar = self.walk_bar = WalkBar({k: t.title for k, t in self.trees.items()},
+                                      {k: ex["title"] for k, ex in self.examples.items()})
+        lay.addWidget(bar)
+        self.tree_box, self.example_box, self.export_status = bar.tree_box, bar.example_box, bar.export_status
+        self.back_btn, self.undo_btn, self.restart_btn = bar.back_btn, bar.undo_btn, bar.restart_btn
+        self.example_btn, self.md_btn, self.html_btn = bar.example_btn, bar.md_btn, bar.html_btn
         self.tree_box.activated.connect(lambda _i: self._walk_to(self.tree_box.currentData(), ()))
-        self.example_box = QComboBox()
-        self.example_box.setAccessibleName("Example product")
-        for key, ex in self.examples.items():
-            self.example_box.addItem(ex["title"], key)
-        self.example_btn = QPushButton("Start")
-        self.example_btn.setToolTip("Start from this example: its answers are filled in")
         self.example_btn.clicked.connect(lambda: self.load_example(self.params.example))
-        self.back_btn = QPushButton("◀ Back")
-        self.back_btn.setToolTip("Go back one answer")
         self.back_btn.clicked.connect(lambda: self._walk_to(self.params.tree, self.params.answers[:-1]))
-        self.undo_btn = QPushButton("↶ Undo")
-        self.undo_btn.setToolTip("Revert the last action (answer, back, restart, example)")
         self.undo_btn.clicked.connect(self.undo_walk)
-        self.restart_btn = QPushButton("⟲ Restart")
         self.restart_btn.clicked.connect(lambda: self._walk_to(self.params.tree, ()))
-        self.md_btn = QPushButton("Export .md…")
-        self.md_btn.setToolTip("Export the record of your answers as Markdown")
         self.md_btn.clicked.connect(lambda: self._export_dialog("md"))
-        self.html_btn = QPushButton("Export .html…")
-        self.html_btn.setToolTip("Export the record of your answers as HTML")
         self.html_btn.clicked.connect(lambda: self._export_dialog("html"))
-        for box in (self.tree_box, self.example_box):   # long titles must not set the panel's minimum width
-            box.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(14)
-        # two rows, so the panel fits in ~1000 px and leaves the side docks their width
-        for w, stretch in ((QLabel("Tree:"), 0), (self.tree_box, 1), (self.back_btn, 0), (self.undo_btn, 0),
-                           (self.restart_btn, 0)):
-            bar.addWidget(w, stretch)
-        bar2 = QHBoxLayout()
-        for w, stretch in ((QLabel("Example:"), 0), (self.example_box, 1), (self.example_btn, 0), (self.md_btn, 0),
-                           (self.html_btn, 0)):
-            bar2.addWidget(w, stretch)
-        lay.addLayout(bar)
-        lay.addLayout(bar2)
-        self.export_status = _label(name="muted")
-        lay.addWidget(self.export_status)
 
         split = QSplitter(Qt.Horizontal)
         left = QWidget()
@@ -194,6 +205,73 @@ class LawPanel(ClockTab, Panel):
             self.timeline_changed.emit()
         if changed & CLOCK_FIELDS:
             self._update_clocks()
+        self._refresh_tools()
+
+    def _update_clocks(self) -> None:
+        self.clock_tab.show_inputs(self.params)
+        c = clocks(self.params)
+        self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
+        self.clock_tab.show_result(c)
+
+    def _refresh_tools(self, force: bool = False) -> None:
+        """Redraw the tools' views for the params; skipped when only the walk changed (answering a
+        question or a tour step moving through a tree leaves every tool as it was)."""
+        p = self.params
+        inputs = {k: v for k, v in p.to_dict().items() if k not in WALK_FIELDS}
+        before = self._tool_inputs
+        if not force and inputs == before:
+            return
+        self._tool_inputs = inputs
+        changed = set(inputs) if force or before is None else {k for k in inputs if inputs[k] != before[k]}
+        t = self.tools_result = tools(p)
+        self.support.show_inputs(p)
+        self.four_clocks.show_inputs(p)
+        if changed & SUPPORT_FIELDS:
+            self.support.show_support(t)
+        if changed & FINE_FIELDS:
+            self.support.show_fine(t, self.theme)
+        if changed - SUPPORT_FIELDS - FINE_FIELDS:
+            self.four_clocks.show_result(t)
+        self.annex.show_result(t.checklist, p.annex_quotes)
+        self.vii.show_result(annex_vii.technical_file(p.annex_i, t.support.end if t.support else None, p.annex_vii))
+        self.defect.show_result(defect.weigh(p.art7, p.later_improvement))
+        self._show_sbom()
+
+    # ---- SBOM ----------------------------------------------------------------------------
+    def _show_sbom(self) -> None:
+        """Open, or generate in the "sbom" job, the SBOM ``sbom_source`` names; a new advisory alone is
+        matched against the SBOM already open."""
+        source, adv = self.params.sbom_source, self.params.advisory_source
+        if self._sbom_shown is not None and source == self._sbom_shown[0]:
+            if adv != self._sbom_shown[1]:
+                self._study(self._sbom_open)
+            return
+        self._sbom_shown = (source, adv)
+        self.sbom.error.show_error(None)
+        if not source:
+            self._study(None)
+        elif source == sbom.ENVIRONMENT:
+            if not sbom.generator_available():
+                self.sbom.error.show_error("cyclonedx-bom is not installed: pip install '.[sbom]'")
+                self._study(None)
+                return
+            self.sbom.show_generating()
+            self.jobs("sbom").run(lambda progress, cancelled: sbom.for_environment(progress, cancelled),
+                                  lambda r: self._study(r) if isinstance(r, sbom.Sbom) else None,
+                                  label="SBOM of this app's environment")
+        else:
+            try:
+                s = read_sbom(source)
+            except ValidationError as exc:
+                self.sbom.error.show_error(str(exc))
+                s = None
+            self._study(s)
+
+    def _study(self, s: sbom.Sbom | None) -> None:
+        self._sbom_open = s
+        adv = self.params.advisory_source if s is not None else None
+        self._sbom_shown = (self._sbom_shown[0], adv)
+        self.sbom.show_result(study(s, self.params.sbom_source, adv) if s is not None else None)
 
     def _refresh(self) -> None:
         th = self.theme
@@ -231,6 +309,24 @@ class LawPanel(ClockTab, Panel):
         self.export_status.setText(f"Decision record written to {path}")
         return path
 
+    def export_annex(self, path: str | Path, fmt: str) -> Path:
+        """Write the Annex I checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
+        return self._write(self.annex, getattr(annex, WRITERS[fmt])(self.tools_result.checklist), path, "Checklist")
+
+    def export_vii(self, path: str | Path, fmt: str) -> Path:
+        """Write the Annex VII checklist as Markdown (``md``), HTML (``html``) or CSV (``csv``)."""
+        return self._write(self.vii, getattr(annex_vii, WRITERS[fmt])(self.vii.points), path, "Annex VII checklist")
+
+    @staticmethod
+    def _write(view, text: str, path: str | Path, what: str) -> Path:
+        write_document(Path(path), text)
+        view.show_status(f"{what} written to {path}")
+        return Path(path)
+
+    def _export_checklist(self, view, what: str, export, fmt: str) -> None:
+        save_document(self, f"Export {what}", f"{what.lower().replace(' ', '-')}.{fmt}", FILTERS[fmt],
+                      lambda path: export(path, fmt), view.error.show_error)
+
     def _export_dialog(self, fmt: str) -> None:
         filt = "Markdown (*.md)" if fmt == "md" else "HTML (*.html)"
         save_document(self, "Export decision record", f"decision-record.{fmt}", filt,
@@ -260,7 +356,7 @@ class LawPanel(ClockTab, Panel):
                 "record": self.walk.record(), "engine": r.head, "reasons": [list(x) for x in r.reasons],
                 "clocks": {k: {kk: (vv.isoformat() if hasattr(vv, "isoformat") else vv) for kk, vv in v.items()}
                            for k, v in self.clocks.items()},
-                "tools": self.tools.state(), "annex_i": [list(a) for a in self.params.annex_i],
+                "tools": tools_state(self.tools_result), "annex_i": [list(a) for a in self.params.annex_i],
                 "annex_vii": [[f.point, f.status, f.warning] for f in self.vii.points],
                 "art7": [[a, t] for a, t in self.defect.weighing.lines], "sbom": self.sbom.state()}
 
@@ -270,15 +366,13 @@ class LawPanel(ClockTab, Panel):
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
         self.notice.setStyleSheet(f"QLabel {{ border: 2px solid {theme.palette[0]}; padding: 6px; font-weight: bold; }}")
-        for plot in (getattr(self, "cra_plot", None), getattr(self, "pld_plot", None)):
-            if plot is not None:
-                plot.theme = theme
         self.graph.theme = theme
         self._refresh()
         if hasattr(self, "clocks"):
+            for view in (self.clock_tab, self.support, self.four_clocks):
+                view.apply_theme(theme)
             self._update_clocks()
-        if hasattr(self, "tools"):
-            self.tools.apply_theme(theme)
+            self._refresh_tools(force=True)
 
     def selftest(self) -> None:
         for key in self.examples:
@@ -293,7 +387,7 @@ class LawPanel(ClockTab, Panel):
         self.update_params(expected_use_years=3.0, fine_tier=2, clock_dora=False, sbom_source=":example",
                            annex_i=(("II.1", "met", "", "TD 4"),), annex_vii=(("2(b)", "present", "", "TD 4"),),
                            art7=(("f", "against", ""),), annex_quotes=True)
-        assert self.tools.result.support.below_floor and self.sbom.sbom is not None
+        assert self.tools_result.support.below_floor and self.sbom.sbom is not None
         assert "Part II(1) met" in self.vii.links.text() and self.vii.points[2].status == "present"
         assert not self.annex.table.isColumnHidden(5)
         spec = self.timeline()

@@ -6,20 +6,25 @@ sizing) runs in the "main" job slot, the simulated day in the "ops" slot after i
 and retirement figures are one cheap engine call (:func:`engines.selfhost.outlook`) made inline."""
 from __future__ import annotations
 
+import logging
 from datetime import date
+from pathlib import Path
 
-from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
-from engines.selfhost import OWNERSHIP, Params, age_words, outlook, sizing_key, tco
+from engines.selfhost import (OWNERSHIP, SHIPPED_WHERE, Params, PriceBook, age_words, checked_book, dump_prices,
+                              load_prices, open_book, outlook, sizing_key, tco)
 from engines.selfhost.operate import day_of_traffic
 from explorer.binder import ParamBinder, param_slider, quiet
+from explorer.exports import save_document, write_document
+from explorer.files import FileProblem, atomic_write_text, read_text_limited
 from explorer.panel import Panel
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ElidedCombo, ErrorLabel, Tabs
 from panels._selfhost_cost import CostView
 from panels._selfhost_ops import CapacityView, DayView, SecurityTable, signal_words, upgrade_words
-from panels._selfhost_prices import PriceFileMixin, PriceTable, book_rows
+from panels._selfhost_prices import PriceEditor, PricesView, book_rows
 from panels._selfhost_prices import PRICE_FILE, user_price_path  # noqa: F401  (importable here, as before)
 from panels._selfhost_privacy import PrivacyView
 
@@ -34,11 +39,12 @@ DAY_SLIDERS = ("ttft_target_s", "tpot_target_ms", "max_utilisation_pct")
 PRIVACY_FIELDS = frozenset({"privacy_tree", "privacy_answers"})
 CHEAP_FIELDS = frozenset({"growth_pct_per_month", "upgrade_days"})
 DEBOUNCE_MS = 150
+log = logging.getLogger(__name__)
 K8S_HINT = ("Kubernetes loops ▸ the model-server scenario shows the same rolling update pod by pod: the surge pod "
             "is scheduled, loads its weights and only then takes traffic.")
 
 
-class SelfHostPanel(PriceFileMixin, Panel):
+class SelfHostPanel(Panel):
     key = "selfhost"
     title = "Self-hosting"
     order = 75
@@ -49,7 +55,9 @@ class SelfHostPanel(PriceFileMixin, Panel):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.today = date.today()
-        self.book, self.book_where = self._load_book()
+        self.book, self.book_where, startup_problem = open_book(user_price_path())
+        if startup_problem:
+            log.warning("the price file is set aside: %s", startup_problem)
         self.result_tco = None
         self.day = None
         self.months = None
@@ -73,7 +81,7 @@ class SelfHostPanel(PriceFileMixin, Panel):
         self._fill_choices()
         self._show_ownership()
         self.privacy.show_walk(self.params.walk())
-        self.price_error.show_error(getattr(self, "_startup_problem", None))
+        self.price_error.show_error(startup_problem)
 
     # --- pages --------------------------------------------------------------------------------------
     def _row(self, names, extra=()) -> FlowLayout:
@@ -119,25 +127,66 @@ class SelfHostPanel(PriceFileMixin, Panel):
         lay = QVBoxLayout(page)
         own = [n for names in OWN_SLIDERS.values() for n in names]
         lay.addLayout(self._row((*ASSUMPTION_SLIDERS, *own, *FIXED_SLIDERS)))
-        buttons = FlowLayout()                  # wraps rather than widening the panel
-        edit = QPushButton("Edit the price file…")
-        edit.clicked.connect(self.edit_prices)
-        open_btn = QPushButton("Open a price file…")
-        open_btn.clicked.connect(self._open_prices_dialog)
-        self.save_prices_btn = QPushButton("Save the price file as…")
-        self.save_prices_btn.setToolTip("Write the prices in use (shipped or your edited copy) to a file of your choice")
-        self.save_prices_btn.clicked.connect(self._save_prices_dialog)
-        restore = QPushButton("Restore the shipped prices")
-        restore.clicked.connect(self.restore_prices)
-        for b in (edit, open_btn, self.save_prices_btn, restore):
-            buttons.addWidget(b)
-        lay.addLayout(buttons)
-        self.price_error = ErrorLabel()
-        lay.addWidget(self.price_error)
-        self.price_table = PriceTable()
-        lay.addWidget(self.price_table, 1)
+        v = self.prices_view = PricesView()
+        lay.addWidget(v, 1)
+        self.price_error, self.price_table, self.save_prices_btn = v.price_error, v.price_table, v.save_prices_btn
+        v.edit_requested.connect(self.edit_prices)
+        v.open_requested.connect(self.open_price_file)
+        v.save_requested.connect(lambda: save_document(self, "Save the price file", "prices.json",
+                                                       "Price files (*.json)", self.export_prices,
+                                                       self.price_error.show_error))
+        v.restore_requested.connect(self.restore_prices)
         self.name_view("prices", self.price_table, "The price file: dates, ages and sources")
         return page
+
+    # --- the price file: the user's edited copy (checked before it is used, saved atomically), another
+    # file opened, or the shipped one restored ----------------------------------------------------------
+    def use_price_text(self, text: str, where: str) -> str | None:
+        """Validate ``text`` as a price file; only if valid, save it as the user's copy and use it."""
+        try:
+            offer = None if self.params.ownership == "own" else self.params.gpu_offer
+            book = checked_book(text, self.params.api, offer, self.ctx.scenario.value.gpu)
+        except ValueError as exc:
+            self.price_error.show_error(f"{where}: {exc} — nothing changed.")
+            return str(exc)
+        try:
+            atomic_write_text(user_price_path(), dump_prices(book), make_parents=True)
+        except OSError as exc:
+            self.price_error.show_error(f"cannot save the price file: {exc} — nothing changed.")
+            return str(exc)
+        self._use_book(book, f"your edited file {user_price_path()} (from {where})")
+        return None
+
+    def _use_book(self, book: PriceBook, where: str) -> None:
+        self.price_error.show_error(None)
+        self.book, self.book_where = book, where
+        self._fill_choices()
+        self._schedule()
+
+    def edit_prices(self) -> None:
+        dlg = PriceEditor(dump_prices(self.book), self)
+        if dlg.exec() and dlg.book is not None:
+            self.use_price_text(dlg.edit.toPlainText(), "the editor")
+
+    def export_prices(self, path: str | Path) -> Path:
+        """Write the price file in use, as the editor shows it (atomically)."""
+        return write_document(path, dump_prices(self.book))
+
+    def open_price_file(self, path: str) -> str | None:
+        try:
+            text = read_text_limited(path, 2_000_000)
+        except FileProblem as exc:
+            self.price_error.show_error(f"{exc} — nothing changed.")
+            return str(exc)
+        return self.use_price_text(text, Path(path).name)
+
+    def restore_prices(self) -> None:
+        try:
+            user_price_path().unlink(missing_ok=True)
+        except OSError as exc:
+            self.price_error.show_error(f"cannot remove {user_price_path()}: {exc}")
+            return
+        self._use_book(load_prices(), SHIPPED_WHERE)
 
     def _privacy_page(self) -> QWidget:
         self.privacy = PrivacyView(self.theme)
@@ -198,7 +247,7 @@ class SelfHostPanel(PriceFileMixin, Panel):
                 for data, text in rows:
                     combo.addItem(text, data)
                 combo.setCurrentIndex(max(0, combo.findData(current)))
-        self.price_table.show_book(self.book, self.today, self.book_where, self._used_rows())
+        self.prices_view.show_result(self.book, self.today, self.book_where, self._used_rows())
 
     def _used_rows(self) -> set[str]:
         t = self.result_tco
@@ -262,7 +311,7 @@ class SelfHostPanel(PriceFileMixin, Panel):
     def _tco_done(self, result) -> None:
         self.result_tco = result
         self.cost_view.show_result(result, self._price_ages(result))
-        self.price_table.show_book(self.book, self.today, self.book_where, self._used_rows())
+        self.prices_view.show_result(self.book, self.today, self.book_where, self._used_rows())
         self._operating_figures()
         if result.feasible:
             self._start_day(result)

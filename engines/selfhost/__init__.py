@@ -14,8 +14,9 @@ from engines.selfhost.cost import (HOURS_PER_MONTH, HOURS_PER_YEAR, annuity_fact
                                    cost_per_million_output_tokens, owned_cost_per_gpu_hour, price_mix,
                                    replicas_for_peak, staff_monthly, surge_cost)
 from engines.selfhost.params import OWNERSHIP, Params
-from engines.selfhost.prices import (STALE_DAYS, ApiPrice, GpuRental, HardwarePrice, PriceBook, age_days, age_words,
-                                     dump_prices, is_stale, load_prices, parse_price_text, parse_prices)
+from engines.selfhost.prices import (SHIPPED_WHERE, STALE_DAYS, ApiPrice, GpuRental, HardwarePrice, PriceBook, age_days,
+                                     age_words, checked_book, dump_prices, is_stale, load_prices, open_book,
+                                     parse_price_text, parse_prices)
 from engines.selfhost.study import (INCLUDED_IN_API, Curve, GpuPrice, Tco, api_alternatives, cost_curve, gpu_price,
                                     peak_rate, sizing_key, tco)
 from engines.selfhost.operate import (SECURITY, Day, Hour, Month, Operations, Outlook, Signal, Upgrade, capacity_plan,
@@ -27,7 +28,8 @@ __all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "annuity_factor", "api_monthly_c
            "break_even_volume", "commit_pays_off", "cost_per_million_output_tokens", "owned_cost_per_gpu_hour",
            "price_mix", "replicas_for_peak", "staff_monthly", "surge_cost", "OWNERSHIP", "Params", "STALE_DAYS",
            "ApiPrice", "GpuRental", "HardwarePrice", "PriceBook", "age_days", "age_words", "dump_prices", "is_stale",
-           "load_prices", "parse_price_text", "parse_prices", "INCLUDED_IN_API", "Curve", "GpuPrice", "Tco",
+           "load_prices", "parse_price_text", "parse_prices", "SHIPPED_WHERE", "checked_book", "open_book",
+           "INCLUDED_IN_API", "Curve", "GpuPrice", "Tco",
            "api_alternatives", "cost_curve", "gpu_price", "peak_rate", "sizing_key", "tco", "Outlook", "outlook", "SECURITY", "Day", "Hour", "Month", "Operations",
            "Signal", "Upgrade", "capacity_plan", "day_of_traffic", "diurnal_shape", "operations",
            "retirement_signals", "upgrade_cost", "load_privacy_trees", "privacy_problems"]

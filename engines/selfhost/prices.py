@@ -295,3 +295,28 @@ def dump_prices(book: PriceBook) -> str:
 __all__ = ["KIND", "SCHEMA_VERSION", "STALE_DAYS", "CONFIDENCE", "TERMS", "ApiPrice", "GpuRental", "HardwarePrice",
            "PriceBook", "observed_date", "age_days", "is_stale", "age_words", "parse_prices", "parse_price_text",
            "load_prices", "dump_prices"]
+
+
+SHIPPED_WHERE = "the shipped file assets/selfhost/prices.json"
+
+
+def open_book(user_path: Path) -> tuple[PriceBook, str, str | None]:
+    """The user's edited price file if there is one and it reads, else the shipped one: the book, where
+    it came from, and why the user's file was set aside (it is kept as it is), or None."""
+    if user_path.exists():
+        try:
+            return load_prices(user_path), f"your edited file {user_path}", None
+        except Exception as exc:   # noqa: BLE001 — whatever is in the user's file, the app opens
+            return load_prices(), SHIPPED_WHERE, f"your price file {user_path} is not used (kept as it is): {exc}"
+    return load_prices(), SHIPPED_WHERE, None
+
+
+def checked_book(text: str, api: str, gpu_offer: str | None, gpu: str) -> PriceBook:
+    """``text`` as a price book that still holds the rows the current view uses (the API row ``api``
+    and, unless the GPUs are owned (``gpu_offer`` None), the rental offer for ``gpu``), so the view can
+    still be drawn; a ValidationError names the field otherwise."""
+    book = parse_price_text(text)
+    book.api_row(api)
+    if gpu_offer is not None:
+        book.rental_row(gpu_offer, gpu)
+    return book

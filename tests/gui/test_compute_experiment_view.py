@@ -8,19 +8,19 @@ from engines.compute.experiment import QUICK
 
 
 @pytest.fixture
-def view(make_panel):
+def panel(make_panel):
     from panels._compute_experiment import ExperimentView
     from panels.compute import ComputePanel
 
     panel = make_panel(ComputePanel)
-    v = panel.experiment_view
-    assert isinstance(v, ExperimentView)
-    return v
+    assert isinstance(panel.experiment_view, ExperimentView)
+    return panel
 
 
-def test_the_shipped_run_is_drawn_and_marked(view):
+def test_the_shipped_run_is_drawn_and_marked(panel):
+    view = panel.experiment_view
     r = view.result
-    assert r is view.shipped and r.where == "build machine"
+    assert r is panel.experiment_shipped and r.where == "build machine"
     text = view.header.text()
     assert "build machine" in text and r.date in text and f"seed {r.params.seed}" in text
     assert view.table.rowCount() == len(r.points)
@@ -31,25 +31,27 @@ def test_the_shipped_run_is_drawn_and_marked(view):
     assert not view.shipped_button.isEnabled()
 
 
-def test_run_it_here_then_back_to_the_build_machine(view, monkeypatch, qtbot):
-    monkeypatch.setattr(view, "_params", lambda: dataclasses.replace(QUICK, seed=view.seed.value()))
+def test_run_it_here_then_back_to_the_build_machine(panel, monkeypatch, qtbot):
+    view = panel.experiment_view
+    monkeypatch.setattr(panel, "_experiment_params", lambda seed: dataclasses.replace(QUICK, seed=seed))
     qtbot.mouseClick(view.run_button, qtbot_button())
-    assert view.jobs.wait(300_000)
+    assert panel.settle(300_000)
     r = view.result
-    assert r is view.local and r.where == "" and len(r.points) == QUICK.n_sizes * QUICK.n_budgets
+    assert r is panel.experiment_local and r.where == "" and len(r.points) == QUICK.n_sizes * QUICK.n_budgets
     assert "this machine" in view.header.text()
     assert view.table.rowCount() == len(r.points) and view.shipped_button.isEnabled()
     qtbot.mouseClick(view.shipped_button, qtbot_button())
-    assert view.result is view.shipped and "build machine" in view.header.text()
+    assert view.result is panel.experiment_shipped and "build machine" in view.header.text()
 
 
-def test_cancel_keeps_the_shown_run(view, monkeypatch, qtbot):
-    monkeypatch.setattr(view, "_params", lambda: dataclasses.replace(QUICK, seed=5))
-    view.run_here()
-    assert view.jobs.running and not view.run_button.isEnabled()
-    view.jobs.widget().cancel_button.click()
-    assert view.jobs.wait(60_000)
-    assert view.result is view.shipped and view.run_button.isEnabled()
+def test_cancel_keeps_the_shown_run(panel, monkeypatch, qtbot):
+    view, jobs = panel.experiment_view, panel.jobs("experiment")
+    monkeypatch.setattr(panel, "_experiment_params", lambda seed: dataclasses.replace(QUICK, seed=5))
+    view.run_button.click()
+    assert jobs.running and not view.run_button.isEnabled()
+    jobs.widget().cancel_button.click()
+    assert panel.settle(60_000)
+    assert view.result is panel.experiment_shipped and view.run_button.isEnabled()
 
 
 def qtbot_button():

@@ -69,34 +69,34 @@ def test_timeline_steps_through_the_path(qtbot, make_panel):
 
 def test_art14_clock_updates_as_you_type(make_panel):
     p = make_panel(LawPanel)
-    p.event_box.setCurrentIndex(p.event_box.findData("vulnerability"))
-    p.aware_edit.setDateTime(QDateTime(QDate(2026, 10, 2), QTime(17, 30)))
-    p.fix_check.setChecked(True)
-    p.fix_edit.setDateTime(QDateTime(QDate(2026, 10, 9), QTime(8, 0)))
+    p.clock_tab.event_box.setCurrentIndex(p.clock_tab.event_box.findData("vulnerability"))
+    p.clock_tab.aware_edit.setDateTime(QDateTime(QDate(2026, 10, 2), QTime(17, 30)))
+    p.clock_tab.fix_check.setChecked(True)
+    p.clock_tab.fix_edit.setDateTime(QDateTime(QDate(2026, 10, 9), QTime(8, 0)))
     d = p.clocks["cra"]
     local = {k: v.astimezone().replace(tzinfo=None) for k, v in d.items() if isinstance(v, datetime)}
     assert d["applies"] and local["early_warning"] == datetime(2026, 10, 3, 17, 30)   # this machine's clock
     assert local["final_report"] == datetime(2026, 10, 23, 8, 0)
-    assert "23 Oct 2026 08:00" in p.cra_result.text()
-    p.aware_edit.setDateTime(QDateTime(QDate(2026, 9, 1), QTime(9, 0)))
-    assert p.clocks["cra"]["applies"] is False and "NO" in p.cra_result.text()
-    p.event_box.setCurrentIndex(p.event_box.findData("incident"))
-    p.notified_check.setChecked(False)
-    assert p.clocks["cra"]["final_report"] is None and "needs the notification time" in p.cra_result.text()
-    p.notified_check.setChecked(True)
-    p.notified_edit.setDateTime(QDateTime(QDate(2026, 8, 1), QTime(9, 0)))   # before awareness
-    assert not p.cra_error.isHidden() and "notified" in p.cra_error.text()
+    assert "23 Oct 2026 08:00" in p.clock_tab.cra_result.text()
+    p.clock_tab.aware_edit.setDateTime(QDateTime(QDate(2026, 9, 1), QTime(9, 0)))
+    assert p.clocks["cra"]["applies"] is False and "NO" in p.clock_tab.cra_result.text()
+    p.clock_tab.event_box.setCurrentIndex(p.clock_tab.event_box.findData("incident"))
+    p.clock_tab.notified_check.setChecked(False)
+    assert p.clocks["cra"]["final_report"] is None and "needs the notification time" in p.clock_tab.cra_result.text()
+    p.clock_tab.notified_check.setChecked(True)
+    p.clock_tab.notified_edit.setDateTime(QDateTime(QDate(2026, 8, 1), QTime(9, 0)))   # before awareness
+    assert not p.clock_tab.cra_error.isHidden() and "notified" in p.clock_tab.cra_error.text()
 
 
 def test_pld_clock(make_panel):
     p = make_panel(LawPanel)
-    p.placed_edit.setDate(QDate(2027, 3, 15))
-    p.knowledge_edit.setDate(QDate(2045, 1, 1))
-    p.latent_check.setChecked(True)
+    p.clock_tab.placed_edit.setDate(QDate(2027, 3, 15))
+    p.clock_tab.knowledge_edit.setDate(QDate(2045, 1, 1))
+    p.clock_tab.latent_check.setChecked(True)
     c = p.clocks["pld"]
     assert c["regime"] == "2024/2853" and c["expiry"].year == 2052 and c["claim_deadline"].year == 2048
-    p.knowledge_edit.setDate(QDate(2020, 1, 1))
-    assert not p.pld_error.isHidden()
+    p.clock_tab.knowledge_edit.setDate(QDate(2020, 1, 1))
+    assert not p.clock_tab.pld_error.isHidden()
 
 
 def test_record_export(tmp_path, make_panel):
@@ -144,7 +144,7 @@ def test_the_deadline_clocks_paint_with_their_date_axes_and_grid(make_panel):
     exception inside ``paint()`` left Qt's painter corrupt and the process segfaulted."""
     p = make_panel(LawPanel)
     p.tabs.setCurrentIndex(1)
-    for plot in (p.cra_plot, p.pld_plot):
+    for plot in (p.clock_tab.cra_plot, p.clock_tab.pld_plot):
         image = plot.grab()                                   # paints the chart, grid first
         assert not image.isNull()
         grid = plot.getPlotItem()._tick_grid
@@ -204,8 +204,8 @@ def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path, n
     qtbot.mouseClick(p.continue_btn, Qt.LeftButton)             # on into the classification tree
     _click_answer(qtbot, p, "IV-2")
     assert p.walk.current.is_outcome and p.walk.tree.key == "cra-classification" and p.outcome_text.text()
-    p.notified_check.setChecked(True)
-    p.knowledge_edit.setDate(QDate(2031, 2, 3))
+    p.clock_tab.notified_check.setChecked(True)
+    p.clock_tab.knowledge_edit.setDate(QDate(2031, 2, 3))
     node, outcome, facts = p.walk.current.id, p.outcome_text.text(), p.walk.facts
     path = save_view_state(window.view_state(), tmp_path / "law.json")
     other = new_window()
@@ -214,8 +214,8 @@ def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path, n
     assert q.key == "law" and q.params == p.params and q.params.answers == p.params.answers
     assert q.walk.current.id == node and q.walk.facts == facts
     assert q.card_title.text() == p.card_title.text() and q.outcome_text.text() == outcome
-    assert q.notified_check.isChecked() and q.knowledge_edit.date() == QDate(2031, 2, 3)
-    assert q.clocks == p.clocks and q.pld_result.text() == p.pld_result.text()
+    assert q.clock_tab.notified_check.isChecked() and q.clock_tab.knowledge_edit.date() == QDate(2031, 2, 3)
+    assert q.clocks == p.clocks and q.clock_tab.pld_result.text() == p.clock_tab.pld_result.text()
 
 
 def test_named_views_for_tours_and_the_walk_opens_where_it_is(qtbot, make_panel):

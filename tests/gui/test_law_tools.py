@@ -16,45 +16,45 @@ from panels.law import LawPanel
 
 def test_support_and_fine_tools_follow_their_controls(make_panel):
     p = make_panel(LawPanel)
-    p.tools.placed_edit.setDate(QDate(2028, 2, 29))
+    p.support.placed_edit.setDate(QDate(2028, 2, 29))
     p.update_params(expected_use_years=4.0)
-    p.tools.updates_edit.setText("2029-01-15, 2031-07-01")
-    p.tools.updates_edit.editingFinished.emit()
-    plan = p.tools.result.support
+    p.support.updates_edit.setText("2029-01-15, 2031-07-01")
+    p.support.updates_edit.editingFinished.emit()
+    plan = p.tools_result.support
     assert p.params.cra_placed == "2028-02-29" and p.params.updates == ("2029-01-15", "2031-07-01")
     assert plan.end == support.support_period_end(date(2028, 2, 29), 4) == date(2032, 2, 29)
-    assert "29 Feb 2032" in p.tools.support_text.text() and "shorter than five years" in p.tools.support_text.text()
+    assert "29 Feb 2032" in p.support.support_text.text() and "shorter than five years" in p.support.support_text.text()
     assert [u.until for u in plan.updates] == [date(2039, 1, 15), date(2041, 7, 1)]
-    p.tools.updates_edit.setText("2026-01-01")                       # before placing on the market
-    p.tools.updates_edit.editingFinished.emit()
-    assert "updates[0]" in p.tools.support_text.text() and p.tools.result.support_error
+    p.support.updates_edit.setText("2026-01-01")                       # before placing on the market
+    p.support.updates_edit.editingFinished.emit()
+    assert "updates[0]" in p.support.support_text.text() and p.tools_result.support_error
 
-    p.tools.turnover.setValue(1000.0)
-    assert p.tools.result.fine.max_eur == support.max_fine(1e9, 1) == 25e6
-    assert "€25.0 M" in p.tools.fine_text.text()
-    p.tools.size_box.setCurrentText("small enterprise")
-    p.tools.ew_check.setChecked(True)
-    assert p.params.early_warning_only and p.tools.result.fine.max_eur == 0
-    assert "64(10)(a)" in p.tools.fine_text.text()
-    p.tools.tier_box.setCurrentIndex(1)                               # tier 2: the exemption does not apply
-    assert p.params.fine_tier == 2 and p.tools.result.fine.max_eur == 20e6 and not p.tools.ew_check.isEnabled()
+    p.support.turnover.setValue(1000.0)
+    assert p.tools_result.fine.max_eur == support.max_fine(1e9, 1) == 25e6
+    assert "€25.0 M" in p.support.fine_text.text()
+    p.support.size_box.setCurrentText("small enterprise")
+    p.support.ew_check.setChecked(True)
+    assert p.params.early_warning_only and p.tools_result.fine.max_eur == 0
+    assert "64(10)(a)" in p.support.fine_text.text()
+    p.support.tier_box.setCurrentIndex(1)                               # tier 2: the exemption does not apply
+    assert p.params.fine_tier == 2 and p.tools_result.fine.max_eur == 20e6 and not p.support.ew_check.isEnabled()
 
 
 def test_four_clocks_table_and_regime_switches(make_panel):
     p = make_panel(LawPanel)
     p.update_params(event="incident", aware="2027-01-28T12:00", classified_at="2027-01-28T20:00")
-    rows = [p.tools.table.item(i, 1).text() for i in range(p.tools.table.rowCount())]
+    rows = [p.four_clocks.table.item(i, 1).text() for i in range(p.four_clocks.table.rowCount())]
     assert rows[0] == "DORA initial notification" and len(rows) == 10
     nis2_final = rows.index("NIS2 final report")
-    assert p.tools.table.item(nis2_final, 0).text() == "28 Feb 2027 12:00"        # 31 Jan + 1 month
-    p.tools.regime_checks["clock_dora"].setChecked(False)
-    assert not p.params.clock_dora and p.tools.table.rowCount() == 7 and not p.tools.classified_edit.isEnabled()
-    assert "2025/301" not in p.tools.starts.text()
+    assert p.four_clocks.table.item(nis2_final, 0).text() == "28 Feb 2027 12:00"        # 31 Jan + 1 month
+    p.four_clocks.regime_checks["clock_dora"].setChecked(False)
+    assert not p.params.clock_dora and p.four_clocks.table.rowCount() == 7 and not p.four_clocks.classified_edit.isEnabled()
+    assert "2025/301" not in p.four_clocks.starts.text()
     for f in ("clock_cra", "clock_nis2", "clock_gdpr"):
-        p.tools.regime_checks[f].setChecked(False)
-    assert p.tools.table.rowCount() == 0 and not p.tools.clock_error.isHidden()
+        p.four_clocks.regime_checks[f].setChecked(False)
+    assert p.four_clocks.table.rowCount() == 0 and not p.four_clocks.clock_error.isHidden()
     p.update_params(clock_gdpr=True)
-    assert p.tools.table.rowCount() == 1 and "Art 34(1)" in p.tools.notes.text()
+    assert p.four_clocks.table.rowCount() == 1 and "Art 34(1)" in p.four_clocks.notes.text()
 
 
 def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
@@ -80,10 +80,10 @@ def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
     a.quotes.setChecked(True)                                         # the OJ text beside each item, a view state
     assert p.params.annex_quotes and not a.table.isColumnHidden(5)
     assert a.table.item(row_sbom, 5).text() == "“… " + annex.BY_ID["II.1"].point_text + "”"
-    md = a.export(tmp_path / "c.md", "md").read_text()
+    md = p.export_annex(tmp_path / "c.md", "md").read_text()
     assert "| I(2)(b)" not in md and "| Annex I Part I(2)(b) | Secure by default" in md and "not applicable" in md
-    assert "Secure by default" in a.export(tmp_path / "c.html", "html").read_text()
-    csv_text = a.export(tmp_path / "c.csv", "csv").read_text()
+    assert "Secure by default" in p.export_annex(tmp_path / "c.html", "html").read_text()
+    csv_text = p.export_annex(tmp_path / "c.csv", "csv").read_text()
     assert csv_text.splitlines()[0].startswith("item,point,requirement,article_text") and len(csv_text.splitlines()) == len(annex.ITEMS) + 1
     q = make_panel(LawPanel)                                          # a restored view shows the same answers
     q.set_params(Params(**p.params.to_dict()), record=False)
@@ -105,9 +105,9 @@ def test_annex_vii_tab_has_answers_of_its_own(make_panel, tmp_path):
     v.table.setCurrentCell(r7, 1)
     assert "“The technical documentation referred to in Article 31" in v.detail.text()
     assert "a copy of the EU declaration of conformity”" in v.detail.text()
-    md = v.export(tmp_path / "vii.md", "md").read_text()
+    md = p.export_vii(tmp_path / "vii.md", "md").read_text()
     assert "| VII(7) | A copy of the EU declaration of conformity |" in md and "DoC-2027-001.pdf" in md
-    assert v.export(tmp_path / "vii.csv", "csv").read_text().count("\n") == 11
+    assert p.export_vii(tmp_path / "vii.csv", "csv").read_text().count("\n") == 11
     assert "annex_vii" in p.views() and "vii_table" in p.views()
     assert p.result()["annex_vii"][r7] == ["7", "present", ""]
 
@@ -133,9 +133,9 @@ def test_pld_worksheet_saves_in_params_and_states_art_7_3(make_panel):
     w.later.setChecked(True)
     assert p.params.later_improvement and "Art 7(3)" in w.reading.text()
     assert "(d)" in w.exemptions.text() and "Art 15" in w.exemptions.text()
-    p.request_check.setChecked(True)
-    p.request_edit.setDate(QDate(2030, 1, 31))
-    assert p.params.request_day == "2030-01-31" and "28 Feb 2030" in p.pld_result.text()
+    p.clock_tab.request_check.setChecked(True)
+    p.clock_tab.request_edit.setDate(QDate(2030, 1, 31))
+    assert p.params.request_day == "2030-01-31" and "28 Feb 2030" in p.clock_tab.pld_result.text()
 
 
 def test_sbom_tab_opens_files_refuses_broken_ones_and_generates_this_apps(make_panel, qtbot):
