@@ -14,25 +14,22 @@ from collections import OrderedDict
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton,
-                               QSplitter, QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from engines.core.errors import ValidationError
-from engines.k8s import (EXAMPLE_YAML, MAX_YAML_PODS, YAML_SECONDS, Params, YamlRun, deployment_status, explain_pod,
-                         run_yaml)
+from engines.k8s import EXAMPLE_YAML, Params, YamlRun, deployment_status, explain_pod, run_yaml
 from engines.k8s.dump import read_dump
 from engines.k8s.params import encode_commands
 from engines.k8s.scenarios import (GUIDES, ModelServerPlan, Timeline, autoscale_plan, dump_guide, fork, guide_keys,
                                    model_server_plan, play_guide, run_guide)
 from explorer.binder import ParamBinder
-from explorer.fonts import mono_font
 from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel
-from panels._k8s_tabs import AddressView, CommandBar, HpaView, WhyView, set_html
+from panels._k8s_pages import YAML_BUTTON, DumpButton, K8sTabs  # noqa: F401  (YAML_BUTTON stays importable here)
+from panels._k8s_tabs import CommandBar, set_html
 from panels._k8s_views import ClusterView, GraphView
 
-YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"
 MODEL_SERVER = "Deploy the scenario's model server"
 AUTOSCALE = "Autoscale the model server (HPA)"
 
@@ -68,10 +65,8 @@ class K8sPanel(Panel):
         for key, label in labels.items():
             self.chooser.addItem(label, key)
         bar.addWidget(self.chooser, 1)
-        self.open_dump_button = QPushButton("Open dump…")
-        self.open_dump_button.setToolTip("Replay a kubectl get nodes,deployments,replicasets,pods,services -o yaml "
-                                         "(or -o json) file: offline, no cluster credentials")
-        self.open_dump_button.clicked.connect(self._choose_dump)
+        self.open_dump_button = DumpButton()
+        self.open_dump_button.chosen.connect(self.open_dump)
         bar.addWidget(self.tasks.widget())
         self.body.addLayout(bar)
         self.caption = LiveText(min_lines=3)   # re-texted every frame: a QLabel re-laid out the whole panel
@@ -97,46 +92,18 @@ class K8sPanel(Panel):
         left.addWidget(self.graph)
         left.setSizes([470, 230])   # the cluster drawing first: the command row took ~30 px of height
         split.addWidget(left)
-        tabs = self.tabs = QTabWidget()
-        self.loop = QTextBrowser()
-        self.events = self._events_table()
-        self.explainer = QTextBrowser()
-        yaml_box = QWidget()
-        yl = QVBoxLayout(yaml_box)
-        self.yaml = QPlainTextEdit(self.params.manifests)
-        # YAML indentation is syntax: fixed pitch, and long lines scroll instead of wrapping to column 0
-        self.yaml.setLineWrapMode(QPlainTextEdit.NoWrap)
-        run_yaml = self.run_yaml_button = QPushButton(YAML_BUTTON)
-        run_yaml.setToolTip(f"Apply these manifests in a fresh simulated cluster and record {YAML_SECONDS} s "
-                            f"(in the background; at most {MAX_YAML_PODS} pods)")
-        run_yaml.clicked.connect(self.run_yaml)
+        tabs = self.tabs = K8sTabs(self.theme, self.params.manifests)
+        self.loop, self.events, self.explainer = tabs.loop, tabs.events, tabs.explainer
+        self.why, self.addresses, self.hpa = tabs.why, tabs.addresses, tabs.hpa
+        yaml_box = self.yaml_view = tabs.yaml_view
+        yaml_box.run_requested.connect(self.run_yaml)
+        yaml_box.apply_requested.connect(lambda text: self.give("apply -f -\n" + text))
+        self.yaml = yaml_box.editor                        # tours and tests reach the editor and its buttons
+        self.run_yaml_button, self.apply_now_button = yaml_box.run_button, yaml_box.apply_now_button
+        self.yaml_report = yaml_box.report
         self._yaml_running = False
         self.tasks.finished.connect(self._yaml_finished)
-        self.yaml_report = QLabel()
-        self.yaml_report.setWordWrap(True)
-        yaml_note = QLabel("Your own manifests, run in a fresh cluster (three 4-CPU / 8Gi nodes unless they "
-                           "define Nodes), not the guided scenario: edit the example, then apply.")
-        yaml_note.setWordWrap(True)
-        yl.addWidget(yaml_note)
-        yl.addWidget(self.yaml)
-        yl.addWidget(run_yaml)
-        yl.addWidget(self.yaml_report)
-        self.why = WhyView()
         self.why.chosen.connect(lambda key: self.update_params(why=key))
-        self.addresses = AddressView()
-        self.hpa = HpaView(self.theme)
-        apply_now = self.apply_now_button = QPushButton("kubectl apply at this second")
-        apply_now.setToolTip("Apply the editor's manifests to the cluster shown, at the frame shown (a command in "
-                             "the timeline), instead of a fresh cluster")
-        apply_now.clicked.connect(lambda: self.give("apply -f -\n" + self.yaml.toPlainText()))
-        yl.addWidget(apply_now)
-        tabs.addTab(self.loop, "Reconcile loop")
-        tabs.addTab(self.events, "Events")
-        tabs.addTab(self.why, "Why?")
-        tabs.addTab(self.addresses, "Addresses")
-        tabs.addTab(self.hpa, "Autoscaler")
-        tabs.addTab(self.explainer, "Requests vs limits")
-        tabs.addTab(yaml_box, "YAML")
         split.addWidget(tabs)
         split.setSizes([620, 380])
         act_layout.addWidget(split, 1)
@@ -169,8 +136,8 @@ class K8sPanel(Panel):
 
     def params_updated(self, changed: frozenset[str]) -> None:
         p = self.params
-        if "yaml" in changed and self.yaml.toPlainText() != p.manifests:
-            self.yaml.setPlainText(p.manifests)
+        if "yaml" in changed:
+            self.yaml_view.set_text(p.manifests)
         if "pod" in changed:
             self.cluster.selected = p.pod or None
             self.cluster.update()
@@ -281,12 +248,6 @@ class K8sPanel(Panel):
             self._resume_at = None
             self.error.show_error(error)
 
-    def _choose_dump(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a cluster dump (kubectl get … -o yaml or -o json)", "",
-                                              "Kubernetes dumps (*.yaml *.yml *.json);;All files (*)")
-        if path:
-            self.open_dump(path)
-
     def open_dump(self, path: str) -> None:
         """Check the dump in the worker; only a dump that passes becomes the timeline shown (a broken
         file is explained and nothing changes)."""
@@ -324,16 +285,16 @@ class K8sPanel(Panel):
                        on_error=lambda text: self.error.show_error("Cluster dump: " + (text.strip().splitlines() or ["?"])[-1]))
 
     # --- your YAML -------------------------------------------------------------------------------
-    def run_yaml(self) -> None:
+    def run_yaml(self, text: str | None = None) -> None:
         """Apply: the editor's text becomes ``params.yaml`` (checked by Params, so a bad manifest is
         reported here, naming the field, and changes nothing); its run is shown once it is done."""
-        text = self.yaml.toPlainText()
+        text = self.yaml.toPlainText() if text is None else text
         changes = {"yaml": "" if text == EXAMPLE_YAML else text, "yaml_shown": True}
         if all(getattr(self.params, k) == v for k, v in changes.items()):
             return self._start_yaml()      # the same manifests again (after a Cancel, say)
         error = self.update_params(**changes)
         if error is not None:
-            self.yaml_report.setText(f"Error: {error}")
+            self.yaml_view.show_report(f"Error: {error}")
 
     def _start_yaml(self) -> None:
         """Build and run the manifests' cluster in the worker: the Cluster lives only on the worker
@@ -344,28 +305,25 @@ class K8sPanel(Panel):
             return run_yaml(text, progress, cancelled, commands=commands)
         self.tasks.run(work, self._yaml_done, label="Simulating your YAML…", on_error=self._yaml_failed)
         self._yaml_running = True
-        self.run_yaml_button.setEnabled(False)
-        self.run_yaml_button.setText("Running… (Cancel stops it)")
-        self.yaml_report.setText(f"Running {YAML_SECONDS} simulated seconds in the background…")
+        self.yaml_view.set_running(True)
 
     def _yaml_finished(self, how: str) -> None:
         """Any end of the panel's task (done, failed, cancelled or superseded) frees the button."""
         if not self._yaml_running:
             return
         self._yaml_running = False
-        self.run_yaml_button.setEnabled(True)
-        self.run_yaml_button.setText(YAML_BUTTON)
+        self.yaml_view.set_running(False)
         if how == "cancelled":
-            self.yaml_report.setText("Cancelled: nothing applied; the view still shows the previous timeline.")
+            self.yaml_view.show_report("Cancelled: nothing applied; the view still shows the previous timeline.")
 
     def _yaml_done(self, run: YamlRun) -> None:
-        self.yaml_report.setText(run.report)
+        self.yaml_view.show_report(run.report)
         if run.timeline is not None:
             self.index = 0
             self._show_timeline(run.timeline)
 
     def _yaml_failed(self, text: str) -> None:
-        self.yaml_report.setText("Failed: " + (text.strip().splitlines() or ["unknown error"])[0])
+        self.yaml_view.show_report("Failed: " + (text.strip().splitlines() or ["unknown error"])[0])
 
     def timeline(self) -> TimelineSpec | None:
         if self.timeline_data is None:
@@ -384,8 +342,8 @@ class K8sPanel(Panel):
                              + (f"<br>{deps}" if deps else "") + (f"<br><b>{f.twin}</b>" if f.twin else ""))
         self.cluster.set_frame(f)
         self.graph.set_frame(f)
-        self._fill_loop(f)
-        self._fill_events(f)
+        self.loop.show_result(f)
+        self.events.show_result(f)
         self._explain()
         self._fill_hands_on(f)
 
@@ -401,65 +359,6 @@ class K8sPanel(Panel):
         self.addresses.set_frame(f, self.timeline_data)
         self.hpa.set_frame(f)
 
-    def _fill_loop(self, f) -> None:
-        """The rule each controller fired this second, grouped by controller."""
-        by_controller: dict[str, list[str]] = {}
-        for d in f.decisions:
-            by_controller.setdefault(d["controller"], []).append(d["text"])
-        # plain text: "3 observed < 4 desired" must not open a tag
-        html = "".join(f"<b>{escape(ctrl)}</b><ul>" + "".join(f"<li>{escape(t)}</li>" for t in texts[-6:]) + "</ul>"
-                       for ctrl, texts in by_controller.items())
-        set_html(self.loop, html or "<i>No controller acted this second: desired = observed everywhere.</i>")
-
-    @staticmethod
-    def _events_table() -> QTableWidget:
-        """kubectl's event columns in a ~330 px tab (at 1600 px): REASON above OBJECT in one cell, and
-        each event's MESSAGE on a full-width, wrapped line of its own below them."""
-        table = QTableWidget(0, 3)
-        table.setHorizontalHeaderLabels(["LAST SEEN", "TYPE", "REASON / OBJECT"])
-        table.verticalHeader().hide()                      # row numbers: newest first says it already
-        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # wrapped messages grow
-        table.setWordWrap(True)
-        table.setAlternatingRowColors(True)                # fields and message rows alternate: one event, two tints
-        table.setTextElideMode(Qt.ElideMiddle)             # a squeezed name keeps its kind and pod suffix
-        table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        header = table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.Fixed)    # sized in _fill_events: the spanning
-        header.setSectionResizeMode(1, QHeaderView.ResizeToContents)   # message would count as its content
-        header.setSectionResizeMode(2, QHeaderView.Stretch)    # an object name wraps at its "/" and "-"
-        return table
-
-    def _fill_events(self, f) -> None:
-        """kubectl get events, newest first, two table rows per event (the fields, then the message
-        spanning them); existing cells are re-texted, not recreated."""
-        table = self.events
-        if table.rowCount() != 2 * len(f.events):
-            table.clearSpans()
-            table.setRowCount(2 * len(f.events))
-            for r in range(1, table.rowCount(), 2):
-                table.setSpan(r, 0, 1, table.columnCount())
-        ages: list[str] = []
-        for r, e in enumerate(reversed(f.events)):
-            age = f.t - e["lastTimestamp"]
-            count = f"\n(x{e['count']} over {f.t - e['firstTimestamp']:.0f}s)" if e["count"] > 1 else ""
-            cells = [(2 * r, col, text) for col, text in enumerate([f"{age:.0f}s{count}", e["type"],
-                                                                    f"{e['reason']}\n{e['object']}"])]
-            ages.append(cells[0][2])
-            for row, col, text in cells + [(2 * r + 1, 0, e["message"])]:
-                item = table.item(row, col)
-                if item is None:
-                    item = QTableWidgetItem(text)
-                    item.setToolTip(text)                  # the full text of an elided cell
-                    table.setItem(row, col, item)
-                elif item.text() != text:
-                    item.setText(text)
-                    item.setToolTip(text)
-        fm = table.fontMetrics()
-        table.horizontalHeader().resizeSection(0, max([table.horizontalHeader().sectionSizeHint(0)]
-                                                      + [fm.horizontalAdvance(line) + 12 for a in ages
-                                                         for line in a.splitlines()]))
-        table.resizeRowsToContents()                       # wrap heights follow the widths just set
-
     def _explain(self) -> None:
         if self.timeline_data is None:
             return
@@ -469,25 +368,14 @@ class K8sPanel(Panel):
 
     # --- exports / theme / selftest -------------------------------------------------------------------
     def result(self) -> object:
-        if self.timeline_data is None:
-            return {}
-        f = self.timeline_data.frames[self.index]
-        return {"scenario": self.timeline_data.key, "t": f.t, "nodes": f.nodes, "pods": f.pods,
-                "replicasets": f.replicasets, "deployments": f.deployments, "services": f.services,
-                "hpas": f.hpas, "decisions": f.decisions, "events": f.events,
-                "commands": [{"t": r.t, "command": r.command, "accepted": r.accepted, "message": r.message}
-                             for r in f.commands]}
+        return self.timeline_data.frames[self.index].record(self.timeline_data.key) if self.timeline_data else {}
 
     def table(self) -> list[dict]:
-        if self.timeline_data is None:
-            return []
-        f = self.timeline_data.frames[self.index]
-        return [{"pod": p["name"], "node": p["node"] or "", "status": p["badge"], "ready": p["ready"], "qos": p["qos"],
-                 "owner": p["owner"] or "", "restarts": p["restarts"]} for p in f.pods]
+        return self.timeline_data.frames[self.index].pod_rows() if self.timeline_data else []
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme) if hasattr(super(), "apply_theme") else None
-        self.yaml.setFont(mono_font(theme.point_size))
+        self.yaml_view.apply_theme(theme)
         self.cluster.theme = theme
         self.graph.theme = theme
         self.cluster.update()

@@ -49,6 +49,20 @@ class Frame:
     last_rules: dict[str, dict] = field(default_factory=dict)
     event_log: tuple = ()
 
+    def record(self, scenario: str) -> dict:
+        """This second as an export: the objects ``kubectl get`` lists, the loops' decisions, the
+        events and the commands given with their answers."""
+        return {"scenario": scenario, "t": self.t, "nodes": self.nodes, "pods": self.pods,
+                "replicasets": self.replicasets, "deployments": self.deployments, "services": self.services,
+                "hpas": self.hpas, "decisions": self.decisions, "events": self.events,
+                "commands": [{"t": r.t, "command": r.command, "accepted": r.accepted, "message": r.message}
+                             for r in self.commands]}
+
+    def pod_rows(self) -> list[dict]:
+        """One row per pod, the columns of ``kubectl get pods -o wide`` that the lessons use."""
+        return [{"pod": p["name"], "node": p["node"] or "", "status": p["badge"], "ready": p["ready"], "qos": p["qos"],
+                 "owner": p["owner"] or "", "restarts": p["restarts"]} for p in self.pods]
+
 
 @dataclass
 class Timeline:

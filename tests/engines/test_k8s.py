@@ -596,3 +596,15 @@ def test_an_adopted_replicaset_with_an_unparsable_revision_is_skipped_not_a_cras
     new = next(r for name, r in rss.items() if name != "stray")
     assert new["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"   # "seven" skipped
     assert rss["stray"]["spec"]["replicas"] == 0
+
+
+def test_a_frame_exports_its_objects_commands_and_pod_rows():
+    from engines.k8s.scenarios import GUIDES, run_guide
+    key = next(iter(GUIDES))
+    frame = next(f for f in reversed(run_guide(key).frames) if f.pods)
+    record = frame.record(key)
+    assert record["scenario"] == key and record["t"] == frame.t and record["pods"] is frame.pods
+    assert set(record) >= {"nodes", "replicasets", "deployments", "services", "hpas", "decisions", "events", "commands"}
+    rows = frame.pod_rows()
+    assert [r["pod"] for r in rows] == [p["name"] for p in frame.pods]
+    assert all(r["node"] == (p["node"] or "") and r["status"] == p["badge"] for r, p in zip(rows, frame.pods))
