@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.ui.label_layer import PAD as LABEL_PAD
 from explorer.ui.label_layer import range_end_for_label
-from explorer.ui.widgets import pen
+from explorer.ui.pool import ItemPool
+from explorer.ui.widgets import cache_static, make_plot, pen
 
 CATEGORY_COLOR = {"params": 4, "grads": 0, "optimizer": 2, "activations": 1, "buffers": 6, "reserve": 5}
 CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer": Qt.FDiagPattern,
@@ -40,6 +41,18 @@ class MemoryChart(QWidget):
         self._drawn: dict[str, object] = {}
         self.box = QVBoxLayout(self)
         self.box.setContentsMargins(0, 0, 0, 0)
+
+    def _bar_plot(self, title: str, left: str, bottom: str, accessible: str) -> pg.PlotWidget:
+        """A fixed (no mouse) plot in this view's box, its static parts cached, its items pooled
+        (``self.pool``); a resize of its view box calls ``self._resized``."""
+        self.plot = make_plot(self.theme, title, left, bottom)
+        self.plot.setAccessibleName(accessible)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.box.addWidget(self.plot)
+        cache_static(self.plot)
+        self.pool = ItemPool(self.plot)
+        self.plot.getViewBox().sigResized.connect(self._resized)
+        return self.plot
 
     def apply_theme(self, theme) -> None:
         """Forget the styles and what is drawn: the next ``show_result`` redraws in ``theme``."""

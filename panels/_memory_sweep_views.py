@@ -110,14 +110,9 @@ class TrafficView(MemoryChart):
 
     def __init__(self, theme) -> None:
         super().__init__(theme)
-        self.plot = make_plot(theme, "Data-parallel traffic per GPU per step", "", "GB sent per step")
-        self.plot.setAccessibleName("Communication bytes and time per step for every strategy")
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.box.addWidget(self.plot)
-        cache_static(self.plot)
-        self.pool = ItemPool(self.plot)
         self.study: MemoryStudy | None = None
-        self.plot.getViewBox().sigResized.connect(self._resized)
+        self._bar_plot("Data-parallel traffic per GPU per step", "", "GB sent per step",
+                       "Communication bytes and time per step for every strategy")
 
     def _resized(self, *_args) -> None:
         """The label room depends on the chart's width: redraw the chart after a resize."""

@@ -53,14 +53,9 @@ class BarsView(MemoryChart):
 
     def __init__(self, theme) -> None:
         super().__init__(theme)
-        self.plot = make_plot(theme, "Per-GPU memory by strategy", "GB per GPU", "")
-        self.plot.setAccessibleName("Stacked per-GPU memory for every strategy, with the GPU's memory")
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.box.addWidget(self.plot)
-        cache_static(self.plot)
-        self.pool = ItemPool(self.plot)
         self.study: MemoryStudy | None = None
-        self.plot.getViewBox().sigResized.connect(self._resized)
+        self._bar_plot("Per-GPU memory by strategy", "GB per GPU", "",
+                       "Stacked per-GPU memory for every strategy, with the GPU's memory")
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
