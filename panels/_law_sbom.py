@@ -1,6 +1,6 @@
 """The law panel's "SBOM" tab: the CRA clause (Annex I Part II(1)) against a real SBOM: open a CycloneDX
-or SPDX JSON file, the shipped example, or generate one for this app's own environment with the
-CycloneDX generator (a job with progress and cancel). The source is the ``sbom_source`` field of the
+or SPDX JSON or CycloneDX XML file, the shipped example, or generate one for what this app's bundle
+ships with the CycloneDX library (a job with progress and cancel). The source is the ``sbom_source`` field of the
 panel's ``Params``; reading, checking and generating are engines.law.sbom."""
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class SbomView:
         page = QWidget()
         lay = QVBoxLayout(page)
         intro = QLabel("CRA Annex I Part II(1): a machine-readable SBOM of at least the top-level dependencies. "
-                       "Open CycloneDX or SPDX JSON, or make one for this app; then an OSV or CSAF advisory you "
+                       "Open CycloneDX (JSON or XML) or SPDX JSON, or make one for this app's bundle; then an OSV or CSAF advisory you "
                        "downloaded, to see which components it hits. Nothing is looked up online.")
         intro.setWordWrap(True)
         intro.setObjectName("muted")
@@ -42,7 +42,8 @@ class SbomView:
         self.example_btn = QPushButton("Example (camera firmware)")
         self.example_btn.clicked.connect(lambda: self._send(EXAMPLE))
         self.env_btn = QPushButton("Generate for this app")
-        self.env_btn.setToolTip("Runs cyclonedx-py on the installed environment (the 'sbom' extra)")
+        self.env_btn.setToolTip("What the bundle ships: the runtime dependencies and the two model wheels, "
+                                "no test or build tools (the 'sbom' extra)")
         self.env_btn.clicked.connect(lambda: self._send(sbom.ENVIRONMENT))
         self.adv_btn = QPushButton("Open OSV/CSAF…")
         self.adv_btn.setToolTip("An OSV record (or list) or a CSAF 2.0 advisory, matched against the SBOM")
@@ -55,7 +56,7 @@ class SbomView:
         lay.addLayout(bar)
         if not sbom.generator_available():
             self.env_btn.setEnabled(False)
-            self.env_btn.setToolTip("Needs cyclonedx-bom: pip install '.[sbom]'")
+            self.env_btn.setToolTip("Needs cyclonedx-python-lib: pip install '.[sbom]'")
         bar_widget = self.jobs.widget()          # shown only while the generator runs
         bar_widget.hide()
         lay.addWidget(bar_widget)
@@ -103,7 +104,7 @@ class SbomView:
             self._send_adv(name)
 
     def _open_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self.panel, "Open an SBOM", "", "SBOM JSON (*.json);;All files (*)")
+        name, _ = QFileDialog.getOpenFileName(self.panel, "Open an SBOM", "", "SBOM (*.json *.xml);;All files (*)")
         if name:
             self._send(name)
 
@@ -119,12 +120,12 @@ class SbomView:
             self._show(None)
         elif source == sbom.ENVIRONMENT:
             if not sbom.generator_available():
-                self.error.show_error("cyclonedx-bom is not installed: pip install '.[sbom]'")
+                self.error.show_error("cyclonedx-python-lib is not installed: pip install '.[sbom]'")
                 self._show(None)
                 return
-            self.findings.setText("Generating this app's SBOM with cyclonedx-py …")
+            self.findings.setText("Building the SBOM of this app's bundle …")
             self.jobs.run(lambda progress, cancelled: sbom.for_environment(progress, cancelled), self._done,
-                          label="SBOM of this app's environment")
+                          label="SBOM of this app's bundle")
         else:
             try:
                 self._show(sbom.read(sbom.EXAMPLE if source == EXAMPLE else source))

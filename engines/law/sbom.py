@@ -7,14 +7,17 @@ Annex II(9): where the manufacturer decides to make the SBOM available to users,
 where to find it (publishing it is not required). Licences are not part of the clause; they are shown
 because integrators need them.
 
-Formats read: CycloneDX JSON (https://cyclonedx.org/specification/overview/, specVersion 1.2-1.7:
-``metadata.component`` is the product, ``components`` its parts, ``dependencies`` the graph) and SPDX
+Formats read: CycloneDX JSON and XML (https://cyclonedx.org/specification/overview/, specVersion 1.2-1.7,
+in XML the namespace's version: ``metadata.component`` is the product, ``components`` its parts,
+``dependencies`` the graph; XML with a DOCTYPE or entities is refused) and SPDX
 2.x JSON (https://spdx.github.io/spdx-spec/v2.3/: ``packages``, with ``DESCRIBES`` / ``DEPENDS_ON`` /
 ``DEPENDENCY_OF`` relationships). A top-level dependency is one the product itself depends on in the
 file's graph; without a graph the file cannot show which components are top-level.
 
-:func:`for_environment` runs the CycloneDX project's own generator (``cyclonedx-bom``, the optional
-``sbom`` extra) on this app's installed environment; no JSON is written by hand.
+:func:`for_environment` is the SBOM of the product placed on the market, the PyInstaller bundle, not of
+the development environment: the runtime dependency closure of the declared dependencies, minus
+build.spec's excludes, plus the model wheels it ships, built and serialised by the CycloneDX Python
+library (``cyclonedx-python-lib``, the optional ``sbom`` extra); no JSON is written by hand.
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import ast
 import importlib.util
 import json
 import re
+import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -62,14 +67,14 @@ class Sbom:
 
 
 def _fail(source: str, why: str) -> ValidationError:
-    return ValidationError("path", f"{source}: {why}", "a CycloneDX JSON or SPDX 2.x JSON SBOM")
+    return ValidationError("path", f"{source}: {why}", "a CycloneDX JSON or XML, or SPDX 2.x JSON SBOM")
 
 
 def read(path) -> Sbom:
-    """Read and check a CycloneDX or SPDX JSON SBOM; a broken or unknown file raises ValidationError
+    """Read and check a CycloneDX (JSON or XML) or SPDX JSON SBOM; a broken or unknown file raises ValidationError
     (field ``path``) saying what is wrong."""
     p = Path(path)
-    return parse(read_text(p, _fail, "not UTF-8 text (an XML or binary SBOM is not read here)"), p.name)
+    return parse(read_text(p, _fail, "not UTF-8 text (a binary or UTF-16 SBOM is not read here)"), p.name)
 
 
 def read_text(p: Path, fail, not_text: str = "not UTF-8 text") -> str:
@@ -105,6 +110,8 @@ def _ref(value, where: str, source: str) -> str:
 
 
 def parse(text: str, source: str = "SBOM") -> Sbom:
+    if text.lstrip().startswith("<"):
+        return _cyclonedx(_cdx_xml(text, source), source)
     doc = load_json(text, source, _fail)
     if not isinstance(doc, dict):
         raise _fail(source, "the JSON is not an object")
@@ -115,6 +122,94 @@ def parse(text: str, source: str = "SBOM") -> Sbom:
     if "@context" in doc and "spdx" in json.dumps(doc.get("@context")).lower():
         raise _fail(source, "SPDX 3 JSON-LD is not read here; export SPDX 2.x JSON")
     raise _fail(source, "neither CycloneDX (no bomFormat) nor SPDX (no spdxVersion)")
+
+
+CDX_XML_NS = re.compile(r"\{http://cyclonedx\.org/schema/bom/(\d+\.\d+)\}bom")
+
+
+def _xml_tree(text: str, source: str) -> ET.Element:
+    """``text`` parsed by expat into an ElementTree, refusing what defusedxml refuses: a DOCTYPE and any
+    entity declaration (internal ones can expand exponentially, external ones point at other files);
+    bounded in depth and element count like the JSON reader."""
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    state = {"depth": 0, "elements": 0}
+
+    def refuse(*_args) -> None:
+        raise _fail(source, "XML with a DOCTYPE or entity declaration is refused (entities can expand without "
+                            "bound or read other files); remove the <!DOCTYPE …> part")
+
+    def tag(name: str) -> str:
+        return "{" + name if "}" in name else name
+
+    def start(name: str, attrs: dict) -> None:
+        state["depth"] += 1
+        state["elements"] += 1
+        if state["depth"] > reading.MAX_DEPTH or state["elements"] > reading.MAX_NODES:
+            raise _fail(source, f"XML nested deeper than {reading.MAX_DEPTH} levels or larger than "
+                                f"{reading.MAX_NODES} elements")
+        builder.start(tag(name), {tag(k): v for k, v in attrs.items()})
+
+    def end(name: str) -> None:
+        state["depth"] -= 1
+        builder.end(tag(name))
+
+    parser.StartDoctypeDeclHandler = refuse
+    parser.EntityDeclHandler = refuse
+    parser.UnparsedEntityDeclHandler = refuse
+    parser.ExternalEntityRefHandler = refuse
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = builder.data
+    parser.buffer_text = True
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as exc:
+        raise _fail(source, f"not well-formed XML (line {exc.lineno}, column {exc.offset + 1}: "
+                            f"{expat.ErrorString(exc.code)})") from None
+    return builder.close()
+
+
+def _cdx_xml(text: str, source: str) -> dict:
+    """A CycloneDX XML BOM (https://cyclonedx.org/docs/1.6/xml/) as the JSON document it stands for, so
+    both forms go through the one check in :func:`_cyclonedx`; the spec version is the namespace's."""
+    root = _xml_tree(text, source)
+    m = CDX_XML_NS.fullmatch(root.tag)
+    if m is None:
+        if "spdx" in root.tag.lower() or root.tag.endswith("}RDF"):
+            raise _fail(source, "SPDX RDF/XML is not read here; export SPDX 2.x JSON")
+        raise _fail(source, f"XML, but not a CycloneDX BOM (root element {root.tag!r}; expected "
+                            "'bom' in the namespace http://cyclonedx.org/schema/bom/1.x)")
+    ns = "{" + root.tag[1:root.tag.index("}")] + "}"
+
+    def licences(el: ET.Element) -> list[dict]:
+        out = []
+        for x in el:
+            if x.tag == ns + "expression":
+                out.append({"expression": x.text})
+            elif x.tag == ns + "license":
+                out.append({"license": {"id": x.findtext(ns + "id"), "name": x.findtext(ns + "name")}})
+        return out
+
+    def component(el: ET.Element) -> dict:
+        c = {"name": el.findtext(ns + "name"), "version": el.findtext(ns + "version"), "bom-ref": el.get("bom-ref")}
+        if (lic := el.find(ns + "licenses")) is not None:
+            c["licenses"] = licences(lic)
+        if (sub := el.find(ns + "components")) is not None:
+            c["components"] = [component(x) for x in sub.findall(ns + "component")]
+        return c
+
+    doc: dict = {"bomFormat": "CycloneDX", "specVersion": m.group(1)}
+    meta = root.find(ns + "metadata")
+    if meta is not None and (product := meta.find(ns + "component")) is not None:
+        doc["metadata"] = {"component": component(product)}
+    if (comps := root.find(ns + "components")) is not None:
+        doc["components"] = [component(x) for x in comps.findall(ns + "component")]
+    if (deps := root.find(ns + "dependencies")) is not None:
+        doc["dependencies"] = [{"ref": d.get("ref"), "dependsOn": [x.get("ref") for x in d.findall(ns + "dependency")]}
+                               for d in deps.findall(ns + "dependency")]
+    return doc
 
 
 def _text(value) -> str | None:
@@ -321,12 +416,13 @@ def runtime_closure(project: str = PROJECT, excludes: tuple[str, ...] | None = N
                     cancelled=None) -> tuple[dict[str, Shipped], tuple[str, ...], tuple[str, ...]]:
     """What the bundle ships, by normalised name: the recursive Requires-Dist closure of ``project``'s
     non-optional dependencies (markers evaluated here, an ``extra`` only where a requirement asks for
-    it), minus distributions whose every top-level module is in ``excludes`` (build.spec's), plus the
-    model wheels. Returns (shipped, the project's direct dependencies, problems)."""
+    it), minus distributions whose own module (named as the distribution) or every top-level module
+    is in ``excludes`` (build.spec's; a dotted name drops only part of a package), plus the model wheels. Returns (shipped, the project's direct dependencies, problems)."""
     from packaging.markers import Marker, default_environment
     from packaging.requirements import InvalidRequirement, Requirement
 
     excluded_modules = {m for m in (bundle_excludes() if excludes is None else excludes) if "." not in m}
+    excluded_names = {norm(m) for m in excluded_modules}
     modules_of: dict[str, set[str]] = {}
     for module, dists in metadata.packages_distributions().items():
         for d in dists:
@@ -365,7 +461,7 @@ def runtime_closure(project: str = PROJECT, excludes: tuple[str, ...] | None = N
         if parent is None and key not in direct:
             direct.append(key)
         mods = modules_of.get(key, set())
-        if mods and mods <= excluded_modules:
+        if key in excluded_names or (mods and mods <= excluded_modules):   # its own module, or all of them
             problems.append(f"{req.name}: left out of the bundle by build.spec's excludes")
             continue
         new_extras = set(req.extras) - requested.get(key, set())
@@ -406,13 +502,17 @@ def _dist_licence(dist: metadata.Distribution) -> str | None:
     return None
 
 
-def bundle_bom_json(project: str = PROJECT, progress=None, cancelled=None) -> tuple[str, tuple[str, ...]]:
-    """This app's bundle as CycloneDX 1.6 JSON, built and serialised by the CycloneDX Python library
-    (no serial number or timestamp, so the same environment gives the same bytes), and the closure's
-    problems."""
+def bundle_bom(project: str = PROJECT, progress=None, cancelled=None, *,
+               xml: bool = False) -> tuple[str, tuple[str, ...]]:
+    """This app's bundle as CycloneDX 1.6 JSON (or XML), built and serialised by the CycloneDX Python
+    library (no serial number or timestamp, so the same environment gives the same bytes), and the
+    closure's problems."""
     if not generator_available():
         raise ValidationError("generator", "the CycloneDX Python library is not installed", "pip install '.[sbom]'")
-    from cyclonedx.factory.license import LicenseFactory
+    try:
+        from cyclonedx.contrib.license.factories import LicenseFactory
+    except ImportError:                   # cyclonedx-python-lib before the contrib package
+        from cyclonedx.factory.license import LicenseFactory
     from cyclonedx.model.bom import Bom, BomMetaData
     from cyclonedx.model.component import Component as CdxComponent, ComponentType
     from cyclonedx.output import make_outputter
@@ -442,7 +542,8 @@ def bundle_bom_json(project: str = PROJECT, progress=None, cancelled=None) -> tu
     bom.register_dependency(root, [comps[k] for k in direct])
     for k, s in shipped.items():
         bom.register_dependency(comps[k], [comps[d] for d in s.depends_on])
-    text = make_outputter(bom, OutputFormat.JSON, SchemaVersion.V1_6).output_as_string(indent=1)
+    fmt = OutputFormat.XML if xml else OutputFormat.JSON
+    text = make_outputter(bom, fmt, SchemaVersion.V1_6).output_as_string(indent=1)
     return text, problems
 
 
@@ -451,7 +552,7 @@ def for_environment(progress=None, cancelled=None, *, project: str = PROJECT) ->
     library and read back through :func:`parse`: the development tools installed next to it (pytest,
     pyinstaller, the SBOM generator itself) are not part of the product. ``progress(fraction, text)``
     and ``cancelled()`` are the job slot's callbacks (optional)."""
-    text, problems = bundle_bom_json(project, progress, cancelled)
+    text, problems = bundle_bom(project, progress, cancelled)
     if progress:
         progress(0.9, "reading the SBOM back")
     s = parse(text, "this app's bundle")
