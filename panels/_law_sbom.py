@@ -1,7 +1,7 @@
 """The law panel's "SBOM" tab: the CRA clause (Annex I Part II(1)) against a real SBOM: open a CycloneDX
-or SPDX JSON file, the shipped example, or generate one for this app's own environment with the
-CycloneDX generator (a job with progress and cancel). The source is the ``sbom_source`` field of the
-panel's ``Params``; reading, checking and generating are engines.law.sbom (with engines.law.sbom_study).
+or SPDX JSON or CycloneDX XML file, the shipped example, or generate one for what this app's bundle
+ships, with the CycloneDX library (a job with progress and cancel). The source is the ``sbom_source`` field
+of the panel's ``Params``; reading, checking and generating are engines.law.sbom (with engines.law.sbom_study).
 A view: its buttons ask for a source through ``requested`` and the panel hands it the study."""
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class SbomView(QWidget):
         self.matches: tuple[advisories.Match, ...] = ()
         lay = QVBoxLayout(self)
         intro = QLabel("CRA Annex I Part II(1): a machine-readable SBOM of at least the top-level dependencies. "
-                       "Open CycloneDX or SPDX JSON, or make one for this app; then an OSV or CSAF advisory you "
+                       "Open CycloneDX (JSON or XML) or SPDX JSON, or make one for this app's bundle; then an OSV or CSAF advisory you "
                        "downloaded, to see which components it hits. Nothing is looked up online.")
         intro.setWordWrap(True)
         intro.setObjectName("muted")
@@ -42,7 +42,8 @@ class SbomView(QWidget):
         self.example_btn = QPushButton("Example (camera firmware)")
         self.example_btn.clicked.connect(lambda: self._send(EXAMPLE))
         self.env_btn = QPushButton("Generate for this app")
-        self.env_btn.setToolTip("Runs cyclonedx-py on the installed environment (the 'sbom' extra)")
+        self.env_btn.setToolTip("What the bundle ships: the runtime dependencies and the two model wheels, "
+                                "no test or build tools (the 'sbom' extra)")
         self.env_btn.clicked.connect(lambda: self._send(sbom.ENVIRONMENT))
         self.adv_btn = QPushButton("Open OSV/CSAF…")
         self.adv_btn.setToolTip("An OSV record (or list) or a CSAF 2.0 advisory, matched against the SBOM")
@@ -94,7 +95,7 @@ class SbomView(QWidget):
             self._send_adv(name)
 
     def _open_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Open an SBOM", "", "SBOM JSON (*.json);;All files (*)")
+        name, _ = QFileDialog.getOpenFileName(self, "Open an SBOM", "", "SBOM (*.json *.xml);;All files (*)")
         if name:
             self._send(name)
 
@@ -102,10 +103,10 @@ class SbomView(QWidget):
         """Whether this app's SBOM can be generated here (the 'sbom' extra is installed)."""
         self.env_btn.setEnabled(available)
         if not available:
-            self.env_btn.setToolTip("Needs cyclonedx-bom: pip install '.[sbom]'")
+            self.env_btn.setToolTip("Needs cyclonedx-python-lib: pip install '.[sbom]'")
 
     def show_generating(self) -> None:
-        self.findings.setText("Generating this app's SBOM with cyclonedx-py …")
+        self.findings.setText("Building the SBOM of this app's bundle …")
 
     def show_finished(self, how: str) -> None:
         """The generator's job ended (``done``, ``cancelled`` or ``failed``)."""

@@ -252,13 +252,13 @@ class LawPanel(Panel):
             self._study(None)
         elif source == sbom.ENVIRONMENT:
             if not sbom.generator_available():
-                self.sbom.error.show_error("cyclonedx-bom is not installed: pip install '.[sbom]'")
+                self.sbom.error.show_error("cyclonedx-python-lib is not installed: pip install '.[sbom]'")
                 self._study(None)
                 return
             self.sbom.show_generating()
             self.jobs("sbom").run(lambda progress, cancelled: sbom.for_environment(progress, cancelled),
                                   lambda r: self._study(r) if isinstance(r, sbom.Sbom) else None,
-                                  label="SBOM of this app's environment")
+                                  label="SBOM of this app's bundle")
         else:
             try:
                 s = read_sbom(source)

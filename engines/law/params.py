@@ -92,8 +92,8 @@ class Params(ParamsBase):
     later_improvement: bool = param(False, label="a better version or update came out later (Art 7(3))")
     distributor_request: bool = param(False, label="claimant asked the distributor (Art 8(3)) on")
     request_day: str = "2029-07-01"
-    # the SBOM tab: "" (none), ":example" (assets/law/example-sbom.cdx.json), ":environment" (this app's,
-    # made by cyclonedx-py) or a file path (engines.law.sbom)
+    # the SBOM tab: "" (none), ":example" (assets/law/example-sbom.cdx.json), ":environment" (what this
+    # app's bundle ships, built by the CycloneDX library) or a file path (engines.law.sbom)
     sbom_source: str = param("", hi=4096, label="SBOM")
     # an OSV or CSAF 2.0 file the user downloaded, matched against that SBOM: "" (none), ":example"
     # (assets/law/example-advisory.csaf.json, invented flaws for the example camera) or a path

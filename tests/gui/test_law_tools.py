@@ -155,7 +155,7 @@ def test_sbom_tab_opens_files_refuses_broken_ones_and_generates_this_apps(make_p
     p.update_params(sbom_source=str(corpus / "broken-truncated.cdx.json"))
     assert not v.error.isHidden() and "not valid JSON" in v.error.text() and v.table.rowCount() == 0
     if not sbom.generator_available():
-        pytest.skip("cyclonedx-bom not installed")
+        pytest.skip("cyclonedx-python-lib not installed")
     v.env_btn.click()
     qtbot.waitUntil(lambda: v.sbom is not None and v.sbom.product == sbom.PROJECT, timeout=120_000)
     assert "covers the top-level dependencies" in v.findings.text() and v.check.absent == ()
