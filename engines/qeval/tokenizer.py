@@ -2,20 +2,61 @@
 
 Algorithm: GPT-2's byte-level BPE (Radford et al. 2019; openai/gpt-2 ``encoder.py``): bytes are
 mapped to printable characters, text is split into pieces by a regular expression, and each piece
-is merged pair by pair in the order of the merge list. SmolLM2's pre-tokenizer (its
-``tokenizer.json``; llama.cpp names it ``smollm``) splits with the GPT-2 expression and isolates
-every digit within the pieces (so a space before a number stays a token of its own). Python's ``re`` has no ``\\p{L}``: letters are written ``[^\\W\\d_]`` and digits
-``\\d``, which agree on the text this app feeds it (tests pin the ids transformers gives).
-Control tokens (``<|im_start|>`` …) written in the text are matched whole, as transformers does.
+is merged pair by pair in the order of the merge list.
+
+SmolLM2's pre-tokenizer (its ``tokenizer.json``: ``Digits(individual_digits)`` then ``ByteLevel``;
+llama.cpp names it ``smollm`` and lists the expressions ``\\p{N}`` then GPT-2's in
+``src/llama-vocab.cpp``) first isolates every number character, then splits each stretch between
+them with the GPT-2 expression. The stretches are split apart, so whitespace just before a number
+ends its stretch and stays one piece (``"\\n  1"`` → ``"\\n  "``, ``"1"``). Number means Unicode
+category N (Nd, Nl, No: ``²``, ``½``, ``Ⅻ``, ``①`` as well as ``0-9``) and letter category L, the
+classes llama.cpp and Rust's ``char::is_numeric`` use. Python's ``re`` has no ``\\p{N}``/``\\p{L}``
+and its ``\\d``/``\\w`` differ (``²`` is ``\\w`` but not ``\\d``), so both classes are built from
+``unicodedata``. Control tokens (``<|im_start|>`` …) written in the text are matched whole, as
+transformers does.
 """
 from __future__ import annotations
 
 import re
+import sys
+import unicodedata
 from functools import lru_cache
 
-_PIECE = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+""")
-_DIGIT = re.compile(r"(\d)")
 CONTROL = 3   # tokenizer.ggml.token_type of control tokens
+
+
+def _category_class(major: str) -> str:
+    """A ``re`` character-class body (ranges, no brackets) of every code point whose category starts with ``major``."""
+    spans, start = [], None
+    for cp in range(sys.maxunicode + 2):
+        inside = cp <= sys.maxunicode and unicodedata.category(chr(cp))[0] == major
+        if inside and start is None:
+            start = cp
+        elif not inside and start is not None:
+            spans.append(re.escape(chr(start)) + ("" if cp - 1 == start else "-" + re.escape(chr(cp - 1))))
+            start = None
+    return "".join(spans)
+
+
+@lru_cache(maxsize=1)
+def _splitters() -> tuple[re.Pattern, re.Pattern]:
+    """(number isolator, GPT-2 expression): built once, on first use (a pass over all code points)."""
+    letter, number = _category_class("L"), _category_class("N")
+    isolate = re.compile(f"([{number}])")
+    piece = re.compile(rf"'s|'t|'re|'ve|'m|'ll|'d| ?[{letter}]+| ?[{number}]+| ?[^\s{letter}{number}]+|\s+(?!\S)|\s+")
+    return isolate, piece
+
+
+def pre_tokenize(text: str) -> list[str]:
+    """SmolLM2's pieces before BPE: each number character alone, GPT-2's split within the stretches between."""
+    isolate, piece = _splitters()
+    out: list[str] = []
+    for k, stretch in enumerate(isolate.split(text)):
+        if k % 2 == 1:
+            out.append(stretch)
+        elif stretch:
+            out.extend(piece.findall(stretch))
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -62,10 +103,8 @@ class Tokenizer:
             if k % 2 == 1:
                 out.append(self.ids[part])
                 continue
-            for piece in _PIECE.findall(part):
-                for chunk in _DIGIT.split(piece):
-                    if chunk:
-                        out.extend(self._bpe(chunk))
+            for piece in pre_tokenize(part):
+                out.extend(self._bpe(piece))
         return out
 
     def _bpe(self, piece: str) -> tuple[int, ...]:

