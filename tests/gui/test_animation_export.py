@@ -50,6 +50,7 @@ def test_gif_export_shows_progress_keeps_the_window_responsive_and_writes_a_gif(
     tl = window.ctx.timeline
     tl.set_position(5)
     out = tmp_path / "out" / "pipeline.gif"
+    out.parent.mkdir()                 # a save never makes the folder it was pointed at
     _choose(monkeypatch, out)
     ticks = []
     timer = QTimer()

@@ -158,6 +158,6 @@ def test_law_clocks_show_every_due_date_on_a_1280x800_projector(window, qtbot):
         panel = window.show_panel("law")
         panel.tabs.setCurrentIndex(1)
         qtbot.wait(200)
-        for label in (panel.cra_result, panel.pld_result):
+        for label in (panel.clock_tab.cra_result, panel.clock_tab.pld_result):
             assert "due" in label.text() or "expire" in label.text()
             assert label.height() + 1 >= label.heightForWidth(label.width()), label.text()[:40]

@@ -28,7 +28,8 @@ def test_trading_extraction_runs_on_the_app_device(make_panel, ctx, monkeypatch,
     monkeypatch.setattr(trading_panel, "run_extraction", spy)
     ctx.device = device
     p = make_panel(TradingPanel)
-    p.wait_extraction(10_000)
+    p._start_extraction()
+    p.settle(10_000)
     assert seen == [device]
 
 
@@ -44,5 +45,5 @@ def test_compute_measurement_runs_on_the_app_device(make_panel, ctx, monkeypatch
     ctx.device = device
     p = make_panel(ComputePanel)
     p._start_measure()
-    p.wait_measure(10_000)
+    p.settle(10_000)
     assert seen == [measured]
