@@ -10,6 +10,19 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
+def _threads_per_worker() -> int:
+    """CPU cores each test process may use: the README runs two processes on a two-core machine, and
+    torch's thread pools in both, each the size of the machine, spin waiting for each other (a GPTQ
+    loop ran 25-50 times slower). Set before torch is first imported, so its pools start this size."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // max(1, workers))
+
+
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", str(_threads_per_worker()))
+
+
 def pytest_collection_modifyitems(config, items):
     if not any(item.get_closest_marker("gpu") for item in items):
         return

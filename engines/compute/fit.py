@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import product
 
@@ -23,6 +22,7 @@ import numpy as np
 
 from engines.compute.scaling import chinchilla_frontier, chinchilla_optimum, optimum_exponents
 from engines.core.errors import ValidationError, require_number
+from engines.core.threads import torch_threads
 
 HUBER_DELTA = 1e-3          # Hoffmann et al. 2022, App. D.2; Besiroglu et al. 2024 keep it
 MIN_POINTS = 5              # five free constants
@@ -90,19 +90,6 @@ class Fit:
                        n_points=int(require_number(data["n_points"], "fit.n_points", MIN_POINTS)))
         except KeyError as exc:
             raise ValidationError(f"fit.{exc.args[0]}", "missing") from None
-
-
-@contextmanager
-def torch_threads(n: int):
-    """Run torch on ``n`` intra-op threads, then restore: tensors this small only lose time to thread hand-offs."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(max(1, min(n, before)))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _check_points(points: object) -> np.ndarray:

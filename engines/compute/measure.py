@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engines.core.errors import Cancelled, require_choice, require_int
+from engines.core.threads import torch_threads
 
 KINDS = ("gemm", "copy")
 
@@ -77,16 +78,12 @@ def measure_gemm(device: str = "cpu", n: int = 1024, repeats: int = 5, threads: 
     repeats = require_int(repeats, "repeats", 1, 1000)
     threads = require_int(threads, "threads", 1, 256)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    old = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         g = torch.Generator(device="cpu").manual_seed(0)
         a = torch.randn(n, n, generator=g).to(device=device, dtype=dtype)
         b = torch.randn(n, n, generator=g).to(device=device, dtype=dtype)
         out = torch.empty(n, n, device=device, dtype=dtype)
         secs = _timed(torch, device, lambda: torch.matmul(a, b, out=out), repeats, cancelled)
-    finally:
-        torch.set_num_threads(old)
     return Rate(device, _device_name(torch, device), "gemm", str(dtype).replace("torch.", ""), n,
                 2.0 * n ** 3 / secs, secs, repeats, threads)
 
@@ -100,14 +97,10 @@ def measure_copy(device: str = "cpu", nbytes: int = 256 * 2**20, repeats: int = 
     nbytes = require_int(nbytes, "nbytes", 2**20, 2**34)
     repeats = require_int(repeats, "repeats", 1, 1000)
     threads = require_int(threads, "threads", 1, 256)
-    old = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
         dst = torch.empty_like(src)
         secs = _timed(torch, device, lambda: dst.copy_(src), repeats, cancelled)
-    finally:
-        torch.set_num_threads(old)
     moved = 2.0 * src.numel() * 4
     return Rate(device, _device_name(torch, device), "copy", "float32", int(src.numel() * 4), moved / secs, secs,
                 repeats, threads)

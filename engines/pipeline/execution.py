@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Callable
 
 from engines.core.device import resolve_device
 from engines.core.errors import ValidationError, require_int
+from engines.core.threads import torch_threads
 from engines.pipeline.schedules import Action, Simulation, TimedOp, check_orders, schedule, simulate, \
     timed_from_measurements
 
@@ -78,12 +80,8 @@ def run_order(ranks: list[list[Action]], kind: str = "custom", device: str = "cp
     """
     import torch
 
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         return _run_order(torch, ranks, kind, device, hidden, layers_per_stage, batch, seed, progress, cancelled)
-    finally:
-        torch.set_num_threads(old_threads)
 
 
 def _run_order(torch, ranks, kind, device, hidden, layers_per_stage, batch, seed, progress, cancelled) -> ExecutedRun:
@@ -136,7 +134,7 @@ def _run_order(torch, ranks, kind, device, hidden, layers_per_stage, batch, seed
     def worker(rank: int) -> None:
         stream = streams[rank]
         saved: dict[tuple[int, int], tuple[object, object]] = {}  # (stage, mb) -> (input, output/loss)
-        ctx = torch.cuda.stream(stream) if cuda else _nullcontext()
+        ctx = torch.cuda.stream(stream) if cuda else nullcontext()
         try:
             with ctx:
                 # first-call set-up (allocator, kernels, autograd in this thread) is not pipeline time
@@ -253,14 +251,6 @@ def _make_stage(torch, hidden: int, layers: int, gen):
             lin.bias.copy_(torch.randn(hidden, generator=gen) * 0.01)
         mods += [lin, torch.nn.Tanh()]
     return torch.nn.Sequential(*mods)
-
-
-class _nullcontext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _stamp(torch, cuda: bool, stream):

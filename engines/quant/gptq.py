@@ -16,9 +16,11 @@ benchmark and to show that the lazy block update changes speed, not the answer.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable
 
 from engines.core.errors import ValidationError, require_int, require_number
+from engines.core.threads import torch_threads
 from engines.quant.affine import (QuantResult, affine_params, bits_per_value, check_bits, check_group,
                                   check_layer)
 
@@ -87,8 +89,15 @@ def gptq(w, x, bits: int, group_size: int | None = None, damp: float = 0.01, blo
 
     ``trace_columns`` > 0 records, for the first that many processed columns, the column index,
     its quantization error and the norm of the error pushed onto the remaining columns (for the
-    panel's animation); it is stored in ``result.extra['trace']``.
+    panel's animation); it is stored in ``result.extra['trace']``. On the CPU it runs on one
+    thread (:mod:`engines.core.threads`), so the result does not depend on the caller's count.
     """
+    on_cpu = getattr(getattr(w, "device", None), "type", "cpu") == "cpu"
+    with torch_threads(1) if on_cpu else nullcontext():
+        return _gptq(w, x, bits, group_size, damp, block_size, act_order, progress, trace_columns)
+
+
+def _gptq(w, x, bits, group_size, damp, block_size, act_order, progress, trace_columns) -> QuantResult:
     import torch
 
     w, W, U, perm, (scale, zero) = _prepare(w, x, bits, group_size, damp, act_order)

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -26,6 +27,7 @@ import numpy as np
 from engines.core.assets import asset_path
 from engines.core.device import resolve_device
 from engines.core.errors import Cancelled, ValidationError, require
+from engines.core.threads import torch_threads
 from engines.core.params import ParamsBase, param
 from engines.core.versioned import parse_json, upgrade
 from engines.core.writing import atomic_write_text
@@ -165,15 +167,8 @@ def train_logistic(x, y, n_classes: int, l2: float, steps: int, seed: int,
     """Softmax regression on standardised features: returns a function mapping features to probabilities.
     Zero initial weights and full-batch Adam make it deterministic for given inputs. On the CPU it runs
     single-threaded: for a 384×5 problem thread hand-offs cost more than they save."""
-    import torch
-
-    threads = torch.get_num_threads()
-    if x.device.type == "cpu":
-        torch.set_num_threads(1)
-    try:
+    with torch_threads(1) if x.device.type == "cpu" else nullcontext():
         return _fit(x, y, n_classes, l2, steps, seed, progress, cancelled)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _fit(x, y, n_classes, l2, steps, seed, progress, cancelled):

@@ -79,7 +79,7 @@ def test_bad_settings_name_the_field():
 
 @pytest.fixture(scope="module")
 def shipped():
-    torch.set_num_threads(2)
+    torch.set_num_threads(min(2, torch.get_num_threads()))
     return A.load_checkpoint()
 
 
