@@ -44,8 +44,9 @@ Checkpoints are kept in memory every ``checkpoint_every`` steps, only at steps w
 from __future__ import annotations
 
 import copy
-from collections import Counter
 import datetime
+from collections import Counter
+from contextlib import nullcontext
 import math
 import threading
 import time
@@ -55,6 +56,7 @@ from typing import Callable
 import numpy as np
 
 from engines.core.errors import Cancelled, ValidationError, require, require_choice, require_int, require_number
+from engines.core.threads import torch_threads
 from engines.scale.tiny_lm import (batch_tokens, build_model, corpus_sha256, flip_bit, weights_checksum)
 
 FAULT_KINDS = ("bad_batch", "lr_spike", "weight_flip", "grad_flip")
@@ -552,10 +554,11 @@ def run(config: FaultConfig, faults: tuple[Fault, ...] | list[Fault] = (), devic
 
     threads = [threading.Thread(target=worker, args=(r,), name=f"replica-{r}", daemon=True)
                for r in range(config.replicas)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with torch_threads(1) if device == "cpu" else nullcontext():   # the replicas are the parallelism
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     if shared.error is not None:
         raise shared.error
     progress(1.0, "done")
