@@ -90,7 +90,7 @@ def test_no_wrapped_text_is_cut_off(window, qtbot, presenter, size):
         for cls in window.panel_classes:
             panel = window.show_panel(cls.key)
             qtbot.wait(400)                  # debounced background results land and lay out
-            panel.tasks.wait(60_000)
+            panel.settle(60_000)
             qtbot.wait(100)
             texts = panel.findChildren(LiveText) + [w for w in panel.findChildren(QLabel) if w.wordWrap()]
             for text in texts:
@@ -111,7 +111,7 @@ def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, 
         for cls in window.panel_classes:
             panel = window.show_panel(cls.key)
             qtbot.wait(300)
-            panel.tasks.wait(60_000)
+            panel.settle(60_000)
             qtbot.wait(100)
             host = window._hosts[cls.key]
             assert panel.height() <= host.viewport().height() + 1, cls.key
@@ -119,7 +119,7 @@ def test_presenter_mode_at_1080p_fits_every_panel_and_squeezes_no_chart(window, 
                 for i in range(tabs.count()):       # a page fills its content when first shown
                     tabs.setCurrentIndex(i)
                     qtbot.wait(150)
-                    panel.tasks.wait(60_000)
+                    panel.settle(60_000)
                     assert panel.height() <= host.viewport().height() + 1, (cls.key, tabs.tabText(i))
                 tabs.setCurrentIndex(0)
                 qtbot.wait(50)

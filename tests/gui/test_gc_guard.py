@@ -59,4 +59,4 @@ def test_a_built_panel_is_frozen_so_full_collections_stay_short(ctx, qtbot):
     assert len(gc.get_objects()) < frozen / 5             # what a full collection still walks
     for panel in window.panels:
         panel.tasks.cancel()
-        panel.tasks.wait(30_000)
+        panel.settle(30_000)

@@ -164,7 +164,7 @@ def test_model_server_follows_the_scenario_in_the_worker(panel, ctx):
     ctx.scenario.update(model="llama3-70b")
     assert panel.tasks.running                     # the edit returns at once; the cluster runs in the worker
     assert "llama3-70b" in panel.chooser.currentText()
-    panel.tasks.wait()
+    panel.settle()
     assert panel.plan.gpus_needed > gpus_8b        # 70B needs more GPU memory per replica
     assert panel.result()["pods"][0]["requests"]["nvidia.com/gpu"] == panel.plan.gpus_needed
     ctx.scenario.update(model="llama3-8b")         # an earlier plan comes from the cache
@@ -340,18 +340,18 @@ def test_a_command_forks_the_timeline_at_the_frame_shown(panel, qtbot):
     panel.show_frame(8)
     panel.commands.line.setText("kubectl scale deploy/web --replicas=6")
     panel.commands.run.click()
-    assert panel.tasks.wait(60_000)
+    assert panel.settle(60_000)
     qtbot.waitUntil(lambda: panel.params.command_list == ((8, "scale deploy/web --replicas=6"),), timeout=10_000)
     assert panel.index == 9 and panel.timeline_data.frames[9].commands[0].accepted
     assert "accepted" in panel.commands.result.text() and panel.commands.result.isVisible()
     assert len([p for p in panel.timeline_data.frames[-1].pods if p["active"]]) == 6
     panel.show_frame(4)                                  # a command before the first: the later one goes
     panel.give("cordon node-0")
-    assert panel.tasks.wait(60_000)
+    assert panel.settle(60_000)
     assert panel.params.command_list == ((4, "cordon node-0"),)
     rejected = "delete pod nope"
     panel.give(rejected)
-    assert panel.tasks.wait(60_000)
+    assert panel.settle(60_000)
     assert "NotFound" in panel.commands.result.text() and "rejected" in panel.commands.result.text()
 
 
@@ -364,7 +364,7 @@ def test_operator_menu_aims_at_the_selected_pod(panel):
     action = panel.commands.actions_by_name["drain"]
     assert action.isEnabled() and "kubectl drain node-" in action.text()
     action.trigger()
-    assert panel.tasks.wait(60_000)
+    assert panel.settle(60_000)
     assert panel.params.command_list[0][1].startswith("drain node-")
 
 
@@ -376,7 +376,7 @@ def test_why_addresses_and_autoscaler_tabs_follow_the_frame(panel, qtbot):
     assert "Insufficient cpu" in panel.why.text.toPlainText()
     assert "ClusterIP 10." in panel.addresses.toPlainText() and "EndpointSlice" in panel.addresses.toPlainText()
     panel.chooser.setCurrentIndex(panel.chooser.findData("autoscale"))
-    assert panel.tasks.wait(120_000)
+    assert panel.settle(120_000)
     qtbot.waitUntil(lambda: panel.timeline_data.key == "autoscale", timeout=10_000)
     panel.show_frame(300)
     text = panel.hpa.text.toPlainText()
@@ -387,14 +387,14 @@ def test_a_dump_opens_and_a_broken_one_changes_nothing(panel, qtbot, tmp_path):
     from pathlib import Path
     dump = Path(__file__).resolve().parents[1] / "data" / "k8s_dump_shop.yaml"
     panel.open_dump(str(dump))
-    assert panel.tasks.wait(60_000)
+    assert panel.settle(60_000)
     qtbot.waitUntil(lambda: panel.timeline_data is not None and panel.timeline_data.key == "dump", timeout=60_000)
     assert panel.params.dump_shown and "namespaces: default, kube-system, shop" in panel.commands.result.text()
     before = (panel.params, panel.timeline_data)
     broken = tmp_path / "broken.yaml"
     broken.write_text("kind: List\nitems:\n- {kind: Deployment, metadata: {name: x}, spec: {replicas: -1}}\n")
     panel.open_dump(str(broken))
-    assert panel.tasks.wait(60_000)
+    assert panel.settle(60_000)
     assert (panel.params, panel.timeline_data) == before
     assert "nothing changed" in panel.error.text() and "spec.replicas" in panel.error.text()
 
@@ -405,7 +405,7 @@ def test_apply_at_this_second_runs_the_editor_on_the_cluster_shown(panel):
     panel.yaml.setPlainText("apiVersion: v1\nkind: Service\nmetadata: {name: api}\nspec: {selector: {app: web}, "
                             "ports: [{port: 81}]}\n")
     panel.apply_now_button.click()
-    assert panel.tasks.wait(60_000)
+    assert panel.settle(60_000)
     (second, command), = panel.params.command_list
     assert second == 6 and command.startswith("apply -f -\napiVersion: v1")
     assert panel.timeline_data.frames[7].commands[0].message == "service/api created"

@@ -9,7 +9,7 @@ from panels.quant import QuantPanel
 def panel(make_panel):
     p = make_panel(QuantPanel)
     p.layer_box.setCurrentText("minilm.l2.query")        # the smallest pack layer: fast
-    assert p.tasks.wait(240_000), p.tasks.last_error
+    assert p.settle(240_000), p.tasks.last_error
     assert p.jobs("kv").wait(60_000), p.jobs("kv").last_error
     return p
 
@@ -77,7 +77,7 @@ def test_user_files(panel, tmp_path):
 
     save_file({"proj.weight": torch.randn(16, 64)}, str(tmp_path / "w.safetensors"))
     panel.load_user_file(str(tmp_path / "w.safetensors"), "proj.weight")
-    assert panel.tasks.wait(120_000)
+    assert panel.settle(120_000)
     assert panel.analysis.shape == (16, 64) and not panel.analysis.has_activations
     assert panel.params.tensor.startswith("file:") and panel.layer_box.currentText() == "proj.weight (w.safetensors)"
     (tmp_path / "bad.npy").write_bytes(b"not an npy file")
@@ -97,7 +97,7 @@ def test_bar_chart_names_and_values_are_whole_and_apart(make_panel, ctx, qtbot, 
     try:
         p = make_panel(QuantPanel, size=(1000, 900))
         p.layer_box.setCurrentText("minilm.l2.query")
-        assert p.tasks.wait(240_000) and p.jobs("kv").wait(60_000)
+        assert p.settle(300_000)
         tabs = p.findChildren(QTabWidget)[0]
         charts = {p.fixes.fix_plot, p.weights.wonly_plot, p.groups.scheme_plot, p.kv_view.plot}
         checked = set()

@@ -511,7 +511,7 @@ def test_frame_counter_has_room_for_its_text_at_presenter_size(qtbot, ctx):
         win.set_presenter(False)
         for p in win.panels:
             p.tasks.cancel()
-            p.tasks.wait(30_000)
+            p.settle(30_000)
 
 
 def test_overview_chart_is_log_scaled_so_state_and_one_gpu_stay_comparable(window):
