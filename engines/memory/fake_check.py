@@ -201,6 +201,41 @@ def _units(blocks, wrap_blocks: int) -> list:
     return [blocks[i:i + wrap_blocks] for i in range(0, len(blocks), wrap_blocks)]
 
 
+def shard_and_optimizer(model, scenario: Scenario, params, mesh):
+    """``fully_shard`` each unit of ``params.wrap_blocks`` blocks, then the root, as the scenario's
+    strategy, precision and offload say; the scenario's optimizer over the sharded parameters. One
+    code path for the fake check and the cluster run, so both run the same FSDP2 set-up."""
+    import torch
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    low = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(scenario.precision)
+    policy = MixedPrecisionPolicy(param_dtype=low, reduce_dtype=torch.float32) if low else MixedPrecisionPolicy()
+    offload = {}
+    if scenario.offload_optimizer or scenario.offload_params:
+        from torch.distributed.fsdp import CPUOffloadPolicy
+        offload = {"offload_policy": CPUOffloadPolicy(pin_memory=False)}
+    reshard = RESHARD[scenario.strategy]
+    for unit in _units(model.blocks, params.wrap_blocks):
+        fully_shard(unit if len(unit) > 1 else unit[0], mesh=mesh, mp_policy=policy,
+                    reshard_after_forward=reshard, **offload)
+    fully_shard(model, mesh=mesh, mp_policy=policy, reshard_after_forward=reshard, **offload)
+    if scenario.optimizer == "sgd-momentum":
+        return torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    return torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+
+def make_mesh(scenario: Scenario, world: int, device: str = "cpu"):
+    """The data-parallel mesh: 1-D over ``world`` ranks, or (replicate × shard) for hybrid sharding.
+    Made outside FakeTensorMode (inside it, the mesh's rank tensors would be fake)."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    if scenario.strategy == "fsdp-hybrid":
+        from engines.memory.analytic import shard_group
+        shard = int(shard_group("fsdp-hybrid", world, scenario.gpus_per_node, scenario.tp, scenario.pp))
+        return init_device_mesh(device, (world // shard, shard), mesh_dim_names=("replicate", "shard"))
+    return init_device_mesh(device, (world,))
+
+
 # --------------------------------------------------------------------------------------------
 # The step
 # --------------------------------------------------------------------------------------------
@@ -249,9 +284,6 @@ def fake_step(scenario: Scenario, params=None, progress: Callable[[float, str], 
 def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, torch) -> FakeStep:
     import torch.distributed as dist
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
-    from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     world = scenario.dp
@@ -262,32 +294,12 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
     progress(0.02, f"fake process group of {world} ranks")
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
     try:
-        # the mesh is made outside FakeTensorMode (inside it, its rank tensors would be fake)
-        if scenario.strategy == "fsdp-hybrid":
-            from engines.memory.analytic import shard_group
-            shard = int(shard_group("fsdp-hybrid", world, scenario.gpus_per_node, scenario.tp, scenario.pp))
-            mesh = init_device_mesh("cpu", (world // shard, shard), mesh_dim_names=("replicate", "shard"))
-        else:
-            mesh = init_device_mesh("cpu", (world,))
+        mesh = make_mesh(scenario, world)
         mixed = scenario.precision != "fp32"
-        low = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(scenario.precision)
-        policy = MixedPrecisionPolicy(param_dtype=low, reduce_dtype=torch.float32) if mixed else MixedPrecisionPolicy()
-        offload = {}
-        if scenario.offload_optimizer or scenario.offload_params:
-            from torch.distributed.fsdp import CPUOffloadPolicy
-            offload = {"offload_policy": CPUOffloadPolicy(pin_memory=False)}
-        reshard = RESHARD[scenario.strategy]
         with FakeTensorMode():
             progress(0.05, f"building {layers} layers on fake tensors")
             model = _build_model(arch, layers, with_head, scenario.recompute)
-            for unit in _units(model.blocks, params.wrap_blocks):
-                fully_shard(unit if len(unit) > 1 else unit[0], mesh=mesh, mp_policy=policy,
-                            reshard_after_forward=reshard, **offload)
-            fully_shard(model, mesh=mesh, mp_policy=policy, reshard_after_forward=reshard, **offload)
-            if scenario.optimizer == "sgd-momentum":
-                opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-            else:
-                opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+            opt = shard_and_optimizer(model, scenario, params, mesh)
             shape = (scenario.micro_batch, scenario.seq_len)
             tokens = torch.randint(0, arch.vocab, shape)
             targets = torch.randint(0, arch.vocab, shape)
