@@ -147,7 +147,8 @@ def run(scenario: Scenario, steps: int, layers: int | None = None) -> dict:
     import torch.distributed as dist
 
     from engines.memory.analytic import stage_layers
-    from engines.memory.fake_check import _build_model, _check_expressible, make_mesh, shard_and_optimizer
+    from engines.memory.fake_check import (_build_model, _check_expressible, loss_context, make_mesh,
+                                            make_optimizer, shard_model, tensor_parallel)
     from engines.memory.params import Params
 
     _check_expressible(scenario)
@@ -161,13 +162,16 @@ def run(scenario: Scenario, steps: int, layers: int | None = None) -> dict:
             local = int(os.environ.get("LOCAL_RANK", 0))
             torch.cuda.set_device(local)
             device = f"cuda:{local}"
-        run_scenario = scenario.with_changes(n_gpus=world * scenario.tp * scenario.pp)
+        run_scenario = scenario.with_changes(n_gpus=world * scenario.pp)   # this run's ranks are DP × TP
         n_layers = layers or stage_layers(scenario.arch.layers, scenario.pp)[0]
         torch.manual_seed(0)
         with torch.device(device):
             model = _build_model(scenario.arch, n_layers, scenario.pp == 1, scenario.recompute)
         mesh = make_mesh(run_scenario, world, "cuda" if cuda else "cpu")
-        opt = shard_and_optimizer(model, run_scenario, Params(), mesh)
+        if scenario.tp > 1:
+            tensor_parallel(model, mesh["tp"])
+        shard_model(model, run_scenario, Params(), mesh["dp"] if scenario.tp > 1 else mesh)
+        opt = make_optimizer(model, run_scenario)
         shape = (scenario.micro_batch, scenario.seq_len)
         tokens = torch.randint(0, scenario.arch.vocab, shape, device=device)
         if cuda:
@@ -175,7 +179,8 @@ def run(scenario: Scenario, steps: int, layers: int | None = None) -> dict:
         times = []
         for _ in range(steps):
             start = time.perf_counter()
-            model(tokens, tokens).backward()
+            with loss_context(run_scenario):
+                model(tokens, tokens).backward()
             opt.step()
             opt.zero_grad()
             if cuda:

@@ -52,8 +52,9 @@ _LOCK = threading.Lock()   # one fake process group per process: torch.distribut
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Rank 0's bytes by category at one moment of the step: ``module`` (an FSDP unit's name, "" the
-    root, "optimizer") and ``phase`` (FSDPMemTracker's state name, e.g. "After Post-Forward")."""
+    """Rank 0's bytes by category at one moment of the step: ``module`` (an FSDP unit's module names
+    joined by "+", "" the root, "loss" once the forward ends, "optimizer" after the step) and ``phase``
+    (FSDPMemTracker's state name, e.g. "After Post-Forward")."""
 
     module: str
     phase: str
@@ -71,8 +72,9 @@ class FakeStep:
     ``peaks``: each category's largest value over the step (bytes); ``at_peak``: the categories at
     the moment the total peaked (what must fit); ``at_rest``: after the optimizer step, before the
     gradients are dropped (the model states; AdamW's foreach scratch inside the step counts as
-    optimizer state in the tracker and is gone here); ``activations_after_forward``: activations when the
-    root's forward ended (the figure our activation model predicts); ``snapshots`` in time order."""
+    optimizer state in the tracker and is gone here); ``activations_after_forward``: activations
+    once the loss is computed, before backward (the figure our activation model predicts);
+    ``snapshots`` in time order."""
 
     scenario: Scenario
     strategy: str
@@ -185,9 +187,9 @@ def _build_model(arch: ModelArch, layers: int, with_head: bool, recompute: str):
             if self.final_norm is None:          # a first pipeline stage: its output goes to the next
                 return x.float().pow(2).mean()
             x = self.final_norm(x)
-            weight = self.embed.weight if self.head is None else self.head.weight
-            logits = F.linear(x, weight).float()
-            return F.cross_entropy(logits.view(-1, arch.vocab), targets.view(-1))
+            logits = (F.linear(x, self.embed.weight) if self.head is None else self.head(x)).float()
+            # a vocab-parallel head's logits are a DTensor: the loss runs under loss_context()
+            return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
     return Decoder()
 
@@ -202,9 +204,58 @@ def _units(blocks, wrap_blocks: int) -> list:
 
 
 def shard_and_optimizer(model, scenario: Scenario, params, mesh):
-    """``fully_shard`` each unit of ``params.wrap_blocks`` blocks, then the root, as the scenario's
-    strategy, precision and offload say; the scenario's optimizer over the sharded parameters. One
-    code path for the fake check and the cluster run, so both run the same FSDP2 set-up."""
+    """:func:`shard_model`, then the scenario's optimizer over the sharded parameters. One code path
+    for the fake check and the cluster run, so both run the same FSDP2 set-up."""
+    shard_model(model, scenario, params, mesh)
+    return make_optimizer(model, scenario)
+
+
+def make_optimizer(model, scenario: Scenario):
+    """AdamW (also for 8-bit Adam, which torch lacks) or SGD with momentum, as the scenario says."""
+    import torch
+
+    if scenario.optimizer == "sgd-momentum":
+        return torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    return torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+
+def tensor_parallel(model, tp_mesh) -> None:
+    """Megatron-style TP (Shoeybi et al. 2019) with torch's ``parallelize_module``: Q, K, V, gate, up
+    and fc1 split by columns, O, down by rows; the embedding vocab-parallel (rows) and the head
+    vocab-parallel (columns) with the loss computed on the vocabulary shards (``loss_parallel``)."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    plan = {"embed": RowwiseParallel(input_layouts=Replicate())}
+    if model.head is not None:
+        plan["head"] = ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)
+    parallelize_module(model, tp_mesh, plan)
+    for block in model.blocks:
+        cols = [n for n in ("q", "k", "v", "gate", "up", "fc1") if hasattr(block, n)]
+        parallelize_module(block, tp_mesh, {**{n: ColwiseParallel() for n in cols},
+                                            "o": RowwiseParallel(), "down": RowwiseParallel()})
+
+
+def loss_context(scenario: Scenario):
+    """``loss_parallel()`` with TP (the cross-entropy works on vocabulary shards, forward and
+    backward, so both must run inside it), else nothing."""
+    from contextlib import nullcontext
+
+    if scenario.tp > 1:
+        from torch.distributed.tensor.parallel import loss_parallel
+        return loss_parallel()
+    return nullcontext()
+
+
+def shard_model(model, scenario: Scenario, params, mesh) -> None:
+    """``fully_shard`` the embedding, each unit of ``params.wrap_blocks`` blocks, the final norm with
+    the head, then the root, as the scenario's strategy, precision and offload say.
+
+    The embedding and the head are units of their own (as torchtitan wraps Llama): left in the root,
+    FSDP2 gathers them at the root's pre-forward and keeps them whole through the entire forward and
+    backward (2Vh parameters for an untied model, 4.2 GB at 70B), where our model gathers one unit
+    of at most max(block, Vh) at a time. Tied embeddings stay in the root (the head reuses the
+    embedding's weight outside its forward); so does everything when ``wrap_blocks`` is 0."""
     import torch
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
@@ -215,20 +266,25 @@ def shard_and_optimizer(model, scenario: Scenario, params, mesh):
         from torch.distributed.fsdp import CPUOffloadPolicy
         offload = {"offload_policy": CPUOffloadPolicy(pin_memory=False)}
     reshard = RESHARD[scenario.strategy]
-    for unit in _units(model.blocks, params.wrap_blocks):
+    units = _units(model.blocks, params.wrap_blocks)
+    if units and model.head is not None:
+        units = [[model.embed], *units, [model.final_norm, model.head]]
+    elif units and model.final_norm is None:       # a first pipeline stage: no head
+        units = [[model.embed], *units]
+    for unit in units:
         fully_shard(unit if len(unit) > 1 else unit[0], mesh=mesh, mp_policy=policy,
                     reshard_after_forward=reshard, **offload)
     fully_shard(model, mesh=mesh, mp_policy=policy, reshard_after_forward=reshard, **offload)
-    if scenario.optimizer == "sgd-momentum":
-        return torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    return torch.optim.AdamW(model.parameters(), lr=1e-4)
 
 
 def make_mesh(scenario: Scenario, world: int, device: str = "cpu"):
-    """The data-parallel mesh: 1-D over ``world`` ranks, or (replicate × shard) for hybrid sharding.
+    """The mesh over ``world`` ranks: 1-D data parallel, (replicate × shard) for hybrid sharding, or
+    (dp × tp) with tensor parallelism.
     Made outside FakeTensorMode (inside it, the mesh's rank tensors would be fake)."""
     from torch.distributed.device_mesh import init_device_mesh
 
+    if scenario.tp > 1:
+        return init_device_mesh(device, (world // scenario.tp, scenario.tp), mesh_dim_names=("dp", "tp"))
     if scenario.strategy == "fsdp-hybrid":
         from engines.memory.analytic import shard_group
         shard = int(shard_group("fsdp-hybrid", world, scenario.gpus_per_node, scenario.tp, scenario.pp))
@@ -243,8 +299,12 @@ def _check_expressible(scenario: Scenario) -> None:
     require_choice(scenario.strategy, "strategy", tuple(RESHARD) + tuple(NOT_EXPRESSIBLE))
     if scenario.strategy in NOT_EXPRESSIBLE:
         raise ValidationError("strategy", NOT_EXPRESSIBLE[scenario.strategy], "ZeRO-2, ZeRO-3 or FSDP")
-    if scenario.tp != 1:
-        raise ValidationError("tp", "the PyTorch check runs without tensor parallelism so far", "TP 1")
+    if scenario.tp > 1 and scenario.strategy == "fsdp-hybrid":
+        raise ValidationError("tp", "hybrid sharding with tensor parallelism is not checked (a 3-D mesh)", "TP 1")
+    if scenario.tp > 1 and scenario.arch.tied_embeddings:
+        raise ValidationError("tp", "tied embeddings with tensor parallelism are not checked", "TP 1")
+    if scenario.sequence_parallel:
+        raise ValidationError("sequence_parallel", "sequence parallelism is not checked yet", "off")
 
 
 def fake_step(scenario: Scenario, params=None, progress: Callable[[float, str], None] | None = None,
@@ -286,7 +346,7 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
-    world = scenario.dp
+    world = scenario.dp * scenario.tp
     if dist.is_initialized():
         raise ValidationError("fake_step", "a torch.distributed process group is already running in this process",
                               "a process without one")
@@ -296,10 +356,22 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
     try:
         mesh = make_mesh(scenario, world)
         mixed = scenario.precision != "fp32"
-        with FakeTensorMode():
+        if scenario.tp > 1:
+            # TP × FSDP2: build on the meta device and shard outside the fake mode (DTensor's own
+            # propagation runs a fake mode of its own), then materialise inside it
+            with torch.device("meta"):
+                model = _build_model(arch, layers, with_head, scenario.recompute)
+            tensor_parallel(model, mesh["tp"])
+            shard_model(model, scenario, params, mesh["dp"])
+        # meta tensors inside DTensors reach the fake mode as they are: it must accept them
+        with FakeTensorMode(allow_non_fake_inputs=scenario.tp > 1):
             progress(0.05, f"building {layers} layers on fake tensors")
-            model = _build_model(arch, layers, with_head, scenario.recompute)
-            opt = shard_and_optimizer(model, scenario, params, mesh)
+            if scenario.tp > 1:
+                model.to_empty(device="cpu")
+                opt = make_optimizer(model, scenario)
+            else:
+                model = _build_model(arch, layers, with_head, scenario.recompute)
+                opt = shard_and_optimizer(model, scenario, params, mesh)
             shape = (scenario.micro_batch, scenario.seq_len)
             tokens = torch.randint(0, arch.vocab, shape)
             targets = torch.randint(0, arch.vocab, shape)
@@ -316,8 +388,10 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
             hooks = [b.register_forward_pre_hook(tick) for b in model.blocks]
             with tracker:
                 for step in range(2):
-                    loss = model(tokens, targets)
-                    loss.backward()
+                    with loss_context(scenario):
+                        loss = model(tokens, targets)
+                        tracker.mark("loss", "After Forward")
+                        loss.backward()
                     if cancelled():
                         raise FakeStepCancelled()
                     opt.step()
@@ -385,7 +459,6 @@ def _tracker_class():
 
             seq = {i: n for n, (i, _) in enumerate(self.order)}
             timeline: list[tuple[float, Snapshot]] = []
-            after_fwd = 0
             for module, stats in self.memory_tracking.items():
                 name = stats.mod_fqn
                 name = "" if name == type(self._root_mod).__name__ else name.split(".", 1)[-1]
@@ -402,15 +475,23 @@ def _tracker_class():
                             continue
                         s = Snapshot(name, phase, one_device(snap))
                         timeline.append((n - 0.5 if phase.startswith("Before") else n, s))
-                        if module is self._root_mod and phase == "After Post-Forward":
-                            after_fwd = s.bytes["activations"]
             for n, module_, phase, snap in self.marks:
                 timeline.append((n, Snapshot(module_, phase, one_device(snap))))
             timeline.sort(key=lambda t: t[0])
-            snaps = tuple(s for _, s in timeline)
+            merged: list[tuple[float, Snapshot]] = []
+            for n, s in timeline:     # a unit of several modules files one moment under each: one entry
+                last = merged[-1][1] if merged else None
+                if last and last.phase == s.phase and last.bytes == s.bytes and s.module not in last.module.split("+"):
+                    first = merged[-1][1]
+                    names = "+".join(sorted([*first.module.split("+"), s.module]))
+                    merged[-1] = (n, Snapshot(names, s.phase, first.bytes))
+                else:
+                    merged.append((n, s))
+            snaps = tuple(s for _, s in merged)
             peak = one_device(self.get_tracker_snapshot("peak"))
             peaks = {c: max([s.bytes[c] for s in snaps] + [peak[c]]) for c in FAKE_CATEGORIES}
             at_rest = [s for s in snaps if s.module == "optimizer"][-1].bytes
+            after_fwd = [s for s in snaps if s.module == "loss"][-1].bytes["activations"]
             return peaks, peak, at_rest, after_fwd, snaps
 
     return Tracker
@@ -488,6 +569,8 @@ def compare(breakdown, fake: FakeStep) -> list[CategoryDiff]:
     why = ("the same 16 B/param in different boxes (2 + 2 + 12 against 4 + 4 + 8)" if not zero2 else
            f"FSDP2 keeps fp32 gradient shards: 2 B/param over {n} ranks more than ZeRO-2's 16-bit "
            f"partitions ({2 * psi / n / 1e6:,.1f} MB here), with the same whole 16-bit parameters")
+    if fake.scenario.tp > 1:
+        why += "; with TP the norm weights are replicated on every TP rank, not split"
     rows.insert(0, CategoryDiff("model states", ours_states, theirs_states, why))
     core = attention_core_bytes(fake.scenario, fake.layers) if fake.recompute == "none" else 0
     act_why = ["saved-for-backward tensors when the forward ends; PyTorch also keeps norm statistics, "
@@ -502,12 +585,17 @@ def compare(breakdown, fake: FakeStep) -> list[CategoryDiff]:
                              "; ".join(act_why)))
     at = fake.at_peak
     gathered = at["unsharded_params"] + at["unsharded_grads"] + at["all_gather"] + at["reduce_scatter"]
+    parts = ", ".join(f"{label} {at[c] / 1e9:,.3f} GB" for c, label in
+                      (("unsharded_params", "gathered parameters"), ("all_gather", "all-gather output"),
+                       ("unsharded_grads", "unsharded gradients"), ("reduce_scatter", "reduce-scatter input")))
+    if zero2:
+        ours_buf = "DeepSpeed's reduce and all-gather buckets (5e8 elements each, capped at Ψ)"
+    else:
+        ours_buf = ("the current and prefetched unit (2 B/param) plus one unsharded gradient unit (FSDP paper "
+                    "§3.3); FSDP2 reduce-scatters in fp32 (4 B/param) and frees that input only when the next "
+                    "unit's reduce-scatter is issued")
     rows.append(CategoryDiff("buffers", breakdown.buffers, gathered,
-                             "gathered units and collective buffers at PyTorch's peak; ours: "
-                             + ("DeepSpeed's reduce and all-gather buckets (5e8 elements each, capped at Ψ); "
-                                "ZeRO-2's gathered parameters are under params" if zero2 else
-                                "the current and prefetched unit plus one unsharded gradient unit (FSDP paper "
-                                "§3.3)")))
+                             f"at PyTorch's peak: {parts}; ours: {ours_buf}"))
     rows.append(CategoryDiff("temporaries", 0.0, at["temporaries"],
                              "backward's activation gradients and the optimizer's scratch at the peak: "
                              "not modelled by us (the reserve allowance stands in for them)"))

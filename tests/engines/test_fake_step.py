@@ -63,12 +63,25 @@ def test_zero2_differs_by_the_fp32_gradient_shard_it_names(arch):
     assert fake.peaks["unsharded_params"] == pytest.approx(2 * psi, rel=0.005)   # kept whole fwd → bwd
 
 
+@pytest.mark.parametrize("recompute", ["none", "selective"])
+def test_tensor_parallel_2_under_fsdp2(recompute):
+    sc = scenario(LLAMA, "zero3", recompute, tp=2)          # 8 ranks: DP 4 × TP 2
+    fake, by = rows(sc)
+    assert fake.world_size == 8 and fake.param_count == LLAMA.param_count()
+    assert by["model states"].pytorch == pytest.approx(16 * LLAMA.param_count() / 8, rel=0.005)
+    assert "replicated" in by["model states"].reason
+    core = attention_core_bytes(sc, LLAMA.layers) if recompute == "none" else 0.0
+    assert by["activations"].pytorch == pytest.approx(by["activations"].ours - core, rel=0.10)
+    # TP halves the split activations: well below the TP 1 figure
+    assert by["activations"].pytorch < 0.8 * fake_step(scenario(LLAMA, "zero3", recompute)).activations_after_forward
+
+
 def test_zero3_reshards_after_forward_and_zero2_does_not():
     z3, _ = rows(scenario(LLAMA, "zero3"))
-    after = [s for s in z3.snapshots if s.module == "" and s.phase == "After Post-Forward"][0]
+    after = [s for s in z3.snapshots if s.module == "loss"][0]
     assert after.bytes["unsharded_params"] < 0.6 * 2 * LLAMA.param_count()
     z2, _ = rows(scenario(LLAMA, "zero2"))
-    after2 = [s for s in z2.snapshots if s.module == "" and s.phase == "After Post-Forward"][0]
+    after2 = [s for s in z2.snapshots if s.module == "loss"][0]
     assert after2.bytes["unsharded_params"] == pytest.approx(2 * LLAMA.param_count(), rel=0.005)
 
 
@@ -87,6 +100,9 @@ def test_not_expressible_is_said_plainly():
     with pytest.raises(ValidationError, match="ZeRO-1") as exc:
         fake_step(scenario(LLAMA, "zero1"))
     assert exc.value.field == "strategy"
+    with pytest.raises(ValidationError, match="tied") as exc:
+        fake_step(scenario(GPT, "zero3", tp=2))
+    assert exc.value.field == "tp"
 
 
 def test_hybrid_shards_within_the_node():
