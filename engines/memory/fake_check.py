@@ -571,6 +571,14 @@ def compare(breakdown, fake: FakeStep) -> list[CategoryDiff]:
            f"partitions ({2 * psi / n / 1e6:,.1f} MB here), with the same whole 16-bit parameters")
     if fake.scenario.tp > 1:
         why += "; with TP the norm weights are replicated on every TP rank, not split"
+    host = breakdown.cpu + breakdown.nvme
+    if fake.scenario.offload_optimizer or fake.scenario.offload_params:
+        ours_states += host
+        why = (f"with offload, ours counts GPU and host together here ({host / 1e9:,.3f} GB on the host): "
+               "FSDP2's CPUOffloadPolicy moves parameters, gradients and the optimizer step to the host as "
+               "one, and this CPU-only check cannot tell the two apart; ZeRO-Offload keeps a 16-bit "
+               "parameter shard on the GPU beside the host's fp32 master and fp32 gradients (2 + 4 + 4 + 8 "
+               "B/param over the shard group), FSDP2 casts from its fp32 shard as it gathers (4 + 4 + 8)")
     rows.insert(0, CategoryDiff("model states", ours_states, theirs_states, why))
     core = attention_core_bytes(fake.scenario, fake.layers) if fake.recompute == "none" else 0
     act_why = ["saved-for-backward tensors when the forward ends; PyTorch also keeps norm statistics, "

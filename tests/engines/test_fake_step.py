@@ -76,6 +76,22 @@ def test_tensor_parallel_2_under_fsdp2(recompute):
     assert by["activations"].pytorch < 0.8 * fake_step(scenario(LLAMA, "zero3", recompute)).activations_after_forward
 
 
+def test_offload_is_compared_gpu_and_host_together_and_named():
+    sc = scenario(LLAMA, "zero3", offload_optimizer=True)
+    fake, by = rows(sc)
+    psi, n = LLAMA.param_count(), 8
+    assert by["model states"].ours == pytest.approx(2 * psi / n + 16 * psi / n)   # GPU params + host (ZeRO-Offload)
+    assert by["model states"].difference == pytest.approx(-2 * psi / n, rel=0.005)
+    assert "CPUOffloadPolicy" in by["model states"].reason and "16-bit parameter shard" in by["model states"].reason
+    assert any("offload" in n.lower() for n in fake.notes)
+
+
+@pytest.mark.parametrize("change", [{"precision": "fp32"}, {"optimizer": "sgd-momentum"}])
+def test_fp32_and_sgd_model_states_agree(change):
+    _, by = rows(scenario(LLAMA, "zero3", **change))
+    assert by["model states"].pytorch == pytest.approx(by["model states"].ours, rel=0.005)
+
+
 def test_zero3_reshards_after_forward_and_zero2_does_not():
     z3, _ = rows(scenario(LLAMA, "zero3"))
     after = [s for s in z3.snapshots if s.module == "loss"][0]
