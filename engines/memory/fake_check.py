@@ -612,5 +612,27 @@ def compare(breakdown, fake: FakeStep) -> list[CategoryDiff]:
     return rows
 
 
-__all__ = ["FakeStep", "Snapshot", "CategoryDiff", "compare", "attention_core_bytes", "FakeStepCancelled", "fake_step", "FAKE_CATEGORIES", "NOT_EXPRESSIBLE",
-           "TORCH_TESTED"]
+@dataclass(frozen=True)
+class PyTorchCheck:
+    """What the memory panel's "Checked by PyTorch" view shows: the fake step and our breakdown of
+    the same scenario and knobs, category by category."""
+
+    fake: FakeStep
+    diffs: tuple[CategoryDiff, ...]
+
+
+def pytorch_check(scenario: Scenario, params=None, progress: Callable[[float, str], None] | None = None,
+                  cancelled: Callable[[], bool] | None = None) -> PyTorchCheck:
+    """:func:`fake_step` of ``scenario`` beside :func:`~engines.memory.analytic.breakdown` with the
+    panel's ``params`` (its wrapping unit and accounting options): one job, one result."""
+    from engines.memory.analytic import breakdown
+    from engines.memory.params import Params
+
+    params = params or Params()
+    fake = fake_step(scenario, params, progress, cancelled)
+    return PyTorchCheck(fake, tuple(compare(breakdown(scenario, options=params.options), fake)))
+
+
+__all__ = ["FakeStep", "Snapshot", "CategoryDiff", "compare", "attention_core_bytes", "PyTorchCheck",
+           "pytorch_check", "FakeStepCancelled", "fake_step", "FAKE_CATEGORIES", "NOT_EXPRESSIBLE", "TORCH_TESTED",
+           "shard_and_optimizer", "shard_model", "make_optimizer", "make_mesh", "tensor_parallel", "loss_context"]
