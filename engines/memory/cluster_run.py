@@ -234,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = run(scenario, a.steps, a.layers)
     if doc:
         atomic_write_text(a.out, json.dumps(doc, indent=1))
-        print(f"wrote {a.out}: {doc['world_size']} ranks, peak {max(r['peak_allocated'] for r in doc['ranks']) / 1e9:.3f} GB")
+        peak = max(r["peak_allocated"] for r in doc["ranks"])
+        print(f"wrote {a.out}: {doc['world_size']} ranks, peak {peak / 1e9:.3f} GB")
     return 0
 
 

@@ -53,8 +53,8 @@ _LOCK = threading.Lock()   # one fake process group per process: torch.distribut
 @dataclass(frozen=True)
 class Snapshot:
     """Rank 0's bytes by category at one moment of the step: ``module`` (an FSDP unit's module names
-    joined by "+", "" the root, "loss" once the forward ends, "optimizer" after the step) and ``phase``
-    (FSDPMemTracker's state name, e.g. "After Post-Forward")."""
+    joined by "+", "" the root, "step" at the start, "loss" once the forward ends, "optimizer" after
+    the optimizer step) and ``phase`` (FSDPMemTracker's state name, e.g. "After Post-Forward")."""
 
     module: str
     phase: str
@@ -400,7 +400,8 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
                     if step == 0:
                         tracker.reset_mod_stats()
                         tracker.order.clear()
-                        tracker.mark("optimizer", "After Step")
+                        tracker.marks.clear()
+                        tracker.mark("step", "Start")
                     tick.n = total_blocks * (step + 1)
             for h in hooks:
                 h.remove()
@@ -414,7 +415,8 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
     if mixed and scenario.precision == "fp16":
         notes.append("fp16 without a loss scaler: the scaler's few scalars are not counted")
     progress(1.0, "done")
-    return FakeStep(scenario=scenario, strategy=scenario.strategy, recompute=scenario.recompute, world_size=world, layers=layers,
+    return FakeStep(scenario=scenario, strategy=scenario.strategy, recompute=scenario.recompute, world_size=world,
+                    layers=layers,
                     param_count=param_count, peaks=peaks, at_peak=at_peak, at_rest=at_rest,
                     peak_total=sum(at_peak.values()),
                     activations_after_forward=after_fwd, snapshots=snaps, seconds=time.perf_counter() - start,
