@@ -38,6 +38,7 @@ ARGS = {
     "fault_run.py": ([], ["--steps", "50"]),
     "scaling_experiment.py": ([], ["--quick"]),
     "qeval.py": ([], ["--quick"]),
+    "fake_step.py": ([], ["--quick"]),
 }
 # headline figures: script → [(label, regex with one group, unit)]
 HEADLINES = {
@@ -47,6 +48,7 @@ HEADLINES = {
     "interaction.py": [("interaction worst p95", r"worst p95:\s*([\d.]+) ms", "ms"),
                        ("bare pyqtgraph plot p95", r"bare plot\s+\(reference\)\s+[\d.]+\s+([\d.]+)", "ms")],
     "memory_sweep.py": [("memory sweep worst median", r"worst median\s*([\d.]+) ms", "ms")],
+    "fake_step.py": [("PyTorch memory check (FSDP2, fake tensors), wall", r"fake step wall:\s*([\d.]+) s", "s")],
     "serving_sizing.py": [("serving sizing worst p95", r"sizing worst p95:\s*([\d.]+) ms", "ms")],
     "tour_steps.py": [("tour step, all steps p95", r"all steps: \d+, p95 ([\d.]+) ms", "ms"),
                       ("tour step worst per-tour p95", r"tour step worst p95:\s*([\d.]+) ms", "ms")],

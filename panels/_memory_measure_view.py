@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QPushButton, QT
                                QVBoxLayout, QWidget)
 
 from engines.memory import CATEGORY_LABELS
+from engines.memory.fake_check import PyTorchCheck
 from engines.memory.fsdp_probe import FsdpProbeResult
 from engines.memory.measure import MeasuredMemory
 from engines.memory.step_measure import StepTimingCheck
@@ -23,6 +24,7 @@ class MeasuredView(QWidget):
     measure_requested = Signal()
     fsdp_requested = Signal()
     timing_requested = Signal()
+    check_requested = Signal()
 
     def __init__(self, progress: QWidget | None = None) -> None:
         super().__init__()
@@ -37,8 +39,12 @@ class MeasuredView(QWidget):
         self.step_button = QPushButton("Time real steps")
         self.step_button.setToolTip("Scaled-down model of this scenario's family: forward and backward timed on the "
                                     "compute device, with and without full recomputation, against the step-time model")
+        self.check_button = QPushButton("Check with PyTorch")
+        self.check_button.setToolTip("This scenario at full size: two FSDP2 training steps on fake tensors over a fake "
+                                     "process group of DP ranks, every byte of rank 0 attributed by PyTorch's "
+                                     "FSDPMemTracker, beside our figures")
         for button, signal in ((self.measure_button, self.measure_requested), (self.fsdp_button, self.fsdp_requested),
-                               (self.step_button, self.timing_requested)):
+                               (self.step_button, self.timing_requested), (self.check_button, self.check_requested)):
             button.clicked.connect(signal)
             buttons.addWidget(button)
         bl.addLayout(buttons)
@@ -59,8 +65,10 @@ class MeasuredView(QWidget):
     def show_error(self, text: str) -> None:
         self.note.setText("Failed: " + text.strip().splitlines()[-1])
 
-    def show_result(self, result: MeasuredMemory | FsdpProbeResult | StepTimingCheck) -> None:
-        if isinstance(result, MeasuredMemory):
+    def show_result(self, result: MeasuredMemory | FsdpProbeResult | StepTimingCheck | PyTorchCheck) -> None:
+        if isinstance(result, PyTorchCheck):
+            self._show_check(result)
+        elif isinstance(result, MeasuredMemory):
             self._show_measurement(result)
         elif isinstance(result, FsdpProbeResult):
             self._show_fsdp(result)
@@ -102,6 +110,16 @@ class MeasuredView(QWidget):
             f"weights ({result.allgather_buffer_bytes / 1e6:,.1f} MB) took {result.allgather_seconds * 1e3:,.1f} ms, "
             f"{result.allgather_gbps:,.2f} GB/s per rank over gloo (the step-time model's link would need that rate "
             f"to match).")
+
+    def _show_check(self, check: PyTorchCheck) -> None:
+        rows = [[d.category, f"{d.ours / 1e9:,.3f} GB", f"{d.pytorch / 1e9:,.3f} GB",
+                 f"{d.relative * 100:+.1f}%" if d.ours else "—", d.reason] for d in check.diffs]
+        self._fill(rows, ["category", "ours", "PyTorch (FSDP2)", "diff", "why they differ"])
+        f = check.fake
+        self.note.setText(
+            f"PyTorch {f.torch_version}: FSDP2 over {f.world_size} fake ranks, {f.layers} layers, Ψ = "
+            f"{f.param_count:,}, {f.recompute} recomputation; rank 0 peaks at {f.peak_total / 1e9:,.2f} GB "
+            f"({len(f.snapshots)} snapshots through the step), checked in {f.seconds:.1f} s. " + " ".join(f.notes))
 
     def _show_step_timing(self, check: StepTimingCheck) -> None:
         r = check.measured

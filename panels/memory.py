@@ -164,6 +164,7 @@ class MemoryPanel(Panel):
         self.measure_view.measure_requested.connect(self.run_measurement)
         self.measure_view.fsdp_requested.connect(self.run_fsdp)
         self.measure_view.timing_requested.connect(self.run_step_timing)
+        self.measure_view.check_requested.connect(self.run_pytorch_check)
         self.lower_tabs = Tabs()
         for view, title in ((self.sweep_view, "Memory against GPU count"),
                             (self.traffic_view, "Communication per step"),
@@ -278,6 +279,16 @@ class MemoryPanel(Panel):
             return run_fsdp_probe(arch, 2, progress=progress, cancelled=cancelled)
 
         self._run_measure_job(work, self._show_fsdp, "FSDP2 on 2 gloo ranks…")
+
+    def run_pytorch_check(self) -> None:
+        scenario, params = self.scenario, self.params
+
+        def work(progress, cancelled):
+            from engines.memory.fake_check import pytorch_check
+
+            return pytorch_check(scenario, params, progress=progress, cancelled=cancelled)
+
+        self._run_measure_job(work, self.measure_view.show_result, "PyTorch checks this scenario…")
 
     def run_step_timing(self) -> None:
         scenario, device, efficiency = self.scenario, self.ctx.device, self.params.efficiency

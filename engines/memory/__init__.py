@@ -1,6 +1,7 @@
 """Training memory per GPU: analytic accounting (``analytic``), the panel's knobs (``params``), the
-study one view draws (``study``), a real torch step (``measure``) and a real FSDP2 run
-(``fsdp_probe``). ``engines.memory`` keeps every name it had as a single module."""
+study one view draws (``study``), a real torch step (``measure``), a real FSDP2 run
+(``fsdp_probe``) and FSDP2 at full size on fake tensors (``fake_check``). ``engines.memory`` keeps
+every name it had as a single module."""
 from __future__ import annotations
 
 # re-exported: ``engines.memory`` keeps every name (and the private ones tests use) it had as one module
@@ -22,6 +23,8 @@ from engines.memory.step_measure import MeasuredStepTime, StepTimeConfig, measur
 from engines.memory.labels import (CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS, STRATEGY_SHORT,  # noqa: F401
                                    STRATEGY_TICKS)
 from engines.memory.params import Params
+from engines.memory.fake_check import CategoryDiff, FakeStep, Snapshot, compare, fake_step  # noqa: F401
+
 
 __all__ = [
     "ModelStates", "model_state_bytes", "activation_bytes_per_layer", "layer_activation_bytes",
@@ -29,4 +32,5 @@ __all__ = [
     "sweep", "MemorySweep", "smallest_fitting_gpus", "communication", "Communication", "zero_timeline",
     "ZeroFrame", "Options", "gb", "step_time", "step_times", "StepTime", "TimeKnobs", "throughput_sweep",
     "ThroughputSweep", "measure_step_time", "MeasuredStepTime", "StepTimeConfig", "Params",
+    "fake_step", "FakeStep", "Snapshot", "compare", "CategoryDiff",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -120,11 +121,12 @@ def analytic_for(arch: ModelArch, config: MeasureConfig, precision: str, optimiz
 # --------------------------------------------------------------------------------------------
 # The torch model (built lazily; its parameter count equals ModelArch.param_count exactly)
 # --------------------------------------------------------------------------------------------
-def build_model(arch: ModelArch, seq_len: int, dtype, device: str = "cpu"):
-    """A decoder of ``arch``'s family. GPT-style blocks use dropout 0.1 (Korthikanti's assumption);
-    Llama-style blocks use a fused RMSNorm that saves only its input and 1/rms, like Apex/TE."""
+@lru_cache(maxsize=1)
+def rms_norm_class():
+    """An ``nn.Module`` RMSNorm whose backward keeps only its input and 1/rms, as Apex/TE's fused
+    kernels do (eager ``nn.RMSNorm`` also saves an fp32 copy and the normalised output: 8sbh more);
+    made once, when torch is first needed. Shared by the measured step and the fake FSDP2 check."""
     import torch
-    import torch.nn.functional as F
     from torch import nn
 
     class FusedRMSNorm(torch.autograd.Function):
@@ -151,6 +153,18 @@ def build_model(arch: ModelArch, seq_len: int, dtype, device: str = "cpu"):
 
         def forward(self, x):
             return FusedRMSNorm.apply(x, self.weight, 1e-5)
+
+    return RMSNorm
+
+
+def build_model(arch: ModelArch, seq_len: int, dtype, device: str = "cpu"):
+    """A decoder of ``arch``'s family. GPT-style blocks use dropout 0.1 (Korthikanti's assumption);
+    Llama-style blocks use a fused RMSNorm that saves only its input and 1/rms, like Apex/TE."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    RMSNorm = rms_norm_class()
 
     def norm(h):
         return nn.LayerNorm(h) if arch.norm == "layernorm" else RMSNorm(h)

@@ -66,6 +66,23 @@ def test_measured_mode_runs_in_the_worker(make_panel, qtbot):
     assert "measured" in p.result()
 
 
+def test_pytorch_check_shows_ours_beside_fsdp2(make_panel, ctx):
+    from engines.core.models import ModelArch
+
+    arch = ModelArch(label="tiny llama", layers=2, hidden=256, heads=8, kv_heads=2, ffn=512, vocab=1024)
+    ctx.scenario.try_update(model="custom", arch=arch, n_gpus=8, tp=1, pp=1, strategy="zero3", seq_len=128,
+                            micro_batch=2)
+    p = make_panel(MemoryPanel)
+    p.measure_view.check_button.click()
+    assert p.settle()
+    t = p.measure_view.table
+    cells = {t.item(r, 0).text(): t.item(r, 2).text() for r in range(t.rowCount())}
+    assert {"model states", "activations", "buffers", "total"} <= set(cells)
+    fake = mem.fake_step(ctx.scenario.value)      # the same engine call: the view shows its number
+    assert cells["model states"] == f"{fake.model_states / 1e9:,.3f} GB"
+    assert "fake ranks" in p.measure_view.note.text()
+
+
 def test_gpu_count_edit_moves_the_marker_without_redrawing_the_sweep(make_panel, ctx):
     import numpy as np
 
