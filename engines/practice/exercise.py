@@ -58,7 +58,10 @@ def format_number(x: float, decimals: int) -> str:
 
 def _distinct(template: Template, outcome: Outcome) -> None:
     """Raise Redraw if a modelled mistake would be marked right (or two options say the same)."""
-    missing = sorted(set(template.mistakes) - {m.key for m in outcome.mistakes})
+    def keys(names) -> set[str]:     # wrong-direction feedback is looked up by the direction given
+        return {k for k in names if not k.startswith("dir_")}
+
+    missing = sorted(keys(template.mistakes) - keys(m.key for m in outcome.mistakes))
     extra = sorted({m.key for m in outcome.mistakes} - set(template.mistakes))
     if missing or extra:
         raise ValidationError("mistakes", f"{template.id}: template and computation {template.compute} disagree "
@@ -68,6 +71,8 @@ def _distinct(template: Template, outcome: Outcome) -> None:
         for m in outcome.mistakes:
             if isinstance(m.value, (int, float)) and abs(float(m.value) - a) <= tol:
                 raise Redraw(f"mistake {m.key} gives the answer")
+            if isinstance(m.value, str) and m.value == outcome.direction:
+                raise ValidationError("mistakes", f"{template.id}: mistake {m.key} is the right direction")
     if template.kind == "choice":
         for m in outcome.mistakes:
             if m.value == outcome.answer:

@@ -43,19 +43,21 @@ def _tree_show(family: str, key: str, moves: tuple[str, ...]) -> dict:
     return _show("law", params={"tree": key, "answers": list(moves)})
 
 
-def _alternative(trees: Mapping[str, Tree], key: str, moves: tuple[str, ...]) -> str | None:
-    """The outcome reached by giving another answer to the last question (then the first open answers)."""
+def _alternative(trees: Mapping[str, Tree], key: str, moves: tuple[str, ...], end: str) -> str | None:
+    """An outcome other than ``end`` reached by giving another answer to the last question (then the
+    first open answers): the near miss a learner who misreads the last fact lands on."""
     if not moves:
         return None
-    w = Walk(key, trees)
-    w.follow(moves[:-1])
-    others = [a for a in w.offered() if a.id != moves[-1]]
-    if not others:
-        return None
-    w.answer(others[0].id)
-    while not w.current.is_outcome:
-        w.answer(w.offered()[0].id)
-    return w.current.id
+    base = Walk(key, trees)
+    base.follow(moves[:-1])
+    for other in [a.id for a in base.offered() if a.id != moves[-1]]:
+        w = Walk(key, trees)
+        w.follow((*moves[:-1], other))
+        while not w.current.is_outcome:
+            w.answer(w.offered()[0].id)
+        if w.current.id != end:
+            return w.current.id
+    return None
 
 
 @computation("tree.outcome")
@@ -66,12 +68,12 @@ def tree_outcome(p: Mapping[str, Any]) -> Outcome:
     w = Walk(key, trees)
     _finish(w, rng)
     end = w.current
-    moves = w.moves()
-    if len([s for s in w.steps if s.answer is not None]) < 2:
-        raise Redraw("one fact only")
+    moves = w.moves
+    if not [s for s in w.steps if s.answer is not None and not s.auto]:
+        raise Redraw("no fact to read")
     tree = trees[key]
     outcomes = [n for n in tree.nodes.values() if n.is_outcome]
-    alt = _alternative(trees, key, moves)
+    alt = _alternative(trees, key, moves, end.id)
     if alt is None or alt == end.id:
         raise Redraw("no near miss")
     others = [n for n in outcomes if n.id not in (end.id, alt)]
@@ -197,4 +199,39 @@ def pld_claim_year(p: Mapping[str, Any]) -> Outcome:
                   Mistake("ten_from_knowledge", float(known.year + 10))),
         facts={"placed": placed.isoformat(), "known": known.isoformat()},
         show_me=_show("law", params={"placed": placed.isoformat(), "knowledge": known.isoformat()}),
+    )
+
+
+@computation("law.update_until_year")
+def update_until_year(p: Mapping[str, Any]) -> Outcome:
+    placed = date(p["placed_year"], 3, 1)
+    issued = date(p["placed_year"] + p["issued_after"], 6, 1)
+    end = support.support_period_end(placed, p["use_years"])
+    until = support.update_available_until(issued, end)
+    return Outcome(
+        answer=float(until.year), hand=float(max(issued.year + 10, end.year)),
+        steps=(Step("support period ends", end.isoformat(), "", "CRA Art 13(8)"),
+               Step("ten years after the update's issue", float(issued.year + 10), "", "CRA Art 13(9)"),
+               Step("available until the later of the two", until.isoformat(), "", "CRA Art 13(9)")),
+        mistakes=(Mistake("support_end", float(end.year)), Mistake("ten_from_placing", float(placed.year + 10))),
+        facts={"issued": issued.isoformat()},
+        show_me=_show("law", params={"expected_use_years": float(p["use_years"])}),
+    )
+
+
+@computation("law.incident_final_days")
+def incident_final_days(p: Mapping[str, Any]) -> Outcome:
+    aware = datetime(2027, p["month"], 10, 9, 0)
+    notified = aware + timedelta(hours=p["notified_h"])
+    d = cra.reporting_deadlines("incident", aware, None, notified)
+    days = (d["final_report"] - aware) / timedelta(days=1)
+    from_aware = (cra.add_months(aware, 1) - aware) / timedelta(days=1)
+    return Outcome(
+        answer=days,
+        steps=(Step("notification submitted", p["notified_h"], "h after awareness", "CRA Art 14(4)(b)"),
+               Step("final report: one month after the notification", days, "days after awareness", "CRA Art 14(4)(c)")),
+        mistakes=(Mistake("from_awareness", from_aware), Mistake("fourteen_days", p["notified_h"] / 24 + 14)),
+        facts={"aware": aware.strftime("%d %B %Y %H:%M")},
+        show_me=_show("law", params={"event": "incident", "aware": aware.strftime("%Y-%m-%dT%H:%M"), "notified": True,
+                                     "notified_at": notified.strftime("%Y-%m-%dT%H:%M")}),
     )

@@ -208,3 +208,19 @@ def staff(p: Mapping[str, Any]) -> Outcome:
         mistakes=(Mistake("yearly", fte * wage), Mistake("one_fte", wage / 12) if fte != 1 else Mistake("one_fte", wage / 6)),
         show_me=_show("selfhost", {"serve_batch": 64}, {"fte": float(fte), "usd_per_fte_year": float(wage)}),
     )
+
+
+# ---------------------------------------------------------------- B2: outliers
+@computation("quant.outlier_codes")
+def outlier_codes(p: Mapping[str, Any]) -> Outcome:
+    a, big, bits = p["normal"], p["outlier"], p["bits"]
+    s, z = _affine(-a, big, bits)
+    used = _code(a, s, z, bits) - _code(-a, s, z, bits) + 1
+    return Outcome(
+        answer=used, hand=float(round(a / s) - round(-a / s) + 1),
+        steps=(Step("one outlier stretches the range to [−a, outlier]; scale", s, "", AFFINE),
+               Step("codes between −a and +a (inclusive)", used, "codes", AFFINE),
+               Step("codes the grid has", float(2 ** bits), "codes", AFFINE)),
+        mistakes=(Mistake("no_outlier", float(2 ** bits)), Mistake("half_grid", float(2 ** (bits - 1)))),
+        show_me=_show("quant", params={"tensor": "smollm2.l11.down_proj", "bits": bits}),
+    )
