@@ -73,6 +73,10 @@ def _distinct(template: Template, outcome: Outcome) -> None:
                 raise Redraw(f"mistake {m.key} gives the answer")
             if isinstance(m.value, str) and m.value == outcome.direction:
                 raise ValidationError("mistakes", f"{template.id}: mistake {m.key} is the right direction")
+    numbers = [m for m in outcome.mistakes if isinstance(m.value, (int, float))]
+    for i, m in enumerate(numbers):           # two mistakes with one value: the feedback would be a guess
+        if any(abs(float(m.value) - float(n.value)) <= template.tol(float(m.value)) for n in numbers[i + 1:]):
+            raise Redraw(f"mistakes {m.key} coincide")
     if template.kind == "choice":
         for m in outcome.mistakes:
             if m.value == outcome.answer:

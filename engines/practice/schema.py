@@ -42,17 +42,21 @@ class ParamSpec:
     field: str = ""
     labels: Mapping[str, str] = dc_field(default_factory=dict)
 
-    def values(self) -> tuple:
-        if self.choices:
-            return self.choices
-        n = int(round((self.hi - self.lo) / self.step))
-        ints = all(float(x).is_integer() for x in (self.lo, self.hi, self.step))
+    def _count(self) -> int:
+        return int(round((self.hi - self.lo) / self.step)) + 1
+
+    def _at(self, k: int) -> Any:
+        if all(float(x).is_integer() for x in (self.lo, self.hi, self.step)):
+            return int(self.lo + k * self.step)
         decimals = max(0, -int(f"{self.step:e}".split("e")[1]))
-        return tuple(int(self.lo + k * self.step) if ints else round(self.lo + k * self.step, decimals + 2)
-                     for k in range(n + 1))
+        return round(self.lo + k * self.step, decimals + 2)
+
+    def values(self) -> tuple:
+        """Every value the parameter can take (for range checks)."""
+        return self.choices if self.choices else tuple(self._at(k) for k in range(self._count()))
 
     def draw(self, rng: random.Random) -> Any:
-        return rng.choice(self.values())
+        return rng.choice(self.choices) if self.choices else self._at(rng.randrange(self._count()))
 
     def label(self, value: Any) -> str:
         return str(self.labels.get(str(value), value))

@@ -1,0 +1,162 @@
+"""Practice exercises, Qt-free: every shipped template drawn 200 times with random seeds.
+
+Each variant must mark its own answer right and each modelled mistake wrong with that mistake's
+feedback, agree with the lesson's hand formula where it has one, keep every modelled mistake
+further from the answer than the tolerance, show the answer among its worked steps, draw its
+parameters inside the panels' own ranges, and carry a *Show me* view that applies cleanly."""
+from __future__ import annotations
+
+import json
+import random
+from functools import lru_cache
+
+import pytest
+
+from engines.core.models import PRESETS
+from engines.core.params import spec_of
+from engines.core.scenario import Scenario
+from engines.practice import draw, lesson_templates, mark, shipped_lessons
+from engines.practice.registry import get_check
+from engines.practice.schema import parse_file
+from explorer.lessons.catalog import lesson_tour, lessons
+from explorer.lessons.tour import TourStep
+from explorer.view_state import params_class
+
+VARIANTS = 200
+LESSONS = shipped_lessons()
+TEMPLATES = [t for lesson in LESSONS for t in lesson_templates(lesson)]
+
+
+def _in_range(value, spec: dict) -> bool:
+    if spec.get("choices"):
+        return value in spec["choices"]
+    lo, hi = spec.get("lo"), spec.get("hi")
+    return (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
+@lru_cache(maxsize=None)
+def _applies(doc: str) -> None:
+    """Build the Show-me step's view as the tour player would, validating scenario and params."""
+    raw = json.loads(doc)
+    step = TourStep.from_json_dict({**raw, "caption": "Show me"})
+    view = step.view_state()                      # builds and validates the scenario
+    cls = params_class(view.panel)
+    assert cls is not None, f"{view.panel} is not a panel"
+    if view.params.get(view.panel):
+        view.panel_params(view.panel, cls)          # constructing the Params validates every field
+
+
+def test_every_shipped_lesson_has_four_templates():
+    catalog_ids = {lesson.id for lesson in lessons()}
+    assert len(LESSONS) >= 8 and set(LESSONS) <= catalog_ids
+    assert all(len(lesson_templates(lesson)) >= 4 for lesson in LESSONS)
+    assert sum(len(lesson_templates(lesson)) for lesson in LESSONS) >= 100
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_template_claims_are_the_tours_claims(lesson):
+    tour = lesson_tour(lesson)
+    claims = {s.claim for s in tour.steps if s.claim}
+    for t in lesson_templates(lesson):
+        assert t.claim in claims, f"{t.id}: claim {t.claim!r} is not one of {lesson}'s tour claims"
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda t: t.id)
+def test_parameters_stay_inside_the_panels_ranges(template):
+    for p in template.params:
+        if not p.field:
+            continue
+        owner, name = p.field.split(".", 1)
+        for value in p.values():
+            if owner == "scenario" and name == "model":
+                assert value in PRESETS
+                continue
+            spec = Scenario.spec(name) if owner == "scenario" else spec_of(params_class(owner), name)
+            assert _in_range(value, spec), f"{template.id}: {p.name} = {value!r} outside {p.field} {spec.get('lo')}…{spec.get('hi')} {spec.get('choices') or ''}"
+
+
+@pytest.mark.parametrize("template", TEMPLATES, ids=lambda t: t.id)
+def test_two_hundred_variants(template):
+    rng = random.Random(f"practice:{template.id}")
+    declared = {k for k in template.mistakes if not k.startswith("dir_")}
+    for _ in range(VARIANTS):
+        v = draw(template, rng.randrange(2**31))
+        o = v.outcome
+        _applies(json.dumps(o.show_me, sort_keys=True))
+        if template.kind == "knobs":
+            start = TourStep.from_json_dict({**o.start, "caption": "start"}).build_scenario()
+            solution = TourStep.from_json_dict({**o.show_me, "caption": "solution"}).build_scenario()
+            check = get_check(template.check)
+            assert check(solution, {}, o.target).ok, v.id
+            assert not check(start, {}, o.target).ok, v.id
+            assert mark(v, solution).correct and not mark(v, start).correct
+            continue
+        assert {m.key for m in o.mistakes if not m.key.startswith("dir_")} == declared, v.id
+        if template.kind == "choice":
+            keys = {opt.key for opt in o.options}
+            assert o.answer <= keys and len(keys) == len(o.options) >= 2, v.id
+            assert all(opt.cite for opt in o.options), f"{v.id}: every option cites its rule"
+            assert mark(v, o.answer).correct
+            for m in o.mistakes:
+                assert m.value != o.answer and m.value <= keys, v.id
+                got = mark(v, m.value)
+                assert not got.correct and got.mistake == m.key, v.id
+            continue
+        answer, tol = float(o.answer), v.tolerance
+        assert tol > 0 and answer == answer, v.id
+        if o.hand is not None:
+            assert abs(o.hand - answer) <= max(1e-9, 1e-6 * abs(answer)), f"{v.id}: engine {answer} against hand {o.hand}"
+        numbers = [s.value for s in o.steps if isinstance(s.value, (int, float))]
+        assert any(abs(float(x) - answer) <= tol for x in numbers), f"{v.id}: no step shows the answer {answer}"
+        for m in o.mistakes:
+            if isinstance(m.value, str):
+                assert m.key == f"dir_{m.value}" and m.value != o.direction, v.id
+                continue
+            assert abs(float(m.value) - answer) > tol, f"{v.id}: mistake {m.key} = {m.value} within {tol} of {answer}"
+        if template.kind == "numeric":
+            assert mark(v, answer + 0.9 * tol).correct, v.id
+            assert not mark(v, answer + 1.1 * tol + 1e-9).correct, v.id
+            for m in o.mistakes:
+                got = mark(v, m.value)
+                assert not got.correct and got.mistake == m.key, f"{v.id}: {m.key}"
+        else:
+            assert o.direction in ("grows", "shrinks", "unchanged")
+            assert mark(v, (o.direction, answer)).correct, v.id
+            wrong = next(d for d in ("grows", "shrinks", "unchanged") if d != o.direction)
+            assert not mark(v, (wrong, answer)).correct
+            for m in o.mistakes:
+                if not isinstance(m.value, str):
+                    got = mark(v, (o.direction, m.value))
+                    assert not got.correct and got.mistake == m.key, v.id
+
+
+def test_the_same_seed_draws_the_same_variant_and_another_seed_varies():
+    t = lesson_templates("A2")[0]
+    assert draw(t, 7).prompt == draw(t, 7).prompt
+    assert len({draw(t, s).prompt for s in range(30)}) > 5
+
+
+def test_a_broken_template_file_explains_itself():
+    good = {"kind": "explorer-exercises", "schema_version": 1, "lesson": "A1", "templates": [
+        {"id": "x", "kind": "numeric", "prompt": "p", "compute": "pipeline.bubble", "params": {}, "tolerance": {"abs": 1}}]}
+    assert parse_file(good)[0].id == "x"
+    for change, field in ((("kind", "slides"), "kind"), (("schema_version", 99), "schema_version")):
+        with pytest.raises(ValueError, match=field):
+            parse_file({**good, change[0]: change[1]})
+    bad = json.loads(json.dumps(good))
+    bad["templates"][0]["kind"] = "essay"
+    with pytest.raises(ValueError, match="kind"):
+        parse_file(bad)
+    bad = json.loads(json.dumps(good))
+    bad["templates"][0]["tolerance"] = {}
+    with pytest.raises(ValueError, match="tolerance"):
+        parse_file(bad)
+
+
+def test_prompts_fill_names_only():
+    from engines.practice.schema import fill
+
+    assert fill("{a} and {b}", {"a": 1, "b": "two"}) == "1 and two"
+    assert fill("{x.__class__}", {"x": 1}) == "{x.__class__}"      # not a placeholder: left as text
+    with pytest.raises(ValueError, match="placeholder"):
+        fill("{missing}", {"x": 1})
