@@ -6,6 +6,7 @@ further from the answer than the tolerance, show the answer among its worked ste
 parameters inside the panels' own ranges, and carry a *Show me* view that applies cleanly."""
 from __future__ import annotations
 
+import html
 import json
 import random
 from functools import lru_cache
@@ -16,6 +17,7 @@ from engines.core.models import PRESETS
 from engines.core.params import spec_of
 from engines.core.scenario import Scenario
 from engines.practice import draw, lesson_templates, mark, shipped_lessons
+from engines.practice.export import variants
 from engines.practice.registry import get_check
 from engines.practice.schema import parse_file
 from explorer.lessons.catalog import lesson_tour, lessons
@@ -160,3 +162,57 @@ def test_prompts_fill_names_only():
     assert fill("{x.__class__}", {"x": 1}) == "{x.__class__}"      # not a placeholder: left as text
     with pytest.raises(ValueError, match="placeholder"):
         fill("{missing}", {"x": 1})
+
+
+def test_moodle_xml_parses_back_with_answers_and_tolerances(tmp_path):
+    """Check the export against Moodle's documented question format (docs.moodle.org/en/Moodle_XML_format)."""
+    import xml.etree.ElementTree as ET
+
+    from explorer.practice_export import export_exercises
+
+    path, n = export_exercises("A2", tmp_path / "A2.xml", count=5, seed=3)
+    root = ET.parse(path).getroot()
+    assert root.tag == "quiz"
+    questions = list(root)
+    assert questions[0].get("type") == "category"
+    assert questions[0].find("category/text").text.endswith("A2 Sharding the copies: ZeRO and FSDP")
+    by_id = {v.id: v for v in variants(lesson_templates("A2"), 5, 3)}
+    body = questions[1:]
+    assert len(body) == n == sum(1 for v in by_id.values() if v.template.kind != "knobs")
+    kinds = {q.get("type") for q in body}
+    assert kinds == {"numerical", "multichoice"}
+    for q in body:
+        v = by_id[q.find("name/text").text]
+        answers = q.findall("answer")
+        if q.get("type") == "numerical":
+            right = [a for a in answers if float(a.get("fraction")) == 100]
+            assert len(right) == 1
+            assert float(right[0].find("text").text) == pytest.approx(float(v.outcome.answer), rel=1e-12)
+            assert float(right[0].find("tolerance").text) == pytest.approx(v.tolerance, rel=1e-12)
+            wrong = [float(a.find("text").text) for a in answers if float(a.get("fraction")) == 0]
+            assert sorted(wrong) == pytest.approx(sorted(float(m.value) for m in v.outcome.mistakes))
+            assert all(abs(w - float(v.outcome.answer)) > v.tolerance for w in wrong)
+            assert q.find("units/unit/unit_name").text == v.template.unit
+        else:
+            assert q.find("single").text in ("true", "false")
+            fractions = [float(a.get("fraction")) for a in answers]
+            assert sum(f for f in fractions if f > 0) == pytest.approx(100, abs=0.01)
+            right = {html.unescape(a.find("text").text) for a in answers if float(a.get("fraction")) > 0}
+            want = {f"{opt.text} ({opt.cite})" for opt in v.outcome.options if opt.key in v.outcome.answer}
+            assert right == want
+        assert "<li>" in q.find("generalfeedback/text").text      # the worked solution travels with it
+
+
+def test_worksheet_puts_the_key_after_the_questions(tmp_path):
+    from explorer.practice_export import export_exercises
+
+    path, n = export_exercises("A3", tmp_path / "A3.html", count=2)
+    text = path.read_text(encoding="utf-8")
+    key = text.index("Answer key")
+    assert text.count("<h3>Question") == 2 * n          # each question once, then once in the key
+    assert "page-break-before:always" in text[:key + 200]
+    assert all(text.index(f"<h3>Question {i}</h3>") < key for i in range(1, n + 1))
+    with pytest.raises(ValueError, match="format"):
+        export_exercises("A3", tmp_path / "A3.docx")
+    with pytest.raises(ValueError, match="no exercises"):
+        export_exercises("Z9", tmp_path / "Z9.xml")

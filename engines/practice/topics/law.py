@@ -110,10 +110,11 @@ def tree_next_question(p: Mapping[str, Any]) -> Outcome:
     if nxt.is_outcome:
         raise Redraw("ended")
     tree = trees[key]
-    questions = [n for n in tree.nodes.values() if not n.is_outcome and n.id != nxt.id]
     asked = {s.node for s in w2.steps}
+    questions = [n for n in tree.nodes.values() if not n.is_outcome and n.id != nxt.id and n.id not in asked]
     skipped = [n for n in questions if n.id not in asked]
-    later = [trees[s.tree].nodes[s.node] for s in w.steps[cut + 1:] if s.answer is not None and s.tree == key]
+    later = [trees[s.tree].nodes[s.node] for s in w.steps[cut + 1:]
+             if s.answer is not None and s.tree == key and s.node not in asked]
     near = later[0] if later else (skipped[0] if skipped else None)
     if near is None or near.id == nxt.id:
         raise Redraw("no distractor")
