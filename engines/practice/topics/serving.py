@@ -224,3 +224,46 @@ def outlier_codes(p: Mapping[str, Any]) -> Outcome:
         mistakes=(Mistake("no_outlier", float(2 ** bits)), Mistake("half_grid", float(2 ** (bits - 1)))),
         show_me=_show("quant", params={"tensor": "smollm2.l11.down_proj", "bits": bits}),
     )
+
+
+# ---------------------------------------------------------------- B3: output-aware quantization
+@computation("quant.awq_scale")
+def awq_scale(p: Mapping[str, Any]) -> Outcome:
+    import torch
+
+    from engines.quant.awq import awq_scales
+
+    means = [p["m1"], p["m2"], p["m3"], p["m4"]]
+    alpha = p["alpha"]
+    s = awq_scales(torch.tensor(means, dtype=torch.float64), alpha)
+    powered = [m ** alpha for m in means]
+    norm = math.sqrt(max(powered) * min(powered))
+    return Outcome(
+        answer=float(s[0]), hand=powered[0] / norm,
+        steps=(Step("channel 1's mean |activation| raised to α", powered[0], "", "Lin et al. MLSys'24 (AWQ), §3.2"),
+               Step("normaliser √(max · min) over the channels", norm, "", "llm-awq auto_scale"),
+               Step("scale s₁", float(s[0]), "", "Lin et al. MLSys'24 (AWQ)")),
+        mistakes=(Mistake("no_norm", powered[0]), Mistake("no_alpha", means[0] / math.sqrt(max(means) * min(means)))),
+        show_me=_show("quant", params={"tensor": "smollm2.l11.down_proj"}),
+    )
+
+
+@computation("quant.hessian")
+def hessian_entry(p: Mapping[str, Any]) -> Outcome:
+    import torch
+
+    from engines.quant.gptq import hessian
+
+    rows = [[p["a"], p["b"]], [p["c"], p["d"]], [p["e"], p["f"]]]
+    i, j = (0, 0) if p["entry"] == "H11" else (0, 1)
+    h = float(hessian(torch.tensor(rows, dtype=torch.float64))[i, j])
+    dot = sum(r[i] * r[j] for r in rows)
+    if dot == 0:
+        raise Redraw("zero entry")
+    return Outcome(
+        answer=h, hand=2 / 3 * dot,
+        steps=(Step(f"Σ over the 3 calibration rows of x_{i + 1}·x_{j + 1}", float(dot), "", "Frantar et al. ICLR'23 (GPTQ), §3"),
+               Step("H = (2/n) Σ x xᵀ", h, "", "Frantar et al. ICLR'23 (GPTQ), §3; gptq add_batch")),
+        mistakes=(Mistake("no_two", dot / 3), Mistake("no_mean", 2.0 * dot)),
+        show_me=_show("quant", params={"tensor": "smollm2.l11.down_proj"}),
+    )

@@ -118,3 +118,57 @@ def hit_rate(p: Mapping[str, Any]) -> Outcome:
         mistakes=(Mistake("half_plus_rho", 100 * (0.5 + rho / 2)), Mistake("rho", 100 * rho)),
         show_me=_show("trading"),
     )
+
+
+# ---------------------------------------------------------------- H1: where a model fits
+from engines.trading import stack  # noqa: E402  (kept beside the computations that use it)
+
+
+@computation("trading.api_per_million_docs")
+def api_per_million_docs(p: Mapping[str, Any]) -> Outcome:
+    from engines.core.scenario import Scenario
+
+    prompt, out, pin, pout = p["prompt"], p["output"], p["price_in"], p["price_out"]
+    priced = stack.price_stack(Scenario(), prompt, out, 2.0, pin, pout)
+    return Outcome(
+        answer=priced.api_usd_per_million, hand=prompt * pin + out * pout,
+        steps=(Step("per document: (prompt × P_in + output × P_out) / 10⁶", priced.api_usd_per_doc, "$", "engines.trading.stack"),
+               Step("per million documents", priced.api_usd_per_million, "$", "engines.trading.stack")),
+        mistakes=(Mistake("output_only", out * pout), Mistake("per_doc", priced.api_usd_per_doc)),
+        show_me=_show("trading"),
+    )
+
+
+@computation("trading.microwave_ratio")
+def microwave_ratio(p: Mapping[str, Any]) -> Outcome:
+    latency = p["latency_ms"] / 1000
+    v = stack.verdict(latency, stack.STAGES[0])
+    ratio = latency / stack.BCS_MICROWAVE_RTT_S
+    return Outcome(
+        answer=ratio, hand=p["latency_ms"] / 8.1,
+        steps=(Step("Chicago–New York microwave round trip", stack.BCS_MICROWAVE_RTT_S * 1000, "ms", stack.STAGES[0].source),
+               Step("one model call ÷ that round trip", ratio, "×", "engines.trading.stack"),
+               Step("verdict for data ingestion", v.verdict, "", stack.STAGES[0].source)),
+        mistakes=(Mistake("microseconds", v.ratio_to_fastest), Mistake("seconds", p["latency_ms"] / 8.1 / 1000)),
+        show_me=_show("trading"),
+    )
+
+
+@computation("trading.stage_verdict")
+def stage_verdict(p: Mapping[str, Any]) -> Outcome:
+    from engines.practice.model import Option
+
+    stage = next(s for s in stack.STAGES if s.key == p["stage"])
+    v = stack.verdict(p["latency_s"], stage)
+    words = ("too slow", "slow end only", "fast enough")
+    rule = {"too slow": "the call outlasts the stage's slowest clock", "slow end only": "it outlasts the fastest clock only",
+            "fast enough": "it fits within the fastest clock"}
+    near = {"too slow": "slow end only", "slow end only": "fast enough", "fast enough": "slow end only"}[v.verdict]
+    return Outcome(
+        answer=frozenset([v.verdict]), options=tuple(Option(w, w, rule[w]) for w in words),
+        steps=(Step("stage's fastest clock", stage.fastest_s, "s", stage.source), Step("stage's slowest clock", stage.slowest_s, "s", stage.source),
+               Step("verdict", v.verdict, "", "engines.trading.stack")),
+        mistakes=(Mistake("near", frozenset([near])),),
+        facts={"stage_label": stage.label, "fastest": f"{stage.fastest_s:g}", "slowest": f"{stage.slowest_s:g}"},
+        show_me=_show("trading"),
+    )
