@@ -37,9 +37,15 @@ def check(name: str) -> Callable[[Check], Check]:
     return wrap
 
 
+_loaded: list[bool] = []
+
+
 def _load() -> None:
-    for mod in TOPIC_MODULES:
-        importlib.import_module(f"engines.practice.topics.{mod}")
+    """Import the topic modules once (their decorators fill the tables)."""
+    if not _loaded:
+        for mod in TOPIC_MODULES:
+            importlib.import_module(f"engines.practice.topics.{mod}")
+        _loaded.append(True)
 
 
 def get(name: str) -> Computation:
