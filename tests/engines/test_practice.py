@@ -216,3 +216,17 @@ def test_worksheet_puts_the_key_after_the_questions(tmp_path):
         export_exercises("A3", tmp_path / "A3.docx")
     with pytest.raises(ValueError, match="no exercises"):
         export_exercises("Z9", tmp_path / "Z9.xml")
+
+
+def test_shipped_files_match_the_published_schema():
+    import jsonschema
+
+    from engines.core.assets import asset_path
+
+    schema = json.loads(asset_path("exercises", "schema.json").read_text(encoding="utf-8"))
+    for lesson in LESSONS:
+        jsonschema.validate(json.loads(asset_path("exercises", f"{lesson}.json").read_text(encoding="utf-8")), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"kind": "explorer-exercises", "schema_version": 1, "lesson": "A1",
+                             "templates": [{"id": "x", "kind": "essay", "prompt": "p", "compute": "a.b", "params": {}}]},
+                            schema)
