@@ -40,14 +40,25 @@ def _html_text(text: str) -> str:
     return "<br>".join(html.escape(line) for line in text.split("\n"))
 
 
+def step_number(x: float, decimals: int) -> str:
+    """A worked step's number: whole numbers whole, others with enough digits to read (at least the
+    answer's decimals; more for small values, so 1.05 is not shown as 1)."""
+    if x.is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    mag = abs(x)
+    digits = 1 if mag >= 100 else 2 if mag >= 1 else 4 if mag >= 0.01 else 6
+    return f"{x:,.{max(decimals, digits)}f}" if mag < 1e15 else f"{x:.4g}"
+
+
 def solution_html(v: Variant) -> str:
     """The worked solution: every step with the engine's value, unit and source."""
     rows = []
     for s in v.outcome.steps:
-        value = format_number(float(s.value), v.template.decimals if isinstance(s.value, float) and abs(s.value) < 1e6 else 0) \
-            if isinstance(s.value, (int, float)) else html.escape(str(s.value))
+        value = step_number(float(s.value), v.template.decimals) if isinstance(s.value, (int, float)) \
+            else html.escape(str(s.value))
         src = f' <span class="src">[{html.escape(s.source)}]</span>' if s.source else ""
-        rows.append(f"<li>{html.escape(s.text)}: <b>{value}</b> {html.escape(s.unit)}{src}</li>")
+        sep = " —" if s.text.rstrip().endswith("?") else ":"
+        rows.append(f"<li>{html.escape(s.text)}{sep} <b>{value}</b> {html.escape(s.unit)}{src}</li>")
     return f"<ol>{''.join(rows)}</ol>"
 
 

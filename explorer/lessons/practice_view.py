@@ -111,10 +111,12 @@ class PracticeView(QWidget):
         self._update_status()
 
     def _build_answer(self) -> None:
-        while self.answer_box.count():
-            item = self.answer_box.takeAt(0)
-            if item.widget():
-                item.widget().deleteLater()
+        while self.answer_box.count():            # the last question's controls go at once, not at idle
+            w = self.answer_box.takeAt(0).widget()
+            if w is not None:
+                w.hide()
+                w.setParent(None)
+                w.deleteLater()
         v = self.variant
         t = v.template
         self.question.setText("<p>" + "<br>".join(html.escape(x) for x in v.prompt.split("\n")) + "</p>")
