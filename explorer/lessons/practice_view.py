@@ -4,8 +4,9 @@
 engines.practice, and reports *Show me* and *Check my view* through signals; ``PracticeDialog``
 connects those to the window (apply the Show-me view; read the window's view for a knobs check).
 Keys: Enter checks, Ctrl+Return (or Alt+N) draws the next question, Ctrl+H shows the solution,
-Ctrl+M opens the panel in the question's state. Progress per lesson is saved atomically; a broken
-progress file is explained and left untouched for the session."""
+Ctrl+M opens the panel in the question's state, Ctrl+K toggles *Ask the class* (presenter use: the
+question large, no answer controls; Ctrl+H reveals the answer and the solution). Progress per lesson
+is saved atomically; a broken progress file is explained and left untouched for the session."""
 from __future__ import annotations
 
 import html
@@ -75,11 +76,13 @@ class PracticeView(QWidget):
         self.solution_btn = QPushButton("S&olution")
         self.show_btn = QPushButton("&Show me")
         self.next_btn = QPushButton("&Next question")
+        self.ask_btn = QPushButton("As&k the class", checkable=True)
+        self.ask_btn.toggled.connect(self.ask_the_class)
         for b, slot in ((self.check_btn, self.check), (self.solution_btn, self.reveal),
                         (self.show_btn, self._show), (self.next_btn, self.next_question)):
             b.clicked.connect(slot)
         row = QHBoxLayout()
-        for b in (self.check_btn, self.solution_btn, self.show_btn, self.next_btn):
+        for b in (self.check_btn, self.solution_btn, self.show_btn, self.next_btn, self.ask_btn):
             row.addWidget(b)
         lay = QVBoxLayout(self)
         for w in (self.question, self.answers):
@@ -87,7 +90,8 @@ class PracticeView(QWidget):
         lay.addLayout(row)
         for w in (self.feedback, self.solution, self.status):
             lay.addWidget(w)
-        for keys, slot in (("Ctrl+Return", self.next_question), ("Ctrl+H", self.reveal), ("Ctrl+M", self._show)):
+        for keys, slot in (("Ctrl+Return", self.next_question), ("Ctrl+H", self.reveal), ("Ctrl+M", self._show),
+                           ("Ctrl+K", self.ask_btn.toggle)):
             QShortcut(QKeySequence(keys), self, slot)
         self.set_lesson(lesson)
 
@@ -108,6 +112,8 @@ class PracticeView(QWidget):
         self._build_answer()
         self.feedback.setText("")
         self.solution.setVisible(False)
+        if self.ask_btn.isChecked():
+            self.ask_the_class(True)
         self._update_status()
 
     def _build_answer(self) -> None:
@@ -143,7 +149,7 @@ class PracticeView(QWidget):
             group = QButtonGroup(self.answers)
             group.setExclusive(single)
             for i, opt in enumerate(v.outcome.options):
-                b = (QRadioButton if single else QCheckBox)(f"&{chr(97 + i)}  {opt.text}")
+                b = (QRadioButton if single else QCheckBox)(f"&{i + 1}  {opt.text}")   # Alt+digit: letters are taken
                 b.setToolTip(opt.cite)
                 group.addButton(b)
                 self.answer_box.addWidget(b)
@@ -153,6 +159,16 @@ class PracticeView(QWidget):
         else:
             self.answer_box.addWidget(QLabel("Change the panel with Show me's panel open, then press Check: "
                                              "the engine checks the window's current view."))
+
+    def ask_the_class(self, on: bool) -> None:
+        """Presenter use: the question in large type, no answer controls; Ctrl+H reveals."""
+        font = self.font()
+        if on:
+            font.setPointSizeF(font.pointSizeF() * 2)
+        self.question.setFont(font)
+        for w in (self.answers, self.check_btn, self.feedback):
+            w.setVisible(not on)
+        self.solution.setVisible(False)
 
     # -- actions
     def check(self) -> None:

@@ -95,3 +95,19 @@ def test_a_broken_progress_file_explains_itself_and_is_left_alone(qtbot, window)
     qtbot.keyClick(view.number, Qt.Key.Key_Return)
     assert view.feedback.text().startswith("✓")
     assert saved.read_bytes() == before
+
+
+def test_ask_the_class_shows_the_question_large_and_reveals_on_a_key(qtbot, window):
+    dlg = window.open_practice("A3")
+    qtbot.addWidget(dlg)
+    view = dlg.view
+    normal = view.question.font().pointSizeF()
+    view.ask_btn.click()
+    assert view.question.font().pointSizeF() >= 1.9 * normal
+    assert not view.answers.isVisible() and not view.check_btn.isVisible() and not view.solution.isVisible()
+    view.reveal()                                            # Ctrl+H in the room
+    assert view.solution.isVisible() and view.variant.answer_text() in view.solution.toPlainText()
+    view.next_question()                                     # the next question stays large, its answer hidden
+    assert not view.solution.isVisible() and not view.answers.isVisible()
+    view.ask_btn.click()
+    assert view.answers.isVisible() and view.question.font().pointSizeF() == normal
