@@ -230,3 +230,17 @@ def test_shipped_files_match_the_published_schema():
         jsonschema.validate({"kind": "explorer-exercises", "schema_version": 1, "lesson": "A1",
                              "templates": [{"id": "x", "kind": "essay", "prompt": "p", "compute": "a.b", "params": {}}]},
                             schema)
+
+
+def test_command_line_export_takes_out_last_or_second(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    from explorer.cli import main
+
+    assert main(["--export-exercises", "A3", "--variants", "2", str(tmp_path / "a.xml")]) == 0
+    assert main(["--export-exercises", "A3", str(tmp_path / "b.html"), "--variants", "1"]) == 0
+    assert ET.parse(tmp_path / "a.xml").getroot().tag == "quiz" and (tmp_path / "b.html").stat().st_size > 0
+    assert "wrote" in capsys.readouterr().out
+    assert main(["--export-exercises", "A3"]) == 2                       # no OUT: explained, nothing written
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "stray.xml")])                              # OUT without the option is refused
