@@ -7,7 +7,7 @@ from pathlib import Path
 from engines.core.errors import ValidationError
 from engines.core.writing import atomic_write_bytes, atomic_write_text
 from engines.practice import lesson_templates
-from engines.practice.export import moodle_xml, variants, worksheet_html
+from engines.practice.export import STYLE, moodle_xml, variants, worksheet_blocks, worksheet_html
 
 FORMATS = (".xml", ".html", ".htm", ".pdf")
 MAX_VARIANTS = 200
@@ -40,18 +40,18 @@ def export_exercises(lesson: str, out: str | Path, count: int = 10, seed: int = 
         kept = [v for v in items if v.template.kind != "knobs"]
         atomic_write_text(path, moodle_xml(lesson, title, kept))
         return path, len(kept)
-    html = worksheet_html(lesson, title, items)
     if suffix in (".html", ".htm"):
-        atomic_write_text(path, html)
+        atomic_write_text(path, worksheet_html(lesson, title, items))
     else:
-        atomic_write_bytes(path, pdf_bytes(html))
+        atomic_write_bytes(path, pdf_bytes(*worksheet_blocks(lesson, title, items)))
     return path, len(items)
 
 
-def pdf_bytes(html: str) -> bytes:
-    """The worksheet as A4 PDF pages (Qt's own PDF writer; page breaks from the HTML's CSS)."""
+def pdf_bytes(head: str, questions: list[str], key_head: str, answers: list[str]) -> bytes:
+    """The worksheet as A4 PDF pages (Qt's own PDF writer): each question and each answer is laid
+    out as one block and moved whole to the next page when it does not fit; the key starts a page."""
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMarginsF
-    from PySide6.QtGui import QFont, QPageLayout, QPageSize, QPdfWriter, QTextDocument
+    from PySide6.QtGui import QFont, QPageLayout, QPageSize, QPainter, QPdfWriter, QTextDocument
 
     data = QByteArray()
     buf = QBuffer(data)
@@ -61,10 +61,34 @@ def pdf_bytes(html: str) -> bytes:
                                      QMarginsF(18, 18, 18, 18), QPageLayout.Unit.Millimeter))
     writer.setResolution(300)
     writer.setTitle("AI Systems Explorer exercises")
-    doc = QTextDocument()
-    doc.setDefaultFont(QFont("DejaVu Sans", 10))
-    doc.setHtml(html)
-    doc.print_(writer)
-    del writer          # finishes the PDF into the buffer
+    painter = QPainter(writer)
+    width, height = writer.width(), writer.height()
+    y = 0.0
+
+    def block(html: str, new_page: bool = False) -> None:
+        nonlocal y
+        doc = QTextDocument()
+        doc.documentLayout().setPaintDevice(writer)
+        doc.setDefaultFont(QFont("DejaVu Sans", 10))
+        doc.setDefaultStyleSheet(STYLE)
+        doc.setHtml(html)
+        doc.setTextWidth(width)
+        h = doc.size().height()
+        if new_page or (y > 0 and y + h > height):
+            writer.newPage()
+            y = 0.0
+        painter.save()
+        painter.translate(0, y)
+        doc.drawContents(painter)
+        painter.restore()
+        y += h
+
+    block(head)
+    for q in questions:
+        block(q)
+    block(key_head, new_page=True)
+    for a in answers:
+        block(a)
+    painter.end()
     buf.close()
     return bytes(data)

@@ -143,8 +143,9 @@ def moodle_xml(lesson: str, title: str, items: Iterable[Variant]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n<quiz>\n' + "\n".join(body) + "\n</quiz>\n"
 
 
-def worksheet_html(lesson: str, title: str, items: Sequence[Variant]) -> str:
-    """Questions first, then (from a new page) the answer key with each worked solution and its sources."""
+def worksheet_blocks(lesson: str, title: str, items: Sequence[Variant]) -> tuple[str, list[str], str, list[str]]:
+    """The worksheet's pieces: a heading, one HTML block per question, the key's heading, one
+    block per answer (a PDF keeps each block whole on a page)."""
     qs, key = [], []
     for i, v in enumerate(items, 1):
         t = v.template
@@ -165,10 +166,16 @@ def worksheet_html(lesson: str, title: str, items: Sequence[Variant]) -> str:
             answer = html.escape(v.answer_text())
         key.append(f'<div class="q"><h3>Question {i}</h3><p><b>Answer:</b> {answer}</p>{solution_html(v)}'
                    f'<p class="src">Source: {html.escape(t.source)}</p></div>')
-    style = ("body{font-family:'DejaVu Sans',sans-serif;max-width:48em;margin:auto}"
-             ".q{page-break-inside:avoid;margin-bottom:1.2em}.src{color:#555;font-size:90%}"
-             ".key{page-break-before:always}")
+    return (f"<h1>{html.escape(lesson)} · {html.escape(title)}: exercises</h1>", qs, "<h1>Answer key</h1>", key)
+
+
+STYLE = ("body{font-family:'DejaVu Sans',sans-serif;max-width:48em;margin:auto}"
+         ".q{page-break-inside:avoid;margin-bottom:1.2em}.src{color:#555;font-size:90%}")
+
+
+def worksheet_html(lesson: str, title: str, items: Sequence[Variant]) -> str:
+    """Questions first, then (from a new page) the answer key with each worked solution and its sources."""
+    head, qs, key_head, key = worksheet_blocks(lesson, title, items)
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(lesson)} exercises</title>"
-            f"<style>{style}</style></head><body><h1>{html.escape(lesson)} · {html.escape(title)}: exercises</h1>"
-            f"{''.join(qs)}<div class=\"key\" style=\"page-break-before:always\"><h1>Answer key</h1>{''.join(key)}</div>"
-            "</body></html>\n")
+            f"<style>{STYLE}</style></head><body>{head}{''.join(qs)}"
+            f"<div class=\"key\" style=\"page-break-before:always\">{key_head}{''.join(key)}</div></body></html>\n")

@@ -111,3 +111,18 @@ def test_ask_the_class_shows_the_question_large_and_reveals_on_a_key(qtbot, wind
     assert not view.solution.isVisible() and not view.answers.isVisible()
     view.ask_btn.click()
     assert view.answers.isVisible() and view.question.font().pointSizeF() == normal
+
+
+def test_pdf_worksheet_has_pages_and_a_separate_key(qapp, tmp_path):
+    import re
+
+    from engines.practice.export import variants, worksheet_blocks
+    from explorer.practice_export import export_exercises, pdf_bytes
+
+    path, n = export_exercises("A3", tmp_path / "A3.pdf", count=1)
+    pdf = path.read_bytes()
+    assert pdf.startswith(b"%PDF") and n == len(lesson_templates("A3"))
+    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
+    head, qs, key_head, key = worksheet_blocks("A3", "t", variants(lesson_templates("A3"), 1))
+    questions_only = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf_bytes(head, qs, key_head, [])))
+    assert pages > questions_only >= 1                       # the key adds pages of its own
