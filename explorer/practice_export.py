@@ -86,7 +86,8 @@ def pdf_bytes(head: str, questions: list[str], key_head: str, answers: list[str]
     block(head)
     for q in questions:
         block(q)
-    block(key_head, new_page=True)
+    if key_head or answers:          # the key starts a page of its own
+        block(key_head, new_page=True)
     for a in answers:
         block(a)
     painter.end()
