@@ -49,13 +49,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tour", metavar="FILE", help="open a tour file (a teacher's own), like --lesson")
     p.add_argument("--export-lesson", nargs=2, metavar=("ID", "OUT"),
                    help="write lesson ID's tour as slides, OUT.html or OUT.pdf, and exit")
+    p.add_argument("--export-exercises", nargs="+", metavar="ID [OUT]",
+                   help="write lesson ID's exercises as OUT.xml (Moodle), OUT.html or OUT.pdf, and exit "
+                        "(OUT may also come last: --export-exercises A2 --variants 20 OUT)")
+    p.add_argument("out", nargs="?", help=argparse.SUPPRESS)   # OUT of --export-exercises, given last
+    p.add_argument("--variants", type=int, default=10, metavar="N", help="with --export-exercises: variants per template")
+    p.add_argument("--seed", type=int, default=1, help="with --export-exercises: the draw (same seed, same sheet)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.out is not None and not args.export_exercises:
+        parser.error(f"unrecognized argument: {args.out}")
     if args.list_lessons:
         return _list_lessons()
+    if args.export_exercises:
+        return _export_exercises(args)
     headless = bool(args.screenshot or args.selftest or args.list_panels or args.save_state or args.export_lesson)
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -215,6 +226,32 @@ def _export_lesson(win, tour, args) -> int:
               file=sys.stderr)
         return 2
     print(f"wrote {out} ({len(tour.steps)} steps)")
+    return 0
+
+
+def _export_exercises(args) -> int:
+    """Qt-free for Moodle XML and HTML; a PDF lays the worksheet out with Qt (offscreen)."""
+    names = [*args.export_exercises, *([args.out] if args.out else [])]
+    if len(names) != 2:
+        print("explorer: --export-exercises takes a lesson id and an output file (OUT.xml, .html or .pdf)",
+              file=sys.stderr)
+        return 2
+    lesson, out = names
+    if out.lower().endswith(".pdf"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from explorer.app import make_app
+
+        make_app()
+    from engines.core.errors import ValidationError
+    from explorer.practice_export import export_exercises
+
+    try:
+        path, n = export_exercises(lesson, out, args.variants, args.seed)
+    except (OSError, ValidationError) as exc:
+        print(f"explorer: cannot export exercises of {lesson} to {out}: {getattr(exc, 'strerror', None) or exc}",
+              file=sys.stderr)
+        return 2
+    print(f"wrote {path} ({n} questions)")
     return 0
 
 

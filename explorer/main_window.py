@@ -303,6 +303,7 @@ class MainWindow(QMainWindow):
                                              checkable=True)
         self._action(v, "Full screen", self.toggle_full_screen, "F11")
         self.lessons.build_menu(mb)
+        self._action(mb.addMenu("&Practice"), "Practice this lesson…", self.open_practice, "Ctrl+Shift+P")
         h = mb.addMenu("&Help")
         self._action(h, "About", lambda: QMessageBox.about(
             self, "AI Systems Explorer", "Linked, animated panels for the arithmetic of AI infrastructure.\n"
@@ -437,6 +438,13 @@ class MainWindow(QMainWindow):
                 self.ctx.scenario.save(path)
             except OSError as exc:
                 self.show_error(f"Could not save {path}: {exc}")
+
+    def open_practice(self, lesson: str | None = None):
+        """Exercises for ``lesson`` (default: the tour being played), marked by the engines."""
+        from explorer.lessons.practice_view import open_practice
+
+        self._practice = open_practice(self, lesson)
+        return self._practice
 
     # --- views: everything that puts the app back into one view --------------------------------
     def view_state(self) -> ViewState:

@@ -1,0 +1,240 @@
+"""Computations for courses F and G (CRA, PLD) and the self-hosting privacy trees: questions drawn as
+fact patterns from the same decision trees the panels walk, answered by :class:`engines.law.trees.Walk`;
+fines, support periods, reporting clocks and limitation from engines.law."""
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, timedelta
+from typing import Any, Mapping
+
+from engines.law import cra, pld, support
+from engines.law.trees import Tree, Walk, load_trees
+from engines.practice.model import Mistake, Option, Outcome, Redraw, Step
+from engines.practice.registry import computation
+from engines.practice.topics.training import _show
+from engines.selfhost.privacy import load_privacy_trees
+
+MAX_OPTIONS = 5
+
+
+def _trees(family: str) -> Mapping[str, Tree]:
+    return load_privacy_trees() if family == "selfhost" else load_trees()
+
+
+def _finish(walk: Walk, rng: random.Random) -> None:
+    """Answer at random (among the answers still open) until the walk reaches an outcome of its tree."""
+    while not walk.current.is_outcome:
+        walk.answer(rng.choice(walk.offered()).id)
+
+
+def _facts_text(walk: Walk, trees: Mapping[str, Tree], upto: int | None = None) -> str:
+    lines = []
+    for s in walk.steps[:upto]:
+        if s.answer is None:
+            continue
+        node = trees[s.tree].nodes[s.node]
+        lines.append(f"• {node.text.strip()} — {node.answer(s.answer).label}")
+    return "\n".join(lines) if lines else "• (no facts: the first question decides)"
+
+
+def _tree_show(family: str, key: str, moves: tuple[str, ...]) -> dict:
+    if family == "selfhost":
+        return _show("selfhost", {"serve_batch": 64}, {"privacy_tree": key, "privacy_answers": list(moves)})
+    return _show("law", params={"tree": key, "answers": list(moves)})
+
+
+def _alternative(trees: Mapping[str, Tree], key: str, moves: tuple[str, ...], end: str) -> str | None:
+    """An outcome other than ``end`` reached by giving another answer to the last question (then the
+    first open answers): the near miss a learner who misreads the last fact lands on."""
+    if not moves:
+        return None
+    base = Walk(key, trees)
+    base.follow(moves[:-1])
+    for other in [a.id for a in base.offered() if a.id != moves[-1]]:
+        w = Walk(key, trees)
+        w.follow((*moves[:-1], other))
+        while not w.current.is_outcome:
+            w.answer(w.offered()[0].id)
+        if w.current.id != end:
+            return w.current.id
+    return None
+
+
+@computation("tree.outcome")
+def tree_outcome(p: Mapping[str, Any]) -> Outcome:
+    family, key = p["family"], p["tree"]
+    trees = _trees(family)
+    rng = random.Random(p["walk"])
+    w = Walk(key, trees)
+    _finish(w, rng)
+    end = w.current
+    moves = w.moves
+    if not [s for s in w.steps if s.answer is not None and not s.auto]:
+        raise Redraw("no fact to read")
+    tree = trees[key]
+    outcomes = [n for n in tree.nodes.values() if n.is_outcome]
+    alt = _alternative(trees, key, moves, end.id)
+    if alt is None or alt == end.id:
+        raise Redraw("no near miss")
+    others = [n for n in outcomes if n.id not in (end.id, alt)]
+    rng.shuffle(others)
+    chosen = [end, tree.nodes[alt], *others[:MAX_OPTIONS - 2]]
+    chosen.sort(key=lambda n: n.id)
+    opts = tuple(Option(n.id, n.label, n.article) for n in chosen)
+    steps = tuple(Step(trees[s.tree].nodes[s.node].text.strip(), trees[s.tree].nodes[s.node].answer(s.answer).label,
+                       "", trees[s.tree].nodes[s.node].article) for s in w.steps if s.answer is not None)
+    return Outcome(
+        answer=frozenset([end.id]), options=opts,
+        steps=steps + (Step("outcome", end.label, "", end.article),),
+        mistakes=(Mistake("near_miss", frozenset([alt])),),
+        facts={"facts": _facts_text(w, trees), "tree_title": tree.title},
+        show_me=_tree_show(family, key, moves),
+    )
+
+
+@computation("tree.next_question")
+def tree_next_question(p: Mapping[str, Any]) -> Outcome:
+    family, key = p["family"], p["tree"]
+    trees = _trees(family)
+    rng = random.Random(p["walk"])
+    w = Walk(key, trees)
+    _finish(w, rng)
+    given = [i for i, s in enumerate(w.steps) if s.answer is not None and not s.auto]
+    if len(given) < 2:
+        raise Redraw("path too short")
+    cut = rng.choice(given[1:])          # stop after some answers: which question is asked next?
+    moves = tuple(s.answer for s in w.steps[:cut] if not s.auto)
+    w2 = Walk(key, trees)
+    w2.follow(moves)
+    nxt = w2.current
+    if nxt.is_outcome:
+        raise Redraw("ended")
+    tree = trees[key]
+    asked = {s.node for s in w2.steps}
+    questions = [n for n in tree.nodes.values() if not n.is_outcome and n.id != nxt.id and n.id not in asked]
+    skipped = [n for n in questions if n.id not in asked]
+    later = [trees[s.tree].nodes[s.node] for s in w.steps[cut + 1:]
+             if s.answer is not None and s.tree == key and s.node not in asked]
+    near = later[0] if later else (skipped[0] if skipped else None)
+    if near is None or near.id == nxt.id:
+        raise Redraw("no distractor")
+    rest = [n for n in questions if n.id != near.id]
+    rng.shuffle(rest)
+    chosen = sorted([nxt, near, *rest[:MAX_OPTIONS - 2]], key=lambda n: n.id)
+    return Outcome(
+        answer=frozenset([nxt.id]), options=tuple(Option(n.id, n.text.strip(), n.article) for n in chosen),
+        steps=tuple(Step(trees[s.tree].nodes[s.node].text.strip(), trees[s.tree].nodes[s.node].answer(s.answer).label, "",
+                         trees[s.tree].nodes[s.node].article) for s in w2.steps if s.answer is not None)
+        + (Step("next question", nxt.label, "", nxt.article),),
+        mistakes=(Mistake("skipped_ahead", frozenset([near.id])),),
+        facts={"facts": _facts_text(w2, trees), "tree_title": tree.title},
+        show_me=_tree_show(family, key, moves),
+    )
+
+
+# ---------------------------------------------------------------- fines, periods, clocks
+@computation("law.max_fine")
+def max_fine(p: Mapping[str, Any]) -> Outcome:
+    turnover_m, tier = p["turnover_m"], p["tier"]
+    fixed, share, para, _ = support.FINE_TIERS[tier]
+    f = support.max_fine(turnover_m * 1e6, tier)
+    if abs(fixed - share * turnover_m * 1e6) < 0.05 * fixed:
+        raise Redraw("both arms equal")
+    return Outcome(
+        answer=f / 1e6, hand=max(fixed, share * turnover_m * 1e6) / 1e6,
+        steps=(Step("fixed sum", fixed / 1e6, "M€", para), Step(f"{share:.1%} of worldwide turnover", share * turnover_m, "M€", para),
+               Step("maximum: the higher of the two", f / 1e6, "M€", para)),
+        mistakes=(Mistake("lower_arm", min(fixed, share * turnover_m * 1e6) / 1e6),
+                  Mistake("other_tier", support.max_fine(turnover_m * 1e6, 1 if tier != 1 else 2) / 1e6)),
+        facts={"article": para},
+        show_me=_show("law", params={"turnover_m_eur": float(turnover_m), "fine_tier": tier}),
+    )
+
+
+@computation("law.support_end_year")
+def support_end_year(p: Mapping[str, Any]) -> Outcome:
+    year, use = p["placed_year"], p["use_years"]
+    placed = date(year, 3, 1)
+    end = support.support_period_end(placed, use)
+    return Outcome(
+        answer=float(end.year), hand=float(year + use),
+        steps=(Step("placed on the market", placed.isoformat(), "", "the question"),
+               Step("support period: the expected use time (at least five years unless use is shorter)", float(use), "years", "CRA Art 13(8)"),
+               Step("support ends", end.isoformat(), "", "CRA Art 13(8)"),
+               Step("year the support period ends", float(end.year), "", "CRA Art 13(8)")),
+        mistakes=(Mistake("five_floor", float(year + 5)) if use != 5 else Mistake("five_floor", float(year + 10)),
+                  Mistake("ten_years", float(year + 10)) if use != 10 else Mistake("ten_years", float(year + 5))),
+        show_me=_show("law", params={"expected_use_years": float(use)}),
+    )
+
+
+@computation("law.vuln_final_days")
+def vuln_final_days(p: Mapping[str, Any]) -> Outcome:
+    fix_days = p["fix_days"]
+    aware = datetime(2027, 3, 1, 9, 0)
+    d = cra.reporting_deadlines("vulnerability", aware, aware + timedelta(days=fix_days))
+    days = (d["final_report"] - aware) / timedelta(days=1)
+    return Outcome(
+        answer=days, hand=float(fix_days + 14),
+        steps=(Step("early warning", 24.0, "h after awareness", "CRA Art 14(2)(a)"),
+               Step("notification", 72.0, "h after awareness", "CRA Art 14(2)(b)"),
+               Step("final report: 14 days after the fix is available", days, "days after awareness", "CRA Art 14(2)(c)")),
+        mistakes=(Mistake("from_awareness", 14.0), Mistake("one_month", float(fix_days + 30))),
+        show_me=_show("law", params={"event": "vulnerability", "aware": "2027-03-01T09:00", "fix_available": True,
+                                     "fix_at": (aware + timedelta(days=fix_days)).strftime("%Y-%m-%dT%H:%M")}),
+    )
+
+
+@computation("law.pld_claim_year")
+def pld_claim_year(p: Mapping[str, Any]) -> Outcome:
+    placed = date(p["placed_year"], 3, 15)
+    known = date(p["placed_year"] + p["years_to_knowledge"], 6, 1)
+    lim = pld.limitation(placed, known, False)
+    cap = lim["expiry"]
+    return Outcome(
+        answer=float(lim["claim_deadline"].year), hand=float(min(known.year + 3, placed.year + 10)),
+        steps=(Step("three years from knowledge", float(known.year + 3), "", "PLD Art 16(1)"),
+               Step("rights expire ten years after placing on the market", cap.isoformat(), "", "PLD Art 17(1)"),
+               Step("last year to start proceedings: the earlier", float(lim["claim_deadline"].year), "", "PLD Art 16(1), 17(1)")),
+        mistakes=(Mistake("ignore_expiry", float(known.year + 3)) if known.year + 3 > cap.year
+                  else Mistake("ignore_expiry", float(cap.year)),
+                  Mistake("ten_from_knowledge", float(known.year + 10))),
+        facts={"placed": placed.isoformat(), "known": known.isoformat()},
+        show_me=_show("law", params={"placed": placed.isoformat(), "knowledge": known.isoformat()}),
+    )
+
+
+@computation("law.update_until_year")
+def update_until_year(p: Mapping[str, Any]) -> Outcome:
+    placed = date(p["placed_year"], 3, 1)
+    issued = date(p["placed_year"] + p["issued_after"], 6, 1)
+    end = support.support_period_end(placed, p["use_years"])
+    until = support.update_available_until(issued, end)
+    return Outcome(
+        answer=float(until.year), hand=float(max(issued.year + 10, end.year)),
+        steps=(Step("support period ends", end.isoformat(), "", "CRA Art 13(8)"),
+               Step("ten years after the update's issue", float(issued.year + 10), "", "CRA Art 13(9)"),
+               Step("available until the later of the two", until.isoformat(), "", "CRA Art 13(9)"),
+               Step("year", float(until.year), "", "CRA Art 13(9)")),
+        mistakes=(Mistake("support_end", float(end.year)), Mistake("ten_from_placing", float(placed.year + 10))),
+        facts={"issued": issued.isoformat()},
+        show_me=_show("law", params={"expected_use_years": float(p["use_years"])}),
+    )
+
+
+@computation("law.incident_final_days")
+def incident_final_days(p: Mapping[str, Any]) -> Outcome:
+    aware = datetime(2027, p["month"], 10, 9, 0)
+    notified = aware + timedelta(hours=p["notified_h"])
+    d = cra.reporting_deadlines("incident", aware, None, notified)
+    days = (d["final_report"] - aware) / timedelta(days=1)
+    from_aware = (cra.add_months(aware, 1) - aware) / timedelta(days=1)
+    return Outcome(
+        answer=days,
+        steps=(Step("notification submitted", p["notified_h"], "h after awareness", "CRA Art 14(4)(b)"),
+               Step("final report: one month after the notification", days, "days after awareness", "CRA Art 14(4)(c)")),
+        mistakes=(Mistake("from_awareness", from_aware), Mistake("fourteen_days", p["notified_h"] / 24 + 14)),
+        facts={"aware": aware.strftime("%d %B %Y %H:%M")},
+        show_me=_show("law", params={"event": "incident", "aware": aware.strftime("%Y-%m-%dT%H:%M"), "notified": True,
+                                     "notified_at": notified.strftime("%Y-%m-%dT%H:%M")}),
+    )

@@ -1,0 +1,482 @@
+"""Computations for course A (training and serving at scale): memory, pipeline, failures, serving.
+
+Every answer is an engine call (engines.memory, engines.pipeline, engines.scale, engines.serving);
+``hand`` repeats the lesson's textbook formula independently so a test can hold both together."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from engines.core.models import PRESETS
+from engines.core.scenario import STRATEGY_LABELS, Scenario
+from engines.memory import analytic as mem
+from engines.pipeline.schedules import bubble_formulas
+from engines.practice.model import KnobResult, Mistake, Option, Outcome, Redraw, Step
+from engines.practice.registry import check, computation
+from engines.scale import reliability as rel
+from engines.serving import replica
+
+ZERO = "Rajbhandari et al. 2020, ZeRO (SC'20, arXiv 1910.02054), §5.1 and Fig. 1"
+ZERO_COMM = "Rajbhandari et al. 2020, ZeRO, §7 (2Ψ for DP, ZeRO-1/2; 3Ψ for ZeRO-3); ring all-reduce (Patarasuk & Yuan 2009)"
+KORTH = "Korthikanti et al. 2022 (arXiv 2205.05198), §4 and Table 2"
+MEGATRON = "Narayanan et al. SC'21 (arXiv 2104.04473), §2.2"
+K_BY_OPT = {"adamw": 12.0, "sgd-momentum": 8.0, "adam-8bit": 6.0 + 8.0 / 2048}   # hand table, mixed precision
+GB = 1e9
+STAGE_STRATEGY = {0: "dp", 1: "zero1", 2: "zero2", 3: "zero3"}
+
+
+def _psi(model: str) -> float:
+    return float(PRESETS[model].param_count())
+
+
+def _label(model: str) -> str:
+    return PRESETS[model].label
+
+
+def _show(panel: str, scenario: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
+          preset: str | None = None) -> dict:
+    out: dict[str, Any] = {"panel": panel}
+    if preset:
+        out["preset"] = preset
+    if scenario:
+        out["scenario"] = dict(scenario)
+    if params:
+        out["params"] = dict(params)
+    return out
+
+
+def _gb(x: float) -> float:
+    return x / GB
+
+
+# ---------------------------------------------------------------- A1: where the training bytes go
+@computation("memory.training_state_total")
+def training_state_total(p: Mapping[str, Any]) -> Outcome:
+    model, opt = p["model"], p["optimizer"]
+    psi = _psi(model)
+    k = mem.optimizer_bytes_per_param(opt, "bf16")
+    states = mem.model_state_bytes(psi, 1, 0, k)
+    return Outcome(
+        answer=_gb(states.total),
+        hand=(2 + 2 + K_BY_OPT[opt]) * psi / GB,
+        steps=(Step("Parameters Ψ", psi / 1e9, "billion", "the model's architecture"),
+               Step("16-bit weights, 2Ψ", _gb(states.params), "GB", ZERO),
+               Step("16-bit gradients, 2Ψ", _gb(states.grads), "GB", ZERO),
+               Step(f"optimizer states, K = {k:g} B per parameter (fp32 master copy included)", _gb(states.optimizer),
+                    "GB", ZERO),
+               Step("total (2 + 2 + K)Ψ", _gb(states.total), "GB", ZERO)),
+        mistakes=(Mistake("weights_only", _gb(2 * psi)), Mistake("no_grads", _gb(states.params + states.optimizer)),
+                  Mistake("no_master", _gb(states.total - 4 * psi))),
+        facts={"model_label": _label(model), "psi_b": f"{psi / 1e9:.2f}"},
+        show_me=_show("memory", {"model": model, "optimizer": opt, "strategy": "dp", "n_gpus": 1}),
+    )
+
+
+@computation("memory.gpus_to_hold_state")
+def gpus_to_hold_state(p: Mapping[str, Any]) -> Outcome:
+    model, gpu = p["model"], p["gpu"]
+    from engines.core.hardware import gpu as gpu_spec
+
+    cap = gpu_spec(gpu).memory_bytes
+    total = mem.model_state_bytes(_psi(model), 1, 0, mem.optimizer_bytes_per_param("adamw", "bf16")).total
+    n = math.ceil(total / cap)
+    if n < 2:
+        raise Redraw("fits on one GPU")
+    return Outcome(
+        answer=float(n), hand=float(math.ceil(16 * _psi(model) / cap)),
+        steps=(Step("training state 16Ψ", _gb(total), "GB", ZERO), Step("one GPU's memory", _gb(cap), "GB", "vendor data sheet"),
+               Step("GPUs just to hold it, ⌈16Ψ / memory⌉", n, "GPUs", ZERO)),
+        mistakes=(Mistake("weights_only", float(math.ceil(2 * _psi(model) / cap))),
+                  Mistake("floor", float(math.floor(total / cap)))),
+        facts={"model_label": _label(model), "gpu_gb": f"{_gb(cap):g}"},
+        show_me=_show("overview", {"model": model, "gpu": gpu}),
+    )
+
+
+@computation("memory.dp_more_gpus")
+def dp_more_gpus(p: Mapping[str, Any]) -> Outcome:
+    model, n = p["model"], p["n_gpus"]
+    k = mem.optimizer_bytes_per_param("adamw", "bf16")
+    before = mem.model_state_bytes(_psi(model), n, 0, k).total
+    after = mem.model_state_bytes(_psi(model), 2 * n, 0, k).total
+    direction = "unchanged" if after == before else ("grows" if after > before else "shrinks")
+    return Outcome(
+        answer=_gb(after), direction=direction, hand=16 * _psi(model) / GB,
+        steps=(Step(f"model states per GPU on {n} GPUs, plain DP", _gb(before), "GB", ZERO),
+               Step(f"on {2 * n} GPUs: every replica still holds the whole state", _gb(after), "GB", ZERO)),
+        mistakes=(Mistake("halved", _gb(before / 2)), Mistake("dir_shrinks", "shrinks")),
+        facts={"model_label": _label(model), "n2": str(2 * n)},
+        show_me=_show("memory", {"model": model, "strategy": "dp", "n_gpus": 2 * n}),
+    )
+
+
+def _korth_hand(s: int, b: int, h: int, a: int, t: int, recompute: str) -> float:
+    """Korthikanti's Table 2 by hand (no sequence parallelism)."""
+    core = 0.0 if recompute == "selective" else 5 * a * s / h
+    return s * b * h * (10 + 24 / t + core / t)
+
+
+@computation("memory.activation_layer")
+def activation_layer(p: Mapping[str, Any]) -> Outcome:
+    s, b, t, rc = p["seq_len"], p["micro_batch"], p["tp"], p["recompute"]
+    arch = PRESETS["gpt3-175b"]
+    h, a = arch.hidden, arch.heads
+    value = mem.activation_bytes_per_layer(s, b, h, a, t, False, rc)
+    other = mem.activation_bytes_per_layer(s, b, h, a, t, False, "selective" if rc == "none" else "none")
+    return Outcome(
+        answer=_gb(value), hand=_gb(_korth_hand(s, b, h, a, t, rc)),
+        steps=(Step("s·b·h", float(s * b * h), "elements", KORTH),
+               Step("per-layer factor 10 + 24/t" + (" + 5as/(ht)" if rc == "none" else " (attention core recomputed)"),
+                    value / (s * b * h), "bytes per element", KORTH),
+               Step("activation bytes per layer", _gb(value), "GB", KORTH)),
+        mistakes=(Mistake("wrong_core", _gb(other)),
+                  Mistake("no_tp", _gb(mem.activation_bytes_per_layer(s, b, h, a, 1, False, rc)) if t > 1
+                          else _gb(mem.activation_bytes_per_layer(s, b, h, a, 8, False, rc)))),
+        facts={"h": str(h), "a": str(a)},
+        show_me=_show("memory", {"model": "gpt3-175b", "seq_len": s, "micro_batch": b, "tp": t, "recompute": rc,
+                                 "n_gpus": 8 * t}),
+    )
+
+
+@computation("memory.microbatch_direction")
+def microbatch_direction(p: Mapping[str, Any]) -> Outcome:
+    s, b = p["seq_len"], p["micro_batch"]
+    arch = PRESETS["gpt3-175b"]
+    before = mem.activation_bytes_per_layer(s, b, arch.hidden, arch.heads, 8, False, "selective")
+    after = mem.activation_bytes_per_layer(s, 2 * b, arch.hidden, arch.heads, 8, False, "selective")
+    return Outcome(
+        answer=_gb(after), direction="grows", hand=_gb(2 * before),
+        steps=(Step(f"per-layer activations at b = {b} (TP 8, selective)", _gb(before), "GB", KORTH),
+               Step("sbh(10 + 24/t) is linear in b: double b, double the bytes", _gb(after), "GB", KORTH)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("squared", _gb(4 * before))),
+        facts={"b2": str(2 * b)},
+        show_me=_show("memory", {"model": "gpt3-175b", "seq_len": s, "micro_batch": 2 * b, "tp": 8, "n_gpus": 64}),
+    )
+
+
+# ---------------------------------------------------------------- A2: ZeRO and FSDP
+@computation("memory.optimizer_per_gpu")
+def optimizer_per_gpu(p: Mapping[str, Any]) -> Outcome:
+    model, n, stage = p["model"], p["n_gpus"], p["stage"]
+    psi = _psi(model)
+    states = mem.model_state_bytes(psi, n, stage, 12)
+    return Outcome(
+        answer=_gb(states.optimizer), hand=12 * psi / n / GB,
+        steps=(Step("AdamW with mixed precision: K = 12 B per parameter", 12 * psi / GB, "GB in all", ZERO),
+               Step(f"ZeRO stage {stage} shards the optimizer states over N = {n}", _gb(states.optimizer), "GB per GPU", ZERO)),
+        mistakes=(Mistake("unsharded", 12 * psi / GB), Mistake("sixteen", 16 * psi / n / GB)),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": STAGE_STRATEGY[stage]}),
+    )
+
+
+@computation("memory.states_per_gpu_stage")
+def states_per_gpu_stage(p: Mapping[str, Any]) -> Outcome:
+    model, n, stage = p["model"], p["n_gpus"], p["stage"]
+    psi = _psi(model)
+    by_stage = [mem.model_state_bytes(psi, n, s, 12).total for s in range(4)]
+    hand = {0: 16 * psi, 1: 4 * psi + 12 * psi / n, 2: 2 * psi + 14 * psi / n, 3: 16 * psi / n}[stage]
+    wrong_stage = by_stage[stage - 1] if stage > 0 else by_stage[1]
+    return Outcome(
+        answer=_gb(by_stage[stage]), hand=hand / GB,
+        steps=tuple(Step(f"stage {s}: " + ("2Ψ + 2Ψ + 12Ψ" if s == 0 else "sharded " + ", ".join(
+            ("optimizer", "gradients", "weights")[:s])), _gb(by_stage[s]), "GB per GPU", ZERO) for s in range(stage + 1)),
+        mistakes=(Mistake("stage_before", _gb(wrong_stage)), Mistake("all_sharded", 16 * psi / n / GB) if stage < 3
+                  else Mistake("all_sharded", 12 * psi / n / GB)),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": STAGE_STRATEGY[stage]}),
+    )
+
+
+@computation("memory.comm_volume")
+def comm_volume(p: Mapping[str, Any]) -> Outcome:
+    model, n, strategy, m = p["model"], p["n_gpus"], p["strategy"], p["grad_accum"]
+    sc = Scenario().with_changes(model=model, n_gpus=n, strategy=strategy, grad_accum=m, tp=1, pp=1)
+    psi = _psi(model)
+    c = mem.communication(sc, psi_gpu=psi)
+    mult = {"zero2": 1 + m, "zero3": 3 * m}[strategy]
+    ring = (n - 1) / n
+    once = {"zero2": 2, "zero3": 3}[strategy]
+    return Outcome(
+        answer=_gb(c.total_bytes), hand=mult * ring * psi * 2 / GB,
+        steps=(Step("Ψ·2 bytes of bf16 values", 2 * psi / GB, "GB", ZERO_COMM),
+               Step(f"multiple of Ψ per step with {m} micro-batches", c.psi_multiple / ring, "× Ψ", ZERO_COMM),
+               Step(f"ring factor (N−1)/N", ring, "", ZERO_COMM),
+               Step("bytes each GPU sends per optimizer step", _gb(c.total_bytes), "GB", ZERO_COMM)),
+        mistakes=(Mistake("no_accum", once * ring * psi * 2 / GB), Mistake("no_ring", mult * psi * 2 / GB)),
+        facts={"model_label": _label(model), "strategy_label": STRATEGY_LABELS[strategy]},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": strategy, "grad_accum": m}),
+    )
+
+
+@computation("memory.lowest_stage_fits")
+def lowest_stage_fits(p: Mapping[str, Any]) -> Outcome:
+    model, n, budget = p["model"], p["n_gpus"], p["budget_gb"]
+    psi = _psi(model)
+    totals = [_gb(mem.model_state_bytes(psi, n, s, 12).total) for s in range(4)]
+    fitting = [s for s in range(4) if totals[s] <= budget]
+    key = f"s{fitting[0]}" if fitting else "none"
+    if key in ("s0",) or any(abs(t - budget) < 0.02 * budget for t in totals):
+        raise Redraw("too easy or on the edge")
+    opts = tuple(Option(f"s{s}", f"{STRATEGY_LABELS[STAGE_STRATEGY[s]]}: {totals[s]:,.1f} GB", ZERO) for s in range(4)) \
+        + (Option("none", "none of them: even stage 3 is over the budget", ZERO),)
+    above = f"s{fitting[0] + 1}" if fitting and fitting[0] < 3 else ("s3" if key == "none" else "s2")
+    return Outcome(
+        answer=frozenset([key]), options=opts,
+        steps=tuple(Step(f"model states per GPU at stage {s}", totals[s], "GB", ZERO) for s in range(4))
+        + (Step("budget per GPU", float(budget), "GB", "the question"),),
+        mistakes=(Mistake("overshoot", frozenset([above])),),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "n_gpus": n,
+                                 "strategy": STAGE_STRATEGY[fitting[0]] if fitting else "zero3"}),
+    )
+
+
+@computation("memory.fit_fewest")
+def fit_fewest(p: Mapping[str, Any]) -> Outcome:
+    model, strategy = p["model"], p["strategy"]
+    base = Scenario().with_changes(model=model, strategy=strategy, tp=1, pp=1, n_gpus=8)
+    need = mem.smallest_fitting_gpus(base, 1024)[strategy]
+    if need is None or need <= 1:
+        raise Redraw("no interesting fit")
+    bd = mem.breakdown(base.with_changes(n_gpus=need), strategy)
+    return Outcome(
+        answer="fit_fewest", target={"model": model, "strategy": strategy, "n_gpus": need},
+        steps=(Step("smallest GPU count at which the busiest GPU fits", float(need), "GPUs", ZERO),
+               Step("per-GPU total there", _gb(bd.total), "GB", ZERO + "; " + KORTH),
+               Step("GPU memory", _gb(bd.gpu_memory), "GB", "vendor data sheet")),
+        facts={"model_label": _label(model), "strategy_label": STRATEGY_LABELS[strategy]},
+        start=_show("memory", {"model": model, "strategy": strategy, "tp": 1, "pp": 1, "n_gpus": 8}),
+        show_me=_show("memory", {"model": model, "strategy": strategy, "tp": 1, "pp": 1, "n_gpus": need}),
+    )
+
+
+@check("fit_fewest")
+def check_fit_fewest(scenario: Scenario, params: Mapping[str, Any], target: Mapping[str, Any]) -> KnobResult:
+    if scenario.model != target["model"] or scenario.strategy != target["strategy"]:
+        return KnobResult(False, f"Keep the model ({target['model']}) and the sharding ({target['strategy']}); "
+                                 "change the GPU count.")
+    bd = mem.breakdown(scenario, scenario.strategy)
+    if not bd.fits:
+        return KnobResult(False, f"Not yet: {_gb(bd.total):,.1f} GB per GPU against {_gb(bd.gpu_memory):g} GB.")
+    if scenario.n_gpus > target["n_gpus"]:
+        return KnobResult(False, f"It fits, but on more GPUs than needed: {target['n_gpus']} would do.")
+    return KnobResult(True, f"Fits: {_gb(bd.total):,.1f} GB of {_gb(bd.gpu_memory):g} GB on {scenario.n_gpus} GPUs.")
+
+
+# ---------------------------------------------------------------- A3: pipeline
+def _bubble(kind: str, pp: int, m: int, v: int = 1) -> float:
+    return next(f.value for f in bubble_formulas(kind, pp, m, v) if f.denominator == "ideal")
+
+
+def _pipe_show(pp: int, m: int, left: str = "gpipe", right: str = "1f1b", v: int = 2) -> dict:
+    return _show("pipeline", {"n_gpus": 64, "tp": 8, "pp": pp, "grad_accum": m},
+                 {"left_kind": left, "right_kind": right, "v": v})
+
+
+@computation("pipeline.bubble")
+def bubble(p: Mapping[str, Any]) -> Outcome:
+    pp, m = p["pp"], p["m"]
+    value = 100 * _bubble("1f1b", pp, m)
+    return Outcome(
+        answer=value, hand=100 * (pp - 1) / m,
+        steps=(Step("idle stage-slots to fill and drain: p − 1", float(pp - 1), "slots", MEGATRON),
+               Step("bubble over the ideal time, (p − 1)/m", value, "%", MEGATRON)),
+        mistakes=(Mistake("total_denominator", 100 * (pp - 1) / (m + pp - 1)), Mistake("p_over_m", 100 * pp / m)),
+        show_me=_pipe_show(pp, m),
+    )
+
+
+@computation("pipeline.interleaved")
+def interleaved(p: Mapping[str, Any]) -> Outcome:
+    pp, m, v = p["pp"], p["m"], p["v"]
+    value = 100 * _bubble("interleaved-1f1b", pp, m, v)
+    return Outcome(
+        answer=value, hand=100 * (pp - 1) / (v * m),
+        steps=(Step("1F1B bubble (p − 1)/m", 100 * (pp - 1) / m, "%", MEGATRON),
+               Step(f"v = {v} chunks per rank divide it by v", value, "%", MEGATRON)),
+        mistakes=(Mistake("forgot_v", 100 * (pp - 1) / m), Mistake("times_v", 100 * v * (pp - 1) / m)),
+        show_me=_pipe_show(pp, m, "1f1b", "interleaved-1f1b", v),
+    )
+
+
+@computation("pipeline.double_m")
+def double_m(p: Mapping[str, Any]) -> Outcome:
+    pp, m = p["pp"], p["m"]
+    before, after = 100 * _bubble("1f1b", pp, m), 100 * _bubble("1f1b", pp, 2 * m)
+    return Outcome(
+        answer=after, direction="shrinks", hand=100 * (pp - 1) / (2 * m),
+        steps=(Step(f"bubble at m = {m}", before, "%", MEGATRON), Step(f"at m = {2 * m}: (p − 1)/(2m)", after, "%", MEGATRON)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("dir_grows", "grows"), Mistake("quartered", before / 4)),
+        facts={"m2": str(2 * m), "before": f"{before:.1f}"},
+        show_me=_pipe_show(pp, 2 * m),
+    )
+
+
+@computation("pipeline.in_flight")
+def in_flight(p: Mapping[str, Any]) -> Outcome:
+    pp, m = p["pp"], p["m"]
+    if m <= pp:
+        raise Redraw("m ≤ p: GPipe and 1F1B agree")
+    n = mem.in_flight_microbatches(0, pp, m)
+    return Outcome(
+        answer=float(n), hand=float(min(pp, m)),
+        steps=(Step("GPipe keeps all m micro-batches' activations", float(m), "micro-batches", "Huang et al. 2019 (arXiv 1811.06965)"),
+               Step("1F1B: the first stage holds min(p, m)", float(n), "micro-batches", MEGATRON + "; " + KORTH)),
+        mistakes=(Mistake("gpipe", float(m)), Mistake("one", 1.0)),
+        show_me=_pipe_show(pp, m),
+    )
+
+
+@computation("pipeline.dp_degree")
+def dp_degree(p: Mapping[str, Any]) -> Outcome:
+    n, tp, pp = p["n_gpus"], p["tp"], p["pp"]
+    if n % (tp * pp) or n == tp * pp:
+        raise Redraw("GPUs not a multiple of TP × PP")
+    sc = Scenario().with_changes(model="llama3-70b", n_gpus=n, tp=tp, pp=pp)
+    return Outcome(
+        answer=float(sc.dp), hand=float(n // (tp * pp)),
+        steps=(Step("GPUs = DP × TP × PP", float(n), "GPUs", MEGATRON), Step("DP = GPUs / (TP × PP)", float(sc.dp), "", MEGATRON)),
+        mistakes=(Mistake("tp_only", float(n // tp)), Mistake("pp_only", float(n // pp))),
+        show_me=_show("pipeline", {"model": "llama3-70b", "n_gpus": n, "tp": tp, "pp": pp}),
+    )
+
+
+# ---------------------------------------------------------------- A4: runs that finish
+YOUNG = "Young 1974 (CACM 17(9)): T = √(2δM)"
+DALY = "Daly 2006 (FGCS 22(3))"
+
+
+@computation("scale.job_mtbf")
+def job_mtbf(p: Mapping[str, Any]) -> Outcome:
+    n, years = p["n_gpus"], p["gpu_mtbf_years"]
+    m_gpu = years * 365 * rel.DAY
+    m = rel.job_mtbf(n, m_gpu)
+    return Outcome(
+        answer=m / 3600, hand=years * 365 * 24 / n,
+        steps=(Step("per-GPU MTBF", m_gpu / 3600, "h", "assumption of the question"),
+               Step("independent failures add their rates: M_job = M_gpu / N", m / 3600, "h",
+                    "engines.scale.reliability.job_mtbf; Dubey et al. 2024 (Llama 3), §3.3.4")),
+        mistakes=(Mistake("per_gpu", m_gpu / 3600), Mistake("days", m / rel.DAY)),
+        show_me=_show("scale", {"n_gpus": n}),
+    )
+
+
+@computation("scale.young")
+def young(p: Mapping[str, Any]) -> Outcome:
+    d_min, m_h = p["checkpoint_min"], p["mtbf_h"]
+    t = rel.young_interval(d_min * 60, m_h * 3600)
+    return Outcome(
+        answer=t / 60, hand=math.sqrt(2 * d_min * m_h * 60),
+        steps=(Step("δ checkpoint write", d_min, "min", "the question"), Step("M job MTBF", m_h * 60, "min", "the question"),
+               Step("T = √(2δM)", t / 60, "min", YOUNG)),
+        mistakes=(Mistake("no_two", math.sqrt(d_min * m_h * 60)), Mistake("no_root", 2 * d_min * m_h * 60 / 60)),
+        show_me=_show("scale", params={"checkpoint_min": d_min}),
+    )
+
+
+@computation("scale.young_waste")
+def young_waste(p: Mapping[str, Any]) -> Outcome:
+    d_min, m_h, t_min = p["checkpoint_min"], p["mtbf_h"], p["interval_min"]
+    w = rel.young_waste(t_min * 60, d_min * 60, m_h * 3600)
+    return Outcome(
+        answer=100 * w, hand=100 * (d_min / t_min + t_min / (2 * m_h * 60)),
+        steps=(Step("writing: δ/T", 100 * d_min / t_min, "%", YOUNG), Step("lost work: T/(2M)", 100 * t_min / (2 * m_h * 60), "%", YOUNG),
+               Step("waste", 100 * w, "%", YOUNG)),
+        mistakes=(Mistake("write_only", 100 * d_min / t_min), Mistake("whole_interval", 100 * (d_min / t_min + t_min / (m_h * 60)))),
+        show_me=_show("scale", params={"checkpoint_min": d_min}),
+    )
+
+
+@computation("scale.interval_direction")
+def interval_direction(p: Mapping[str, Any]) -> Outcome:
+    d_min, m_h = p["checkpoint_min"], p["mtbf_h"]
+    before = rel.young_interval(d_min * 60, m_h * 3600) / 60
+    after = rel.young_interval(d_min * 60, m_h * 3600 / 4) / 60
+    return Outcome(
+        answer=after, direction="shrinks", hand=before / 2,
+        steps=(Step("T at the old MTBF", before, "min", YOUNG), Step("a quarter of the MTBF: √ of a quarter halves T", after, "min", YOUNG)),
+        mistakes=(Mistake("dir_grows", "grows"), Mistake("quartered", before / 4)),
+        show_me=_show("scale", params={"checkpoint_min": d_min}),
+    )
+
+
+# ---------------------------------------------------------------- A5: serving
+PAGED = "Kwon et al. 2023, PagedAttention (SOSP), §3"
+
+
+@computation("serving.kv_cache")
+def kv_cache(p: Mapping[str, Any]) -> Outcome:
+    model, ctx, batch, bits = p["model"], p["context"], p["batch"], p["kv_bits"]
+    arch = PRESETS[model]
+    per_tok = replica.kv_bytes_per_token(arch, bits)
+    total = per_tok * ctx * batch
+    hand = 2 * arch.layers * arch.kv_heads * arch.head_dim * (bits / 8) * ctx * batch
+    return Outcome(
+        answer=_gb(total), hand=_gb(hand),
+        steps=(Step("per token: 2 (K, V) × layers × KV heads × head dim × bytes", per_tok / 1e3, "kB", PAGED),
+               Step("× tokens of context × sequences", _gb(total), "GB", PAGED)),
+        mistakes=(Mistake("all_heads", _gb(total * arch.heads / arch.kv_heads)), Mistake("k_only", _gb(total / 2))),
+        facts={"model_label": _label(model), "layers": str(arch.layers), "kv_heads": str(arch.kv_heads),
+               "head_dim": str(arch.head_dim)},
+        show_me=_show("serving", {"model": model, "serve_context": ctx, "serve_batch": batch, "kv_bits": bits}),
+    )
+
+
+def _stored_bits(bits: int) -> float:
+    """By hand: int4 weights in groups of 128 carry an fp16 scale and zero, 32/128 = 0.25 bit more."""
+    return bits + (32 / 128 if bits == 4 else 0)
+
+
+@computation("serving.weights")
+def serving_weights(p: Mapping[str, Any]) -> Outcome:
+    model, bits = p["model"], p["weight_bits"]
+    arch = PRESETS[model]
+    w = replica.weight_bytes(arch, bits)
+    return Outcome(
+        answer=_gb(w), hand=_gb(arch.param_count() * _stored_bits(bits) / 8),
+        steps=(Step("parameters", arch.param_count() / 1e9, "billion", "the model's architecture"),
+               Step(f"× {bits}/8 bytes", _gb(w), "GB", "Frantar et al. 2023 (GPTQ); the serving lesson")),
+        mistakes=(Mistake("bits_as_bytes", _gb(arch.param_count() * bits)), Mistake("sixteen", _gb(arch.param_count() * 2)) if bits != 16
+                  else Mistake("sixteen", _gb(arch.param_count() * 4))),
+        facts={"model_label": _label(model)},
+        show_me=_show("serving", {"model": model, "weight_bits": bits}),
+    )
+
+
+@computation("serving.kv_bits_direction")
+def kv_bits_direction(p: Mapping[str, Any]) -> Outcome:
+    model, ctx, batch = p["model"], p["context"], p["batch"]
+    arch = PRESETS[model]
+    before = replica.kv_bytes_per_token(arch, 16) * ctx * batch
+    after = replica.kv_bytes_per_token(arch, 8) * ctx * batch
+    return Outcome(
+        answer=_gb(after), direction="shrinks", hand=_gb(before / 2),
+        steps=(Step("KV cache at 16 bits", _gb(before), "GB", PAGED), Step("at 8 bits", _gb(after), "GB", PAGED)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("quarter", _gb(before / 4))),
+        facts={"model_label": _label(model)},
+        show_me=_show("serving", {"model": model, "serve_context": ctx, "serve_batch": batch, "kv_bits": 8}),
+    )
+
+
+@computation("serving.max_batch")
+def max_batch(p: Mapping[str, Any]) -> Outcome:
+    model, ctx, mem_gb, bits = p["model"], p["context"], p["free_gb"], p["weight_bits"]
+    arch = PRESETS[model]
+    free = mem_gb * GB - replica.weight_bytes(arch, bits)
+    if free <= 0:
+        raise Redraw("weights do not fit")
+    per_seq = replica.kv_bytes_per_token(arch, 16) * ctx
+    n = math.floor(free / per_seq)
+    if n < 2:
+        raise Redraw("batch of one")
+    return Outcome(
+        answer=float(n), hand=float(math.floor((mem_gb * GB - arch.param_count() * _stored_bits(bits) / 8)
+                                               / (2 * arch.layers * arch.kv_heads * arch.head_dim * 2 * ctx))),
+        steps=(Step("memory left after the weights", _gb(free), "GB", PAGED),
+               Step("KV cache per sequence", _gb(per_seq), "GB", PAGED),
+               Step("sequences that fit, ⌊left / per sequence⌋", float(n), "sequences", PAGED)),
+        mistakes=(Mistake("no_weights", float(math.floor(mem_gb * GB / per_seq))), Mistake("round_up", float(n + 1))),
+        facts={"model_label": _label(model)},
+        show_me=_show("serving", {"model": model, "serve_context": ctx, "weight_bits": bits, "serve_batch": n}),
+    )
