@@ -265,4 +265,5 @@ def test_tensor_pack_minilm_tensors_reproduce():
         for key, t in tensors.items():
             stored = fh.get_tensor(key)
             assert stored.dtype == t.dtype and stored.shape == t.shape, key
-            assert (stored.float() - t.float()).abs().max().item() <= REL * max(1.0, stored.float().abs().max().item()), key
+            scale = max(1.0, stored.float().abs().max().item())
+            assert (stored.float() - t.float()).abs().max().item() <= REL * scale, key
