@@ -156,6 +156,25 @@ def test_recorded_command_matches_the_manifest(rel):
                 f"{rel}: measured with {rec['threads']} threads"
 
 
+def test_a_recorded_command_spells_out_defaults_and_re_parses():
+    mod = _script("qeval/shipped.json")
+    parser = mod.build_parser()
+    args = parser.parse_args(["--only", "weight_bits=4"])
+    argv = argv_of(parser, args)
+    assert argv == ["--budget", "quick", "--threads", "1", "--device", "cpu", "--only", "weight_bits=4",
+                    "--out", "assets/qeval/shipped.json"]
+    assert vars(parse_recorded(parser, {"argv": argv})) == {**vars(args), "out": Path("assets/qeval/shipped.json")}
+
+
+def test_re_measuring_one_row_replaces_it_in_place_and_keeps_the_others():
+    merge = _script("qeval/shipped.json").merge
+    order = [{"k": 1}, {"k": 2}, {"k": 3}]
+    rows = [{"config": {"k": 1}, "v": "a"}, {"config": {"k": 3}, "v": "c"}]
+    out = merge(rows, {"config": {"k": 2}, "v": "b"}, order)
+    assert [r["v"] for r in out] == ["a", "b", "c"]
+    assert [r["v"] for r in merge(out, {"config": {"k": 1}, "v": "A"}, order)] == ["A", "b", "c"]
+
+
 # ------------------------------------------------------------------------------------------ samples
 
 
