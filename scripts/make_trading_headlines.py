@@ -1,7 +1,8 @@
 """Write ``assets/trading/headlines.json``: headlines we wrote ourselves, about fictional companies,
 labelled by two independent rules (the H4 gold set of the trading panel).
 
-Run: ``.venv/bin/python scripts/make_trading_headlines.py`` (deterministic: seeded).
+Run: ``.venv/bin/python scripts/make_trading_headlines.py [--seed 20261201] [--out assets/trading/headlines.json]``
+(deterministic: seeded; the file records this command in ``generated_by``).
 
 Process, recorded in the file:
 - Labeler A (the gold standard) labels each headline by the template it came from: the guideline
@@ -15,11 +16,19 @@ All companies and people are invented; any likeness to a real name is accidental
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import random
 import re
+import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from engines.core.writing import atomic_write_text  # noqa: E402
+from scripts.provenance import record  # noqa: E402
 
 CLASSES = ("results_up", "results_down", "deal", "legal", "leadership")
 COMPANIES = ("Zorvex Holdings", "Quillmere Foods", "Tarnwick Mining", "Halvorn Systems", "Pellucid Grid",
@@ -133,11 +142,26 @@ def _make(templates, mix, split: str, rng: random.Random) -> list[dict]:
     return items
 
 
-def main() -> None:
-    rng = random.Random(20261201)
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument("--out", type=Path, default=ROOT / "assets" / "trading" / "headlines.json")
+    return ap
+
+
+def make_items(seed: int) -> list[dict]:
+    """Every headline with both labels, in file order (a pure function of the seed)."""
+    rng = random.Random(seed)
     items = _make(BASE, BASE_MIX, "base", rng) + _make(SHIFTED, SHIFTED_MIX, "shifted", rng)
     for i, it in enumerate(items):
         it["id"] = f"h{i:04d}"
+    return [{k: it[k] for k in ("id", "set", "template", "text", "label_a", "label_b")} for it in items]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    items = make_items(args.seed)
     doc = {
         "schema_version": 1,
         "kind": "trading.headlines",
@@ -151,13 +175,14 @@ def main() -> None:
         },
         "sets": {"base": "training and held-out test (plain newspaper style, balanced classes)",
                  "shifted": "drift check (terse wire-desk jargon, legal-heavy class mix)"},
-        "items": [{k: it[k] for k in ("id", "set", "template", "text", "label_a", "label_b")} for it in items],
+        "items": items,
+        "generated_by": record("scripts/make_trading_headlines.py", parser, args),
     }
-    text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
-    out = Path(__file__).resolve().parents[1] / "assets" / "trading" / "headlines.json"
-    out.write_text(text, encoding="utf-8")
-    print(out, len(items), "items, sha256", hashlib.sha256(text.encode()).hexdigest()[:12])
+    text = json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    atomic_write_text(args.out, text)
+    print(args.out, len(items), "items, sha256", hashlib.sha256(text.encode()).hexdigest()[:12])
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

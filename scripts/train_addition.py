@@ -3,6 +3,8 @@
     .venv/bin/python scripts/train_addition.py --seed 4 --threads 1 \
         --out assets/qeval/addition.safetensors
 
+The file records the full command in its metadata (``extra.generated_by``).
+
 Trains :func:`engines.qeval.addition.train` with the given seed, measures the bit-width sweeps the panel
 shows (group 32 and per channel, 1,000 held-out sums per length) and stores weights, training facts and
 the sweeps in one safetensors file (metadata: seed, steps, date, device, seconds, torch version).
@@ -22,17 +24,23 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engines.qeval import addition as A  # noqa: E402
+from scripts.provenance import record  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=A.TrainConfig().seed)
     ap.add_argument("--steps", type=int, default=A.TrainConfig().steps)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1, help="one thread: the same seed gives the same weights")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--per-length", type=int, default=1000)
     ap.add_argument("--out", default="assets/qeval/addition.safetensors")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
@@ -44,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     run = A.train(A.TrainConfig(seed=args.seed, steps=args.steps), args.device, report)
     print(f"trained in {run.seconds:.1f} s, final loss {run.final_loss:.5f}", flush=True)
     extra = {"script": "scripts/train_addition.py", "measured": A._measured_note(args.device),
-             "per_length": args.per_length, "parameters": A.parameter_count(run.model)}
+             "per_length": args.per_length, "parameters": A.parameter_count(run.model),
+             "generated_by": record("scripts/train_addition.py", parser, args)}
     for group in A.ADD_SWEEP_GROUPS:
         rows = A.bits_sweep(run.model, A.sweep_configs(group), args.per_length, args.device, progress=report)
         key = "sweep_per_channel" if group is None else f"sweep_g{group}"
