@@ -1,8 +1,10 @@
-"""Start-up time: process start → first painted main window, beside a bare PySide6 + pyqtgraph window.
+"""Start-up time and memory at rest, beside a bare PySide6 + pyqtgraph window.
 
 Both are launched the same way (fresh interpreter, offscreen unless DISPLAY is set) and report the
-wall-clock time of their first paint event; the ratio is the figure of merit (target ≤ 1.5×).
-Usage: python benchmarks/startup.py [--runs 5]
+wall-clock time of their first paint event; the ratio is the figure of merit (target ≤ 1.5×). Then
+each runs untouched for ``--idle`` seconds (past the window's device probe) and its resident memory
+is read from /proc (Linux): the idle-RSS ratio's target is ≤ 2×.
+Usage: python benchmarks/startup.py [--runs 5] [--idle 10]
 """
 from __future__ import annotations
 
@@ -57,14 +59,41 @@ def measure(runs: int = 5) -> dict:
     return {"app_s": a, "bare_s": b, "ratio": a / b, "platform": env["QT_QPA_PLATFORM"], "runs": runs}
 
 
+def idle_rss_mb(cmd: list[str], env: dict, seconds: float) -> tuple[float, bool]:
+    """Resident MB of ``cmd`` after ``seconds`` untouched, and whether it had loaded torch by then."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(seconds)
+        status = Path(f"/proc/{proc.pid}/status").read_text(encoding="ascii")
+        maps = Path(f"/proc/{proc.pid}/maps").read_text(encoding="ascii", errors="replace")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return kb / 1024, "libtorch" in maps
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
-    r = measure(ap.parse_args().runs)
+    ap.add_argument("--idle", type=float, default=10.0, help="seconds at rest before reading memory")
+    args = ap.parse_args()
+    r = measure(args.runs)
     print(f"platform {r['platform']}, median of {r['runs']} runs")
     print(f"bare PySide6 + pyqtgraph window: {r['bare_s'] * 1000:7.0f} ms to first paint")
     print(f"AI Systems Explorer main window:  {r['app_s'] * 1000:7.0f} ms to first paint")
     print(f"ratio: {r['ratio']:.2f}x (target <= 1.5x)")
+    if not Path("/proc/self/status").exists():
+        print("idle memory: needs /proc (Linux)")
+        return
+    env = dict(os.environ)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen" if not env.get("DISPLAY") else "xcb")
+    env["EXPLORER_CONFIG_DIR"] = str(ROOT / "build" / "bench-config")
+    app_mb, torch_loaded = idle_rss_mb([sys.executable, "-m", "explorer"], env, args.idle)
+    bare_mb, _ = idle_rss_mb([sys.executable, "-c", BARE.replace("QTimer.singleShot(0, app.quit)", "None")], env,
+                             args.idle)
+    print(f"idle memory after {args.idle:g} s: bare {bare_mb:.0f} MB, app {app_mb:.0f} MB "
+          f"(torch {'loaded' if torch_loaded else 'not loaded'}), ratio {app_mb / bare_mb:.2f}x (target <= 2x)")
 
 
 if __name__ == "__main__":
