@@ -20,7 +20,7 @@ from engines.core.result_cache import DEFAULT_LIMIT, EngineCall, ResultCache
 log = logging.getLogger("explorer")
 
 _cache: ResultCache | None = None
-_configured = False
+_configured: tuple[str, Path] | None = None     # the environment the cache was made for
 _lock = threading.Lock()
 
 
@@ -40,23 +40,16 @@ def shipped_folder() -> Path:
 
 
 def app_cache() -> ResultCache | None:
-    """The cache jobs use (None when switched off); read from the environment once."""
+    """The cache jobs use (None when switched off), made again when the environment names another one."""
     global _cache, _configured
+    want = (os.environ.get("EXPLORER_JOB_CACHE", "on").strip().lower(), user_folder())
     with _lock:
-        if not _configured:
-            mode = os.environ.get("EXPLORER_JOB_CACHE", "on").strip().lower()
-            if mode != "off":
-                shipped = (shipped_folder(),) if mode != "user" else ()
-                _cache = ResultCache(user_folder(), DEFAULT_LIMIT, shipped)
-            _configured = True
+        if _configured != want:
+            mode, folder = want
+            shipped = (shipped_folder(),) if mode != "user" else ()
+            _cache = None if mode == "off" else ResultCache(folder, DEFAULT_LIMIT, shipped)
+            _configured = want
         return _cache
-
-
-def reset() -> None:
-    """Read the environment again at the next use (tests switch the cache on and off)."""
-    global _cache, _configured
-    with _lock:
-        _cache, _configured = None, False
 
 
 def _lower_priority() -> None:

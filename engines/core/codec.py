@@ -156,9 +156,25 @@ def decode(tree: Any, _depth: int = 0) -> Any:
         return {decode(k, d): decode(v, d) for k, v in tree["$dict"]}
     if tag == "$path":
         return Path(tree["$path"])
+    if tag == "$file":                       # a key's file argument: the path (its digest was for the key)
+        return Path(tree["$file"])
     raise CodecError(f"unknown tag {tag!r}")
 
 
-def same(a: Any, b: Any) -> bool:
-    """Exact equality as stored: arrays bit for bit, NaN equal to NaN, types included."""
-    return encode(a) == encode(b)
+def _without(tree: Any, names: frozenset[str]) -> Any:
+    if isinstance(tree, list):
+        return [_without(x, names) for x in tree]
+    if isinstance(tree, dict):
+        if "$dc" in tree:
+            return {"$dc": tree["$dc"], "f": {k: _without(v, names) for k, v in tree["f"].items() if k not in names}}
+        return {k: _without(v, names) for k, v in tree.items()}
+    return tree
+
+
+def same(a: Any, b: Any, ignore: frozenset[str] = frozenset()) -> bool:
+    """Exact equality as stored: arrays bit for bit, NaN equal to NaN, types included; dataclass fields
+    named in ``ignore`` (wall-clock measurements) are left out."""
+    ta, tb = encode(a), encode(b)
+    if ignore:
+        ta, tb = _without(ta, ignore), _without(tb, ignore)
+    return ta == tb

@@ -79,6 +79,32 @@ class EngineCall:
                           sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
+def resolve_function(name: str) -> Callable[..., Any]:
+    """An engine function from its dotted name (``engines.*`` only: an entry names no other code)."""
+    import importlib
+
+    module, _, qualname = name.rpartition(".")
+    if not module.startswith(codec.MODULE_PREFIX):
+        raise NotCacheable(f"{name}: only engine functions are cached")
+    while True:             # the module is the longest importable prefix (a qualname may hold dots)
+        try:
+            obj: Any = importlib.import_module(module)
+            break
+        except ImportError:
+            module, _, head = module.rpartition(".")
+            qualname = f"{head}.{qualname}"
+            if not module.startswith(codec.MODULE_PREFIX):
+                raise NotCacheable(f"{name}: no such engine function") from None
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def measured_fields(fn: Callable[..., Any]) -> frozenset[str]:
+    """Result fields ``fn`` measures with a clock (its ``measured_fields``): they differ run to run."""
+    return frozenset(getattr(fn, "measured_fields", ()))
+
+
 def engine_call(fn: Callable[..., Any], *args: Any, takes_progress: bool = True, **kwargs: Any) -> EngineCall:
     """``EngineCall(fn, args, kwargs)``: how a panel writes a cacheable job."""
     return EngineCall(fn, tuple(args), dict(kwargs), takes_progress)
@@ -218,6 +244,7 @@ class ResultCache:
             log.debug("result of %s not cached: %s", call.name, exc)
             return None
         doc = {"kind": KIND, "format": FORMAT, "key": key, "function": call.name,
+               "takes_progress": call.takes_progress,
                "computed": {"at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                             "host": platform.node() or "this computer"},
                "result": tree}
@@ -274,6 +301,17 @@ class ResultCache:
             path.unlink()
         except OSError:
             pass
+
+    def stored(self, path: Path) -> tuple[EngineCall, Any]:
+        """The call an entry was written for (rebuilt from its key) and its result: a test recomputes a
+        sample of them, so a cache never shows what the engine would not give today."""
+        raw = zlib.decompress(read_bytes(path, MAX_ENTRY_BYTES), wbits=31)
+        doc = json.loads(raw)
+        key = json.loads(doc["key"])
+        inputs = codec.decode(key["inputs"])
+        call = EngineCall(resolve_function(key["fn"]), tuple(inputs["args"]), dict(inputs["kwargs"]),
+                          bool(doc.get("takes_progress", True)))
+        return call, codec.decode(doc["result"])
 
     # --- running -----------------------------------------------------------------------------
     def run(self, call: EngineCall, progress: Callable[[float, str], None],
