@@ -21,6 +21,7 @@ from typing import Any
 
 MODULE_PREFIX = "engines."
 MAX_DEPTH = 200
+KEY_ARRAY_BYTES = 64 << 10    # in a cache key a larger array stands as its digest (the key stays small)
 
 
 class CodecError(ValueError):
@@ -72,6 +73,9 @@ def encode(obj: Any, files: bool = False, _depth: int = 0) -> Any:
             if obj.dtype.hasobject:
                 raise CodecError("an array of Python objects")
             arr = np.ascontiguousarray(obj)
+            if files and arr.nbytes > KEY_ARRAY_BYTES:     # a key: a large input array by its digest
+                digest = hashlib.sha256(arr.tobytes()).hexdigest()
+                return {"$nd": arr.dtype.str, "shape": list(arr.shape), "sha256": digest}
             return {"$nd": arr.dtype.str, "shape": list(arr.shape), "b64": base64.b64encode(arr.tobytes()).decode()}
         if isinstance(obj, np.generic):
             return {"$np": obj.dtype.str, "b64": base64.b64encode(obj.tobytes()).decode()}
@@ -134,6 +138,8 @@ def decode(tree: Any, _depth: int = 0) -> Any:
     if tag in ("$nd", "$np"):
         import numpy as np
 
+        if "b64" not in tree:
+            raise CodecError("an array stored by its digest only (a cache key's input)")
         dtype = np.dtype(tree[tag])
         if dtype.hasobject:
             raise CodecError("an array of Python objects")
