@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
+import functools
 import hashlib
 import importlib
 import json
@@ -35,6 +36,11 @@ def _name(cls: type) -> str:
 def _lookup(name: object) -> type:
     if not isinstance(name, str) or ":" not in name:
         raise CodecError(f"bad type name {name!r}")
+    return _lookup_type(name)
+
+
+@functools.lru_cache(maxsize=512)
+def _lookup_type(name: str) -> type:
     module, qualname = name.split(":", 1)
     if not module.startswith(MODULE_PREFIX):
         raise CodecError(f"{name}: only engine types are read back")
@@ -103,6 +109,11 @@ def encode(obj: Any, files: bool = False, _depth: int = 0) -> Any:
     raise CodecError(f"a {type(obj).__module__}.{type(obj).__qualname__} cannot be stored")
 
 
+@functools.lru_cache(maxsize=512)
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls))
+
+
 def decode(tree: Any, _depth: int = 0) -> Any:
     """The value :func:`encode` was given (dataclasses rebuilt field by field)."""
     if _depth > MAX_DEPTH:
@@ -119,7 +130,7 @@ def decode(tree: Any, _depth: int = 0) -> Any:
         cls = _lookup(tree["$dc"])
         if not dataclasses.is_dataclass(cls):
             raise CodecError(f"{tree['$dc']} is not a dataclass")
-        stored, names = tree["f"], {f.name for f in dataclasses.fields(cls)}
+        stored, names = tree["f"], _field_names(cls)
         if not isinstance(stored, dict) or set(stored) != names:
             raise CodecError(f"{tree['$dc']}: fields differ from this program's")
         obj = cls.__new__(cls)

@@ -118,8 +118,9 @@ def _hash_tree(h: "hashlib._Hash", root: Path, files: list[Path]) -> None:
         h.update(b"\0")
 
 
-def source_version(engines_dir: Path, assets_dir: Path) -> str:
+def source_version(engines_dir: str | os.PathLike, assets_dir: str | os.PathLike) -> str:
     """Hash of every engine source file and every data asset: any edit to either is a new version."""
+    engines_dir, assets_dir = Path(engines_dir), Path(assets_dir)
     h = hashlib.sha256(b"explorer-engines\0")
     _hash_tree(h, engines_dir, [p for p in engines_dir.rglob("*.py") if "__pycache__" not in p.parts])
     data = [p for p in assets_dir.rglob("*") if p.is_file() and p.relative_to(assets_dir).parts[0] not in _NOT_DATA
