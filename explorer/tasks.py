@@ -99,7 +99,7 @@ class TaskRunner(QObject):
     progressed = Signal(float, str)
     finished = Signal(str)        # "done", "cancelled" or "failed"
     failed = Signal(str)
-    from_cache = Signal(str)      # the last result came from the cache: where and when it was computed
+    from_cache = Signal(object)   # the last result came from the cache: its Origin (where and when computed)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -185,7 +185,7 @@ class TaskRunner(QObject):
         self.origin = origin
         self.finished.emit("done")
         if origin is not None:
-            self.from_cache.emit(origin.describe())
+            self.from_cache.emit(origin)
         if self._on_result is not None:
             self._on_result(result)
 
@@ -263,10 +263,10 @@ class TaskBar(QWidget):
         self.cancel_button.setEnabled(False)
         self.label.setText(text)
 
-    def _from_cache(self, text: str) -> None:
+    def _from_cache(self, origin: Origin) -> None:
         small = self.font().pointSizeF() * 0.85
-        self.label.setText(f"<span style='font-size:{small:.1f}pt'>{escape(text)}</span>")
-        self.label.setToolTip(text)
+        self.label.setText(f"<span style='font-size:{small:.1f}pt'>{escape(origin.short())}</span>")
+        self.label.setToolTip(origin.describe())
 
     def _started(self, label: str) -> None:
         self.label.setToolTip("")

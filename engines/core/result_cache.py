@@ -160,13 +160,20 @@ class Origin:
     host: str
     shipped: bool    # found in a read-only folder (the tours' shipped cache)
 
-    def describe(self) -> str:
+    def _when(self, fmt: str) -> str:
         try:
-            when = _dt.datetime.fromisoformat(self.at).strftime("%d %b %Y %H:%M UTC")
+            return _dt.datetime.fromisoformat(self.at).strftime(fmt)
         except ValueError:
-            when = self.at
+            return self.at
+
+    def describe(self) -> str:
         where = "shipped with the app, " if self.shipped else ""
-        return f"From the cache: {where}computed {when} on {self.host}"
+        return f"From the cache: {where}computed {self._when('%d %b %Y %H:%M UTC')} on {self.host}"
+
+    def short(self) -> str:
+        """Few enough characters for a task bar's label (the full text is its tooltip)."""
+        host = self.host if len(self.host) <= 16 else self.host[:15] + "…"
+        return f"Cached: {self._when('%d %b %Y')}, {host}"
 
 
 class ResultCache:

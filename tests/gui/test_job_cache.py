@@ -34,7 +34,8 @@ def test_a_hit_is_delivered_from_the_cache_and_says_where(qapp, qtbot):
     assert "cache" not in bar.label.text()
     runner.run(_call(3.0), got.append)
     assert runner.wait(60_000) and runner.origin is not None            # the same call: from the cache
-    assert "From the cache" in bar.label.text() and runner.origin.host in bar.label.text()
+    assert "Cached" in bar.label.text() and runner.origin.host[:15] in bar.label.text()
+    assert bar.label.toolTip() == runner.origin.describe() and "computed" in bar.label.toolTip()
     runner.run(_call(3.5), got.append)                                  # a knob moved: computed again
     assert runner.wait(60_000) and runner.origin is None
     assert len(got) == 3 and got[0].key == got[1].key != got[2].key
