@@ -92,6 +92,20 @@ def test_prepare_lesson_computes_every_step_and_comes_back(window):
     window.tour.stop()
 
 
+def test_the_prepare_lesson_menu_item_prepares_a_teachers_tour(window):
+    from explorer.job_cache import app_cache
+    from explorer.lessons.prefetch import planned_calls
+    from explorer.lessons.tour import Tour, TourStep
+
+    steps = tuple(TourStep("scale", f"mine {i}", params={"checkpoint_min": 12.0 + i}) for i in range(2))
+    window.tour.start(Tour("MY", "My own tour", steps), 0)
+    action = next(a for a in window.lessons.step_actions if a.text().startswith("Prepare lesson"))
+    assert action.isEnabled()
+    action.trigger()
+    assert all(app_cache().get(c) is not None for s in steps for c in planned_calls(window, s))
+    window.tour.stop()
+
+
 def qtbot_wait(ms: int) -> None:
     from PySide6.QtCore import QCoreApplication
 
