@@ -195,7 +195,9 @@ def _shipped() -> list[Path]:
 @pytest.mark.skipif(not _shipped(), reason="no shipped tour cache")
 def test_a_sample_of_the_shipped_cache_equals_a_fresh_computation():
     """One entry per engine function, drawn at random (``EXPLORER_CACHE_SAMPLE_SEED`` repeats a draw):
-    the cached figures are the ones the engine gives today, clock measurements aside."""
+    the cached figures are the ones the engine gives today, clock measurements aside. An entry whose key
+    holds a large array by its digest cannot be rebuilt here; tests/gui/test_job_cache.py rebuilds those
+    calls from the tours' steps."""
     from engines.core.result_cache import code_version
 
     shipped = ResultCache(None, shipped=(_shipped()[0].parent,))
@@ -206,7 +208,16 @@ def test_a_sample_of_the_shipped_cache_equals_a_fresh_computation():
         assert json.loads(doc["key"])["version"] == code_version(), "shipped cache is stale: refill it"
         by_function.setdefault(doc["function"], []).append(path)
     rng = random.Random(os.environ.get("EXPLORER_CACHE_SAMPLE_SEED"))
+    checked = 0
     for name, paths in sorted(by_function.items()):
-        call, stored = shipped.stored(rng.choice(paths))
-        assert shipped.get(call) is not None                           # the key rebuilds: it would be used
-        assert codec.same(stored, call(_quiet, _never), ignore=measured_fields(call.fn)), name
+        rng.shuffle(paths)
+        for path in paths:
+            try:
+                call, stored = shipped.stored(path)
+            except codec.CodecError:
+                continue                                                # inputs by digest only
+            assert shipped.get(call) is not None                       # the key rebuilds: it would be used
+            assert codec.same(stored, call(_quiet, _never), ignore=measured_fields(call.fn)), name
+            checked += 1
+            break
+    assert checked >= 1
