@@ -113,3 +113,51 @@ def qtbot_wait(ms: int) -> None:
     while time.monotonic() < end:
         QCoreApplication.processEvents()
         time.sleep(0.01)
+
+
+def _shipped_lessons() -> list[str]:
+    import json
+
+    from engines.core.assets import asset_path
+
+    manifest = asset_path("tour_cache", "MANIFEST.json")
+    return json.loads(manifest.read_text(encoding="utf-8"))["lessons"] if manifest.is_file() else []
+
+
+@pytest.mark.skipif(not _shipped_lessons(), reason="no shipped tour cache")
+def test_the_shipped_cache_holds_every_planned_step_and_a_sample_recomputes_equal(qapp):
+    """Every job the shipped lessons' steps plan has its entry (so each step is drawn at once), and one
+    planned call per engine function, drawn at random, computes today what the entry holds."""
+    import os
+    import random
+    from types import SimpleNamespace
+
+    from engines.core import codec
+    from engines.core.result_cache import ResultCache, code_version, measured_fields
+    from explorer.job_cache import shipped_folder
+    from explorer.lessons import lesson_tour
+    from explorer.lessons.prefetch import planned_calls
+    from explorer.panel import registered_panels
+
+    assert json_version() == code_version(), "shipped cache is stale: run scripts/fill_tour_cache.py"
+    win = SimpleNamespace(panel_infos=registered_panels(), ctx=SimpleNamespace(device="cpu"))
+    shipped = ResultCache(None, shipped=(shipped_folder(),))
+    by_function: dict[str, list] = {}
+    for lesson_id in _shipped_lessons():
+        for i, step in enumerate(lesson_tour(lesson_id).steps):
+            for call in planned_calls(win, step):
+                hit = shipped.get(call)
+                assert hit is not None and hit[1].shipped, f"{lesson_id} step {i + 1}: {call.name} not shipped"
+                by_function.setdefault(call.name, []).append((call, hit[0]))
+    rng = random.Random(os.environ.get("EXPLORER_CACHE_SAMPLE_SEED"))
+    for name, pairs in sorted(by_function.items()):
+        call, stored = rng.choice(pairs)
+        assert codec.same(stored, call(lambda *_: None, lambda: False), ignore=measured_fields(call.fn)), name
+
+
+def json_version() -> str:
+    import json
+
+    from engines.core.assets import asset_path
+
+    return json.loads(asset_path("tour_cache", "MANIFEST.json").read_text(encoding="utf-8"))["code_version"]
