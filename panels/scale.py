@@ -192,8 +192,8 @@ class ScalePanel(Panel):
         if self.pages.currentWidget() is not self.fault_view:
             return
         request = self._fault_request()
-        self.jobs("faults").run(_fault_call(self.params, self.ctx.device), lambda study: self._fault_done(request, study),
-                                label="training with faults",
+        self.jobs("faults").run(_fault_call(self.params, self.ctx.device),
+                                lambda study: self._fault_done(request, study), label="training with faults",
                                 on_error=self.error.show_error)
 
     def _fault_done(self, request, study: FaultStudy) -> None:
