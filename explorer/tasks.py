@@ -92,6 +92,22 @@ class _Job(QRunnable):
             self._emit("cancelled") if self.stop.is_set() else self._emit("done", result)
 
 
+class _CacheHits(QObject):
+    """Every job result drawn from the cache, app-wide: the tour bar says so under the step."""
+
+    hit = Signal(object, object)      # the TaskRunner, the Origin
+
+
+_hits: _CacheHits | None = None
+
+
+def cache_hits() -> _CacheHits:
+    global _hits
+    if _hits is None:
+        _hits = _CacheHits()
+    return _hits
+
+
 class TaskRunner(QObject):
     """One slot of background work for one panel."""
 
@@ -186,6 +202,7 @@ class TaskRunner(QObject):
         self.finished.emit("done")
         if origin is not None:
             self.from_cache.emit(origin)
+            cache_hits().hit.emit(self, origin)
         if self._on_result is not None:
             self._on_result(result)
 

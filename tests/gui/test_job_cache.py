@@ -74,6 +74,10 @@ def test_a_tour_computes_the_next_step_while_this_one_is_shown(window):
     panel = window.current_panel()
     assert panel.settle()
     assert panel.tasks.origin is not None                               # drawn from what was prefetched
+    bar = window.lessons.bar
+    assert "Cached" in bar.where.text() and "computed" in bar.where.toolTip()    # said under the step
+    window.tour.go(0)                                                   # another step: no note until its hit
+    assert "Cached" not in bar.where.text()
     window.tour.stop()
 
 
