@@ -6,7 +6,13 @@ second walk is reported. Beside each step time, the longest the event loop was b
 a heavy step must show progress at once and never freeze the window. The reference, timed in the
 same run, is a plain panel switch (no tour) between the same panels.
 
-Run: ``python benchmarks/tour_steps.py [--lessons A1 A2] [--presenter]``.
+Engine jobs go through the result cache (``explorer.job_cache``). ``--cache on`` (default: an empty
+user cache and the shipped tour cache), ``user`` (no shipped cache), ``off`` (no cache, no prefetch);
+``--walks 1`` reports a first walk (a fresh install), ``--prepare`` runs *Prepare lesson* first, and
+``--dwell S`` stays S seconds on each step before the next (the prefetch computes the next steps meanwhile).
+
+Run: ``python benchmarks/tour_steps.py [--lessons A1 A2] [--presenter] [--cache on|user|off] [--walks N]
+[--prepare] [--dwell S]``.
 """
 from __future__ import annotations
 
@@ -61,12 +67,18 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lessons", nargs="*")
     ap.add_argument("--presenter", action="store_true", help="presenter layout at 1280x800")
+    ap.add_argument("--cache", choices=("on", "user", "off"), default="on", help="EXPLORER_JOB_CACHE")
+    ap.add_argument("--walks", type=int, default=2, help="walk each tour this many times, report the last")
+    ap.add_argument("--prepare", action="store_true", help="Tour > Prepare lesson before the walks")
+    ap.add_argument("--dwell", type=float, default=0.0, help="seconds on each step before the next")
     a = ap.parse_args()
+    os.environ["EXPLORER_JOB_CACHE"] = a.cache
     from PySide6.QtWidgets import QApplication
 
     from explorer.app import make_app
     from explorer.context import AppContext
     from explorer.lessons import lesson_tour, lessons
+    from explorer.lessons.prefetch import walk as walk_tour
     from explorer.main_window import MainWindow
 
     make_app()
@@ -77,18 +89,28 @@ def main() -> int:
     if a.presenter:
         win.set_presenter(True, full_screen=False)
     ids = a.lessons or [x.id for x in lessons() if x.ready]
+    print(f"cache {a.cache}, walk {a.walks} of {a.walks} reported{', prepared' if a.prepare else ''}"
+          f"{f', {a.dwell:g} s on each step' if a.dwell else ''}")
     print(f"{'tour':6s} {'steps':>5s} {'p50 ms':>8s} {'p95 ms':>8s} {'worst':>8s} {'longest block':>14s} "
           f"{'over target':>12s}  {'reference panel switch p95':>27s}")
     worst_p95, all_steps, refs = 0.0, [], []
     for lesson_id in ids:
         tour = lesson_tour(lesson_id)
         win.tour.start(tour, 0)
-        for walk in range(2):
+        if a.prepare:
+            t0 = time.perf_counter()
+            walk_tour(win.tour, lambda _done, _n: True)
+            print(f"{lesson_id}: Prepare lesson took {time.perf_counter() - t0:.1f} s", flush=True)
+        for walk in range(a.walks):
             times, blocks = [], []
             for i in range(len(tour.steps)):
                 ms, block = timed(win, lambda i=i: win.tour.go(i))
                 times.append(ms)
                 blocks.append(block)
+                dwell_until = time.perf_counter() + a.dwell
+                while time.perf_counter() < dwell_until:
+                    QApplication.processEvents()
+                    time.sleep(0.01)
         ref = []
         panels = [s.panel for s in tour.steps]
         for key in panels + panels:

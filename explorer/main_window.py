@@ -771,6 +771,7 @@ class MainWindow(QMainWindow):
             self.lessons.nav.fit_width(event.size().width())
 
     def closeEvent(self, event) -> None:  # noqa: N802
+        self.lessons.prefetch.stop()
         for p in self.panels:
             p.cancel_jobs()
         if self.remember_layout:

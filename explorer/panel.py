@@ -278,6 +278,13 @@ class Panel(QWidget):
         """Drive the main controls once; raise on any error. Default: redraw and walk the timeline."""
         self.set_scenario(self.ctx.scenario.value)
 
+    @classmethod
+    def planned_jobs(cls, scenario: Scenario, params, tabs: tuple[str, ...], device: str) -> list:
+        """The engine calls (``EngineCall``) this panel's jobs will make for a view it is not showing yet,
+        built by the same functions its jobs use: a tour computes the next step's into the cache while
+        this one is shown. Default: none (the panel's jobs are cheap or not cacheable)."""
+        return []
+
 
 def _shown(title: str) -> str:
     """A tab title as the user reads it: Qt doubles a literal "&" (a single one marks a shortcut)."""

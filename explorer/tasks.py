@@ -3,11 +3,15 @@
 ``TaskRunner.run(fn, on_done)`` runs ``fn(progress, cancelled)`` on a pool thread. Each run gets a
 token; starting a new run cancels the previous one and any late result carrying an old token is
 dropped, so a panel never draws a stale answer. Workers never touch widgets: they emit signals.
+A job given as an :class:`engines.core.result_cache.EngineCall` goes through the app's result cache
+(:mod:`explorer.job_cache`): a stored result for the same function, inputs and code comes back at
+once, and the bar under the view says where and when it was computed.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from html import escape
 import traceback
 from typing import Any, Callable
 
@@ -15,11 +19,32 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from engines.core.errors import Cancelled, ValidationError
+from engines.core.result_cache import EngineCall, Origin
 
 log = logging.getLogger("explorer")
 
 ProgressFn = Callable[[float, str], None]
 CancelledFn = Callable[[], bool]
+
+
+class _Delivered:
+    """A cached job's result with where it came from (None: computed now)."""
+
+    __slots__ = ("value", "origin")
+
+    def __init__(self, value: object, origin: Origin | None) -> None:
+        self.value, self.origin = value, origin
+
+
+def _through_cache(call: EngineCall) -> Callable[[ProgressFn, CancelledFn], Any]:
+    def work(progress: ProgressFn, cancelled: CancelledFn) -> _Delivered:
+        from explorer.job_cache import app_cache
+
+        cache = app_cache()
+        if cache is None:
+            return _Delivered(call(progress, cancelled), None)
+        return _Delivered(*cache.run(call, progress, cancelled))
+    return work
 
 
 class _Bridge(QObject):
@@ -67,6 +92,22 @@ class _Job(QRunnable):
             self._emit("cancelled") if self.stop.is_set() else self._emit("done", result)
 
 
+class _CacheHits(QObject):
+    """Every job result drawn from the cache, app-wide: the tour bar says so under the step."""
+
+    hit = Signal(object, object)      # the TaskRunner, the Origin
+
+
+_hits: _CacheHits | None = None
+
+
+def cache_hits() -> _CacheHits:
+    global _hits
+    if _hits is None:
+        _hits = _CacheHits()
+    return _hits
+
+
 class TaskRunner(QObject):
     """One slot of background work for one panel."""
 
@@ -74,6 +115,7 @@ class TaskRunner(QObject):
     progressed = Signal(float, str)
     finished = Signal(str)        # "done", "cancelled" or "failed"
     failed = Signal(str)
+    from_cache = Signal(object)   # the last result came from the cache: its Origin (where and when computed)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -90,6 +132,7 @@ class TaskRunner(QObject):
         self._on_error: Callable[[str], None] | None = None
         self._running = False
         self.last_error: str | None = None
+        self.origin: Origin | None = None    # where the last delivered result was computed (None: just now)
         self._widget: TaskBar | None = None
 
     @property
@@ -103,7 +146,10 @@ class TaskRunner(QObject):
 
     def run(self, fn: Callable[[ProgressFn, CancelledFn], Any], on_done: Callable[[Any], None],
             label: str = "Working…", on_error: Callable[[str], None] | None = None) -> int:
+        """Run ``fn`` on a pool thread; an :class:`EngineCall` is looked up in the result cache first."""
         self.cancel()
+        if isinstance(fn, EngineCall):
+            fn = _through_cache(fn)
         self._token += 1
         self._stop = threading.Event()
         self._ended = threading.Event()
@@ -149,7 +195,14 @@ class TaskRunner(QObject):
         if token != self._token or not self._running:
             return  # stale: a newer run superseded it, or it was cancelled
         self._running = False
+        origin = None
+        if isinstance(result, _Delivered):
+            result, origin = result.value, result.origin
+        self.origin = origin
         self.finished.emit("done")
+        if origin is not None:
+            self.from_cache.emit(origin)
+            cache_hits().hit.emit(self, origin)
         if self._on_result is not None:
             self._on_result(result)
 
@@ -220,13 +273,20 @@ class TaskBar(QWidget):
         runner.started.connect(self._started)
         runner.progressed.connect(self._progress)
         runner.finished.connect(self._finished)
+        runner.from_cache.connect(self._from_cache)
         self._set_idle("")
 
     def _set_idle(self, text: str) -> None:
         self.cancel_button.setEnabled(False)
         self.label.setText(text)
 
+    def _from_cache(self, origin: Origin) -> None:
+        small = self.font().pointSizeF() * 0.85
+        self.label.setText(f"<span style='font-size:{small:.1f}pt'>{escape(origin.short())}</span>")
+        self.label.setToolTip(origin.describe())
+
     def _started(self, label: str) -> None:
+        self.label.setToolTip("")
         self.cancel_button.setEnabled(True)
         self.bar.setValue(0)
         self.bar.setFormat("%p%")

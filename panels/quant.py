@@ -13,10 +13,11 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QComboBox, QFileDialog, QInputDialog, QLabel, QPushButton, QSpinBox, QTabWidget
 
 from engines.core.errors import ValidationError
+from engines.core.result_cache import EngineCall, engine_call
 from engines.quant.params import (GROUP_LABELS, KV_BLOCK_LABELS, PACK_LAYERS, PROFILE_MODELS, PROFILE_SITES, Params,
                                   parse_user_ref, user_tensor_ref)
 from engines.quant.study import (fixes_study, heat_profile, kv_study, live_profile, run_analysis, serving_study,
-                                 setup_layer, with_memory)
+                                 LayerSetup, setup_layer, with_memory)
 from explorer.binder import ParamBinder, param_slider
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
@@ -214,10 +215,14 @@ class QuantPanel(Panel):
         self.show_frame(0)
         self.summary.show_setup(setup)
         device, alpha = self.ctx.device, p.sq_alpha
-        self.tasks.run(lambda progress, cancelled: run_analysis(setup, alpha, device, progress, cancelled),
-                       self._analysed,
+        self.tasks.run(_analysis_call(setup, alpha, device), self._analysed,
                        label=f"Quantizing {setup.inputs.name} ({p.bits}-bit) on {device}",
                        on_error=lambda text: self.error.show_error(text.splitlines()[0]))
+
+    @classmethod
+    def planned_jobs(cls, scenario, params, tabs, device) -> list[EngineCall]:
+        setup = setup_layer(params)          # a step's tensor is a shipped one (a user's file is not planned)
+        return [] if setup.group.note else [_analysis_call(setup, params.sq_alpha, device)]
 
     def _analysed(self, a) -> None:
         self.analysis = a
@@ -377,6 +382,10 @@ class QuantPanel(Panel):
         if not self.settle() or self.kv is None or (self.kv.block, self.kv.bits) != (self.params.kv_block, 2):
             raise RuntimeError(self.jobs("kv").last_error or "KV comparison did not finish")
         self.outliers.site_box.setCurrentIndex(1)
+
+
+def _analysis_call(setup: LayerSetup, alpha: float, device: str) -> EngineCall:
+    return engine_call(run_analysis, setup, alpha, device)
 
 
 PANEL = QuantPanel

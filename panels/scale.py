@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox, QGridLayout, QPushButton, QSpinBox, QWidget
 
+from engines.core.result_cache import EngineCall, engine_call
 from engines.core.scenario import Scenario
 from engines.scale.faults import FaultStudy, fault_study, from_params, summary
 from engines.scale.params import FAULT_FIELDS
@@ -29,6 +30,7 @@ from panels._scale_views import ClusterAndTriage, RunTimeline
 N_FRAMES = 240
 DEBOUNCE_MS = 150
 SLIDERS = ("mfu_pct", "checkpoint_min", "restart_min")
+FAULT_TAB = "Fault run and triage"
 ZOOM_LABELS = {12: "view: 12 checkpoint intervals", 60: "view: 60 checkpoint intervals", 0: "view: whole run"}
 
 
@@ -106,7 +108,7 @@ class ScalePanel(Panel):
         failures.setLayout(grid)
         self.pages = Tabs()
         self.pages.addTab(failures, "Checkpoints and failures")
-        self.pages.addTab(self.fault_view, "Fault run and triage")
+        self.pages.addTab(self.fault_view, FAULT_TAB)
         self.pages.currentChanged.connect(lambda _i: self._maybe_run_faults())
         self.body.addWidget(self.pages, 1)
 
@@ -160,12 +162,8 @@ class ScalePanel(Panel):
         self._refresh.stop()
         if self.analysis is None:
             return
-        study, data = self.analysis.checkpoint, self.data
-
-        def work(progress, cancelled):
-            return simulate_failures(study, data, progress, cancelled)
-
-        self.tasks.run(work, self._simulated, label="simulating failures", on_error=self.error.show_error)
+        self.tasks.run(_simulation_call(self.analysis, self.data), self._simulated, label="simulating failures",
+                       on_error=self.error.show_error)
 
     def _simulated(self, sim: FailureSimulation) -> None:
         if self.analysis is None or sim.key != self.analysis.checkpoint.failure_key:
@@ -194,17 +192,21 @@ class ScalePanel(Panel):
         if self.pages.currentWidget() is not self.fault_view:
             return
         request = self._fault_request()
-        config, faults, device = request
-
-        def work(progress, cancelled):
-            return fault_study(config, faults, device, progress, cancelled)
-
-        self.jobs("faults").run(work, lambda study: self._fault_done(request, study), label="training with faults",
+        self.jobs("faults").run(_fault_call(self.params, self.ctx.device),
+                                lambda study: self._fault_done(request, study), label="training with faults",
                                 on_error=self.error.show_error)
 
     def _fault_done(self, request, study: FaultStudy) -> None:
         self._fault_key, self.fault_study = request, study
         self.fault_view.show_result(study)
+
+    @classmethod
+    def planned_jobs(cls, scenario, params, tabs, device) -> list[EngineCall]:
+        data = llama3_interruptions()
+        calls = [_simulation_call(scale_analysis(scenario, params, data), data)]
+        if tabs[:1] == (FAULT_TAB,):
+            calls.append(_fault_call(params, device))
+        return calls
 
     # --- drawing (the views update existing items only) -----------------------------------------
     def _draw(self) -> None:
@@ -275,6 +277,15 @@ class ScalePanel(Panel):
         self.update_params(fault_kind="weight_flip", replicas=3, fault_replica=2)   # hidden page: nothing trains
         assert not self.jobs("faults").running and not self._fault_timer.isActive()
         self.update_params(fault_kind=Params().fault_kind, replicas=Params().replicas, fault_replica=Params().fault_replica)
+
+
+def _simulation_call(analysis: ScaleAnalysis, data) -> EngineCall:
+    return engine_call(simulate_failures, analysis.checkpoint, data)
+
+
+def _fault_call(params: Params, device: str) -> EngineCall:
+    config, faults = from_params(params)
+    return engine_call(fault_study, config, faults, device)
 
 
 PANEL = ScalePanel

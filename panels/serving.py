@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from engines.core.result_cache import EngineCall, engine_call
 from engines.core.scenario import Scenario
 from engines.serving import (DeploymentStudy, ReplicaMemory, SimResult, batching_runs,
                              deployment_study, replica_memory)
@@ -197,13 +198,10 @@ class ServingPanel(Panel):
     def _run_timeline(self, follow_with_curves: bool) -> None:
         s = self.ctx.scenario.value
         try:
-            wl = timeline_workload(self.params, s.serve_context)
+            work = _timeline_call(s, self.params)
         except ValueError as exc:
             self.error.show_error(str(exc))
             return
-
-        def work(progress, cancelled):
-            return batching_runs(s, wl)
 
         def done(sims) -> None:
             self._running_parts = set()
@@ -221,18 +219,17 @@ class ServingPanel(Panel):
         self.tasks.run(work, done, label="simulating batching", on_error=self._failed)
 
     def _run_curves(self) -> None:
-        s, p = self.ctx.scenario.value, self.params
         try:
-            wl, target = study_workload(p, s.serve_context), p.target
+            work = _curves_call(self.ctx.scenario.value, self.params)
         except ValueError as exc:
             self.error.show_error(str(exc))
             return
-
-        def work(progress, cancelled):
-            return deployment_study(s, wl, target, p.traffic_per_s, p.max_utilisation_pct / 100, progress, cancelled)
-
         self._running_parts = {"curves"}
         self.tasks.run(work, self._curves_done, label="simulating load", on_error=self._failed)
+
+    @classmethod
+    def planned_jobs(cls, scenario, params, tabs, device) -> list[EngineCall]:
+        return [_timeline_call(scenario, params), _curves_call(scenario, params)]   # what set_scenario runs
 
     def _failed(self, text: str) -> None:
         self._running_parts = set()
@@ -351,6 +348,17 @@ class ServingPanel(Panel):
         assert set(self.sims) == {"static", "continuous"}
         for i in (0, N_FRAMES // 2, N_FRAMES - 1):
             self.show_frame(i)
+
+
+def _timeline_call(s: Scenario, params: Params) -> EngineCall:
+    """The batching timeline's job (one engine call; ValueError for a workload out of range)."""
+    return engine_call(batching_runs, s, timeline_workload(params, s.serve_context), takes_progress=False)
+
+
+def _curves_call(s: Scenario, p: Params) -> EngineCall:
+    """The load curves' and sizing job."""
+    return engine_call(deployment_study, s, study_workload(p, s.serve_context), p.target, p.traffic_per_s,
+                       p.max_utilisation_pct / 100)
 
 
 PANEL = ServingPanel

@@ -577,6 +577,9 @@ def fault_study(config: FaultConfig, faults: tuple[Fault, ...] | list[Fault] = (
     return FaultStudy(faulty, reference)
 
 
+fault_study.measured_fields = frozenset({"seconds", "lost_seconds"})   # wall-clock times: differ run to run
+
+
 def from_params(params) -> tuple[FaultConfig, tuple[Fault, ...]]:
     """The run the scale panel's knobs describe (``engines.scale.Params``)."""
     config = FaultConfig(seed=params.fault_seed, replicas=params.replicas, triage=params.triage)

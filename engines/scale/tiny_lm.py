@@ -11,6 +11,7 @@ torch is imported inside functions: the panel imports this module at start-up.
 from __future__ import annotations
 
 import hashlib
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -52,6 +53,9 @@ def batch_tokens(seed: int, batch_id: int, replica: int, batch: int, seq_len: in
     return rows[:, :-1], rows[:, 1:]
 
 
+_SEED_LOCK = threading.Lock()
+
+
 def build_model(d_model: int, layers: int, heads: int, seq_len: int, seed: int):
     """A pre-norm byte-level GPT; every replica builds it from the same seed, so all start equal."""
     import torch
@@ -79,8 +83,9 @@ def build_model(d_model: int, layers: int, heads: int, seq_len: int, seed: int):
             logits = self.head(self.ln_f(x))
             return F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
 
-    torch.manual_seed(seed)
-    return TinyGPT()
+    with _SEED_LOCK:            # the global generator: another thread's seeded build must not draw in between
+        torch.manual_seed(seed)
+        return TinyGPT()
 
 
 def flip_bit(tensor, index: int, bit: int) -> tuple[float, float]:

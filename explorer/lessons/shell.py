@@ -30,9 +30,11 @@ class LessonsShell:
 
     def __init__(self, win) -> None:
         from explorer.lessons.player import TourPlayer
+        from explorer.lessons.prefetch import TourPrefetch
 
         self.win = win
         self.player = TourPlayer(win)
+        self.prefetch = TourPrefetch(self.player)   # the next steps' jobs, computed while this one is shown
         self.courses = courses([i.key for i in win.panel_infos])
         self.nav = Navigator([(i.key, i.title, panel_icon(i.icon)) for i in win.panel_infos], self.courses)
         self.nav.start_chosen.connect(self.show_start)
@@ -214,6 +216,7 @@ class LessonsShell:
             add(m, "Next step", self.player.next, "Alt+Right"),
             add(m, "Previous step", self.player.previous, "Alt+Left"),
             add(m, "End tour", self.player.stop),
+            add(m, "Prepare lesson (compute every step ahead)…", self.prepare),
         ]
         m.addSeparator()
         add(m, "New tour from this view…", self.new_tour)
@@ -237,6 +240,12 @@ class LessonsShell:
         add(m, "Keys for tours…", lambda: QMessageBox.information(w, "Tour keys", KEYS_HELP))
         for act in self.step_actions:
             act.setEnabled(False)
+
+    def prepare(self) -> bool:
+        """Compute every step of the tour shown (its jobs land in the cache), with one progress bar."""
+        from explorer.lessons.prefetch import prepare_dialog
+
+        return prepare_dialog(self.win, self.player)
 
     # --- authoring ----------------------------------------------------------------------
     def _caption(self, title: str, text: str = "") -> str | None:

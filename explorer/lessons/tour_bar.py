@@ -50,8 +50,19 @@ class TourBar(QFrame):
         buttons.addWidget(self.end_button, 1, 1, Qt.AlignRight)
         buttons.setRowStretch(2, 1)
         outer.addLayout(buttons)
+        self._cached: tuple[object, int, str] | None = None   # (tour, step, note) of a view drawn from the cache
         player.changed.connect(self.refresh)
+        from explorer.tasks import cache_hits
+
+        cache_hits().hit.connect(self._cache_hit)
         self.refresh()
+
+    def _cache_hit(self, runner, origin) -> None:
+        """A job of the panel on show was drawn from the cache: say when and where it was computed."""
+        if self.player.tour is not None and runner.parent() is self.player.win.current_panel():
+            self._cached = (self.player.tour, self.player.index, origin.short())
+            self.where.setToolTip(origin.describe())
+            self.refresh()
 
     @staticmethod
     def _button(text: str, tip: str, slot) -> QPushButton:
@@ -69,7 +80,9 @@ class TourBar(QFrame):
             return
         n, i = len(tour.steps), self.player.index
         edited = " · edited, not saved" if self.player.modified else ""
-        self.where.setText(f"{tour.lesson} · {tour.title} — step {i + 1} of {n}{edited}")
+        cached = (f" · {self._cached[2]}" if self._cached is not None and self._cached[:2] == (tour, i)
+                  else "")
+        self.where.setText(f"{tour.lesson} · {tour.title} — step {i + 1} of {n}{edited}{cached}")
         presenting = self.player.win.presenting
         size = self.font().pointSizeF() * (PRESENTER_CAPTION_SCALE if presenting else CAPTION_SCALE)
         error = (f"<br><span style='color:{self.player.win.ctx.theme.error}'>⚠ {escape(self.player.error)}</span>"

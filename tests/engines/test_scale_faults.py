@@ -143,3 +143,30 @@ def test_the_fault_runs_gpt_and_the_addition_model_share_one_block():
     assert type(tiny.blocks[0]) is type(adder.blocks[0]) is block_class()
     assert [n for n, _ in tiny.blocks[0].named_parameters()] == [
         f"{m}.{p}" for m in ("ln1", "ln2", "qkv", "proj", "fc1", "fc2") for p in ("weight", "bias")]
+
+
+def test_models_built_at_once_in_many_threads_start_equal():
+    """Seeding and initialising share torch's global generator: builds on other threads (a tour's
+    prefetch beside the panel's job) must not draw in between, or a cached run is not reproducible."""
+    import threading
+
+    import torch
+
+    from engines.scale.tiny_lm import build_model
+
+    models: list = []
+    barrier = threading.Barrier(6)
+
+    def build() -> None:
+        barrier.wait()
+        for _ in range(5):
+            models.append(build_model(64, 2, 4, 64, seed=0))
+
+    threads = [threading.Thread(target=build) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = models[0].state_dict()
+    assert len(models) == 30
+    assert all(all(torch.equal(first[k], m.state_dict()[k]) for k in first) for m in models[1:])

@@ -1,0 +1,131 @@
+"""The app's engine-result cache and the background prefetch that fills it during a tour.
+
+The cache (:class:`engines.core.result_cache.ResultCache`) lives in ``<config>/job_cache`` (bounded,
+safe to delete); the cache shipped with the tours (``assets/tour_cache``) is read after it.
+``EXPLORER_JOB_CACHE=off`` turns caching off, ``=user`` ignores the shipped cache (benchmarks, tests).
+``EXPLORER_JOB_CACHE_DIR`` puts the user's folder elsewhere (the fill script writes the shipped one).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import sys
+import threading
+from pathlib import Path
+
+from engines.core.errors import Cancelled
+from engines.core.result_cache import DEFAULT_LIMIT, EngineCall, ResultCache
+
+log = logging.getLogger("explorer")
+
+_cache: ResultCache | None = None
+_configured: tuple[str, Path] | None = None     # the environment the cache was made for
+_lock = threading.Lock()
+
+
+def user_folder() -> Path:
+    explicit = os.environ.get("EXPLORER_JOB_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("EXPLORER_CONFIG_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")), "ai-systems-explorer")
+    return Path(base) / "job_cache"
+
+
+def shipped_folder() -> Path:
+    from engines.core.assets import asset_path
+
+    return asset_path("tour_cache")
+
+
+def app_cache() -> ResultCache | None:
+    """The cache jobs use (None when switched off), made again when the environment names another one."""
+    global _cache, _configured
+    want = (os.environ.get("EXPLORER_JOB_CACHE", "on").strip().lower(), user_folder())
+    with _lock:
+        if _configured != want:
+            mode, folder = want
+            shipped = (shipped_folder(),) if mode != "user" else ()
+            _cache = None if mode == "off" else ResultCache(folder, DEFAULT_LIMIT, shipped)
+            _configured = want
+        return _cache
+
+
+def _lower_priority() -> None:
+    """Niceness 19 for the calling thread only (Linux applies it per thread); elsewhere nothing."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (OSError, AttributeError):
+            pass
+
+
+class Prefetcher:
+    """One low-priority thread computing the calls it is given into the cache, one at a time.
+
+    ``want(calls)`` replaces the list of calls not yet started (the tour moved on); the one running
+    finishes unless ``stop()``. A job that needs a call being prefetched waits for it (the cache knows
+    which calls are in flight) instead of computing it twice.
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[EngineCall | None] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.done = 0
+        self.failed: list[str] = []
+
+    def want(self, calls: list[EngineCall]) -> None:
+        cache = app_cache()
+        if cache is None:
+            return
+        self._drain()
+        self._stop.clear()
+        for call in calls:
+            self._queue.put(call)
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="explorer-prefetch", daemon=True)
+            self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while True:
+                self._queue.get_nowait()
+        except queue.Empty:
+            pass
+
+    def stop(self) -> None:
+        """Drop what is queued and cancel the running call at its next progress check."""
+        self._drain()
+        self._stop.set()
+
+    def idle(self) -> bool:
+        return self._queue.empty() and (self._thread is None or not self._busy)
+
+    _busy = False
+
+    def _loop(self) -> None:
+        _lower_priority()
+        while True:
+            try:
+                call = self._queue.get(timeout=30)
+            except queue.Empty:
+                return                        # a new thread starts with the next want()
+            cache = app_cache()
+            if call is None or cache is None:
+                continue
+            self._busy = True
+            try:
+                def progress(_f: float, _t: str = "") -> None:
+                    if self._stop.is_set():
+                        raise Cancelled()
+                cache.run(call, progress, self._stop.is_set)
+                self.done += 1
+            except Cancelled:
+                pass
+            except Exception as exc:          # a bad step is the tour's business; the panel shows the error
+                log.warning("prefetch of %s failed: %s", call.name, exc)
+                self.failed.append(call.name)
+            finally:
+                self._busy = False
