@@ -55,6 +55,7 @@ def main() -> int:
     os.environ["EXPLORER_JOB_CACHE"] = "user"           # the folder being filled is the only one read
 
     from engines.core.result_cache import code_version
+    from scripts.provenance import record
     from engines.core.writing import atomic_write_text
     from explorer.app import make_app
     from explorer.context import AppContext
@@ -85,7 +86,8 @@ def main() -> int:
     atomic_write_text(manifest_path, json.dumps({
         "kind": "explorer-tour-cache", "code_version": version, "lessons": lessons_done,
         "filled": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "entries": len(entries), "bytes": sum(p.stat().st_size for p in entries)}, indent=1) + "\n")
+        "entries": len(entries), "bytes": sum(p.stat().st_size for p in entries),
+        "generated_by": record("scripts/fill_tour_cache.py", ap, a)}, indent=1) + "\n")
     print(f"{len(entries)} entries, {sum(p.stat().st_size for p in entries) / 1e6:.2f} MB in {FOLDER}")
     return 0
 

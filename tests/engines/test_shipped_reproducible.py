@@ -14,7 +14,6 @@ Full regeneration: docs/REGENERATE.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import fnmatch
 import json
 import math
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from engines.core.threads import torch_threads
 from scripts.provenance import argv_of, parse_recorded
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,18 +94,6 @@ def records(rel: str) -> list[dict]:
     return []
 
 
-@contextlib.contextmanager
-def torch_threads(n: int):
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 # ------------------------------------------------------------------------------------------ the manifest
 
 
@@ -114,11 +102,14 @@ def test_every_asset_is_listed_and_every_generated_file_carries_its_command():
     present = sorted(str(p.relative_to(ASSETS)) for p in ASSETS.rglob("*")
                      if p.is_file() and "__pycache__" not in p.parts)
     unlisted = [p for p in present if p not in GENERATED
-                and not any(fnmatch.fnmatchcase(p, g) for g in MANIFEST["authored"])]
+                and not any(fnmatch.fnmatchcase(p, g) for g in [*MANIFEST["authored"], *MANIFEST["caches"]])]
     assert unlisted == [], f"files under assets/ missing from assets/MEASURED.json: {unlisted}"
     assert sorted(set(GENERATED) - set(present)) == [], "the manifest lists files that are not there"
     for p in present:
-        if p not in GENERATED:
+        cache = next((c for g, c in MANIFEST["caches"].items() if fnmatch.fnmatchcase(p, g)), None)
+        if cache is not None and p.endswith("MANIFEST.json"):
+            assert [r["script"] for r in records(p)] == [cache["script"]], f"{p} must name the script that filled it"
+        elif p not in GENERATED:
             assert records(p) == [], f"{p} carries a generated_by record but the manifest calls it authored"
 
 
