@@ -104,8 +104,9 @@ class StepView(QWidget):
         peak = t.peak
         self.readout.setText(
             f"<b>{f.index + 1} of {len(t.frames)}</b> · {f.label}: <b>{_gb(f.total)}</b> on rank 0 of "
-            f"{t.world_size} ({parts}). Peak {_gb(peak.total)} at {peak.index + 1} ({peak.label}). "
-            f"PyTorch {t.torch_version}, fake tensors over a fake process group.")
+            f"{t.world_size} ({parts}). Highest snapshot {_gb(peak.total)} at {peak.index + 1}; the tracker's "
+            f"own peak, inside a module between two snapshots, {_gb(t.tracker_peak)}. PyTorch "
+            f"{t.torch_version}, fake tensors over a fake process group.")
 
     def apply_theme(self, theme) -> None:
         self.theme = theme

@@ -46,13 +46,15 @@ class StepFrame:
 @dataclass(frozen=True)
 class StepTimeline:
     """Every frame of the checked step, the index of its peak and the first frame of each phase
-    (chapters for a player or a slider's ticks)."""
+    (chapters for a player or a slider's ticks). ``tracker_peak``: the tracker's own peak total, which
+    it records inside a module's compute, between two snapshots, so it can exceed every frame."""
 
     frames: tuple[StepFrame, ...]
     peak_index: int
     chapters: tuple[tuple[int, str], ...]
     world_size: int
     torch_version: str
+    tracker_peak: int
 
     @property
     def peak(self) -> StepFrame:
@@ -85,7 +87,7 @@ def step_timeline(fake: FakeStep) -> StepTimeline:
     if not frames:
         raise ValueError("the PyTorch check recorded no snapshots")
     peak = max(range(len(frames)), key=lambda k: frames[k].total)
-    return StepTimeline(tuple(frames), peak, tuple(chapters), fake.world_size, fake.torch_version)
+    return StepTimeline(tuple(frames), peak, tuple(chapters), fake.world_size, fake.torch_version, fake.peak_total)
 
 
 __all__ = ["STEP_GROUPS", "PHASES", "StepFrame", "StepTimeline", "step_timeline"]
