@@ -15,9 +15,11 @@ from engines.memory.cluster_run import LaunchCommands, MeasurementOverlay
 from engines.memory.fake_timeline import STEP_GROUPS, StepTimeline
 from explorer.ui.widgets import make_plot, pen
 
-GROUP_COLOR = {"sharded": 0, "gathered": 5, "activations": 1, "temporaries": 6, "other": 7}
-GROUP_PATTERN = {"sharded": Qt.SolidPattern, "gathered": Qt.BDiagPattern, "activations": Qt.Dense4Pattern,
+GROUP_COLOR = {"sharded": 2, "gathered": 5, "activations": 1, "temporaries": 6, "other": 7}
+GROUP_PATTERN = {"sharded": Qt.Dense3Pattern, "gathered": Qt.BDiagPattern, "activations": Qt.Dense6Pattern,
                  "temporaries": Qt.CrossPattern, "other": Qt.HorPattern}
+PATTERN_WORDS = {"sharded": "dense dots", "gathered": "hatched", "activations": "light dots",
+                 "temporaries": "cross-hatched", "other": "lined"}
 MAX_RANK_ROWS = 512
 
 
@@ -38,7 +40,10 @@ class StepView(QWidget):
         self.plot = make_plot(theme, "Rank 0 through one FSDP2 step (PyTorch's tracker)", "GB", "snapshot")
         self.plot.setAccessibleName("Memory through the checked step, stacked by group")
         self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.addLegend(offset=(6, 6))
+        self.key = QLabel("Bands, bottom to top: " + " · ".join(
+            f"<b>{label}</b> ({PATTERN_WORDS[k]})" for k, label, _ in STEP_GROUPS))
+        self.key.setWordWrap(True)
+        box.addWidget(self.key)
         box.addWidget(self.plot, 1)
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setAccessibleName("Moment of the step")
@@ -67,18 +72,16 @@ class StepView(QWidget):
         t, pi, th = self.timeline, self.plot.getPlotItem(), self.theme
         for item in self._items:
             pi.removeItem(item)
-        if pi.legend is not None:
-            pi.legend.clear()
         self._items = []
         x = np.arange(len(t.frames), dtype=float)
         below = np.zeros_like(x)
-        lower = pg.PlotDataItem(x, below, pen=None)
+        lower = pg.PlotDataItem(x, below, pen=pen(th.fg, 1.0))
         pi.addItem(lower)
         self._items.append(lower)
         for key, label, _cats in STEP_GROUPS:
             top = below + np.array([f.bytes[key] for f in t.frames], dtype=float) / 1e9
             colour = QColor(th.palette[GROUP_COLOR[key] % len(th.palette)])
-            upper = pg.PlotDataItem(x, top, pen=pen(colour.name(), 1.0), name=label)
+            upper = pg.PlotDataItem(x, top, pen=pen(colour.name(), 1.5))
             fill = pg.FillBetweenItem(lower, upper, brush=QBrush(colour, GROUP_PATTERN[key]))
             pi.addItem(upper)
             pi.addItem(fill)
@@ -88,8 +91,10 @@ class StepView(QWidget):
         pi.addItem(self.cursor)
         self._items.append(self.cursor)
         axis = pi.getAxis("bottom")
-        axis.setTicks([[(float(i), name) for i, name in t.chapters]])
-        pi.setXRange(0, max(1, len(t.frames) - 1), padding=0.01)
+        ends = [i for i, _ in t.chapters[1:]] + [len(t.frames)]
+        axis.setTicks([[((i + end - 1) / 2, name) for (i, name), end in zip(t.chapters, ends) if name != "start"]])
+        last = max(1, len(t.frames) - 1)
+        pi.setXRange(0, last * 1.05, padding=0)     # room for the optimizer's label at the end
         pi.setYRange(0, t.peak.total / 1e9 * 1.08, padding=0)
 
     def show_frame(self, index: int) -> None:
