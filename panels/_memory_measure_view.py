@@ -97,6 +97,7 @@ class MeasuredView(QWidget):
         for i, row in enumerate(rows):
             for j, val in enumerate(row):
                 t.setItem(i, j, QTableWidgetItem(val))
+        t.resizeRowsToContents()    # the reasons wrap: a number in them must not be cut off
 
     @staticmethod
     def _row_cells(name: str, row) -> list[str]:
