@@ -104,3 +104,17 @@ def test_the_pytorch_check_peak_shows_beside_a_measurement_of_its_scenario(make_
     f.write_text(json.dumps(_measurement(other, peaks)))
     assert p.open_measurement(str(f)) is None
     assert p.cluster_view.table.item(0, 6).text() == "—" and "another scenario" in p.cluster_view.note.text()
+
+
+def test_file_menu_opens_a_measurement_on_the_memory_panel(window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    f = tmp_path / "cluster.json"
+    f.write_text(json.dumps(_measurement(window.ctx.scenario.value, (5e9,))))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(f), "")))
+    window.show_panel("overview")
+    action = next(a for a in window.menuBar().actions()[0].menu().actions() if a.text() == "Open measurement…")
+    action.trigger()
+    panel = window.current_panel()
+    assert panel.key == "memory" and panel.cluster_view.table.item(0, 2).text() == "5.00 GB"
+    assert "cluster.json" in panel.cluster_view.note.text()
