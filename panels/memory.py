@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout,
 
 from engines.core.errors import ValidationError
 from engines.core.scenario import RECOMPUTE, STRATEGIES
-from engines.memory.cluster_run import launch_commands
+from engines.memory.cluster_run import launch_commands, overlay, read_measurement
 from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS
 from engines.memory.params import Params
 from engines.memory.study import (MemoryStudy, StepTimeStudy, ThroughputStudy, memory_export, memory_study,
@@ -67,7 +67,7 @@ class MemoryPanel(Panel):
         self.measured = None
         self.fsdp = None
         self.step_measured = None
-        self.check = None                    # the last PyTorch check (PyTorchCheck)
+        self.check = self.opened = None      # the last PyTorch check; the measurement opened and its file name
         self._frame = 0
         self._spec: tuple | None = None
         self._build_controls()
@@ -307,6 +307,8 @@ class MemoryPanel(Panel):
         self.check = check
         self.measure_view.show_result(check)
         self.step_view.show_result(check.timeline)
+        if self.opened:      # a measurement already open gains the check's peak when it is of its scenario
+            self.cluster_view.show_result(overlay(*self.opened, check, self.params.options))
 
     # --- measured on your cluster: File ▸ Open measurement ---------------------------------------
     def open_measurement_dialog(self) -> None:
@@ -321,18 +323,17 @@ class MemoryPanel(Panel):
         returns (and shows) one line naming the file and the field."""
         from pathlib import Path
 
-        from engines.memory.cluster_run import overlay, read_measurement
-
         self.lower_tabs.setCurrentWidget(self.measure_view)
         self.measure_view.pages.setCurrentWidget(self.cluster_view)
         try:
-            m = read_measurement(path)
-            shown = overlay(m, Path(path).name, self.check, self.params.options)
+            opened = (read_measurement(path), Path(path).name)
+            shown = overlay(*opened, self.check, self.params.options)
         except (ValidationError, OSError) as exc:
             text = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             text = text if Path(path).name in text else f"{Path(path).name}: {text}"
             self.cluster_view.show_error(text)
             return text
+        self.opened = opened
         self.cluster_view.show_result(shown)
         return None
 

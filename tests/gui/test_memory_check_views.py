@@ -94,11 +94,12 @@ def test_open_measurement_overlays_ranks_and_a_broken_file_changes_nothing(make_
 def test_the_pytorch_check_peak_shows_beside_a_measurement_of_its_scenario(make_panel, ctx, tmp_path, peaks):
     _tiny(ctx)
     p = make_panel(MemoryPanel)
-    p.measure_view.check_button.click()
-    assert p.settle()
     f = tmp_path / "m.json"
     f.write_text(json.dumps(_measurement(ctx.scenario.value, peaks)))
     assert p.open_measurement(str(f)) is None
+    assert p.cluster_view.table.item(0, 6).text() == "—"      # no check yet
+    p.measure_view.check_button.click()                        # the check joins the open measurement
+    assert p.settle()
     assert p.cluster_view.table.item(0, 6).text() == f"{p.check.fake.peak_total / 1e9:,.2f} GB"
     other = ctx.scenario.value.with_changes(seq_len=64)
     f.write_text(json.dumps(_measurement(other, peaks)))
