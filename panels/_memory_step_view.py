@@ -157,7 +157,7 @@ class ClusterView(QWidget):
         self.table.verticalHeader().hide()
         self.table.setAccessibleName("Measured peak per rank beside the prediction")
         box.addWidget(self.table, 1)
-        self.note = QLabel("Save the scenario (File ▸ Save scenario…) as s.json, run one of the commands, "
+        self.note = QLabel("Save the scenario (File ▸ Save scenario as…) as s.json, run one of the commands, "
                            "then File ▸ Open measurement… to lay the result over the prediction.")
         self.note.setWordWrap(True)
         self.note.setTextInteractionFlags(Qt.TextSelectableByMouse)

@@ -255,6 +255,7 @@ def launch_commands(scenario: Scenario, scenario_path: str = "s.json", steps: in
         f"srun torchrun --nnodes {nodes} --nproc-per-node {per_node} --rdzv-backend c10d \\",
         f"    --rdzv-endpoint \"$head:29500\" --rdzv-id \"$SLURM_JOB_ID\" {module}"])
     kube = "\n".join([
+        "# YOUR_IMAGE: a container with torch, this app's engines/ and the scenario file",
         "apiVersion: v1",
         "kind: Service",
         "metadata: {name: measure}",

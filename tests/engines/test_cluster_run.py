@@ -134,6 +134,10 @@ def test_launch_commands_run_one_stage_of_ranks_over_whole_nodes(n_gpus, per_nod
     assert f"#SBATCH --nodes={nodes}" in c.slurm and "srun torchrun" in c.slurm
     assert f"completions: {nodes}" in c.kubernetes and "JOB_COMPLETION_INDEX" in c.kubernetes
     assert ("--rdzv-endpoint" in c.torchrun) == (nodes > 1)
+    yaml = pytest.importorskip("yaml")
+    service, job = yaml.safe_load_all(c.kubernetes)         # valid YAML a cluster accepts as written
+    assert service["spec"]["clusterIP"] == "None" and job["spec"]["completionMode"] == "Indexed"
+    assert job["spec"]["template"]["spec"]["subdomain"] == service["metadata"]["name"]
 
 
 def test_overlay_predicts_for_the_layers_the_run_trained(tmp_path):
