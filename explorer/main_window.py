@@ -268,6 +268,7 @@ class MainWindow(QMainWindow):
         f.addSeparator()
         self._action(f, "Open view…", self.open_view_dialog, "Ctrl+Shift+O")
         self._action(f, "Save view…", self.save_view_dialog, "Ctrl+Shift+S")
+        self._action(f, "Open measurement…", lambda _=False: self.show_panel("memory").open_measurement_dialog())
         f.addSeparator()
         for fmt in ("png", "svg", "csv", "json", "gif"):
             self._action(f, f"Export panel as {fmt.upper()}…", lambda _=False, fmt=fmt: self.export_dialog(fmt))

@@ -12,6 +12,7 @@ from engines.memory.fake_check import PyTorchCheck
 from engines.memory.fsdp_probe import FsdpProbeResult
 from engines.memory.measure import MeasuredMemory
 from engines.memory.step_measure import StepTimingCheck
+from explorer.ui.widgets import Tabs
 
 FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
                         "optimizer": "optimizer (Adam m, v)"}
@@ -26,7 +27,7 @@ class MeasuredView(QWidget):
     timing_requested = Signal()
     check_requested = Signal()
 
-    def __init__(self, progress: QWidget | None = None) -> None:
+    def __init__(self, progress: QWidget | None = None, pages: tuple[tuple[QWidget, str], ...] = ()) -> None:
         super().__init__()
         bl = QVBoxLayout(self)
         bl.setContentsMargins(4, 4, 4, 4)
@@ -57,10 +58,23 @@ class MeasuredView(QWidget):
         self.table.verticalHeader().hide()
         self.table.setWordWrap(True)
         self.table.setAccessibleName("Measured against analytic bytes per category")
-        bl.addWidget(self.table, 1)
         self.note = QLabel("Runs in the background with progress and Cancel.")
         self.note.setWordWrap(True)
-        bl.addWidget(self.note)
+        if not pages:
+            bl.addWidget(self.table, 1)
+            bl.addWidget(self.note)
+            return
+        # the check's step and the cluster page sit beside the table, under the same buttons
+        table_page = QWidget()
+        tl = QVBoxLayout(table_page)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.table, 1)
+        tl.addWidget(self.note)
+        self.pages = Tabs()
+        self.pages.addTab(table_page, "Table")
+        for page, title in pages:
+            self.pages.addTab(page, title)
+        bl.addWidget(self.pages, 1)
 
     def show_error(self, text: str) -> None:
         self.note.setText("Failed: " + text.strip().splitlines()[-1])
@@ -83,6 +97,7 @@ class MeasuredView(QWidget):
         for i, row in enumerate(rows):
             for j, val in enumerate(row):
                 t.setItem(i, j, QTableWidgetItem(val))
+        t.resizeRowsToContents()    # the reasons wrap: a number in them must not be cut off
 
     @staticmethod
     def _row_cells(name: str, row) -> list[str]:

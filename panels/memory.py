@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout,
 
 from engines.core.errors import ValidationError
 from engines.core.scenario import RECOMPUTE, STRATEGIES
+from engines.memory.cluster_run import launch_commands, overlay, read_measurement
 from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS
 from engines.memory.params import Params
 from engines.memory.study import (MemoryStudy, StepTimeStudy, ThroughputStudy, memory_export, memory_study,
@@ -21,6 +22,7 @@ from explorer.panel import Panel, TimelineSpec
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.widgets import ErrorLabel, Tabs
 from panels._memory_measure_view import FSDP_CATEGORY_LABELS, MeasuredView  # noqa: F401 (importable here)
+from panels._memory_step_view import ClusterView, StepView
 from panels._memory_sweep_views import SweepView, TrafficView
 from panels._memory_time_views import COLLECTIVE_LABELS, WRAP_LABELS, StepTimeView, ThroughputView
 from panels._memory_views import BarsView, ShardingView, VerdictView
@@ -65,6 +67,7 @@ class MemoryPanel(Panel):
         self.measured = None
         self.fsdp = None
         self.step_measured = None
+        self.check = self.opened = None      # the last PyTorch check; the measurement opened and its file name
         self._frame = 0
         self._spec: tuple | None = None
         self._build_controls()
@@ -160,7 +163,10 @@ class MemoryPanel(Panel):
         self.sweep_view, self.traffic_view = SweepView(th), TrafficView(th)
         self.time_view = StepTimeView(th, tuple(self.rate_spins.values()))
         self.tput_view = ThroughputView(th)
-        self.measure_view = MeasuredView(self.jobs("measure").widget())   # the real runs share one slot
+        self.step_view, self.cluster_view = StepView(th), ClusterView()
+        self.cluster_view.open_requested.connect(self.open_measurement_dialog)
+        self.measure_view = MeasuredView(self.jobs("measure").widget(),   # the real runs share one slot
+                                         ((self.step_view, "Through the step"), (self.cluster_view, "Your cluster")))
         self.measure_view.measure_requested.connect(self.run_measurement)
         self.measure_view.fsdp_requested.connect(self.run_fsdp)
         self.measure_view.timing_requested.connect(self.run_step_timing)
@@ -183,6 +189,8 @@ class MemoryPanel(Panel):
                                     ("sweep", self.sweep_view, "Per-GPU memory against GPU count"),
                                     ("traffic", self.traffic_view, "Data-parallel traffic per step"),
                                     ("measured", self.measure_view, "Measured against analytic bytes"),
+                                    ("step", self.step_view, "Memory through the checked step"),
+                                    ("cluster", self.cluster_view, "Measured on your cluster"),
                                     ("time", self.time_view, "Seconds per step by strategy"),
                                     ("time_bars", self.time_view.plot, "Stacked step time"),
                                     ("time_verdict", self.time_view.readout, "Step time of your strategy"),
@@ -203,9 +211,14 @@ class MemoryPanel(Panel):
             with quiet(w):
                 w.setChecked(val)
         self._recompute()
+        self.cluster_view.show_result(launch_commands(scenario))
+        if self.params.pytorch_check:
+            self.run_pytorch_check()
 
     def params_updated(self, changed: frozenset[str]) -> None:
         self._recompute()
+        if "pytorch_check" in changed and self.params.pytorch_check:
+            self.run_pytorch_check()
 
     def _update(self, **changes) -> None:
         self.error.show_error(self.ctx.scenario.try_update(**changes))
@@ -288,7 +301,41 @@ class MemoryPanel(Panel):
 
             return pytorch_check(scenario, params, progress=progress, cancelled=cancelled)
 
-        self._run_measure_job(work, self.measure_view.show_result, "PyTorch checks this scenario…")
+        self._run_measure_job(work, self._show_check, "PyTorch checks this scenario…")
+
+    def _show_check(self, check) -> None:
+        self.check = check
+        self.measure_view.show_result(check)
+        self.step_view.show_result(check.timeline)
+        if self.opened:      # a measurement already open gains the check's peak when it is of its scenario
+            self.cluster_view.show_result(overlay(*self.opened, check, self.params.options))
+
+    # --- measured on your cluster: File ▸ Open measurement ---------------------------------------
+    def open_measurement_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self, "Open measurement", "", "Measurement (*.json)")
+        if path:
+            self.open_measurement(path)
+
+    def open_measurement(self, path: str) -> str | None:
+        """Overlay the measurement file at ``path``; a broken file leaves everything as it was and
+        returns (and shows) one line naming the file and the field."""
+        from pathlib import Path
+
+        self.lower_tabs.setCurrentWidget(self.measure_view)
+        self.measure_view.pages.setCurrentWidget(self.cluster_view)
+        try:
+            opened = (read_measurement(path), Path(path).name)
+            shown = overlay(*opened, self.check, self.params.options)
+        except (ValidationError, OSError) as exc:
+            text = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            text = text if Path(path).name in text else f"{Path(path).name}: {text}"
+            self.cluster_view.show_error(text)
+            return text
+        self.opened = opened
+        self.cluster_view.show_result(shown)
+        return None
 
     def run_step_timing(self) -> None:
         scenario, device, efficiency = self.scenario, self.ctx.device, self.params.efficiency
@@ -316,7 +363,7 @@ class MemoryPanel(Panel):
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
         for view in (self.verdict, self.bars_view, self.sharding_view, self.sweep_view, self.traffic_view,
-                     self.time_view, self.tput_view):
+                     self.time_view, self.tput_view, self.step_view):
             view.apply_theme(theme)
         if self.study is not None:
             self._redraw()

@@ -22,7 +22,7 @@ import socket
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engines.core.errors import ValidationError
@@ -218,6 +218,112 @@ def command(scenario_path: str, nodes: int, gpus_per_node: int, steps: int = 5, 
             f"--scenario {scenario_path} --steps {steps} --out {out}")
 
 
+@dataclass(frozen=True)
+class LaunchCommands:
+    """How to run the measurement of one scenario: plain torchrun on each node, a Slurm batch
+    script (``srun`` starts one torchrun per node) and a Kubernetes Indexed Job (one pod per node).
+    ``nodes`` × ``gpus_per_node`` processes: the DP × TP ranks of one pipeline stage."""
+
+    nodes: int
+    gpus_per_node: int
+    torchrun: str
+    slurm: str
+    kubernetes: str
+
+
+def launch_commands(scenario: Scenario, scenario_path: str = "s.json", steps: int = 5,
+                    out: str = "measured.json", image: str = "YOUR_IMAGE") -> LaunchCommands:
+    """The copyable commands for ``scenario`` saved at ``scenario_path``.
+
+    Sources: torchrun's rendezvous options (PyTorch docs, "torchrun (Elastic Launch)"); Slurm's
+    ``srun`` and ``SLURM_JOB_NODELIST`` (Slurm docs, sbatch/srun); Kubernetes Indexed Jobs with
+    ``JOB_COMPLETION_INDEX`` and a headless Service for stable pod names (Kubernetes docs, "Job")."""
+    world = scenario.dp * scenario.tp          # one pipeline stage's ranks: what cluster_run runs
+    per_node = max(1, min(scenario.gpus_per_node, world))
+    nodes = -(-world // per_node)
+    module = f"-m engines.memory.cluster_run --scenario {scenario_path} --steps {steps} --out {out}"
+    single = command(scenario_path, nodes, per_node, steps, out)
+    if nodes > 1:
+        single = (f"torchrun --nnodes {nodes} --nproc-per-node {per_node} --rdzv-backend c10d "
+                  f"--rdzv-endpoint HEAD_NODE:29500 --rdzv-id measure {module}    # on each node")
+    slurm = "\n".join([
+        "#!/bin/bash",
+        f"#SBATCH --nodes={nodes}",
+        "#SBATCH --ntasks-per-node=1",
+        f"#SBATCH --gpus-per-node={per_node}",
+        "head=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)",
+        f"srun torchrun --nnodes {nodes} --nproc-per-node {per_node} --rdzv-backend c10d \\",
+        f"    --rdzv-endpoint \"$head:29500\" --rdzv-id \"$SLURM_JOB_ID\" {module}"])
+    kube = "\n".join([
+        "# YOUR_IMAGE: a container with torch, this app's engines/ and the scenario file",
+        "apiVersion: v1",
+        "kind: Service",
+        "metadata: {name: measure}",
+        "spec: {clusterIP: None, selector: {job-name: measure}}",
+        "---",
+        "apiVersion: batch/v1",
+        "kind: Job",
+        "metadata: {name: measure}",
+        "spec:",
+        f"  completions: {nodes}",
+        f"  parallelism: {nodes}",
+        "  completionMode: Indexed",
+        "  template:",
+        "    spec:",
+        "      subdomain: measure",
+        "      restartPolicy: Never",
+        "      containers:",
+        "      - name: torchrun",
+        f"        image: {image}",
+        f"        resources: {{limits: {{nvidia.com/gpu: {per_node}}}}}",
+        "        command: [\"sh\", \"-c\"]",
+        f"        args: [\"torchrun --nnodes {nodes} --nproc-per-node {per_node} --node-rank $JOB_COMPLETION_INDEX "
+        f"--master-addr measure-0.measure --master-port 29500 {module}\"]",
+        "# rank 0's pod writes the file: copy it out with kubectl cp before the pod goes"])
+    return LaunchCommands(nodes, per_node, single, slurm, kube)
+
+
+@dataclass(frozen=True)
+class MeasurementOverlay:
+    """A measurement beside what the app predicts for the same scenario: our analytic bytes per GPU
+    (without the reserve allowance, as the PyTorch check compares) and, when the check was run for
+    that scenario, PyTorch's peak on rank 0; ``machine`` names where it ran."""
+
+    source: str
+    measurement: Measurement
+    predicted: float
+    pytorch_peak: float | None
+    machine: str
+    notes: tuple[str, ...]
+
+
+def overlay(measurement: Measurement, source: str, check=None, options=None) -> MeasurementOverlay:
+    """:class:`MeasurementOverlay` of ``measurement`` (read from ``source``) and, if its scenario is
+    the one ``check`` (a :class:`~engines.memory.fake_check.PyTorchCheck`) ran, the check's peak."""
+    from engines.memory.analytic import breakdown, stage_layers
+
+    sc = measurement.scenario
+    notes = []
+    if measurement.layers != stage_layers(sc.arch.layers, sc.pp)[0]:
+        sc = sc.with_changes(model="custom", arch=replace(sc.arch, layers=measurement.layers * sc.pp))
+        notes.append(f"the run trained {measurement.layers} layers (--layers): predicted for that many")
+    b = breakdown(sc, options=options)
+    predicted = b.total - b.reserve
+    peak = None
+    if check is not None and check.fake.scenario == measurement.scenario:
+        peak = float(check.fake.peak_total)
+    elif check is not None:
+        notes.append("the PyTorch check shown is of another scenario: run it for this one to compare")
+    if measurement.memory_kind == "cpu-peak-rss":
+        notes.append("on CPU torch keeps no allocator statistics: the peak is the process's resident set, "
+                     "Python and torch's own libraries included")
+    hosts = sorted({r.host for r in measurement.ranks})
+    machine = (f"{measurement.world_size} ranks on {len(hosts)} host{'s' if len(hosts) > 1 else ''} "
+               f"({', '.join(hosts[:4])}{'…' if len(hosts) > 4 else ''}), {measurement.device}, "
+               f"{measurement.backend}, torch {measurement.torch_version}, {measurement.steps} steps")
+    return MeasurementOverlay(source, measurement, predicted, peak, machine, tuple(notes))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenario", required=True, help="a scenario file saved by the app")
@@ -244,4 +350,4 @@ if __name__ == "__main__":
 
 
 __all__ = ["Measurement", "RankMeasurement", "read_measurement", "parse_measurement", "run", "command",
-           "MEASUREMENT_VERSION"]
+           "MEASUREMENT_VERSION", "LaunchCommands", "launch_commands", "MeasurementOverlay", "overlay"]

@@ -621,6 +621,8 @@ class PyTorchCheck:
 
     fake: FakeStep
     diffs: tuple[CategoryDiff, ...]
+    timeline: object = None
+    """The step as frames (:class:`engines.memory.fake_timeline.StepTimeline`), for the animation."""
 
 
 def pytorch_check(scenario: Scenario, params=None, progress: Callable[[float, str], None] | None = None,
@@ -631,8 +633,10 @@ def pytorch_check(scenario: Scenario, params=None, progress: Callable[[float, st
     from engines.memory.params import Params
 
     params = params or Params()
+    from engines.memory.fake_timeline import step_timeline
+
     fake = fake_step(scenario, params, progress, cancelled)
-    return PyTorchCheck(fake, tuple(compare(breakdown(scenario, options=params.options), fake)))
+    return PyTorchCheck(fake, tuple(compare(breakdown(scenario, options=params.options), fake)), step_timeline(fake))
 
 
 __all__ = ["FakeStep", "Snapshot", "CategoryDiff", "compare", "attention_core_bytes", "PyTorchCheck",

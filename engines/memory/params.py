@@ -37,6 +37,9 @@ class Params(ParamsBase):
     cpu_gbps: float = param(25.0, 1.0, 400.0, label="CPU RAM", unit="GB/s/GPU", step=1, decimals=0,
                             tip="Assumption: host memory bandwidth one GPU's CPU optimizer step gets "
                                 "(ZeRO-Offload's CPU Adam streams every state byte)")
+    pytorch_check: bool = param(False, label="Check with PyTorch",
+                                tip="Run the PyTorch check (FSDP2 on fake tensors) for this scenario and keep it "
+                                    "current as the scenario changes; it takes seconds to minutes on a CPU")
 
     @property
     def options(self) -> Options:

@@ -118,3 +118,37 @@ def test_cuda_allocated_matches_the_fake_check(tmp_path):
     assert m.memory_kind == "cuda-allocated"
     print(f"CUDA max allocated {m.peak_allocated / 1e9:.3f} GB, fake check peak {fake.peak_total / 1e9:.3f} GB")
     assert m.peak_allocated == pytest.approx(fake.peak_total, rel=0.10)
+
+
+@pytest.mark.parametrize("n_gpus,per_node,tp,nodes,procs", [(2, 8, 1, 1, 2), (64, 8, 1, 8, 8), (64, 8, 2, 8, 8),
+                                                             (12, 8, 1, 2, 8)])
+def test_launch_commands_run_one_stage_of_ranks_over_whole_nodes(n_gpus, per_node, tp, nodes, procs):
+    from engines.memory.cluster_run import launch_commands
+
+    sc = Scenario(model="llama3-8b", n_gpus=n_gpus, gpus_per_node=per_node, tp=tp, strategy="zero3")
+    c = launch_commands(sc, "my.json", steps=3)
+    assert (c.nodes, c.gpus_per_node) == (nodes, procs)
+    for text in (c.torchrun, c.slurm, c.kubernetes):
+        assert f"--nnodes {nodes} --nproc-per-node {procs}" in text
+        assert "-m engines.memory.cluster_run --scenario my.json --steps 3 --out measured.json" in text
+    assert f"#SBATCH --nodes={nodes}" in c.slurm and "srun torchrun" in c.slurm
+    assert f"completions: {nodes}" in c.kubernetes and "JOB_COMPLETION_INDEX" in c.kubernetes
+    assert ("--rdzv-endpoint" in c.torchrun) == (nodes > 1)
+    yaml = pytest.importorskip("yaml")
+    service, job = yaml.safe_load_all(c.kubernetes)         # valid YAML a cluster accepts as written
+    assert service["spec"]["clusterIP"] == "None" and job["spec"]["completionMode"] == "Indexed"
+    assert job["spec"]["template"]["spec"]["subdomain"] == service["metadata"]["name"]
+
+
+def test_overlay_predicts_for_the_layers_the_run_trained(tmp_path):
+    from engines.memory import breakdown
+    from engines.memory.cluster_run import overlay, parse_measurement
+
+    sc = Scenario(model="custom", arch=TINY.__class__(**{**TINY.__dict__, "layers": 4}), n_gpus=2)
+    full = overlay(parse_measurement(_doc(scenario=sc.to_json_dict(), layers=4)), "a.json")
+    short = overlay(parse_measurement(_doc(scenario=sc.to_json_dict(), layers=2)), "b.json")
+    b = breakdown(sc)
+    assert full.predicted == pytest.approx(b.total - b.reserve)
+    assert short.predicted < full.predicted and any("--layers" in n for n in short.notes)
+    assert any("resident set" in n for n in full.notes)       # CPU peaks are the process's RSS, named
+    assert full.pytorch_peak is None and "2 ranks on 1 host" in full.machine

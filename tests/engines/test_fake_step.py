@@ -166,3 +166,29 @@ def test_llama3_70b_on_64_ranks():
     fake, by = rows(sc)
     assert by["model states"].pytorch == pytest.approx(by["model states"].ours, rel=0.005)
     assert by["activations"].pytorch == pytest.approx(by["activations"].ours, rel=0.10)
+
+
+@pytest.mark.parametrize("strategy", ["zero3", "zero2"])
+def test_step_timeline_follows_the_unit_and_the_activations_through_the_step(strategy):
+    """The animated step: every snapshot a frame whose bands sum to its bytes; the gathered unit
+    appears in the forward and is gone after the optimizer step (ZeRO-3 reshards after each unit,
+    so it also drops between units); activations peak at the forward's end and are freed by backward."""
+    from engines.memory.fake_timeline import STEP_GROUPS, step_timeline
+
+    fake = fake_step(scenario(LLAMA, strategy, "none"))
+    t = step_timeline(fake)
+    assert len(t.frames) == len(fake.snapshots)
+    for frame, snap in zip(t.frames, fake.snapshots):
+        assert frame.total == snap.total
+        assert sum(frame.bytes.values()) == frame.total and set(frame.bytes) == {k for k, _, _ in STEP_GROUPS}
+    assert [p for _, p in t.chapters] == ["start", "forward", "backward", "optimizer"]
+    assert t.peak.total == max(f.total for f in t.frames) <= t.tracker_peak == fake.peak_total
+    loss = [f for f in t.frames if f.module == "loss"][-1]
+    assert loss.phase == "forward" and loss.bytes["activations"] == fake.activations_after_forward
+    assert t.frames[0].bytes["gathered"] == 0 and max(f.bytes["gathered"] for f in t.frames) > 0
+    assert t.frames[-1].bytes["gathered"] == 0 and t.frames[-1].bytes["activations"] < loss.bytes["activations"] / 10
+    most = max(f.bytes["gathered"] for f in t.frames if f.phase == "forward")
+    if strategy == "zero3":     # each unit is freed after its forward: little is left gathered at the loss
+        assert loss.bytes["gathered"] < 0.5 * most
+    else:                       # ZeRO-2 keeps the parameters gathered from forward to backward
+        assert loss.bytes["gathered"] > 0.75 * most
