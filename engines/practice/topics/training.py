@@ -480,3 +480,35 @@ def max_batch(p: Mapping[str, Any]) -> Outcome:
         facts={"model_label": _label(model)},
         show_me=_show("serving", {"model": model, "serve_context": ctx, "weight_bits": bits, "serve_batch": n}),
     )
+
+
+# ---------------------------------------------------------------- A3: set the knobs
+@computation("pipeline.fewest_microbatches")
+def fewest_microbatches(p: Mapping[str, Any]) -> Outcome:
+    """Set m so the 1F1B bubble is under the limit with the fewest micro-batches: m* = ⌊100(p−1)/limit⌋ + 1."""
+    pp, limit = p["pp"], p["limit_pct"]
+    need = next(m for m in range(1, 10_000) if 100 * _bubble("1f1b", pp, m) < limit)
+    return Outcome(
+        answer="fewest_microbatches", target={"pp": pp, "limit_pct": float(limit), "m": need},
+        steps=(Step("bubble over the ideal time, (p − 1)/m", 100 * _bubble("1f1b", pp, need), "%", MEGATRON),
+               Step(f"fewest micro-batches with the bubble under {limit} %", float(need), "micro-batches", MEGATRON),
+               *((Step("one micro-batch fewer gives", 100 * _bubble("1f1b", pp, need - 1), "%", MEGATRON),) if need > 1 else ())),
+        start=_pipe_show(pp, pp),
+        show_me=_pipe_show(pp, need),
+    )
+
+
+@check("fewest_microbatches")
+def check_fewest_microbatches(scenario: Scenario, params: Mapping[str, Any], target: Mapping[str, Any]) -> KnobResult:
+    pp, limit, need = target["pp"], target["limit_pct"], target["m"]
+    if scenario.pp != pp:
+        return KnobResult(False, f"Keep p = {pp} pipeline stages; change the micro-batches (gradient accumulation).")
+    m = scenario.grad_accum
+    b = 100 * _bubble("1f1b", pp, m)
+    if b >= limit:
+        return KnobResult(False, f"Not yet: with m = {m} the 1F1B bubble is {b:.1f} % of the ideal time, "
+                                 f"not under {limit:g} %.")
+    if m > need:
+        return KnobResult(False, f"Under {limit:g} % ({b:.1f} %), but m = {need} already is: each extra micro-batch "
+                                 "lengthens the step.")
+    return KnobResult(True, f"Bubble {b:.1f} % with m = {m}, the fewest that get under {limit:g} %.")
