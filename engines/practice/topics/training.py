@@ -5,6 +5,7 @@ Every answer is an engine call (engines.memory, engines.pipeline, engines.scale,
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, Mapping
 
 from engines.core.models import PRESETS
@@ -512,3 +513,68 @@ def check_fewest_microbatches(scenario: Scenario, params: Mapping[str, Any], tar
         return KnobResult(False, f"Under {limit:g} % ({b:.1f} %), but m = {need} already is: each extra micro-batch "
                                  "lengthens the step.")
     return KnobResult(True, f"Bubble {b:.1f} % with m = {m}, the fewest that get under {limit:g} %.")
+
+
+# ---------------------------------------------------------------- A5: size the fleet
+FLEET_BATCHES = (16, 32, 64, 128)
+SIZING = "the serving lesson's sizing (engines.serving.steady.size_deployment): replicas = ⌈traffic / per-replica rate⌉"
+
+
+@lru_cache(maxsize=256)
+def _fleet(scenario: Scenario, traffic: float):
+    """The serving panel's sizing for ``traffic`` req/s at the default targets (cached: the same
+    scenario and traffic always size the same fleet, and a simulation takes a while)."""
+    from engines.serving.params import Params as ServingParams, study_workload
+    from engines.serving.steady import size_deployment
+
+    p = ServingParams(traffic_per_s=traffic)
+    return size_deployment(scenario, traffic, p.target, "continuous", study_workload(p, scenario.serve_context),
+                           p.max_utilisation_pct / 100)
+
+
+def _fleet_base(model: str) -> Scenario:
+    return Scenario().with_changes(model=model, serve_batch=FLEET_BATCHES[0])
+
+
+@computation("serving.cheapest_fleet")
+def cheapest_fleet(p: Mapping[str, Any]) -> Outcome:
+    """Set the serving batch so the fleet for the traffic needs the fewest GPUs (every GPU costs the
+    same per hour, so the fewest GPUs is the lowest cost)."""
+    model, traffic = p["model"], float(p["traffic"])
+    base = _fleet_base(model)
+    fleets = {b: _fleet(base.with_changes(serve_batch=b), traffic) for b in FLEET_BATCHES}
+    ok = {b: s.gpus for b, s in fleets.items() if s.feasible}
+    if not ok:
+        raise Redraw("no batch meets the target")
+    best = min(ok.values())
+    if ok.get(FLEET_BATCHES[0]) == best:
+        raise Redraw("the starting batch is already cheapest")
+    pick = min(b for b, g in ok.items() if g == best)
+    steps = tuple(Step(f"batch {b}: {s.replicas} × {s.gpus_per_replica}-GPU replica(s)", float(s.gpus), "GPUs", SIZING)
+                  for b, s in fleets.items() if s.feasible)
+    return Outcome(
+        answer="cheapest_fleet", target={"model": model, "traffic": traffic, "gpus": best},
+        steps=steps + (Step("fewest GPUs: the lowest hourly cost", float(best), "GPUs", SIZING),),
+        facts={"model_label": _label(model), "batches": ", ".join(str(b) for b in FLEET_BATCHES)},
+        start=_show("serving", {"model": model, "serve_batch": FLEET_BATCHES[0]}, {"traffic_per_s": traffic}),
+        show_me=_show("serving", {"model": model, "serve_batch": pick}, {"traffic_per_s": traffic}),
+    )
+
+
+@check("cheapest_fleet")
+def check_cheapest_fleet(scenario: Scenario, params: Mapping[str, Any], target: Mapping[str, Any]) -> KnobResult:
+    traffic = float(params.get("traffic_per_s", target["traffic"]))
+    base = _fleet_base(target["model"])
+    if scenario.model != target["model"] or traffic != target["traffic"] \
+            or (scenario.gpu, scenario.serve_context, scenario.weight_bits, scenario.kv_bits) \
+            != (base.gpu, base.serve_context, base.weight_bits, base.kv_bits):
+        return KnobResult(False, f"Keep the model, GPU, context, precision and the traffic ({target['traffic']:g} req/s); "
+                                 "change only the serving batch.")
+    s = _fleet(scenario, traffic)
+    if not s.feasible:
+        return KnobResult(False, f"At batch {scenario.serve_batch} no steady rate meets the latency target.")
+    if s.gpus > target["gpus"]:
+        return KnobResult(False, f"Batch {scenario.serve_batch} needs {s.replicas} replicas × {s.gpus_per_replica} GPUs "
+                                 f"= {s.gpus} GPUs; a fleet of {target['gpus']} can carry the traffic.")
+    return KnobResult(True, f"Batch {scenario.serve_batch}: {s.replicas} replicas × {s.gpus_per_replica} GPUs = "
+                            f"{s.gpus} GPUs, the fewest (so the cheapest) for {traffic:g} req/s.")
