@@ -4,6 +4,7 @@ fines, support periods, reporting clocks and limitation from engines.law."""
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from datetime import date, datetime, timedelta
 from typing import Any, Mapping
 
@@ -65,6 +66,13 @@ def _alternative(trees: Mapping[str, Tree], key: str, moves: tuple[str, ...], en
     return None
 
 
+@lru_cache(maxsize=4096)
+def _near_miss(family: str, key: str, moves: tuple[str, ...], end: str) -> str | None:
+    """:func:`_alternative` on the shipped trees, cached: walks repeat across variants (a template
+    with a ``given`` fact pattern draws the same walk every time) and replaying them is the cost."""
+    return _alternative(_trees(family), key, moves, end)
+
+
 @computation("tree.outcome")
 def tree_outcome(p: Mapping[str, Any]) -> Outcome:
     """Where a walk ends. ``given`` (space-separated answers) fixes the first facts, so a template can
@@ -82,7 +90,7 @@ def tree_outcome(p: Mapping[str, Any]) -> Outcome:
     tree = trees[key]
     home = next(t for t in trees.values() if end.id in t.nodes)     # the tree the walk ended in
     outcomes = [n for n in home.nodes.values() if n.is_outcome]
-    alt = _alternative(trees, key, moves, end.id)
+    alt = _near_miss(family, key, moves, end.id)
     if alt is None or alt == end.id:
         raise Redraw("no near miss")
     others = [n for n in outcomes if n.id not in (end.id, alt)]
