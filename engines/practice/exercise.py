@@ -130,8 +130,8 @@ def mark(variant: Variant, response: Any, knob_params: Mapping[str, Any] | None 
         if m:
             return Mark(False, t.mistakes[m.key], m.key)
         wrong = [opt for opt in o.options if opt.key in picked - o.answer]
-        why = " ".join(f"{opt.text}: {opt.cite}." for opt in wrong)
-        return Mark(False, (t.wrong_option or "Not this one.") + (f" ({why})" if why else ""))
+        why = " ".join(f"“{opt.text}” rests on {opt.cite}." for opt in wrong)
+        return Mark(False, (t.wrong_option or "Not this one.") + (f" {why}" if why else ""))
     if t.kind == "direction":
         direction, x = response
         if direction not in DIRECTIONS:

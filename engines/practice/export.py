@@ -51,12 +51,15 @@ def step_number(x: float, decimals: int) -> str:
 
 
 def solution_html(v: Variant) -> str:
-    """The worked solution: every step with the engine's value, unit and source."""
+    """The worked solution: every step with the engine's value, unit and source (a source shared
+    with the step before is not repeated: the list reads as working, not as citations)."""
     rows = []
+    before = ""
     for s in v.outcome.steps:
         value = step_number(float(s.value), v.template.decimals) if isinstance(s.value, (int, float)) \
             else html.escape(str(s.value))
-        src = f' <span class="src">[{html.escape(s.source)}]</span>' if s.source else ""
+        src = f' <span class="src">[{html.escape(s.source)}]</span>' if s.source and s.source != before else ""
+        before = s.source
         sep = " —" if s.text.rstrip().endswith("?") else ":"
         rows.append(f"<li>{html.escape(s.text)}{sep} <b>{value}</b> {html.escape(s.unit)}{src}</li>")
     return f"<ol>{''.join(rows)}</ol>"

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem
 
 from explorer.lessons.catalog import Course
 
-START, PANEL, COURSE, LESSON = "start", "panel", "course", "lesson"
+START, PANEL, COURSE, LESSON, PRACTICE = "start", "panel", "course", "lesson", "practice"
 ROLE = Qt.UserRole
 
 
@@ -16,9 +16,11 @@ class Navigator(QTreeWidget):
     start_chosen = Signal()
     panel_chosen = Signal(str)
     lesson_chosen = Signal(str)
+    practice_chosen = Signal(str)
 
-    def __init__(self, panels: list[tuple[str, str, object]], courses: tuple[Course, ...]) -> None:
-        """``panels``: (key, title, QIcon) in tab order."""
+    def __init__(self, panels: list[tuple[str, str, object]], courses: tuple[Course, ...],
+                 practice: frozenset[str] = frozenset()) -> None:
+        """``panels``: (key, title, QIcon) in tab order; ``practice``: the lessons with exercises."""
         super().__init__()
         self.setObjectName("navigator")
         self.setAccessibleName("Lessons and panels")
@@ -50,6 +52,9 @@ class Navigator(QTreeWidget):
                     font.setItalic(True)
                     item.setFont(0, font)
                     item.setFlags(item.flags() & ~Qt.ItemIsSelectable)
+                if lesson.id in practice:
+                    self._item(head, f"    ✎ Practice {lesson.id}", PRACTICE, lesson.id,
+                               f"Exercises for {lesson.id}, set and marked by the engines")
         self.itemClicked.connect(self._clicked)
         self.itemActivated.connect(self._clicked)
 
@@ -69,6 +74,8 @@ class Navigator(QTreeWidget):
             self.panel_chosen.emit(key)
         elif kind == LESSON and item.flags() & Qt.ItemIsSelectable:
             self.lesson_chosen.emit(key)
+        elif kind == PRACTICE:
+            self.practice_chosen.emit(key)
         elif kind == COURSE:
             item.setExpanded(not item.isExpanded())
 

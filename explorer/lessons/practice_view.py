@@ -45,6 +45,15 @@ def parse_number(text: str) -> float:
         raise ValidationError("answer", f"{text!r} is not a number", "e.g. 17.6") from None
 
 
+def _line(text: str) -> str:
+    """One prompt line as HTML; a fact line ("• question — answer") shows its answer in bold, so the
+    facts read at a glance as they do in the worked solution."""
+    if text.startswith("• ") and " — " in text:
+        q, a = text.rsplit(" — ", 1)
+        return f"{html.escape(q)} — <b>{html.escape(a)}</b>"
+    return html.escape(text)
+
+
 class PracticeView(QWidget):
     """Question, answer controls, feedback and solution for one lesson."""
 
@@ -88,8 +97,10 @@ class PracticeView(QWidget):
         for w in (self.question, self.answers):
             lay.addWidget(w)
         lay.addLayout(row)
-        for w in (self.feedback, self.solution, self.status):
-            lay.addWidget(w)
+        lay.addWidget(self.feedback)
+        lay.addWidget(self.solution, 20)        # the solution takes the room when shown ...
+        lay.addStretch(1)                       # ... else the question stays together at the top
+        lay.addWidget(self.status)
         for keys, slot in (("Ctrl+Return", self.next_question), ("Ctrl+H", self.reveal), ("Ctrl+M", self._show),
                            ("Ctrl+K", self.ask_btn.toggle)):
             QShortcut(QKeySequence(keys), self, slot)
@@ -125,7 +136,7 @@ class PracticeView(QWidget):
                 w.deleteLater()
         v = self.variant
         t = v.template
-        self.question.setText("<p>" + "<br>".join(html.escape(x) for x in v.prompt.split("\n")) + "</p>")
+        self.question.setText("<p>" + "<br>".join(_line(x) for x in v.prompt.split("\n")) + "</p>")
         self.choice_buttons: list[tuple[str, Any]] = []
         self.number = self.direction = None
         if t.kind in ("numeric", "direction"):

@@ -36,7 +36,12 @@ class LessonsShell:
         self.player = TourPlayer(win)
         self.prefetch = TourPrefetch(self.player)   # the next steps' jobs, computed while this one is shown
         self.courses = courses([i.key for i in win.panel_infos])
-        self.nav = Navigator([(i.key, i.title, panel_icon(i.icon)) for i in win.panel_infos], self.courses)
+        from engines.practice import shipped_lessons
+
+        self.practice = frozenset(shipped_lessons())      # lessons with exercises: a Practice entry each
+        self.nav = Navigator([(i.key, i.title, panel_icon(i.icon)) for i in win.panel_infos], self.courses,
+                             self.practice)
+        self.nav.practice_chosen.connect(win.open_practice)
         self.nav.start_chosen.connect(self.show_start)
         self.nav.panel_chosen.connect(win.show_panel)
         self.nav.lesson_chosen.connect(self.start_lesson)
@@ -82,8 +87,9 @@ class LessonsShell:
                             steps[item.id] = len(load_tour(tour_path(item.id)).steps)
                         except FileProblem:
                             steps[item.id] = 0
-            self.start_page = StartPage(self.courses, steps)
+            self.start_page = StartPage(self.courses, steps, self.practice)
             self.start_page.lesson_chosen.connect(self.start_lesson)
+            self.start_page.practice_chosen.connect(self.win.open_practice)
             self.pages.addWidget(self.start_page)
         self.pages.setCurrentWidget(self.start_page)
         self.nav.mark(START)

@@ -14,10 +14,13 @@ CARD_EM = 34          # a course card's comfortable width, in letter heights
 
 class StartPage(QScrollArea):
     lesson_chosen = Signal(str)
+    practice_chosen = Signal(str)
 
-    def __init__(self, courses: tuple[Course, ...], steps: dict[str, int]) -> None:
-        """``steps``: the number of steps of each ready lesson's tour."""
+    def __init__(self, courses: tuple[Course, ...], steps: dict[str, int], practice: frozenset[str] = frozenset()) -> None:
+        """``steps``: the number of steps of each ready lesson's tour; ``practice``: the lessons with exercises."""
         super().__init__()
+        self.practice = practice
+        self.practice_buttons: dict[str, QPushButton] = {}
         self.setObjectName("start_page")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.NoFrame)
@@ -74,6 +77,13 @@ class StartPage(QScrollArea):
             b.clicked.connect(lambda _=False, i=lesson.id: self.lesson_chosen.emit(i))
             buttons[lesson.id] = b
             lay.addWidget(b, 0, Qt.AlignTop)
+            if lesson.id in self.practice:
+                p = QPushButton("✎ Practice")
+                p.setToolTip(f"Exercises for {lesson.id}, set and marked by the engines")
+                p.setAccessibleName(f"Practise {lesson.id} {lesson.title}")
+                p.clicked.connect(lambda _=False, i=lesson.id: self.practice_chosen.emit(i))
+                self.practice_buttons[lesson.id] = p
+                lay.addWidget(p, 0, Qt.AlignTop)
         else:
             note = QLabel("coming with\nits panel")
             note.setObjectName("muted")

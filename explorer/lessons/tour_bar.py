@@ -11,6 +11,12 @@ CAPTION_SCALE = 1.3            # the caption's type against the application's
 PRESENTER_CAPTION_SCALE = 1.1  # presenter type is already 1.6 times larger: the picture keeps the room
 
 
+def _has_practice(lesson: str) -> bool:
+    from engines.practice import shipped_lessons
+
+    return lesson in shipped_lessons()
+
+
 class TourBar(QFrame):
     def __init__(self, player) -> None:
         super().__init__()
@@ -48,7 +54,10 @@ class TourBar(QFrame):
         buttons.addWidget(self.next_button, 0, 1)
         buttons.addWidget(self.controls_button, 1, 0)
         buttons.addWidget(self.end_button, 1, 1, Qt.AlignRight)
-        buttons.setRowStretch(2, 1)
+        self.practice_button = self._button("✎ Practice", "Practise this lesson: exercises marked by the engines",
+                                            lambda: player.win.open_practice(player.tour.lesson))
+        buttons.addWidget(self.practice_button, 2, 0, 1, 2)      # shown on a lesson's last step
+        buttons.setRowStretch(3, 1)
         outer.addLayout(buttons)
         self._cached: tuple[object, int, str] | None = None   # (tour, step, note) of a view drawn from the cache
         player.changed.connect(self.refresh)
@@ -94,4 +103,5 @@ class TourBar(QFrame):
         self.source.setVisible(bool(step.source))
         self.prev_button.setEnabled(i > 0)
         self.next_button.setEnabled(i + 1 < n)
+        self.practice_button.setVisible(i + 1 == n and _has_practice(tour.lesson))
         self.controls_button.setVisible(presenting)

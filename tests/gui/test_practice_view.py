@@ -126,3 +126,46 @@ def test_pdf_worksheet_has_pages_and_a_separate_key(qapp, tmp_path):
     head, qs, key_head, key = worksheet_blocks("A3", "t", variants(lesson_templates("A3"), 1))
     questions_only = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf_bytes(head, qs, "", [])))
     assert pages > questions_only >= 1                       # the key adds pages of its own
+
+
+def test_start_page_navigator_and_tour_end_open_the_lessons_practice(qtbot, window):
+    from engines.practice import shipped_lessons
+    from explorer.lessons.catalog import lesson_tour
+    from explorer.lessons.navigator import LESSON, PRACTICE
+
+    shell = window.lessons
+    shell.show_start()
+    page = shell.start_page
+    assert set(page.practice_buttons) == set(shipped_lessons()) & set(page.buttons)
+    page.practice_buttons["C1"].click()                      # the start page's entry
+    qtbot.addWidget(window._practice)
+    assert window._practice.view.variant.template.lesson == "C1"
+    item = shell.nav._items[(PRACTICE, "G1")]                # the navigator's entry under the lesson
+    assert item.parent() is shell.nav._items[(LESSON, "G1")].parent()
+    shell.nav._clicked(item)
+    qtbot.addWidget(window._practice)
+    assert window._practice.view.variant.template.lesson == "G1"
+    n = len(lesson_tour("A3").steps)
+    assert shell.start_lesson("A3", n - 2)
+    assert shell.bar.practice_button.isHidden()              # not before the last step
+    shell.player.next()
+    assert not shell.bar.practice_button.isHidden()
+    shell.bar.practice_button.click()                        # the end of the tour offers the lesson's practice
+    qtbot.addWidget(window._practice)
+    assert window._practice.view.variant.template.lesson == "A3"
+
+
+
+def test_pipeline_knobs_question_checks_the_micro_batches(qtbot, window):
+    dlg = window.open_practice("A3")
+    qtbot.addWidget(dlg)
+    view = dlg.view
+    _pick(view, "A3-fewest-microbatches")
+    target = view.variant.outcome.target
+    dlg.apply_show_me(dict(view.variant.outcome.start))       # m = p: the bubble is far over the limit
+    view.check_btn.click()
+    assert view.feedback.text().startswith("✗") and "Not yet" in view.feedback.text()
+    view.show_btn.click()
+    assert window.ctx.scenario.value.grad_accum == target["m"]
+    view.check_btn.click()
+    assert view.feedback.text().startswith("✓")

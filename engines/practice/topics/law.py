@@ -4,6 +4,7 @@ fines, support periods, reporting clocks and limitation from engines.law."""
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from datetime import date, datetime, timedelta
 from typing import Any, Mapping
 
@@ -43,42 +44,58 @@ def _tree_show(family: str, key: str, moves: tuple[str, ...]) -> dict:
     return _show("law", params={"tree": key, "answers": list(moves)})
 
 
+def _node(trees: Mapping[str, Tree], node_id: str):
+    """The node ``node_id`` in whichever tree holds it (a walk may continue into a linked tree)."""
+    return next(t.nodes[node_id] for t in trees.values() if node_id in t.nodes)
+
+
 def _alternative(trees: Mapping[str, Tree], key: str, moves: tuple[str, ...], end: str) -> str | None:
-    """An outcome other than ``end`` reached by giving another answer to the last question (then the
-    first open answers): the near miss a learner who misreads the last fact lands on."""
-    if not moves:
-        return None
-    base = Walk(key, trees)
-    base.follow(moves[:-1])
-    for other in [a.id for a in base.offered() if a.id != moves[-1]]:
-        w = Walk(key, trees)
-        w.follow((*moves[:-1], other))
-        while not w.current.is_outcome:
-            w.answer(w.offered()[0].id)
-        if w.current.id != end:
-            return w.current.id
+    """An outcome other than ``end`` reached by giving another answer to the latest question that
+    has one that matters (then the first open answers): the near miss a learner who misreads that
+    fact lands on."""
+    for i in range(len(moves) - 1, -1, -1):
+        base = Walk(key, trees)
+        base.follow(moves[:i])
+        for other in [a.id for a in base.offered() if a.id != moves[i]]:
+            w = Walk(key, trees)
+            w.follow((*moves[:i], other))
+            while not w.current.is_outcome:
+                w.answer(w.offered()[0].id)
+            if w.current.id != end:
+                return w.current.id
     return None
+
+
+@lru_cache(maxsize=4096)
+def _near_miss(family: str, key: str, moves: tuple[str, ...], end: str) -> str | None:
+    """:func:`_alternative` on the shipped trees, cached: walks repeat across variants (a template
+    with a ``given`` fact pattern draws the same walk every time) and replaying them is the cost."""
+    return _alternative(_trees(family), key, moves, end)
 
 
 @computation("tree.outcome")
 def tree_outcome(p: Mapping[str, Any]) -> Outcome:
+    """Where a walk ends. ``given`` (space-separated answers) fixes the first facts, so a template can
+    ask about the one situation a tour claim is about; the rest of the walk is drawn."""
     family, key = p["family"], p["tree"]
     trees = _trees(family)
     rng = random.Random(p["walk"])
     w = Walk(key, trees)
+    w.follow(tuple(str(p.get("given", "")).split()))   # the fact pattern a tour claim is about, if any
     _finish(w, rng)
     end = w.current
     moves = w.moves
     if not [s for s in w.steps if s.answer is not None and not s.auto]:
         raise Redraw("no fact to read")
     tree = trees[key]
-    outcomes = [n for n in tree.nodes.values() if n.is_outcome]
-    alt = _alternative(trees, key, moves, end.id)
+    home = next(t for t in trees.values() if end.id in t.nodes)     # the tree the walk ended in
+    outcomes = [n for n in home.nodes.values() if n.is_outcome]
+    alt = _near_miss(family, key, moves, end.id)
     if alt is None or alt == end.id:
         raise Redraw("no near miss")
     others = [n for n in outcomes if n.id not in (end.id, alt)]
     rng.shuffle(others)
-    chosen = [end, tree.nodes[alt], *others[:MAX_OPTIONS - 2]]
+    chosen = [end, _node(trees, alt), *others[:MAX_OPTIONS - 2]]
     chosen.sort(key=lambda n: n.id)
     opts = tuple(Option(n.id, n.label, n.article) for n in chosen)
     steps = tuple(Step(trees[s.tree].nodes[s.node].text.strip(), trees[s.tree].nodes[s.node].answer(s.answer).label,

@@ -172,3 +172,19 @@ def stage_verdict(p: Mapping[str, Any]) -> Outcome:
         facts={"stage_label": stage.label, "fastest": f"{stage.fastest_s:g}", "slowest": f"{stage.slowest_s:g}"},
         show_me=_show("trading"),
     )
+
+
+@computation("trading.breakeven_cost")
+def breakeven_cost(p: Mapping[str, Any]) -> Outcome:
+    """The round-trip cost at which the net return reaches zero: net falls by τ for each unit of cost."""
+    g, tau = p["gross_bp"] / 1e4, p["turnover_pct"] / 100
+    r0 = stats.net_daily_return(g, tau, 0.0)
+    per_bp = r0 - stats.net_daily_return(g, tau, 1e-4)          # what each bp of cost takes a day
+    c = r0 / per_bp
+    return Outcome(
+        answer=c, hand=g / tau * 1e4,
+        steps=(Step("each bp of round-trip cost takes turnover × 1 bp a day", per_bp * 1e4, "bp", "Frazzini, Israel & Moskowitz 2018"),
+               Step("break-even cost = gross ÷ turnover", c, "bp", "Frazzini, Israel & Moskowitz 2018")),
+        mistakes=(Mistake("no_turnover", g * 1e4), Mistake("times_turnover", g * tau * 1e4)),
+        show_me=_show("trading", params={"cost_bp": float(min(30, round(c)))}),   # the panel stops at 30 bp
+    )

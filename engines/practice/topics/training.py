@@ -5,6 +5,7 @@ Every answer is an engine call (engines.memory, engines.pipeline, engines.scale,
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, Mapping
 
 from engines.core.models import PRESETS
@@ -480,3 +481,100 @@ def max_batch(p: Mapping[str, Any]) -> Outcome:
         facts={"model_label": _label(model)},
         show_me=_show("serving", {"model": model, "serve_context": ctx, "weight_bits": bits, "serve_batch": n}),
     )
+
+
+# ---------------------------------------------------------------- A3: set the knobs
+@computation("pipeline.fewest_microbatches")
+def fewest_microbatches(p: Mapping[str, Any]) -> Outcome:
+    """Set m so the 1F1B bubble is under the limit with the fewest micro-batches: m* = ⌊100(p−1)/limit⌋ + 1."""
+    pp, limit = p["pp"], p["limit_pct"]
+    need = next(m for m in range(1, 10_000) if 100 * _bubble("1f1b", pp, m) < limit)
+    return Outcome(
+        answer="fewest_microbatches", target={"pp": pp, "limit_pct": float(limit), "m": need},
+        steps=(Step("bubble over the ideal time, (p − 1)/m", 100 * _bubble("1f1b", pp, need), "%", MEGATRON),
+               Step(f"fewest micro-batches with the bubble under {limit} %", float(need), "micro-batches", MEGATRON),
+               *((Step("one micro-batch fewer gives", 100 * _bubble("1f1b", pp, need - 1), "%", MEGATRON),) if need > 1 else ())),
+        start=_pipe_show(pp, pp),
+        show_me=_pipe_show(pp, need),
+    )
+
+
+@check("fewest_microbatches")
+def check_fewest_microbatches(scenario: Scenario, params: Mapping[str, Any], target: Mapping[str, Any]) -> KnobResult:
+    pp, limit, need = target["pp"], target["limit_pct"], target["m"]
+    if scenario.pp != pp:
+        return KnobResult(False, f"Keep p = {pp} pipeline stages; change the micro-batches (gradient accumulation).")
+    m = scenario.grad_accum
+    b = 100 * _bubble("1f1b", pp, m)
+    if b >= limit:
+        return KnobResult(False, f"Not yet: with m = {m} the 1F1B bubble is {b:.1f} % of the ideal time, "
+                                 f"not under {limit:g} %.")
+    if m > need:
+        return KnobResult(False, f"Under {limit:g} % ({b:.1f} %), but m = {need} already is: each extra micro-batch "
+                                 "lengthens the step.")
+    return KnobResult(True, f"Bubble {b:.1f} % with m = {m}, the fewest that get under {limit:g} %.")
+
+
+# ---------------------------------------------------------------- A5: size the fleet
+FLEET_BATCHES = (16, 32, 64, 128)
+SIZING = "the serving lesson's sizing (engines.serving.steady.size_deployment): replicas = ⌈traffic / per-replica rate⌉"
+
+
+@lru_cache(maxsize=256)
+def _fleet(scenario: Scenario, traffic: float):
+    """The serving panel's sizing for ``traffic`` req/s at the default targets (cached: the same
+    scenario and traffic always size the same fleet, and a simulation takes a while)."""
+    from engines.serving.params import Params as ServingParams, study_workload
+    from engines.serving.steady import size_deployment
+
+    p = ServingParams(traffic_per_s=traffic)
+    return size_deployment(scenario, traffic, p.target, "continuous", study_workload(p, scenario.serve_context),
+                           p.max_utilisation_pct / 100)
+
+
+def _fleet_base(model: str) -> Scenario:
+    return Scenario().with_changes(model=model, serve_batch=FLEET_BATCHES[0])
+
+
+@computation("serving.cheapest_fleet")
+def cheapest_fleet(p: Mapping[str, Any]) -> Outcome:
+    """Set the serving batch so the fleet for the traffic needs the fewest GPUs (every GPU costs the
+    same per hour, so the fewest GPUs is the lowest cost)."""
+    model, traffic = p["model"], float(p["traffic"])
+    base = _fleet_base(model)
+    fleets = {b: _fleet(base.with_changes(serve_batch=b), traffic) for b in FLEET_BATCHES}
+    ok = {b: s.gpus for b, s in fleets.items() if s.feasible}
+    if not ok:
+        raise Redraw("no batch meets the target")
+    best = min(ok.values())
+    if ok.get(FLEET_BATCHES[0]) == best:
+        raise Redraw("the starting batch is already cheapest")
+    pick = min(b for b, g in ok.items() if g == best)
+    steps = tuple(Step(f"batch {b}: {s.replicas} × {s.gpus_per_replica}-GPU replica(s)", float(s.gpus), "GPUs", SIZING)
+                  for b, s in fleets.items() if s.feasible)
+    return Outcome(
+        answer="cheapest_fleet", target={"model": model, "traffic": traffic, "gpus": best},
+        steps=steps + (Step("fewest GPUs: the lowest hourly cost", float(best), "GPUs", SIZING),),
+        facts={"model_label": _label(model), "batches": ", ".join(str(b) for b in FLEET_BATCHES)},
+        start=_show("serving", {"model": model, "serve_batch": FLEET_BATCHES[0]}, {"traffic_per_s": traffic}),
+        show_me=_show("serving", {"model": model, "serve_batch": pick}, {"traffic_per_s": traffic}),
+    )
+
+
+@check("cheapest_fleet")
+def check_cheapest_fleet(scenario: Scenario, params: Mapping[str, Any], target: Mapping[str, Any]) -> KnobResult:
+    traffic = float(params.get("traffic_per_s", target["traffic"]))
+    base = _fleet_base(target["model"])
+    if scenario.model != target["model"] or traffic != target["traffic"] \
+            or (scenario.gpu, scenario.serve_context, scenario.weight_bits, scenario.kv_bits) \
+            != (base.gpu, base.serve_context, base.weight_bits, base.kv_bits):
+        return KnobResult(False, f"Keep the model, GPU, context, precision and the traffic ({target['traffic']:g} req/s); "
+                                 "change only the serving batch.")
+    s = _fleet(scenario, traffic)
+    if not s.feasible:
+        return KnobResult(False, f"At batch {scenario.serve_batch} no steady rate meets the latency target.")
+    if s.gpus > target["gpus"]:
+        return KnobResult(False, f"Batch {scenario.serve_batch} needs {s.replicas} replicas × {s.gpus_per_replica} GPUs "
+                                 f"= {s.gpus} GPUs; a fleet of {target['gpus']} can carry the traffic.")
+    return KnobResult(True, f"Batch {scenario.serve_batch}: {s.replicas} replicas × {s.gpus_per_replica} GPUs = "
+                            f"{s.gpus} GPUs, the fewest (so the cheapest) for {traffic:g} req/s.")
