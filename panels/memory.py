@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QLabel, QSpinBox
 
 from engines.core.errors import ValidationError
+from engines.core.result_cache import EngineCall, engine_call
 from engines.core.scenario import RECOMPUTE, STRATEGIES
 from engines.memory.cluster_run import launch_commands, overlay, read_measurement
 from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS
@@ -284,24 +285,20 @@ class MemoryPanel(Panel):
         self._run_measure_job(work, self._show_measurement, "One real training step…")
 
     def run_fsdp(self) -> None:
+        from engines.memory.fsdp_probe import run_fsdp_probe   # imports no torch: the ranks are processes
+
         arch = self.scenario.arch
-
-        def work(progress, cancelled):
-            from engines.memory.fsdp_probe import run_fsdp_probe
-
-            return run_fsdp_probe(arch, 2, progress=progress, cancelled=cancelled)
-
-        self._run_measure_job(work, self._show_fsdp, "FSDP2 on 2 gloo ranks…")
+        self._run_measure_job(lambda progress, cancelled: run_fsdp_probe(arch, 2, progress=progress,
+                                                                         cancelled=cancelled),
+                              self._show_fsdp, "FSDP2 on 2 gloo ranks…")
 
     def run_pytorch_check(self) -> None:
-        scenario, params = self.scenario, self.params
+        self._run_measure_job(_check_call(self.scenario, self.params), self._show_check,
+                              "PyTorch checks this scenario…")
 
-        def work(progress, cancelled):
-            from engines.memory.fake_check import pytorch_check
-
-            return pytorch_check(scenario, params, progress=progress, cancelled=cancelled)
-
-        self._run_measure_job(work, self._show_check, "PyTorch checks this scenario…")
+    @classmethod
+    def planned_jobs(cls, scenario, params, tabs, device) -> list[EngineCall]:   # the check takes ~30 s
+        return [_check_call(scenario, params)] if params.pytorch_check else []
 
     def _show_check(self, check) -> None:
         self.check = check
@@ -392,6 +389,12 @@ class MemoryPanel(Panel):
         self.fp32_acc.setChecked(False)
         for i in (*range(self.lower_tabs.count()), 0):   # each lower chart draws when its tab shows
             self.lower_tabs.setCurrentIndex(i)
+
+
+def _check_call(scenario, params: Params) -> EngineCall:
+    from engines.memory.fake_check import pytorch_check
+
+    return engine_call(pytorch_check, scenario, params)
 
 
 PANEL = MemoryPanel
