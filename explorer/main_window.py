@@ -656,6 +656,7 @@ class MainWindow(QMainWindow):
         scenario = self.findChild(QDockWidget, "scenario_dock")
         lesson = self.findChild(QDockWidget, "lesson_dock")
         if on and self._before_presenter is None:
+            self.lessons.unfold()            # the layout to go back to is the unfolded one
             before = self.ctx.theme.font_scale
             self._before_presenter = (self.saveState(), self.ctx.theme.name, before)
             # the user's own scale (--font-scale) if they chose one, else the presenter's
@@ -798,7 +799,7 @@ class MainWindow(QMainWindow):
                 self.set_presenter(False)
             st = settings()
             st.setValue("geometry", self.saveGeometry())
-            st.setValue("state", self.saveState())
+            st.setValue("state", self.lessons.layout_state())
             cur = self.current_panel()
             st.setValue("tab", "start" if self.lessons.on_start_page else (cur.key if cur else ""))
             st.setValue("view", self.view_state().to_json())
