@@ -59,13 +59,15 @@ def step_problems(win, tour: Tour, index: int) -> list[str]:
 # text is at least MIN_TEXT_SHARE of the screen's height (≈ 24 px at 1080, 18 px at 800).
 
 MIN_TEXT_SHARE = 0.022
-MIN_ROOM_SHARE = {True: 0.6, False: 0.3}   # focus view's area / the panel's, presenting or not
+MIN_ROOM_SHARE = 0.6                       # focus view's area / the panel's, in presenter mode
 MIN_INK_SHARE = 0.4                        # share of the focus view's grid cells with something drawn
 INK_GRID = 8
+CLIP_SLACK = 4                             # pixels a frame may overlap the focus view's edge
 OVERLAP_SHARE = 0.25                       # two texts overlap when this much of the smaller is covered
 
 _NUMBER = re.compile(r"(?<![\w.,\-−/])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w]|[.,]\d)"
                      r"|(?<![\w.,\-−/])\d+(?:\.\d+)?(?![\w]|[.,]\d)")
+_ORDINAL = re.compile(r"(?:\b(?:Fix|Step|Figure|Fig\.|Table|Eq\.|Section|Lesson|Chapter)|§)\s*$", re.IGNORECASE)
 _DRAWN_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 
 
@@ -86,7 +88,7 @@ def cited_numbers(text: str) -> list[str]:
     found = []
     for m in _NUMBER.finditer(text):
         s = m.group(0)
-        if re.fullmatch(r"(19[5-9]\d|20[0-4]\d)", s):
+        if re.fullmatch(r"(19[5-9]\d|20[0-4]\d)", s) or _ORDINAL.search(text[:m.start()]):
             continue
         found.append(s)
     return found
@@ -137,7 +139,7 @@ def view_problems(win, panel, target, caption: str, presenter: bool, texts=None)
         return problems
     if not screen.contains(full):
         problems.append(SlideProblem("a", f"focus view {_r(full)} outside the window {screen.width()}×{screen.height()}"))
-    elif seen.toRect() != full:
+    elif max(abs(a - b) for a, b in zip(seen.toRect().getCoords(), full.getCoords())) > CLIP_SLACK:
         problems.append(SlideProblem("a", f"focus view clipped to {_r(seen.toRect())} of {_r(full)}"))
     # (b) every cited figure drawn in the panel as shown
     drawn = {n for t in texts for n in _DRAWN_NUMBER.findall(t.text.replace("\u2009", "").replace("\u202f", ""))}
@@ -147,16 +149,20 @@ def view_problems(win, panel, target, caption: str, presenter: bool, texts=None)
     # (c) the focus view fills the room, and is not mostly blank
     room = panel.width() * panel.height()
     share = seen.width() * seen.height() / room if room else 0.0
-    if share < MIN_ROOM_SHARE[presenter]:
-        problems.append(SlideProblem("c", f"focus view has {share:.0%} of the panel (< {MIN_ROOM_SHARE[presenter]:.0%})"))
+    if presenter and share < MIN_ROOM_SHARE:     # the normal window shows the whole panel, the view marked
+        problems.append(SlideProblem("c", f"focus view has {share:.0%} of the panel (< {MIN_ROOM_SHARE:.0%})"))
     ink = ink_share(target)
     if ink < MIN_INK_SHARE:
         problems.append(SlideProblem("c", f"focus view is mostly blank ({ink:.0%} of it drawn on)"))
     # (d) no overlapping or cut text in the focus view
     inside = [t for t in texts if t.kind != "control" and seen.intersects(t.rect)]
+    cut: dict[str, list[str]] = {}
     for t in inside:
         if t.cut:
-            problems.append(SlideProblem("d", f"cut: {_short(t.text)!r} ({t.where})"))
+            cut.setdefault(t.where, []).append(_short(t.text))
+    for where, items in cut.items():
+        more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+        problems.append(SlideProblem("d", f"cut in {where}: {', '.join(map(repr, items[:3]))}{more}"))
     free = [t for t in inside if t.kind == "text"]
     for i, a in enumerate(free):
         for b in free[i + 1:]:
@@ -227,24 +233,30 @@ class SlideResult:
 
 
 def check_slides(win, tours, sizes=SIZES, modes=("presenter", "window")):
-    """Yield a :class:`SlideResult` for every step of ``tours`` at every size in every mode. Sizes
-    are the outer loop: presenter text follows the window's height, and a new text size re-styles
-    the whole application (most of a second), so it changes once per size, not once per step."""
+    """Yield a :class:`SlideResult` for every step of ``tours`` at every size in every mode. In
+    presenter mode sizes are the outer loop: text follows the window's height, and a new text size
+    re-styles the whole application (most of a second), so it changes once per size, not per step.
+    In the window each step is applied once and judged at every size."""
     from PySide6.QtWidgets import QApplication
 
     for mode in modes:
-        if win.presenting != (mode == "presenter"):
-            win.set_presenter(mode == "presenter", full_screen=False)
-        for w, h in sizes:
-            win.resize(w, h)
-            QApplication.processEvents()
-            win.fit_presenter()
+        presenting = mode == "presenter"
+        if win.presenting != presenting:
+            win.set_presenter(presenting, full_screen=False)
+        # presenting: one size for all steps (each size re-styles); else each step once, at every size
+        for outer in (sizes if presenting else [None]):
             for tour in tours:
                 for i, step in enumerate(tour.steps):
-                    problems = [SlideProblem("a", p) for p in step_problems(win, tour, i)]
-                    QApplication.processEvents()
-                    yield SlideResult(tour.lesson, i + 1, mode, f"{w}x{h}",
-                                      tuple(problems + slide_problems(win, step, mode == "presenter")))
+                    for w, h in ([outer] if presenting else sizes):
+                        if (win.width(), win.height()) != (w, h):
+                            win.resize(w, h)
+                            QApplication.processEvents()
+                            win.fit_presenter()
+                        applied = (win.tour.tour is tour and win.tour.index == i)
+                        problems = [] if applied else [SlideProblem("a", p) for p in step_problems(win, tour, i)]
+                        QApplication.processEvents()
+                        yield SlideResult(tour.lesson, i + 1, mode, f"{w}x{h}",
+                                          tuple(problems + slide_problems(win, step, presenting)))
     if win.presenting:
         win.set_presenter(False)
 
