@@ -143,7 +143,9 @@ def view_problems(win, panel, target, caption: str, presenter: bool, texts=None)
     elif max(abs(a - b) for a, b in zip(seen.toRect().getCoords(), full.getCoords())) > CLIP_SLACK:
         problems.append(SlideProblem("a", f"focus view clipped to {_r(seen.toRect())} of {_r(full)}"))
     # (b) every cited figure drawn in the panel as shown
-    drawn = {n for t in texts for n in _DRAWN_NUMBER.findall(t.text.replace("\u2009", "").replace("\u202f", ""))}
+    # only text wholly in view counts: a readout scrolled half away may hold the figure in its hidden half
+    drawn = {n for t in texts if not t.cut
+             for n in _DRAWN_NUMBER.findall(t.text.replace("\u2009", "").replace("\u202f", ""))}
     missing = [n for n in cited_numbers(caption) if not number_drawn(n, drawn)]
     if missing:
         problems.append(SlideProblem("b", "not drawn: " + ", ".join(dict.fromkeys(missing))))
