@@ -38,14 +38,10 @@ def main() -> int:
     os.environ.setdefault("EXPLORER_CONFIG_DIR", tempfile.mkdtemp(prefix="explorer-"))
     t0 = time.perf_counter()
     from explorer.app import make_app
-    from explorer.context import AppContext
     from explorer.lessons import lesson_tour, lessons, load_tour
-    from explorer.lessons.checks import check_slides, read_allow_list
-    from explorer.main_window import MainWindow
+    from explorer.lessons.checks import read_allow_list
 
     make_app()
-    win = MainWindow(AppContext(), remember_layout=False)
-    win.show()
     sizes = tuple(tuple(int(v) for v in s.split("x")) for s in args.sizes.split(","))
     tours = [load_tour(args.file)] if args.file else [
         lesson_tour(i) for i in (args.lessons or [x.id for x in lessons() if x.ready])]
@@ -56,7 +52,7 @@ def main() -> int:
         tours = [replace(t, steps=tuple(t.steps[i] for i in keep)) for t in tours]
     allowed = read_allow_list(args.allow) if args.allow else set()
     found, new, steps = [], [], 0
-    for r in check_slides(win, tours, sizes, tuple(args.modes.split(","))):
+    for win, r in _each_lesson_in_its_own_window(tours, sizes, tuple(args.modes.split(","))):
         steps += 1
         if args.shots:
             from explorer.exports import export_png
@@ -70,8 +66,6 @@ def main() -> int:
             if key not in allowed:
                 new.append(key)
             print(f"{mark:5} {r.lesson} step {r.step} {r.mode} {r.size}: {p}", flush=True)
-    for p in win.panels:
-        p.cancel_jobs()
     stale = sorted(allowed - set(found)) if not (args.lessons or args.file or args.steps) else []
     for key in stale:
         print(f"passes now (remove from the allow-list): {key}")
@@ -86,6 +80,33 @@ def main() -> int:
     print(f"{steps} step views checked, {len(set(found))} failing checks ({len(new)} new) "
           f"in {time.perf_counter() - t0:.0f} s")
     return 1 if new else 0
+
+
+def _each_lesson_in_its_own_window(tours, sizes, modes):
+    """As tests/gui/test_slide_check.py runs them: a fresh window per lesson, so the report and the
+    test agree whatever ran before (a window keeps state: layouts, text sizes, cached results)."""
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.context import AppContext
+    from explorer.lessons.checks import check_slides
+    from explorer.main_window import MainWindow
+
+    for tour in tours:
+        ctx = AppContext(device="cpu")
+        win = MainWindow(ctx, remember_layout=False)
+        win.resize(1500, 950)
+        win.show()
+        try:
+            for r in check_slides(win, [tour], sizes, modes):
+                yield win, r
+        finally:
+            for p in win.panels:
+                p.unbind()
+                p.settle(30_000)
+            win.close()
+            win.deleteLater()
+            ctx.close()
+            QApplication.processEvents()
 
 
 def _order(key: str):

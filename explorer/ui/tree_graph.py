@@ -15,6 +15,7 @@ from explorer.ui.widgets import brush, pen
 NODE_PX = 26    # the largest node symbol, in pixels
 
 
+FORMER_CAP_PT = 12.0   # the labels' old fixed cap: the least they get, as before
 ROW_TEXT_SHARE = 0.4   # a label's pixel size against a row's height: its own line, the node's and a gap
 
 
@@ -130,18 +131,20 @@ class TreeGraph(pg.PlotWidget):
         self._fit_x(now=True)
 
     def _label_px_size(self, pos: dict[str, tuple[float, float]]) -> int:
-        """Label text in pixels: the theme's size (so presenter mode and Ctrl+= reach the tree), but no
-        more than a row of the tree holds, one row per leaf: a label above its node and the node."""
+        """Label text in pixels: the theme's size (so presenter mode and Ctrl+= reach the tree) as far
+        as a row of the tree holds it (one row per leaf: a label above its node, and the node); never
+        below the 12 pt × 0.9 the labels had when the size was capped there."""
         theme_px = QFontInfo(self._theme_font()).pixelSize() * 0.9
+        floor_px = min(theme_px, QFontInfo(self._theme_font(FORMER_CAP_PT)).pixelSize() * 0.9)
         ys = [p[1] for p in pos.values()] or [0.0]
         rows = max(ys) - min(ys) + 1.8                       # the y range draw() sets
         height = self.getViewBox().height()
         row_px = height / rows if height > 50 else theme_px * 3
-        return max(9, int(min(theme_px, row_px * ROW_TEXT_SHARE)))
+        return int(max(floor_px, min(theme_px, row_px * ROW_TEXT_SHARE)))
 
-    def _theme_font(self) -> QFont:
+    def _theme_font(self, points: float | None = None) -> QFont:
         font = QFont()
-        font.setPointSizeF(self.theme.point_size)
+        font.setPointSizeF(points if points is not None else self.theme.point_size)
         return font
 
     def _fit_x(self, now: bool = False) -> None:
