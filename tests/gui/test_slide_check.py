@@ -89,8 +89,10 @@ def test_cited_numbers_are_figures_not_names():
     assert cited_numbers(text) == ["8", "1.0", "2,765", "0.0615"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lesson_id", READY)
 def test_every_step_is_a_good_slide_or_a_listed_known_failure(window, lesson_id):
+    """Each step at 1280×800 and 1920×1080, presenting and in the window (about 5 s of CPU a step)."""
     allowed = {k for k in read_allow_list(ALLOW) if k.split()[0] == lesson_id}
     found = set()
     for r in check_slides(window, [lesson_tour(lesson_id)]):
