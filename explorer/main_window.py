@@ -31,6 +31,7 @@ from explorer.ui.widgets import LessonView
 log = logging.getLogger("explorer")
 
 PRESENTER_SCALE = 1.6
+PRESENTER_HEIGHT = 800    # presenter text is PRESENTER_SCALE × the base size at this screen height, in step with it
 PRESENTER_SIDE = 0.27      # share of the screen's width the side column keeps in presenter mode
 EDITOR_MIN_WIDTH = 280    # the editor scrolls sideways below this
 FREEZE_AFTER_MS = 1000    # a newly built panel has painted and its first results are in by then
@@ -210,6 +211,7 @@ class MainWindow(QMainWindow):
         self.lessons = LessonsShell(self)   # navigator, start page and tour bar around the panels
         self.tour = self.lessons.player
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
+        self._presenter_base = PRESENTER_SCALE   # presenter text scale at PRESENTER_HEIGHT
         self.editor = ScenarioEditor(ctx.scenario)
         self.editor.notice.connect(lambda text: self.statusBar().showMessage(text, 15_000))
         send_undo_to_the_scenario(self.editor)
@@ -296,10 +298,8 @@ class MainWindow(QMainWindow):
         v = mb.addMenu("&View")
         self._action(v, "Light theme (projector)", lambda: self.ctx.set_theme("light"))
         self._action(v, "Dark theme", lambda: self.ctx.set_theme("dark"))
-        self._action(v, "Larger text", lambda: self.ctx.set_theme(font_scale=self.ctx.theme.font_scale + 0.15),
-                     "Ctrl+=")
-        self._action(v, "Smaller text", lambda: self.ctx.set_theme(font_scale=self.ctx.theme.font_scale - 0.15),
-                     "Ctrl+-")
+        self._action(v, "Larger text", lambda: self.scale_text(0.15), "Ctrl+=")
+        self._action(v, "Smaller text", lambda: self.scale_text(-0.15), "Ctrl+-")
         self.presenter_action = self._action(v, "Presenter mode", self.toggle_presenter, "Ctrl+Shift+F",
                                              checkable=True)
         self._action(v, "Full screen", self.toggle_full_screen, "F11")
@@ -665,16 +665,19 @@ class MainWindow(QMainWindow):
         scenario = self.findChild(QDockWidget, "scenario_dock")
         lesson = self.findChild(QDockWidget, "lesson_dock")
         if on and self._before_presenter is None:
-            self._before_presenter = (self.saveState(), self.ctx.theme.name, self.ctx.theme.font_scale)
-            self.ctx.set_theme("light", PRESENTER_SCALE)
+            self.lessons.unfold()            # the layout to go back to is the unfolded one
+            before = self.ctx.theme.font_scale
+            self._before_presenter = (self.saveState(), self.ctx.theme.name, before)
+            # the user's own scale (--font-scale) if they chose one, else the presenter's
+            self._presenter_base = before if abs(before - 1.0) > 1e-6 else PRESENTER_SCALE
+            self.ctx.set_theme("light", self.presenter_scale())
             if scenario.isVisible() and lesson.isVisible() and not lesson.isFloating():
                 self.tabifyDockWidget(scenario, lesson)
                 scenario.raise_()
             if full_screen:
                 self.showFullScreen()
             QApplication.processEvents()    # the new geometry first, then the column's share of it
-            self.resizeDocks([scenario], [max(self.editor.minimumWidth(), int(self.width() * PRESENTER_SIDE))],
-                             Qt.Horizontal)
+            self.fit_presenter()
         elif not on and self._before_presenter is not None:
             state, theme, scale = self._before_presenter
             self._before_presenter = None
@@ -683,6 +686,30 @@ class MainWindow(QMainWindow):
                 self.showNormal()
             self.restoreState(state)
         self.lessons.presenter_changed()
+
+    def presenter_scale(self) -> float:
+        """Presenter text in step with the screen's height: the same share of it at 800 and at 1080
+        lines (at a fixed size, 1080p text would be two-thirds as large against the screen)."""
+        return self._presenter_base * max(self.height(), 1) / PRESENTER_HEIGHT
+
+    def fit_presenter(self) -> None:
+        """After a resize in presenter mode: text scaled to the new height, the side column its share."""
+        if not self.presenting:
+            return
+        scale = self.presenter_scale()
+        if abs(self.ctx.theme.scaled(scale).font_scale - self.ctx.theme.font_scale) > 0.02:
+            self.ctx.set_theme(font_scale=scale)
+        scenario = self.findChild(QDockWidget, "scenario_dock")
+        self.resizeDocks([scenario], [max(self.editor.minimumWidth(), int(self.width() * PRESENTER_SIDE))],
+                         Qt.Horizontal)
+
+    def scale_text(self, step: float) -> None:
+        """Ctrl+= / Ctrl+-: larger or smaller text; in presenter mode it stays in step with the screen."""
+        if self.presenting:
+            self._presenter_base = max(0.6, self._presenter_base + step)
+            self.ctx.set_theme(font_scale=self.presenter_scale())
+        else:
+            self.ctx.set_theme(font_scale=self.ctx.theme.font_scale + step)
 
     @property
     def presenting(self) -> bool:
@@ -770,6 +797,8 @@ class MainWindow(QMainWindow):
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
             self.lessons.nav.fit_width(event.size().width())
+        if self.presenting and event.oldSize().height() != event.size().height():
+            QTimer.singleShot(0, self, self.fit_presenter)     # once the resize has settled
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.lessons.prefetch.stop()
@@ -780,7 +809,7 @@ class MainWindow(QMainWindow):
                 self.set_presenter(False)
             st = settings()
             st.setValue("geometry", self.saveGeometry())
-            st.setValue("state", self.saveState())
+            st.setValue("state", self.lessons.layout_state())
             cur = self.current_panel()
             st.setValue("tab", "start" if self.lessons.on_start_page else (cur.key if cur else ""))
             st.setValue("view", self.view_state().to_json())

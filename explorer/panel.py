@@ -303,7 +303,8 @@ def _rescale_default_labels(plot, old_size: float, new_size: float) -> None:
 
     if abs(old_size - new_size) < 1e-6:
         return
-    for item in plot.getPlotItem().items:
+    for added in plot.getPlotItem().items:
+        item = getattr(added, "label", None) if isinstance(added, pg.InfiniteLine) else added   # a line's label too
         if isinstance(item, pg.TextItem):
             font = item.textItem.font()
             if abs(font.pointSizeF() - old_size) < 1e-6:

@@ -16,7 +16,7 @@ from engines.memory.study import StepTimeStudy, ThroughputStudy
 from explorer.ui.label_layer import range_end_for_label
 from explorer.ui.live_text import LiveText
 from explorer.ui.pool import ItemPool
-from explorer.ui.widgets import RowLegend, cache_static, make_plot
+from explorer.ui.widgets import RowLegend, cache_static, make_plot, style_legend
 from panels._memory_style import MemoryChart, _nice_ceil
 
 PART_COLOR = {"compute": 4, "recompute": 1, "bubble": 7, "tp_comm": 5, "dp_comm": 0, "offload": 6, "optimizer": 2}
@@ -25,6 +25,7 @@ PART_PATTERN = {"compute": Qt.NoBrush, "recompute": Qt.Dense6Pattern, "bubble": 
                 "optimizer": Qt.FDiagPattern}
 PART_SHORT = {"compute": "compute", "recompute": "recompute", "bubble": "bubble", "tp_comm": "TP comm",
               "dp_comm": "DP/ZeRO comm", "offload": "offload", "optimizer": "optimizer step"}
+LABEL_SCALE = 0.8     # labels on the bars against the text size: ≥ 2.2 % of the screen's height in presenter mode
 WRAP_LABELS = {1: "1 block", 2: "2 blocks", 4: "4 blocks", 8: "8 blocks", 0: "whole stage"}
 COLLECTIVE_LABELS = {"ring": "flat ring", "hierarchical": "hierarchical"}
 LINE_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
@@ -38,8 +39,6 @@ def _rate(x: float) -> str:
 class StepTimeView(MemoryChart):
     """Seconds per optimizer step of every strategy, part by part, and the readout of your own.
     ``rates`` are the offload-rate controls the panel binds; they show only while offload is on."""
-
-    _time_key = " · ".join(f"<b>{PART_LETTERS[p]}</b> {PART_SHORT[p]}" for p in PARTS)
 
     def __init__(self, theme, rates: tuple[QWidget, ...] = ()) -> None:
         super().__init__(theme)
@@ -60,6 +59,12 @@ class StepTimeView(MemoryChart):
         self.box.addWidget(self.offload_rates)
         self.box.addWidget(self.readout)
         self.box.addWidget(self.plot, 1)
+        # the letters' key inside the chart: a tour step that shows only the chart still says what C, R, D mean
+        self.key = RowLegend(colCount=4, frame=False)
+        self.key_samples = {part: pg.BarGraphItem(x=[0], height=[1], width=1) for part in PARTS}
+        for part in PARTS:
+            self.key.addItem(self.key_samples[part], f"{PART_LETTERS[part]} {PART_SHORT[part]}")
+        self.plot.getPlotItem().layout.addItem(self.key, 5, 1)
         cache_static(self.plot)
         self.pool = ItemPool(self.plot)
         self.result: StepTimeStudy | None = None
@@ -68,7 +73,12 @@ class StepTimeView(MemoryChart):
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
         self.readout.reset_height()
-        self.plot.setMinimumHeight(max(int(theme.point_size * 7), 130))   # title and axis leave the data room
+        self.plot.setMinimumHeight(max(int(theme.point_size * 10), 130))  # title, axis and key leave the data room
+        for part, sample in self.key_samples.items():
+            sample.setOpts(brush=self._part_brushes(part)[0], pen=self._pen(theme.fg, 1))
+        style_legend(self.key, theme)
+        self.key.setColumnCount(4)
+        self.key.updateSize()
 
     def show_offload_rates(self, shown: bool) -> None:
         """Only offload reads the rates: the panel shows them while the scenario offloads."""
@@ -100,7 +110,7 @@ class StepTimeView(MemoryChart):
         ys = list(range(len(shown)))[::-1]
         blocks = {"x0": [], "y": [], "width": [], "fill": [], "hatch": []}
         top = max(st.total for st in times)
-        metrics = QFontMetrics(self._font(0.7))
+        metrics = QFontMetrics(self._font(LABEL_SCALE))
         px_per_s = max(p.getViewBox().width(), 200.0) / (top * 1.6)
         for y, st in zip(ys, times):
             x = 0.0
@@ -114,17 +124,17 @@ class StepTimeView(MemoryChart):
                 label = next((t for t in (f"{PART_LETTERS[part]} {w:,.2f}", PART_LETTERS[part])
                               if w * px_per_s > metrics.horizontalAdvance(t) + 8), None)
                 if label:
-                    pool.text(label, (x + w / 2, y), (0.5, 0.5), self._font(0.7), self.theme.fg)
+                    pool.text(label, (x + w / 2, y), (0.5, 0.5), self._font(LABEL_SCALE), self.theme.fg)
                 x += w
         pool.bar(x0=blocks["x0"], y=blocks["y"], width=blocks["width"], height=0.6, brushes=blocks["fill"],
                  hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
         width_px = max(p.getViewBox().width(), 200.0)
         x_max = top * 1.15
-        label_metrics = QFontMetrics(self._font(0.72))
+        label_metrics = QFontMetrics(self._font(LABEL_SCALE))
         for y, s, st, fits in zip(ys, shown, times, r.fits):
             text = (f"{st.total:,.2f} s · {_rate(st.tokens_per_second)}tok/s · MFU {st.mfu * 100:.0f}% · "
                     f"{'fits' if fits else 'too big'}{' ◀ yours' if s == r.strategy else ''}")
-            pool.text(text, (st.total + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
+            pool.text(text, (st.total + top * 0.01, y), (0, 0.5), self._font(LABEL_SCALE), self.theme.fg)
             x_max = max(x_max, range_end_for_label(st.total, 0.0, label_metrics.horizontalAdvance(text) + 16,
                                                    width_px, 0.2 * width_px))
         pool.end()
@@ -151,7 +161,7 @@ class StepTimeView(MemoryChart):
             f"({st.global_tokens:,} tokens); DP traffic {st.comm_bytes / 1e9:,.2f} GB per step, "
             f"{st.comm_bytes_per_sample / 1e6:,.1f} MB per sequence, {st.dp_comm_hidden:,.2f} s of it hidden behind "
             f"compute (not drawn){pcie}{nvme}." + (" <i>(notes: hover)</i>" if st.notes else "")
-            + f"<br><small>{self._time_key}</small>")
+            )
         self.readout.setToolTip("; ".join(st.notes))
 
 

@@ -59,12 +59,17 @@ class FixesView(QWidget):
             self.sq_plot.clear()
             xs, ys = zip(*s.sq_curve)
             self.sq_plot.plot(xs, ys, pen=pen(th.color(2), 3), symbol="o", symbolBrush=th.color(2))
-            self.sq_plot.addItem(pg.InfiniteLine(pos=s.naive_error, angle=0,
-                                                 pen=pen(th.color(5), 2, Qt.DashLine), label="naive per-tensor",
+            self.sq_plot.addItem(pg.InfiniteLine(pos=s.naive_error, angle=0, pen=pen(th.color(5), 2, Qt.DashLine),
+                                                 label=f"naive per-tensor {s.naive_error:.4f}",
                                                  labelOpts={"color": th.fg, "position": 0.45,      # above the line,
                                                             "anchors": [(0.5, 1), (0.5, 1)]}))  # where the curve dips
             self.alpha_marker = pg.InfiniteLine(pos=s.alpha, angle=90, pen=pen(th.fg, 2, Qt.DotLine))
             self.sq_plot.addItem(self.alpha_marker)
+            best = pg.TextItem(f"lowest: α = {s.best[0]:.2f}, {s.best[1]:.4f}", color=th.fg, anchor=(0.5, 0))
+            best.setPos(*s.best)           # under the lowest point, in room kept below the curve for it
+            self.sq_plot.addItem(best)
+            top = max(max(ys), s.naive_error)
+            self.sq_plot.setYRange(max(0.0, s.best[1] - 0.35 * (top - s.best[1])), top, padding=0.05)
         self.alpha_marker.setPos(s.alpha)
         self.fix_text.setText(
             f"Decompose (LLM.int8) keeps {s.int8_fp16_fraction:.1%} of input columns in fp16; rotate spreads"

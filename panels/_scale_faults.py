@@ -19,6 +19,7 @@ from engines.scale.params import FAULT_CHOICES, Params
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, legend_below, log_axes, make_plot, pen
+from panels._compute_common import eng
 
 FAULT_NAMES = {"none": "no fault", **FAULT_LABELS}
 ACTION_MARKS = {"replay": "⟲ replay", "skip_batch": "⟲ skip batch", "lower_lr": "⟲ lower LR"}
@@ -166,14 +167,35 @@ class FaultRunView(QWidget):
                 plot.addItem(line)
                 it["marks"].append(line)
             it["fault"].label.setColor(self.theme.fg)
+            self._mark_off_chart(key, plot, r.records, value)
             plot.enableAutoRange()
         self.text.setText(summary(study))
         self.log.setHtml(self._log_html(r))
 
+    def _mark_off_chart(self, key: str, plot, records, value) -> None:
+        """Values drawn at the chart's edge say so: the first one gets an arrow and its true size (the
+        flip of a top exponent bit reads about 10³⁸, the chart stops at its cap)."""
+        cap = self._cap(key)
+        over = next((x for x in records if not math.isfinite(value(x)) or value(x) > cap), None)
+        if over is None:
+            return
+        v = value(over)
+        text = f"▲ {eng(v) if math.isfinite(v) else 'not finite'}: off the chart"
+        y = math.log10(cap) if key == "grad" else cap          # the gradient chart's y axis is log10
+        right_half = over.step > (records[0].step + records[-1].step) / 2
+        mark = pg.TextItem(text, color=self.theme.fg, anchor=(1 if right_half else 0, 0))   # the text runs inwards
+        mark.setPos(over.step, y)
+        plot.addItem(mark)
+        self.items[key]["marks"].append(mark)
+
+    @staticmethod
+    def _cap(key: str) -> float:
+        return 20.0 if key == "loss" else 1e6
+
     @staticmethod
     def _finite(v: float, key: str) -> float:
         """Non-finite or astronomically large values are drawn at the chart's edge (the log says the value)."""
-        cap = 20.0 if key == "loss" else 1e6
+        cap = FaultRunView._cap(key)
         return min(v, cap) if math.isfinite(v) else cap
 
     def _log_html(self, r: Run) -> str:

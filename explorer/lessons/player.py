@@ -89,7 +89,7 @@ class Fold:
             if isinstance(parent, QTabWidget):
                 bar = parent.tabBar()
                 if bar.isVisibleTo(parent):
-                    bar.hide()
+                    QWidget.hide(bar)
                     self._hidden.append(bar)
                 # the other pages' needs do not count while only this one shows; the layouts below
                 # first take in the widgets just hidden, or the page's hint still counts them
@@ -100,7 +100,7 @@ class Fold:
             elif not isinstance(parent, QStackedWidget):
                 for sib in parent.findChildren(QWidget, options=Qt.FindDirectChildrenOnly):
                     if sib is not w and not sib.isWindow() and sib.isVisibleTo(parent):
-                        sib.hide()
+                        QWidget.hide(sib)       # Qt's own: some views define show()/hide() of their own
                         self._hidden.append(sib)
                 if parent.layout() is not None:
                     self._give_room(parent.layout(), w)
@@ -142,7 +142,7 @@ class Fold:
         self._undo.clear()
         for w in reversed(self._hidden):
             try:
-                w.show()
+                QWidget.show(w)
             except RuntimeError:                 # deleted with its panel
                 pass
         self._hidden.clear()

@@ -22,7 +22,8 @@ KEYS_HELP = """Tour keys
   Previous step: Alt+← (always), PgUp while a tour runs, ← too in presenter mode
   A presenter clicker sends PgDn/PgUp (or →/←): both move the tour in presenter mode.
   Timeline during a tour: Space plays, Shift+PgDn / Shift+PgUp jump chapters, → / ← step frames
-  (outside presenter mode). F6 shows the folded controls in presenter mode."""
+  (outside presenter mode). F6 shows the folded controls (side columns fold during a tour unless
+  Tour ▸ Keep side columns open during tours is on)."""
 
 
 class LessonsShell:
@@ -66,6 +67,10 @@ class LessonsShell:
         win.setCentralWidget(central)
         self._fold_state = None           # the window's dock layout before a presenter tour folded it
         self._timeline_folded = False
+        from explorer.main_window import settings
+
+        # a learner's layout: during a tour the side columns fold so the picture fits a laptop, unless pinned
+        self.pin_docks = settings().value("tour/pin_docks", False, type=bool)
         win.ctx.timeline.spec_changed.connect(lambda _spec: self._fold_timeline())
         self.player.changed.connect(self._tour_changed)
         self.nav.fit_width()
@@ -121,26 +126,54 @@ class LessonsShell:
         for act in self.step_actions:
             act.setEnabled(self.player.active)
 
+    @property
+    def folds(self) -> bool:
+        """Whether a tour folds the side columns: always in presenter mode, else unless pinned."""
+        return self.win.presenting or not self.pin_docks
+
+    def set_pin_docks(self, on: bool) -> None:
+        from explorer.main_window import settings
+
+        self.pin_docks = on
+        settings().setValue("tour/pin_docks", on)
+        self.arrange()
+
     def arrange(self) -> None:
-        """Presenter mode during a tour: the picture gets the room (navigator and side docks fold away,
-        the panel folds around the step's view) until "Show controls" (F6) asks for them."""
-        fold = self.win.presenting and self.player.active and not self.bar.controls_button.isChecked()
+        """During a tour the picture gets the room: the navigator and side docks fold away (in the
+        normal window too, unless pinned: on a 1280×800 laptop they left no room for the chart) and,
+        in presenter mode, the panel folds around the step's view, until "Show controls" (F6)."""
+        fold = self.folds and self.player.active and not self.bar.controls_button.isChecked()
         if fold and self._fold_state is None:
             self._fold_state = self.win.saveState()        # docks, tabs and sizes, to put back exactly
             self._hide_side_docks()
             QTimer.singleShot(0, self._hide_side_docks)     # hiding a tab's dock shows the next tab's, later
-            self.win.statusBar().hide()
+            if self.win.presenting:
+                self.win.statusBar().hide()
+            elif self._nav_dock is None:
+                self.nav.hide()
         elif not fold and self._fold_state is not None:
-            state, self._fold_state = self._fold_state, None
-            self._timeline_folded = False
-            self.win.restoreState(state)
-            self.win.statusBar().show()
+            self.unfold()
         self._fold_timeline(fold)
         if not fold:
             self.player.fold.restore()
         if fold:
             self.player.arrange()
         self.bar.refresh()
+
+    def unfold(self) -> None:
+        """Put the docks, navigator and status bar back as they were before the tour folded them."""
+        if self._fold_state is None:
+            return
+        state, self._fold_state = self._fold_state, None
+        self._timeline_folded = False
+        self.win.restoreState(state)
+        self.win.statusBar().show()
+        if self._nav_dock is None:
+            self.nav.show()
+
+    def layout_state(self):
+        """The window's dock layout to remember: the one before a tour folded it."""
+        return self._fold_state if self._fold_state is not None else self.win.saveState()
 
     def _hide_side_docks(self) -> None:
         if self._fold_state is None:
@@ -242,6 +275,9 @@ class LessonsShell:
             add(m, "Export tour as HTML slides…", lambda: self.export_dialog("html")),
             add(m, "Export tour as PDF…", lambda: self.export_dialog("pdf")),
         ]
+        self.pin_action = add(m, "Keep side columns open during tours", lambda: self.set_pin_docks(
+            self.pin_action.isChecked()), checkable=True)
+        self.pin_action.setChecked(self.pin_docks)
         m.addSeparator()
         add(m, "Keys for tours…", lambda: QMessageBox.information(w, "Tour keys", KEYS_HELP))
         for act in self.step_actions:

@@ -46,8 +46,8 @@ class TourBar(QFrame):
         buttons.setSpacing(4)
         self.prev_button = self._button("◀", "Previous step (Alt+←; PgUp during a tour)", player.previous)
         self.next_button = self._button("Next ▶", "Next step (Alt+→; PgDn during a tour)", player.next)
-        self.controls_button = self._button("☰", "Presenter mode folds the controls and side columns away "
-                                                 "during a tour: show them again (F6)", None)
+        self.controls_button = self._button("☰", "A tour folds the side columns (and in presenter mode the "
+                                                 "controls) away: show them again (F6)", None)
         self.controls_button.setCheckable(True)
         self.end_button = self._button("✕", "End the tour (the view stays as it is)", player.stop)
         buttons.addWidget(self.prev_button, 0, 0)
@@ -104,4 +104,4 @@ class TourBar(QFrame):
         self.prev_button.setEnabled(i > 0)
         self.next_button.setEnabled(i + 1 < n)
         self.practice_button.setVisible(i + 1 == n and _has_practice(tour.lesson))
-        self.controls_button.setVisible(presenting)
+        self.controls_button.setVisible(self.player.win.lessons.folds)

@@ -82,6 +82,10 @@ class LabelLayer(ViewOverlay):
             out.append(QRectF(px - label.anchor[0] * w, py - label.anchor[1] * h, w, h))
         return out
 
+    def drawn_texts(self) -> list[tuple[str, QRectF, QFont]]:
+        """What the slide check reads: each label's text, box and font."""
+        return [(label.text, box, label.font) for label, box in zip(self.labels, self.rects())]
+
     def paint(self, painter, *_args) -> None:
         pens: dict[str, QPen] = {}
         for (label, lines, widths, w, h, line_h), box in zip(self._laid_out, self.rects()):

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QFont, QFontInfo, QFontMetrics
 
 from explorer.theme import Theme
 from explorer.ui.widgets import brush, pen
 
 
 NODE_PX = 26    # the largest node symbol, in pixels
+
+
+FORMER_CAP_PT = 12.0   # the labels' old fixed cap: the least they get, as before
+ROW_TEXT_SHARE = 0.4   # a label's pixel size against a row's height: its own line, the node's and a gap
 
 
 class TreeGraph(pg.PlotWidget):
@@ -48,7 +52,9 @@ class TreeGraph(pg.PlotWidget):
     def draw(self, tree, path: list[str], pos: dict[str, tuple[float, float]]) -> None:
         """``tree``: nodes (id → node with label, answers, is_outcome) and graph(); ``pos``: node id → (x, y)."""
         th = self.theme
-        drawn = (id(tree), tuple(path), th)
+        self._args = (tree, path, pos)
+        label_px = self._label_px_size(pos)
+        drawn = (id(tree), tuple(path), th, label_px)
         if drawn == getattr(self, "_drawn", None):     # a step sets the walk and then its frame: draw once
             return
         self._drawn = drawn
@@ -67,11 +73,10 @@ class TreeGraph(pg.PlotWidget):
                                                           Qt.SolidLine if hot else Qt.DashLine))
             line.setVisible(bool(xs))
         font = QFont()
-        # one row per leaf: capped so presenter scale enlarges the cards, not overlaps between rows
-        font.setPointSizeF(min(th.point_size, 12.0) * 0.9)
+        font.setPixelSize(label_px)
         backing = brush(th.bg, 0.85)
         small = QFont(font)
-        small.setPointSizeF(font.pointSizeF() * 0.85)
+        small.setPixelSize(label_px)                    # italic tells the words from the labels
         small.setItalic(True)
         self._edge_words: list[tuple[pg.TextItem, tuple[float, float], tuple[float, float]]] = []
         self._word_pool.begin()
@@ -124,6 +129,23 @@ class TreeGraph(pg.PlotWidget):
         self._x_span = (min(xs), max(xs))
         self.setYRange(min(ys) - 0.8, max(ys) + 1.0, padding=0)
         self._fit_x(now=True)
+
+    def _label_px_size(self, pos: dict[str, tuple[float, float]]) -> int:
+        """Label text in pixels: the theme's size (so presenter mode and Ctrl+= reach the tree) as far
+        as a row of the tree holds it (one row per leaf: a label above its node, and the node); never
+        below the 12 pt × 0.9 the labels had when the size was capped there."""
+        theme_px = QFontInfo(self._theme_font()).pixelSize() * 0.9
+        floor_px = min(theme_px, QFontInfo(self._theme_font(FORMER_CAP_PT)).pixelSize() * 0.9)
+        ys = [p[1] for p in pos.values()] or [0.0]
+        rows = max(ys) - min(ys) + 1.8                       # the y range draw() sets
+        height = self.getViewBox().height()
+        row_px = height / rows if height > 50 else theme_px * 3
+        return int(max(floor_px, min(theme_px, row_px * ROW_TEXT_SHARE)))
+
+    def _theme_font(self, points: float | None = None) -> QFont:
+        font = QFont()
+        font.setPointSizeF(points if points is not None else self.theme.point_size)
+        return font
 
     def _fit_x(self, now: bool = False) -> None:
         """Room on both sides for the labels, worked out in pixels at the chart's width."""
@@ -191,7 +213,12 @@ class TreeGraph(pg.PlotWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        if self.plotItem is not None:         # close() drops the plot, then resizes the view
+        if self.plotItem is None:             # close() drops the plot, then resizes the view
+            return
+        args = getattr(self, "_args", None)
+        if args is not None and self._label_px_size(args[2]) != self._drawn[3]:
+            TreeGraph.draw(self, *args)       # taller or shorter: labels follow the room per row
+        else:
             self._fit_x()
 
 

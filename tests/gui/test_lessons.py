@@ -123,6 +123,26 @@ def test_presenter_mode_gives_the_focused_view_the_room_and_gives_it_back(window
     assert window.lessons.nav.isVisible() and window.findChild(QDockWidget, "nav_dock") is None
 
 
+def test_a_tour_in_the_normal_window_folds_the_side_columns_unless_pinned(window, qtbot):
+    """A learner's layout: on a 1280×800 laptop the docks left the step's chart no room."""
+    window.resize(1280, 800)
+    docks = [d for d in window.findChildren(QDockWidget) if d.objectName() in ("scenario_dock", "lesson_dock")]
+    assert all(d.isVisible() for d in docks) and window.lessons.nav.isVisible()
+    assert window.tour.start(_mini_tour())
+    qtbot.waitUntil(lambda: not any(d.isVisible() for d in docks))
+    assert not window.lessons.nav.isVisible()
+    qtbot.keyClick(window, Qt.Key_F6)                   # the controls back
+    assert all(d.isVisible() for d in docks) and window.lessons.nav.isVisible()
+    qtbot.keyClick(window, Qt.Key_F6)
+    qtbot.waitUntil(lambda: not any(d.isVisible() for d in docks))
+    window.lessons.pin_action.trigger()                 # pinned: they stay open
+    assert all(d.isVisible() for d in docks) and not window.lessons.bar.controls_button.isVisible()
+    window.lessons.pin_action.trigger()
+    qtbot.waitUntil(lambda: not any(d.isVisible() for d in docks))
+    window.tour.stop()
+    assert all(d.isVisible() for d in docks) and window.lessons.nav.isVisible()
+
+
 def test_a_step_that_animates_plays_its_chapter(window, qtbot):
     tour = Tour("T", "t", (TourStep(panel="pipeline", caption="Play.", scenario={"pp": 4, "grad_accum": 8},
                                     frame=0, play=True),))

@@ -385,12 +385,36 @@ def test_presenter_mode_gives_the_panel_the_room_and_restores_the_layout(window)
     scenario = window.findChild(QDockWidget, "scenario_dock")
     lesson = window.findChild(QDockWidget, "lesson_dock")
     assert window.tabifiedDockWidgets(scenario) == []
+    window.resize(1280, 800)
     window.set_presenter(True, full_screen=False)
     assert window.ctx.theme.name == "light" and window.ctx.theme.font_scale == pytest.approx(1.6)
     assert lesson in window.tabifiedDockWidgets(scenario)            # one side column, two tabs
     window.set_presenter(False)
     assert (window.ctx.theme.name, window.ctx.theme.font_scale) == ("dark", 1.0)
     assert window.tabifiedDockWidgets(scenario) == [] and lesson.isVisible()
+
+
+def test_presenter_text_keeps_its_share_of_the_screen_and_follows_ctrl_plus(window, qtbot):
+    """At a fixed point size 1080p text was two-thirds as large against the screen as 800-line text."""
+    window.resize(1280, 800)
+    window.set_presenter(True, full_screen=False)
+    at_800 = window.ctx.theme.point_size
+    window.resize(1920, 1080)
+    qtbot.waitUntil(lambda: window.ctx.theme.point_size != at_800)
+    assert window.ctx.theme.point_size / 1080 == pytest.approx(at_800 / 800, rel=0.02)
+    before = window.ctx.theme.point_size
+    window.scale_text(0.15)                                           # Ctrl+= in presenter mode
+    assert window.ctx.theme.point_size > before
+    window.set_presenter(False)
+
+
+def test_font_scale_chosen_by_the_user_is_kept_in_presenter_mode(window):
+    window.resize(1280, 800)
+    window.ctx.set_theme("dark", 2.4)                                # --font-scale 2.4
+    window.set_presenter(True, full_screen=False)
+    assert window.ctx.theme.font_scale == pytest.approx(2.4)
+    window.set_presenter(False)
+    assert window.ctx.theme.font_scale == pytest.approx(2.4)
 
 
 @pytest.mark.parametrize("presenter", [False, True])

@@ -35,3 +35,26 @@ def test_a_redrawn_graph_shows_what_a_fresh_one_shows(qtbot):
     assert set(reused.getPlotItem().items) <= set(items)      # the big tree's items served the small one
     hidden = [i for i in reused.getPlotItem().items if isinstance(i, pg.TextItem) and not i.isVisible()]
     assert hidden and all(i.toPlainText() in ("", "Yes", "No", "Yes / No") for i in hidden)
+
+
+def _label_px(graph: TreeGraph) -> int:
+    from PySide6.QtGui import QFontInfo
+
+    return max(QFontInfo(i.textItem.font()).pixelSize() for i in graph._node_labels)
+
+
+def test_labels_grow_with_the_room_and_the_theme_not_a_fixed_cap(qtbot):
+    """Labels were capped at 12 pt: 12–14 px on a 1080-line projector. They now follow the theme's
+    size, as far as a row of the tree holds them, and a resized chart redraws them to fit."""
+    tree = sorted(TREES.values(), key=lambda t: len(t.nodes))[-1]     # many rows: the room limits first
+    graph = _fresh(qtbot, tree, [tree.root])
+    graph.resize(700, 1000)
+    qtbot.wait(20)
+    graph.draw(tree, [tree.root], layout(tree))
+    plain = _label_px(graph)
+    graph.theme = THEMES["light"].scaled(2.4)                         # presenter text, Ctrl+=
+    graph.draw(tree, [tree.root], layout(tree))
+    large = _label_px(graph)
+    assert large > plain and large > 17                                # 12 pt × 0.9 was 14 px
+    graph.resize(700, 300)
+    qtbot.waitUntil(lambda: _label_px(graph) < large)                  # a short chart: rows hold less
