@@ -7,11 +7,13 @@ safe to delete); the cache shipped with the tours (``assets/tour_cache``) is rea
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import queue
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 from engines.core.errors import Cancelled
@@ -61,6 +63,17 @@ def _lower_priority() -> None:
             pass
 
 
+_LIVE: "weakref.WeakSet[Prefetcher]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:
+    """A daemon thread still inside torch or gloo while the interpreter tears down aborts the
+    process ("terminate called without an active exception"): cancel every prefetch and wait."""
+    for prefetcher in list(_LIVE):
+        prefetcher.stop(wait_s=30.0)
+
+
 class Prefetcher:
     """One low-priority thread computing the calls it is given into the cache, one at a time.
 
@@ -75,6 +88,7 @@ class Prefetcher:
         self._thread: threading.Thread | None = None
         self.done = 0
         self.failed: list[str] = []
+        _LIVE.add(self)
 
     def want(self, calls: list[EngineCall]) -> None:
         cache = app_cache()
@@ -95,10 +109,14 @@ class Prefetcher:
         except queue.Empty:
             pass
 
-    def stop(self) -> None:
-        """Drop what is queued and cancel the running call at its next progress check."""
+    def stop(self, wait_s: float = 0.0) -> None:
+        """Drop what is queued and cancel the running call at its next progress check; with
+        ``wait_s``, wait that long for the thread to end (a window closing, the app exiting)."""
         self._drain()
         self._stop.set()
+        thread = self._thread
+        if wait_s > 0 and thread is not None and thread is not threading.current_thread():
+            thread.join(wait_s)
 
     def idle(self) -> bool:
         return self._queue.empty() and (self._thread is None or not self._busy)
