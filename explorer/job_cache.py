@@ -13,11 +13,14 @@ import queue
 import sys
 import threading
 from pathlib import Path
+from typing import Callable, Union
 
 from engines.core.errors import Cancelled
 from engines.core.result_cache import DEFAULT_LIMIT, EngineCall, ResultCache
 
 log = logging.getLogger("explorer")
+
+Planner = Callable[[], "list[EngineCall]"]      # works out calls on the prefetch thread (may import torch)
 
 _cache: ResultCache | None = None
 _configured: tuple[str, Path] | None = None     # the environment the cache was made for
@@ -64,26 +67,30 @@ def _lower_priority() -> None:
 class Prefetcher:
     """One low-priority thread computing the calls it is given into the cache, one at a time.
 
-    ``want(calls)`` replaces the list of calls not yet started (the tour moved on); the one running
-    finishes unless ``stop()``. A job that needs a call being prefetched waits for it (the cache knows
-    which calls are in flight) instead of computing it twice.
+    ``want(items)`` replaces the list of calls not yet started (the tour moved on); the one running
+    finishes unless ``stop()``. An item is an :class:`EngineCall` or a planner returning calls: planning
+    a step (reading its tensors, importing torch) then runs on this thread, not the GUI's. A job that
+    needs a call being prefetched waits for it (the cache knows which calls are in flight) instead of
+    computing it twice.
     """
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[EngineCall | None] = queue.Queue()
+        self._queue: queue.Queue[Union[EngineCall, Planner, None]] = queue.Queue()
+        self._generation = 0             # bumped by want()/stop(): a planner's calls from before are dropped
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.done = 0
         self.failed: list[str] = []
 
-    def want(self, calls: list[EngineCall]) -> None:
+    def want(self, items: "list[EngineCall | Planner]") -> None:
         cache = app_cache()
         if cache is None:
             return
         self._drain()
+        self._generation += 1
         self._stop.clear()
-        for call in calls:
-            self._queue.put(call)
+        for item in items:
+            self._queue.put(item)
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._loop, name="explorer-prefetch", daemon=True)
             self._thread.start()
@@ -98,6 +105,7 @@ class Prefetcher:
     def stop(self) -> None:
         """Drop what is queued and cancel the running call at its next progress check."""
         self._drain()
+        self._generation += 1
         self._stop.set()
 
     def idle(self) -> bool:
@@ -112,20 +120,33 @@ class Prefetcher:
                 call = self._queue.get(timeout=30)
             except queue.Empty:
                 return                        # a new thread starts with the next want()
-            cache = app_cache()
-            if call is None or cache is None:
+            if call is None:
                 continue
             self._busy = True
             try:
-                def progress(_f: float, _t: str = "") -> None:
-                    if self._stop.is_set():
-                        raise Cancelled()
-                cache.run(call, progress, self._stop.is_set)
-                self.done += 1
-            except Cancelled:
-                pass
-            except Exception as exc:          # a bad step is the tour's business; the panel shows the error
-                log.warning("prefetch of %s failed: %s", call.name, exc)
-                self.failed.append(call.name)
+                if isinstance(call, EngineCall):
+                    self._compute(call)
+                    continue
+                generation = self._generation
+                for planned in call():           # a planner reports its own failures (an empty list)
+                    if self._generation != generation:
+                        break                    # the tour moved on while this step was planned or computed
+                    self._compute(planned)
             finally:
                 self._busy = False
+
+    def _compute(self, call: EngineCall) -> None:
+        cache = app_cache()
+        if cache is None:
+            return
+        try:
+            def progress(_f: float, _t: str = "") -> None:
+                if self._stop.is_set():
+                    raise Cancelled()
+            cache.run(call, progress, self._stop.is_set)
+            self.done += 1
+        except Cancelled:
+            pass
+        except Exception as exc:          # a bad step is the tour's business; the panel shows the error
+            log.warning("prefetch of %s failed: %s", call.name, exc)
+            self.failed.append(call.name)

@@ -166,3 +166,48 @@ def json_version() -> str:
     from engines.core.assets import asset_path
 
     return json.loads(asset_path("tour_cache", "MANIFEST.json").read_text(encoding="utf-8"))["code_version"]
+
+
+def test_a_step_is_planned_on_the_prefetch_thread_not_the_gui_thread(qapp):
+    """Planning reads tensors and may import torch (seconds): the GUI thread only hands over a planner."""
+    import threading
+
+    from explorer.job_cache import Prefetcher, app_cache
+
+    gui, seen, planned = threading.get_ident(), [], _call(4.5)
+
+    def planner():
+        seen.append(threading.get_ident())
+        return [planned]
+
+    prefetcher = Prefetcher()
+    assert app_cache().get(planned) is None
+    prefetcher.want([planner])
+    deadline = time.monotonic() + 120
+    while app_cache().get(planned) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seen and seen[0] != gui
+    assert app_cache().get(planned) is not None and prefetcher.done == 1
+
+
+def test_a_planners_calls_are_dropped_when_the_tour_moves_on(qapp):
+    import threading
+
+    from explorer.job_cache import Prefetcher, app_cache
+
+    release, first, second = threading.Event(), _call(5.5), _call(6.5)
+    prefetcher = Prefetcher()
+
+    def slow_planner():
+        release.wait(30)               # the tour moves on while this step is being planned
+        return [first]
+
+    prefetcher.want([slow_planner])
+    time.sleep(0.2)
+    prefetcher.want([second])
+    release.set()
+    deadline = time.monotonic() + 120
+    while app_cache().get(second) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert app_cache().get(second) is not None
+    assert app_cache().get(first) is None                               # planned for a step left behind
