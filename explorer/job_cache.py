@@ -150,3 +150,15 @@ class Prefetcher:
         except Exception as exc:          # a bad step is the tour's business; the panel shows the error
             log.warning("prefetch of %s failed: %s", call.name, exc)
             self.failed.append(call.name)
+
+
+def computed(call: EngineCall) -> object:
+    """``call``'s result through the app cache (computed and stored on a miss): for a plan whose next
+    call needs this one's result (the self-hosting day needs the sizing)."""
+    def progress(_f: float, _t: str = "") -> None:
+        pass
+
+    cache = app_cache()
+    if cache is None:
+        return call(progress, lambda: False)
+    return cache.run(call, progress, lambda: False)[0]

@@ -211,3 +211,21 @@ def test_a_planners_calls_are_dropped_when_the_tour_moves_on(qapp):
         time.sleep(0.05)
     assert app_cache().get(second) is not None
     assert app_cache().get(first) is None                               # planned for a step left behind
+
+
+def test_the_selfhost_panels_planned_jobs_are_the_ones_it_runs(make_panel, ctx):
+    """Sizing and day of traffic both: a tour step on the self-hosting panel is prefetched whole."""
+    from explorer.job_cache import app_cache
+    from engines.selfhost import Params as SelfHostParams
+    from panels.selfhost import SelfHostPanel
+
+    panel = make_panel(SelfHostPanel)
+    assert panel.settle()
+    params = SelfHostParams(traffic_per_s=35.0)
+    planned = SelfHostPanel.planned_jobs(ctx.scenario.value, params, (), "cpu")
+    assert [c.fn.__name__ for c in planned] == ["tco_sizing", "day_of_traffic"]
+    assert app_cache().get(planned[1]) is None                          # planning sized, it did not simulate
+    panel.set_params(params, record=False)
+    assert panel.settle()
+    assert panel.tasks.origin is not None                               # the sizing came from the cache
+    assert all(app_cache().get(c) is not None for c in planned)        # the panel ran exactly these
