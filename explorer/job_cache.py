@@ -13,7 +13,7 @@ import queue
 import sys
 import threading
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable
 
 from engines.core.errors import Cancelled
 from engines.core.result_cache import DEFAULT_LIMIT, EngineCall, ResultCache
@@ -69,16 +69,19 @@ class Prefetcher:
 
     ``want(items)`` replaces the list of calls not yet started (the tour moved on); the one running
     finishes unless ``stop()``. An item is an :class:`EngineCall` or a planner returning calls: planning
-    a step (reading its tensors, importing torch) then runs on this thread, not the GUI's. A job that
-    needs a call being prefetched waits for it (the cache knows which calls are in flight) instead of
-    computing it twice.
+    a step (importing its panel's module, reading tensors, importing torch) runs on a planning thread of
+    normal priority, not the GUI's (nor the low-priority one: the GUI thread may need the module being
+    imported, and must not wait on a thread the system lets starve). A job that needs a call being
+    prefetched waits for it (the cache knows which calls are in flight) instead of computing it twice.
     """
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[Union[EngineCall, Planner, None]] = queue.Queue()
-        self._generation = 0             # bumped by want()/stop(): a planner's calls from before are dropped
+        self._queue: queue.Queue[tuple[int, EngineCall]] = queue.Queue()
+        self._generation = 0             # bumped by want()/stop(): calls queued or planned before are dropped
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._planning = 0               # planning threads still running
+        self._lock = threading.Lock()
         self.done = 0
         self.failed: list[str] = []
 
@@ -87,13 +90,30 @@ class Prefetcher:
         if cache is None:
             return
         self._drain()
-        self._generation += 1
-        self._stop.clear()
-        for item in items:
-            self._queue.put(item)
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._loop, name="explorer-prefetch", daemon=True)
-            self._thread.start()
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+            self._stop.clear()
+            self._planning += 1
+        threading.Thread(target=self._feed, args=(list(items), generation), name="explorer-prefetch-plan",
+                         daemon=True).start()
+
+    def _feed(self, items: "list[EngineCall | Planner]", generation: int) -> None:
+        try:
+            for item in items:
+                calls = [item] if isinstance(item, EngineCall) else item()   # a planner logs its own failures
+                for call in calls:
+                    with self._lock:
+                        if self._generation != generation:
+                            return            # the tour moved on while this step was planned
+                        self._queue.put((generation, call))
+                        if self._thread is None or not self._thread.is_alive():
+                            self._thread = threading.Thread(target=self._loop, name="explorer-prefetch",
+                                                            daemon=True)
+                            self._thread.start()
+        finally:
+            with self._lock:
+                self._planning -= 1
 
     def _drain(self) -> None:
         try:
@@ -105,11 +125,12 @@ class Prefetcher:
     def stop(self) -> None:
         """Drop what is queued and cancel the running call at its next progress check."""
         self._drain()
-        self._generation += 1
-        self._stop.set()
+        with self._lock:
+            self._generation += 1
+            self._stop.set()
 
     def idle(self) -> bool:
-        return self._queue.empty() and (self._thread is None or not self._busy)
+        return self._queue.empty() and not self._planning and (self._thread is None or not self._busy)
 
     _busy = False
 
@@ -117,21 +138,14 @@ class Prefetcher:
         _lower_priority()
         while True:
             try:
-                call = self._queue.get(timeout=30)
+                generation, call = self._queue.get(timeout=30)
             except queue.Empty:
-                return                        # a new thread starts with the next want()
-            if call is None:
+                return                        # a new thread starts with the next call queued
+            if generation != self._generation:
                 continue
             self._busy = True
             try:
-                if isinstance(call, EngineCall):
-                    self._compute(call)
-                    continue
-                generation = self._generation
-                for planned in call():           # a planner reports its own failures (an empty list)
-                    if self._generation != generation:
-                        break                    # the tour moved on while this step was planned or computed
-                    self._compute(planned)
+                self._compute(call)
             finally:
                 self._busy = False
 
