@@ -12,7 +12,7 @@ user cache and the shipped tour cache), ``user`` (no shipped cache), ``off`` (no
 ``--dwell S`` stays S seconds on each step before the next (the prefetch computes the next steps meanwhile).
 
 Run: ``python benchmarks/tour_steps.py [--lessons A1 A2] [--presenter] [--cache on|user|off] [--walks N]
-[--prepare] [--dwell S]``.
+[--prepare] [--dwell S] [--all-steps]``.
 """
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ def main() -> int:
     ap.add_argument("--walks", type=int, default=2, help="walk each tour this many times, report the last")
     ap.add_argument("--prepare", action="store_true", help="Tour > Prepare lesson before the walks")
     ap.add_argument("--dwell", type=float, default=0.0, help="seconds on each step before the next")
+    ap.add_argument("--all-steps", action="store_true", help="list every step's time and block, not only slow ones")
     a = ap.parse_args()
     os.environ["EXPLORER_JOB_CACHE"] = a.cache
     from PySide6.QtWidgets import QApplication
@@ -126,7 +127,7 @@ def main() -> int:
         print(f"{lesson_id:6s} {len(times):5d} {statistics.median(times):8.1f} {p95:8.1f} {max(times):8.1f} "
               f"{max(blocks):14.1f} {over:12d}  {_p95(ref):27.1f}", flush=True)
         for i, (ms, block) in enumerate(zip(times, blocks)):
-            if ms > TARGET_MS:
+            if ms > TARGET_MS or a.all_steps:
                 print(f"   step {i + 1} ({tour.steps[i].panel}): {ms:.0f} ms, event loop blocked {block:.0f} ms")
     print(f"all steps: {len(all_steps)}, p95 {_p95(all_steps):.1f} ms (target ≤ {TARGET_MS:.0f} ms for cheap steps); "
           f"reference panel switch p95 {_p95(refs):.1f} ms")

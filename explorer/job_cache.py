@@ -15,11 +15,14 @@ import sys
 import threading
 import weakref
 from pathlib import Path
+from typing import Callable
 
 from engines.core.errors import Cancelled
 from engines.core.result_cache import DEFAULT_LIMIT, EngineCall, ResultCache
 
 log = logging.getLogger("explorer")
+
+Planner = Callable[[], "list[EngineCall]"]      # works out calls on the prefetch thread (may import torch)
 
 _cache: ResultCache | None = None
 _configured: tuple[str, Path] | None = None     # the environment the cache was made for
@@ -77,30 +80,54 @@ def _stop_all_at_exit() -> None:
 class Prefetcher:
     """One low-priority thread computing the calls it is given into the cache, one at a time.
 
-    ``want(calls)`` replaces the list of calls not yet started (the tour moved on); the one running
-    finishes unless ``stop()``. A job that needs a call being prefetched waits for it (the cache knows
-    which calls are in flight) instead of computing it twice.
+    ``want(items)`` replaces the list of calls not yet started (the tour moved on); the one running
+    finishes unless ``stop()``. An item is an :class:`EngineCall` or a planner returning calls: planning
+    a step (importing its panel's module, reading tensors, importing torch) runs on a planning thread of
+    normal priority, not the GUI's (nor the low-priority one: the GUI thread may need the module being
+    imported, and must not wait on a thread the system lets starve). A job that needs a call being
+    prefetched waits for it (the cache knows which calls are in flight) instead of computing it twice.
     """
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[EngineCall | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[int, EngineCall]] = queue.Queue()
+        self._generation = 0             # bumped by want()/stop(): calls queued or planned before are dropped
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._planning = 0               # planning threads still running
+        self._lock = threading.Lock()
         self.done = 0
         self.failed: list[str] = []
         _LIVE.add(self)
 
-    def want(self, calls: list[EngineCall]) -> None:
+    def want(self, items: "list[EngineCall | Planner]") -> None:
         cache = app_cache()
         if cache is None:
             return
         self._drain()
-        self._stop.clear()
-        for call in calls:
-            self._queue.put(call)
-        if self._thread is None or not self._thread.is_alive():
-            self._thread = threading.Thread(target=self._loop, name="explorer-prefetch", daemon=True)
-            self._thread.start()
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+            self._stop.clear()
+            self._planning += 1
+        threading.Thread(target=self._feed, args=(list(items), generation), name="explorer-prefetch-plan",
+                         daemon=True).start()
+
+    def _feed(self, items: "list[EngineCall | Planner]", generation: int) -> None:
+        try:
+            for item in items:
+                calls = [item] if isinstance(item, EngineCall) else item()   # a planner logs its own failures
+                for call in calls:
+                    with self._lock:
+                        if self._generation != generation:
+                            return            # the tour moved on while this step was planned
+                        self._queue.put((generation, call))
+                        if self._thread is None or not self._thread.is_alive():
+                            self._thread = threading.Thread(target=self._loop, name="explorer-prefetch",
+                                                            daemon=True)
+                            self._thread.start()
+        finally:
+            with self._lock:
+                self._planning -= 1
 
     def _drain(self) -> None:
         try:
@@ -113,13 +140,15 @@ class Prefetcher:
         """Drop what is queued and cancel the running call at its next progress check; with
         ``wait_s``, wait that long for the thread to end (a window closing, the app exiting)."""
         self._drain()
-        self._stop.set()
+        with self._lock:
+            self._generation += 1
+            self._stop.set()
         thread = self._thread
         if wait_s > 0 and thread is not None and thread is not threading.current_thread():
             thread.join(wait_s)
 
     def idle(self) -> bool:
-        return self._queue.empty() and (self._thread is None or not self._busy)
+        return self._queue.empty() and not self._planning and (self._thread is None or not self._busy)
 
     _busy = False
 
@@ -127,23 +156,41 @@ class Prefetcher:
         _lower_priority()
         while True:
             try:
-                call = self._queue.get(timeout=30)
+                generation, call = self._queue.get(timeout=30)
             except queue.Empty:
-                return                        # a new thread starts with the next want()
-            cache = app_cache()
-            if call is None or cache is None:
+                return                        # a new thread starts with the next call queued
+            if generation != self._generation:
                 continue
             self._busy = True
             try:
-                def progress(_f: float, _t: str = "") -> None:
-                    if self._stop.is_set():
-                        raise Cancelled()
-                cache.run(call, progress, self._stop.is_set)
-                self.done += 1
-            except Cancelled:
-                pass
-            except Exception as exc:          # a bad step is the tour's business; the panel shows the error
-                log.warning("prefetch of %s failed: %s", call.name, exc)
-                self.failed.append(call.name)
+                self._compute(call)
             finally:
                 self._busy = False
+
+    def _compute(self, call: EngineCall) -> None:
+        cache = app_cache()
+        if cache is None:
+            return
+        try:
+            def progress(_f: float, _t: str = "") -> None:
+                if self._stop.is_set():
+                    raise Cancelled()
+            cache.run(call, progress, self._stop.is_set)
+            self.done += 1
+        except Cancelled:
+            pass
+        except Exception as exc:          # a bad step is the tour's business; the panel shows the error
+            log.warning("prefetch of %s failed: %s", call.name, exc)
+            self.failed.append(call.name)
+
+
+def computed(call: EngineCall) -> object:
+    """``call``'s result through the app cache (computed and stored on a miss): for a plan whose next
+    call needs this one's result (the self-hosting day needs the sizing)."""
+    def progress(_f: float, _t: str = "") -> None:
+        pass
+
+    cache = app_cache()
+    if cache is None:
+        return call(progress, lambda: False)
+    return cache.run(call, progress, lambda: False)[0]

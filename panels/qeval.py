@@ -105,6 +105,7 @@ class QevalPanel(Panel):
                 ("addition", self.addition_view, "The addition model at each bit width"),
                 ("addition_chart", self.addition_view.plot, "Exact match by number of digits")):
             self.name_view(name, widget, title)
+        self._drawn_theme = self.theme
         self._refresh_comparison()
         self._show_addition()
 
@@ -349,6 +350,9 @@ class QevalPanel(Panel):
         for view in (self.compare_view, self.compound_view, self.tasks_view, self.ranking_view,
                      self.calibration_view, self.addition_view):
             view.theme = theme
+        if theme == self._drawn_theme:      # binding applies the theme the views were drawn in: no redraw
+            return
+        self._drawn_theme = theme
         self._refresh_comparison()
         if self.addition_run is not None:
             self.addition_view.show(self.addition_run)

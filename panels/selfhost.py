@@ -14,7 +14,6 @@ from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from engines.selfhost import (OWNERSHIP, SHIPPED_WHERE, Params, PriceBook, age_words, checked_book, dump_prices,
                               load_prices, open_book, outlook, sizing_key, tco)
-from engines.selfhost.operate import day_of_traffic
 from explorer.binder import ParamBinder, param_slider, quiet
 from explorer.exports import save_document, write_document
 from explorer.files import FileProblem, atomic_write_text, read_text_limited
@@ -23,6 +22,7 @@ from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ElidedCombo, ErrorLabel, Tabs
 from panels._selfhost_cost import CostView
+from panels._selfhost_jobs import day_call, planned, sizing_call
 from panels._selfhost_ops import CapacityView, DayView, SecurityTable, signal_words, upgrade_words
 from panels._selfhost_prices import PriceEditor, PricesView, book_rows
 from panels._selfhost_prices import PRICE_FILE, user_price_path  # noqa: F401  (importable here, as before)
@@ -293,17 +293,24 @@ class SelfHostPanel(Panel):
         self._refresh.stop()
         s, p, book, today = self.ctx.scenario.value, self.params, self.book, self.today
         key = sizing_key(s, p)
-        cached = self._sizing_cache[1] if self._sizing_cache and self._sizing_cache[0] == key else None
+        memo = self._sizing_cache[1] if self._sizing_cache and self._sizing_cache[0] == key else None
 
-        def work(progress, cancelled):
-            return tco(s, p, book, today, cached, cancelled)
-
-        def done(result) -> None:
+        def done(sizing) -> None:        # the rest of the comparison takes under a millisecond
+            self._sizing_cache = (key, sizing)
+            try:
+                result = tco(s, p, book, today, sizing)
+            except ValueError as exc:
+                self._failed(str(exc))
+                return
             self.error.show_error(None)
-            self._sizing_cache = (key, result.sizing)
             self._tco_done(result)
 
+        work = sizing_call(s, p) if memo is None else (lambda progress, cancelled: memo)
         self.tasks.run(work, done, label="sizing on the serving engine", on_error=self._failed)
+
+    @classmethod
+    def planned_jobs(cls, scenario, params, tabs, device) -> list:
+        return planned(scenario, params)
 
     def _failed(self, text: str) -> None:
         self.error.show_error(text.splitlines()[0])
@@ -336,16 +343,12 @@ class SelfHostPanel(Panel):
         self.retire_text.setText(signal_words(self.signals))
 
     def _start_day(self, result) -> None:
-        s, p = self.ctx.scenario.value, self.params
-
-        def work(progress, cancelled):
-            return day_of_traffic(s, result, p, progress, cancelled)
-
         def done(day) -> None:
             self.day = day
             self.day_view.show_day(day)
 
-        self.jobs("ops").run(work, done, label="simulating a day", on_error=self._failed)
+        self.jobs("ops").run(day_call(self.ctx.scenario.value, result, self.params), done,
+                             label="simulating a day", on_error=self._failed)
 
     def unbind(self) -> None:
         self.jobs("ops").cancel()

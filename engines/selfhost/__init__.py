@@ -18,7 +18,7 @@ from engines.selfhost.prices import (SHIPPED_WHERE, STALE_DAYS, ApiPrice, GpuRen
                                      age_words, checked_book, dump_prices, is_stale, load_prices, open_book,
                                      parse_price_text, parse_prices)
 from engines.selfhost.study import (INCLUDED_IN_API, Curve, GpuPrice, Tco, api_alternatives, cost_curve, gpu_price,
-                                    peak_rate, sizing_key, tco)
+                                    peak_rate, sizing_inputs, sizing_key, tco, tco_sizing)
 from engines.selfhost.operate import (SECURITY, Day, Hour, Month, Operations, Outlook, Signal, Upgrade, capacity_plan,
                                       day_of_traffic, diurnal_shape, operations, outlook, retirement_signals,
                                       upgrade_cost)
@@ -30,6 +30,6 @@ __all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "annuity_factor", "api_monthly_c
            "ApiPrice", "GpuRental", "HardwarePrice", "PriceBook", "age_days", "age_words", "dump_prices", "is_stale",
            "load_prices", "parse_price_text", "parse_prices", "SHIPPED_WHERE", "checked_book", "open_book",
            "INCLUDED_IN_API", "Curve", "GpuPrice", "Tco",
-           "api_alternatives", "cost_curve", "gpu_price", "peak_rate", "sizing_key", "tco", "Outlook", "outlook", "SECURITY", "Day", "Hour", "Month", "Operations",
+           "api_alternatives", "cost_curve", "gpu_price", "peak_rate", "sizing_inputs", "sizing_key", "tco", "tco_sizing", "Outlook", "outlook", "SECURITY", "Day", "Hour", "Month", "Operations",
            "Signal", "Upgrade", "capacity_plan", "day_of_traffic", "diurnal_shape", "operations",
            "retirement_signals", "upgrade_cost", "load_privacy_trees", "privacy_problems"]

@@ -186,14 +186,29 @@ def sizing_key(scenario, params: Params) -> tuple:
             params.tpot_target_ms, params.max_utilisation_pct)
 
 
+def sizing_inputs(scenario, params: Params) -> tuple:
+    """The plain frozen arguments of :func:`tco_sizing` for ``scenario`` at ``params``: a knob that does not
+    change the sizing (a price, the staff) leaves them equal, so a cached sizing is used again."""
+    wl = serving_workload(params, scenario.serve_context, 1.0, seed=1)
+    return scenario, peak_rate(params), params.target, wl, params.max_utilisation_pct / 100
+
+
+def tco_sizing(scenario, peak_rate_per_s: float, target, workload, max_utilisation: float,
+               progress: Callable[[float, str], None] | None = None,
+               cancelled: Callable[[], bool] | None = None) -> Sizing:
+    """The serving engine's sizing :func:`tco` rests on (the slow part, seconds): a job of its own, so a
+    panel can cache it and compute the rest (under a millisecond) from it."""
+    return size_deployment(scenario, peak_rate_per_s, target, "continuous", workload, max_utilisation, cancelled)
+
+
 def tco(scenario, params: Params, book: PriceBook, today: date, sizing: Sizing | None = None,
         cancelled: Callable[[], bool] | None = None) -> Tco:
-    """The comparison for ``scenario`` at ``params``; ``sizing`` may be given when already computed."""
+    """The comparison for ``scenario`` at ``params`` on the day ``today`` (price ages); ``sizing`` (from
+    :func:`tco_sizing` of :func:`sizing_inputs`) may be given when already computed."""
     wl = serving_workload(params, scenario.serve_context, 1.0, seed=1)
     peak = peak_rate(params)
     if sizing is None:
-        sizing = size_deployment(scenario, peak, params.target, "continuous", wl,
-                                 params.max_utilisation_pct / 100, cancelled)
+        sizing = tco_sizing(*sizing_inputs(scenario, params), cancelled=cancelled)
     eta = params.efficiency_pct / 100
     api = book.api_row(params.api)
     f = params.api_price_factor

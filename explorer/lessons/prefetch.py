@@ -14,20 +14,30 @@ from explorer.lessons.tour import TourStep
 log = logging.getLogger("explorer")
 
 AHEAD = 2              # steps computed ahead of the one shown
-DELAY_MS = 250         # after the step is painted: planning imports the next panel's module
+DELAY_MS = 250         # after the step is painted
 
 
 def planned_calls(win, step: TourStep) -> list[EngineCall]:
     """The engine calls ``step``'s panel will run for it (``Panel.planned_jobs``); none if it cannot say."""
-    try:
-        info = next(i for i in win.panel_infos if i.key == step.panel)
-        cls = info.load()
-        view = step.view_state()
-        params = view.panel_params(step.panel, cls.Params) if step.panel in view.params else cls.Params()
-        return list(cls.planned_jobs(view.scenario, params, tuple(step.tabs or ()), win.ctx.device))
-    except Exception as exc:        # a step that cannot be planned is simply not prefetched
-        log.info("step on %s not prefetched: %s", step.panel, exc)
-        return []
+    return _planner(win, step)()
+
+
+def _planner(win, step: TourStep) -> Callable[[], list[EngineCall]]:
+    """``planned_calls`` as a function of no Qt object, so the prefetch thread can run it: planning may
+    import the panel's module, read tensors and import torch, seconds the GUI thread must not wait."""
+    infos, device = list(win.panel_infos), win.ctx.device
+
+    def plan() -> list[EngineCall]:
+        try:
+            info = next(i for i in infos if i.key == step.panel)
+            cls = info.load()
+            view = step.view_state()
+            params = view.panel_params(step.panel, cls.Params) if step.panel in view.params else cls.Params()
+            return list(cls.planned_jobs(view.scenario, params, tuple(step.tabs or ()), device))
+        except Exception as exc:        # a step that cannot be planned is simply not prefetched
+            log.info("step on %s not prefetched: %s", step.panel, exc)
+            return []
+    return plan
 
 
 class TourPrefetch(QObject):
@@ -62,8 +72,7 @@ class TourPrefetch(QObject):
         tour, i = self.player.tour, self.player.index
         if tour is None:
             return
-        calls = [c for step in tour.steps[i + 1:i + 1 + AHEAD] for c in planned_calls(self.player.win, step)]
-        self.prefetcher.want(calls)
+        self.prefetcher.want([_planner(self.player.win, step) for step in tour.steps[i + 1:i + 1 + AHEAD]])
 
     def stop(self) -> None:
         self._timer.stop()

@@ -166,3 +166,66 @@ def json_version() -> str:
     from engines.core.assets import asset_path
 
     return json.loads(asset_path("tour_cache", "MANIFEST.json").read_text(encoding="utf-8"))["code_version"]
+
+
+def test_a_step_is_planned_on_the_prefetch_thread_not_the_gui_thread(qapp):
+    """Planning reads tensors and may import torch (seconds): the GUI thread only hands over a planner."""
+    import threading
+
+    from explorer.job_cache import Prefetcher, app_cache
+
+    gui, seen, planned = threading.get_ident(), [], _call(4.5)
+
+    def planner():
+        seen.append(threading.get_ident())
+        return [planned]
+
+    prefetcher = Prefetcher()
+    assert app_cache().get(planned) is None
+    prefetcher.want([planner])
+    deadline = time.monotonic() + 120
+    while app_cache().get(planned) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert seen and seen[0] != gui
+    assert app_cache().get(planned) is not None and prefetcher.done == 1
+
+
+def test_a_planners_calls_are_dropped_when_the_tour_moves_on(qapp):
+    import threading
+
+    from explorer.job_cache import Prefetcher, app_cache
+
+    release, first, second = threading.Event(), _call(5.5), _call(6.5)
+    prefetcher = Prefetcher()
+
+    def slow_planner():
+        release.wait(30)               # the tour moves on while this step is being planned
+        return [first]
+
+    prefetcher.want([slow_planner])
+    time.sleep(0.2)
+    prefetcher.want([second])
+    release.set()
+    deadline = time.monotonic() + 120
+    while app_cache().get(second) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert app_cache().get(second) is not None
+    assert app_cache().get(first) is None                               # planned for a step left behind
+
+
+def test_the_selfhost_panels_planned_jobs_are_the_ones_it_runs(make_panel, ctx):
+    """Sizing and day of traffic both: a tour step on the self-hosting panel is prefetched whole."""
+    from explorer.job_cache import app_cache
+    from engines.selfhost import Params as SelfHostParams
+    from panels.selfhost import SelfHostPanel
+
+    panel = make_panel(SelfHostPanel)
+    assert panel.settle()
+    params = SelfHostParams(traffic_per_s=35.0)
+    planned = SelfHostPanel.planned_jobs(ctx.scenario.value, params, (), "cpu")
+    assert [c.fn.__name__ for c in planned] == ["tco_sizing", "day_of_traffic"]
+    assert app_cache().get(planned[1]) is None                          # planning sized, it did not simulate
+    panel.set_params(params, record=False)
+    assert panel.settle()
+    assert panel.tasks.origin is not None                               # the sizing came from the cache
+    assert all(app_cache().get(c) is not None for c in planned)        # the panel ran exactly these

@@ -156,3 +156,19 @@ def test_shipped_rows_say_they_were_measured_on_the_build_machine(make_panel):
     for r in rows:
         assert p.compare_view.table.item(r, 8).text().startswith("shipped, build machine")
     assert "measured on the" in p.status.text()
+
+
+def test_the_comparison_is_drawn_once_when_shown_and_again_for_a_new_theme(qtbot, ctx, monkeypatch):
+    """Binding applies the theme the views were just drawn in: drawing it all again froze B3's step."""
+    from explorer.theme import THEMES
+
+    panel = QevalPanel(ctx)
+    qtbot.addWidget(panel)
+    draws = []
+    monkeypatch.setattr(panel, "_refresh_comparison", lambda: draws.append(1))
+    panel.bind()
+    assert draws == []
+    other = THEMES["dark" if ctx.theme.name == "light" else "light"]
+    panel.apply_theme(other)
+    assert draws == [1] and panel.compare_view.theme is other
+    panel.unbind()
