@@ -7,7 +7,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QEvent, QObject, QRunnable, QSettings, QThreadPool, Signal
 from PySide6.QtGui import QKeySequence, QPixmapCache
 from PySide6.QtWidgets import QAbstractSpinBox, QApplication
 
@@ -140,3 +140,11 @@ def probe_device(requested: str, on_done) -> DeviceProbe:
     probe.signals.done.connect(on_done)
     QThreadPool.globalInstance().start(probe)
     return probe
+
+
+def settings() -> QSettings:
+    """Window layout store; EXPLORER_CONFIG_DIR redirects it (tests use a temporary folder)."""
+    folder = os.environ.get("EXPLORER_CONFIG_DIR")
+    if folder:
+        return QSettings(str(Path(folder) / "explorer.ini"), QSettings.IniFormat)
+    return QSettings("ai-systems-explorer", "explorer")

@@ -16,7 +16,7 @@ from engines.core.errors import ValidationError
 from engines.core.presets import apply_preset, scenario_presets
 from engines.core.models import PRESETS
 from explorer import exports
-from explorer.app import send_undo_to_the_scenario
+from explorer.app import send_undo_to_the_scenario, settings  # noqa: F401 (settings importable here too)
 from explorer.context import AppContext
 from explorer.files import FileProblem
 from explorer.ui.flow_layout import FlowLayout
@@ -148,14 +148,6 @@ class PanelHost(QScrollArea):
         if obj is self.widget() and event.type() == QEvent.LayoutRequest:
             self.fit()                                          # its minimum size may have changed
         return super().eventFilter(obj, event)
-
-
-def settings() -> QSettings:
-    """Window layout store; EXPLORER_CONFIG_DIR redirects it (tests use a temporary folder)."""
-    folder = os.environ.get("EXPLORER_CONFIG_DIR")
-    if folder:
-        return QSettings(str(Path(folder) / "explorer.ini"), QSettings.IniFormat)
-    return QSettings("ai-systems-explorer", "explorer")
 
 
 def tidy_config_folders(st: QSettings) -> None:

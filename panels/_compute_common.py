@@ -8,16 +8,7 @@ import numpy as np
 from PySide6.QtWidgets import QTextBrowser, QToolButton, QVBoxLayout, QWidget
 
 from engines.compute import CONFIDENCE_LABELS
-
-
-def eng(x: float, unit: str = "", digits: int = 3) -> str:
-    """1.23e+23 → '1.23 × 10²³' style compact text for FLOP counts and the like."""
-    if x == 0 or x != x:
-        return f"0 {unit}".strip()
-    s = f"{x:.{digits - 1}e}"
-    mant, exp = s.split("e")
-    sup = str(int(exp)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{mant}×10{sup} {unit}".strip()
+from explorer.ui.numbers import eng  # noqa: F401 (the compute views' formats live here)
 
 
 def big(x: float, unit: str = "") -> str:

@@ -19,7 +19,7 @@ from engines.scale.params import FAULT_CHOICES, Params
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, legend_below, log_axes, make_plot, pen
-from panels._compute_common import eng
+from explorer.ui.numbers import eng
 
 FAULT_NAMES = {"none": "no fault", **FAULT_LABELS}
 ACTION_MARKS = {"replay": "⟲ replay", "skip_batch": "⟲ skip batch", "lower_lr": "⟲ lower LR"}

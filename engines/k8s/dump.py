@@ -177,7 +177,10 @@ def parse_dump(text: str, source: str = "dump") -> Dump:
         clean = manifest.obj
         if kind in NAMESPACED:
             clean["metadata"].setdefault("namespace", "default")
-        key = (kind, clean["metadata"].get("namespace", ""), clean["metadata"]["name"])
+        name, ns = clean["metadata"].get("name"), clean["metadata"].get("namespace", "")
+        if not isinstance(name, str) or not name or not isinstance(ns, str):
+            raise ValidationError(f"items[{i}] ({title}).metadata", "needs a name (and a namespace, if any) as text")
+        key = (kind, ns, name)
         if key in seen:
             raise ValidationError(f"items[{i}] ({title})", "appears twice in the dump")
         seen.add(key)

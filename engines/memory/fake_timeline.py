@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.memory.fake_check import FakeStep
-
 STEP_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("sharded", "sharded states (params, grads, Adam)", ("sharded_params", "sharded_grads", "optimizer")),
     ("gathered", "gathered unit (all-gather, unsharded params/grads, reduce-scatter)",
@@ -73,7 +71,7 @@ def _phase(module: str, state: str, previous: str) -> str:
     return previous
 
 
-def step_timeline(fake: FakeStep) -> StepTimeline:
+def step_timeline(fake) -> StepTimeline:   # fake: engines.memory.fake_check.FakeStep (which imports this)
     """:class:`StepTimeline` of ``fake``'s snapshots: one frame per snapshot, bytes summed by band."""
     frames: list[StepFrame] = []
     phase = "start"

@@ -67,7 +67,7 @@ class LessonsShell:
         win.setCentralWidget(central)
         self._fold_state = None           # the window's dock layout before a presenter tour folded it
         self._timeline_folded = False
-        from explorer.main_window import settings
+        from explorer.app import settings
 
         # a learner's layout: during a tour the side columns fold so the picture fits a laptop, unless pinned
         self.pin_docks = settings().value("tour/pin_docks", False, type=bool)
@@ -132,7 +132,7 @@ class LessonsShell:
         return self.win.presenting or not self.pin_docks
 
     def set_pin_docks(self, on: bool) -> None:
-        from explorer.main_window import settings
+        from explorer.app import settings
 
         self.pin_docks = on
         settings().setValue("tour/pin_docks", on)
