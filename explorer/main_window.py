@@ -202,6 +202,7 @@ class MainWindow(QMainWindow):
 
         self.lessons = LessonsShell(self)   # navigator, start page and tour bar around the panels
         self.tour = self.lessons.player
+        self.tour.changed.connect(self.fit_presenter)   # a tour's slides scale with the screen
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self._presenter_base = PRESENTER_SCALE   # presenter text scale at PRESENTER_HEIGHT
         self.editor = ScenarioEditor(ctx.scenario)
@@ -680,9 +681,12 @@ class MainWindow(QMainWindow):
         self.lessons.presenter_changed()
 
     def presenter_scale(self) -> float:
-        """Presenter text in step with the screen's height: the same share of it at 800 and at 1080
-        lines (at a fixed size, 1080p text would be two-thirds as large against the screen)."""
-        return self._presenter_base * max(self.height(), 1) / PRESENTER_HEIGHT
+        """During a tour, presenter text in step with the screen's height: the same share of it at 800
+        and at 1080 lines (at a fixed size, 1080p text would be two-thirds as large against the screen);
+        the step's view has the whole panel area then. Outside a tour a whole panel must fit the screen,
+        so the text keeps its 800-line size."""
+        grow = max(self.height(), 1) / PRESENTER_HEIGHT if self.tour.active else 1.0
+        return self._presenter_base * max(1.0, grow)
 
     def fit_presenter(self) -> None:
         """After a resize in presenter mode: text scaled to the new height, the side column its share."""

@@ -4,7 +4,7 @@ measured. Drawing only: each result is an ``engines.memory`` dataclass the panel
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget, QTableWidgetItem,
+from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QPushButton, QScrollArea, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
 from engines.memory import CATEGORY_LABELS
@@ -12,6 +12,7 @@ from engines.memory.fake_check import PyTorchCheck
 from engines.memory.fsdp_probe import FsdpProbeResult
 from engines.memory.measure import MeasuredMemory
 from engines.memory.step_measure import StepTimingCheck
+from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import Tabs
 
 FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
@@ -31,7 +32,7 @@ class MeasuredView(QWidget):
         super().__init__()
         bl = QVBoxLayout(self)
         bl.setContentsMargins(4, 4, 4, 4)
-        buttons = QHBoxLayout()
+        buttons = FlowLayout()                # four buttons wrap rather than widen the panel
         self.measure_button = QPushButton("Measure one step")
         self.measure_button.setToolTip("Scaled-down model of this scenario's shape; one real mixed-precision "
                                        "training step on the compute device, every byte counted")
@@ -71,10 +72,22 @@ class MeasuredView(QWidget):
         tl.addWidget(self.table, 1)
         tl.addWidget(self.note)
         self.pages = Tabs()
-        self.pages.addTab(table_page, "Table")
-        for page, title in pages:
-            self.pages.addTab(page, title)
+        for page, title in ((table_page, "Table"), *pages):   # a page scrolls rather than make the panel taller
+            area = QScrollArea()
+            area.setWidget(page)
+            area.setWidgetResizable(True)
+            area.setFrameShape(QFrame.NoFrame)
+            self.pages.addTab(area, title)
         bl.addWidget(self.pages, 1)
+
+    def show_page(self, page: QWidget) -> None:
+        self.pages.setCurrentWidget(next(a for a in self._areas() if a.widget() is page))
+
+    def current_page(self) -> QWidget:
+        return self.pages.currentWidget().widget()
+
+    def _areas(self) -> list[QScrollArea]:
+        return [self.pages.widget(i) for i in range(self.pages.count())]
 
     def show_error(self, text: str) -> None:
         self.note.setText("Failed: " + text.strip().splitlines()[-1])

@@ -8,11 +8,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSlider,
+from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSlider,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.memory.cluster_run import LaunchCommands, MeasurementOverlay
 from engines.memory.fake_timeline import STEP_GROUPS, StepTimeline
+from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import make_plot, pen
 
 GROUP_COLOR = {"sharded": 2, "gathered": 5, "activations": 1, "temporaries": 6, "other": 7}
@@ -131,7 +132,7 @@ class ClusterView(QWidget):
         self.commands: LaunchCommands | None = None
         box = QVBoxLayout(self)
         box.setContentsMargins(2, 2, 2, 2)
-        row = QHBoxLayout()
+        row = FlowLayout()                    # the buttons wrap on a narrow or presenter screen
         self.copy_buttons = {}
         for key, text in (("torchrun", "Copy torchrun"), ("slurm", "Copy Slurm script"),
                           ("kubernetes", "Copy Kubernetes Job")):
@@ -142,7 +143,6 @@ class ClusterView(QWidget):
         self.open_button = QPushButton("Open measurement…")
         self.open_button.clicked.connect(self.open_requested)
         row.addWidget(self.open_button)
-        row.addStretch(1)
         box.addLayout(row)
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)

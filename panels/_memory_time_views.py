@@ -73,7 +73,7 @@ class StepTimeView(MemoryChart):
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
         self.readout.reset_height()
-        self.plot.setMinimumHeight(max(int(theme.point_size * 10), 130))  # title, axis and key leave the data room
+        self.plot.setMinimumHeight(max(int(theme.point_size * 8.5), 130))  # title, axis and key leave the data room
         for part, sample in self.key_samples.items():
             sample.setOpts(brush=self._part_brushes(part)[0], pen=self._pen(theme.fg, 1))
         style_legend(self.key, theme)

@@ -321,7 +321,7 @@ class MemoryPanel(Panel):
         from pathlib import Path
 
         self.lower_tabs.setCurrentWidget(self.measure_view)
-        self.measure_view.pages.setCurrentWidget(self.cluster_view)
+        self.measure_view.show_page(self.cluster_view)
         try:
             opened = (read_measurement(path), Path(path).name)
             shown = overlay(*opened, self.check, self.params.options)

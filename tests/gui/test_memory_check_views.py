@@ -79,7 +79,7 @@ def test_open_measurement_overlays_ranks_and_a_broken_file_changes_nothing(make_
     b = breakdown(ctx.scenario.value, options=p.params.options)
     assert t.item(0, 5).text() == f"{(b.total - b.reserve) / 1e9:,.2f} GB"     # our prediction beside it
     assert "NVIDIA H100" in p.cluster_view.note.text() and "2 hosts" in p.cluster_view.note.text()
-    assert p.measure_view.pages.currentWidget() is p.cluster_view
+    assert p.measure_view.current_page() is p.cluster_view
     bad = tmp_path / "broken.json"
     bad.write_text(json.dumps(_measurement(ctx.scenario.value, memory_kind="gpu-vibes")))
     err = p.open_measurement(str(bad))

@@ -395,16 +395,24 @@ def test_presenter_mode_gives_the_panel_the_room_and_restores_the_layout(window)
 
 
 def test_presenter_text_keeps_its_share_of_the_screen_and_follows_ctrl_plus(window, qtbot):
-    """At a fixed point size 1080p text was two-thirds as large against the screen as 800-line text."""
+    """At a fixed point size 1080p text was two-thirds as large against the screen as 800-line text.
+    On a tour's slides it keeps its share; a whole panel outside a tour keeps the size it fits at."""
+    from explorer.lessons import lesson_tour
+
     window.resize(1280, 800)
     window.set_presenter(True, full_screen=False)
     at_800 = window.ctx.theme.point_size
     window.resize(1920, 1080)
+    qtbot.wait(50)
+    assert window.ctx.theme.point_size == pytest.approx(at_800)       # no tour: every panel must still fit
+    window.tour.start(lesson_tour("A3"), 0)
     qtbot.waitUntil(lambda: window.ctx.theme.point_size != at_800)
     assert window.ctx.theme.point_size / 1080 == pytest.approx(at_800 / 800, rel=0.02)
     before = window.ctx.theme.point_size
     window.scale_text(0.15)                                           # Ctrl+= in presenter mode
     assert window.ctx.theme.point_size > before
+    window.tour.stop()
+    assert window.ctx.theme.point_size < before
     window.set_presenter(False)
 
 
