@@ -18,13 +18,18 @@ def day_call(scenario, result: Tco, params) -> EngineCall:
     return engine_call(day_of_traffic, scenario, result, params)
 
 
-def planned(scenario, params, book: PriceBook | None = None, today: date | None = None) -> list[EngineCall]:
-    """The calls the panel makes for ``params``. The day's inputs include the comparison, which needs
-    the sizing's result: planning computes the sizing through the cache (the prefetch then finds it there)."""
+def planned(scenario, params, book: PriceBook | None = None, today: date | None = None,
+            with_day: bool = False) -> list[EngineCall]:
+    """The calls the panel makes for ``params``: the sizing (the slow part, the same on any date). The
+    day's inputs include the comparison, which carries today's date and the price book, so a day computed
+    ahead would only match on the day it was computed: only ``with_day`` plans it too (planning then
+    computes the sizing through the cache, where the prefetch finds it)."""
     from explorer.job_cache import computed
     from panels._selfhost_prices import user_price_path
 
     first = sizing_call(scenario, params)
+    if not with_day:
+        return [first]
     if book is None:
         book = open_book(user_price_path())[0]
     result = tco(scenario, params, book, today or date.today(), computed(first))

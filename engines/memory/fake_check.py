@@ -420,7 +420,7 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
                     param_count=param_count, peaks=peaks, at_peak=at_peak, at_rest=at_rest,
                     peak_total=sum(at_peak.values()),
                     activations_after_forward=after_fwd, snapshots=snaps, seconds=time.perf_counter() - start,
-                    torch_version=torch.__version__, notes=tuple(notes))
+                    torch_version=str(torch.__version__), notes=tuple(notes))
 
 
 def _tracker_class():
@@ -638,6 +638,8 @@ def pytorch_check(scenario: Scenario, params=None, progress: Callable[[float, st
     fake = fake_step(scenario, params, progress, cancelled)
     return PyTorchCheck(fake, tuple(compare(breakdown(scenario, options=params.options), fake)), step_timeline(fake))
 
+
+pytorch_check.measured_fields = frozenset({"seconds"})   # wall-clock time: differs run to run
 
 __all__ = ["FakeStep", "Snapshot", "CategoryDiff", "compare", "attention_core_bytes", "PyTorchCheck",
            "pytorch_check", "FakeStepCancelled", "fake_step", "FAKE_CATEGORIES", "NOT_EXPRESSIBLE", "TORCH_TESTED",

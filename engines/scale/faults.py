@@ -382,6 +382,8 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
                cancelled: Callable[[], bool]) -> None:
     import torch
 
+    if backend != "nccl":
+        torch.set_num_threads(1)   # this thread's own pool size, whatever other jobs set meanwhile: same sums
     torch_device = torch.device(f"cuda:{rank}" if backend == "nccl" else device)
     if backend == "nccl":
         torch.cuda.set_device(torch_device)     # the current device is per thread; NCCL uses it

@@ -219,7 +219,20 @@ def test_a_sample_of_the_shipped_cache_equals_a_fresh_computation():
             except codec.CodecError:
                 continue                                                # inputs by digest only
             assert shipped.get(call) is not None                       # the key rebuilds: it would be used
-            assert codec.same(stored, call(_quiet, _never), ignore=measured_fields(call.fn)), name
+            assert codec.close(stored, call(_quiet, _never), ignore=measured_fields(call.fn)), name
             checked += 1
             break
     assert checked >= 1
+
+
+def test_close_allows_last_bit_float_differences_and_nothing_more():
+    import numpy as np
+
+    from engines.core import codec
+
+    a = {"x": 1.0, "arr": np.array([1.0, 2.0, 3.0]), "n": 3, "s": "a"}
+    b = {"x": 1.0 + 1e-12, "arr": np.array([1.0, 2.0, 3.0 + 1e-12]), "n": 3, "s": "a"}
+    assert codec.close(a, b) and not codec.same(a, b)
+    assert not codec.close(a, {**b, "x": 1.001})
+    assert not codec.close(a, {**b, "arr": np.array([1.0, 2.0, 3.1])})
+    assert not codec.close(a, {**b, "n": 4}) and not codec.close(a, {**b, "s": "b"})
