@@ -196,15 +196,14 @@ class QuantPanel(Panel):
 
     # --- engine calls ----------------------------------------------------------------------
     def _analyse(self) -> None:
-        """Read the layer (the tensor pack, and torch the first time: seconds) on the job slot, then analyse."""
-        p, files = self.params, dict(self.user_files)
+        p = self.params
         self._group_note = None
         self.error.show_error(None)
-        self.tasks.run(lambda progress, cancelled: setup_layer(p, files), self._set_up,
-                       label="Reading the tensors", on_error=lambda text: self.error.show_error(text.splitlines()[0]))
-
-    def _set_up(self, setup: LayerSetup) -> None:
-        p = self.params
+        try:
+            setup = setup_layer(p, self.user_files)
+        except ValidationError as exc:
+            self.error.show_error(str(exc))
+            return
         if setup.group.note:             # 128 does not divide 576: the view takes the largest group that does
             self.set_params(replace(p, group_size=setup.group.group_size), record=False)
             self._group_note = setup.group.note
