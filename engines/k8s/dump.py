@@ -124,6 +124,9 @@ def _sanitize(obj: dict, notes: dict[str, list[str]], title: str) -> dict:
     elif kind in ("Deployment", "ReplicaSet"):
         specs.append(_map(_map(obj.get("spec")).get("template")).get("spec"))
     for spec in specs:
+        if isinstance(spec, dict) and spec.get("priorityClassName") is not None \
+                and not isinstance(spec["priorityClassName"], str):
+            raise ValidationError(f"{title}.spec.priorityClassName", "must be text")
         if isinstance(spec, dict) and spec.get("priorityClassName") and \
                 spec["priorityClassName"] not in rules.SYSTEM_PRIORITY_CLASSES:
             notes.setdefault(spec["priorityClassName"], []).append(f"{title} (priority {spec.get('priority', 0)})")
