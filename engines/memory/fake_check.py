@@ -402,6 +402,7 @@ def _run(scenario, params, arch, layers, with_head, notes, progress, cancelled, 
                         tracker.order.clear()
                         tracker.marks.clear()
                         tracker.mark("step", "Start")
+                        tracker.restart_peak()
                     tick.n = total_blocks * (step + 1)
             for h in hooks:
                 h.remove()
@@ -439,6 +440,16 @@ def _tracker_class():
             if type == "current":
                 self.order.append((id(snap), snap))
             return snap
+
+        def restart_peak(self) -> None:
+            """Forget the first step's peak: it holds one-off costs (the optimizer's lazily created state
+            and, in a fresh process, transients of the first fake dispatch) that differ from run to run."""
+            from copy import deepcopy
+
+            from torch.distributed._tools.mem_tracker import _TOTAL_KEY
+
+            self._peak_mem_snap = deepcopy(self._curr_mem_snap)
+            self._peak_mem = {dev: snap[_TOTAL_KEY] for dev, snap in self._peak_mem_snap.items()}
 
         def mark(self, module: str, phase: str) -> None:
             self.marks.append((len(self.order), module, phase, self.get_tracker_snapshot()))
