@@ -148,7 +148,7 @@ def optimum_direction(p: Mapping[str, Any]) -> Outcome:
                Step("exponent a in N* ∝ C^a", a, "", CHINCHILLA),
                Step(f"N* at {k:g}× the compute", n1 / 1e9, "billion", "engines.compute.scaling.chinchilla_optimum")),
         mistakes=(Mistake("dir_shrinks", "shrinks"), Mistake("proportional", k * n0 / 1e9), Mistake("unchanged_n", n0 / 1e9)),
-        facts={"n0": f"{n0 / 1e9:.1f}"},
+        facts={"n0": f"{n0 / 1e9:.1f}", "fit_label": scaling.FITS[fit].label},
         show_me=_show("compute", params={"fit": fit}),
     )
 
@@ -227,7 +227,7 @@ def gpu_cpu_flops(p: Mapping[str, Any]) -> Outcome:
                Step(f"{c.label} peak ({c.precision})", c.flops / 1e12, "TFLOP/s", c.source),
                Step("ratio", r, "×", "engines.core.hardware; assets/compute/market.json")),
         mistakes=(Mistake("bandwidth", g.bandwidth_gbps * 1e9 / c.bytes_per_s), Mistake("giga", r / 1000)),
-        facts={"gpu_label": g.label, "cpu_label": c.label},
+        facts={"gpu_label": g.label, "cpu_label": c.label, "cpu_precision": c.precision},
         show_me=_show("compute"),
     )
 
@@ -295,6 +295,8 @@ def longest_lead(p: Mapping[str, Any]) -> Outcome:
     if len(set(ids)) < 3:
         raise Redraw("an item twice")
     longest = max(ids, key=lambda i: rows[i].hi)
+    if sorted(rows[i].hi for i in ids)[-2] > rows[longest].hi - 0.5:
+        raise Redraw("the two longest waits are too close to tell apart")
     shortest = min(ids, key=lambda i: rows[i].hi)
     return _choice_lead(longest, shortest, ids, rows)
 

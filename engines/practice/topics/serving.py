@@ -314,10 +314,12 @@ def accelerated_format(p: Mapping[str, Any]) -> Outcome:
 
     f = _format(p["scheme"])
     card = gpu(p["gpu"])
+    if f.mma == "int4" and card.key == "a100-80gb":
+        raise Redraw("the table lists no int4 peak, but an A100 has int4 tensor cores")
     row = next(r for r in serving_table(PRESETS["llama3-8b"], card, 1, 4096) if r["format"] == f.name)
     own = row["tensor_core"] and row["mma"] != "bf16"
     key = "own" if own else "bf16"
-    texts = {"own": f"on {f.mma} tensor cores: the arithmetic itself is cheaper",
+    texts = {"own": "on low-precision tensor cores (int8, fp8 or int4): the arithmetic itself is cheaper",
              "bf16": "on bf16 tensor cores: only memory traffic is saved"}
     return _choice(key, texts, f"{card.source}; engines.quant.schemes.serving_table", "bf16" if own else "own",
                    (Step("the format's matmul precision", f.mma, "", "engines.quant.schemes"),
@@ -384,7 +386,7 @@ def hadamard_spread(p: Mapping[str, Any]) -> Outcome:
     peak = float(xr.abs().max())
     return Outcome(
         answer=peak, hand=v / math.sqrt(n),
-        steps=(Step("rotation Q = H / √n keeps every product (Q Qᵀ = I)", math.sqrt(n), "√n", "Ashkboos et al. 2024 (QuaRot, arXiv 2404.00456)"),
+        steps=(Step("√n: Q = H / √n is orthogonal, so every product is kept", math.sqrt(n), "", "Ashkboos et al. 2024 (QuaRot, arXiv 2404.00456)"),
                Step("largest |x| after rotation, v / √n", peak, "", "engines.quant.rotate")),
         mistakes=(Mistake("over_n", v / n), Mistake("unchanged", v)),
         show_me=_show("quant", params={"tensor": "minilm.l0.ffn_out", "sq_alpha": 0.55}),
@@ -399,7 +401,7 @@ def calibration_statistics(p: Mapping[str, Any]) -> Outcome:
     from engines.quant.gptq import hessian
 
     n = int(p["inputs"])
-    x = torch.randn(2 * n, n, dtype=torch.float64, generator=torch.Generator().manual_seed(n))
+    x = torch.ones(2, n, dtype=torch.float64)     # only the shapes matter here
     h = hessian(x)
     awq_numbers = float(x.abs().mean(dim=0).numel())
     distinct = float(torch.triu(torch.ones_like(h)).sum())
@@ -591,7 +593,7 @@ def cliff(p: Mapping[str, Any]) -> Outcome:
 @computation("qeval.canary_upper")
 def canary_upper(p: Mapping[str, Any]) -> Outcome:
     """A canary of n live prompts with k divergent answers bounds the true divergence rate from above."""
-    from engines.qeval.compare import wilson
+    from engines.qeval.compare import Z95, wilson
 
     k, n = int(p["diverged"]), int(p["prompts"])
     _, hi = wilson(k, n)
@@ -599,7 +601,7 @@ def canary_upper(p: Mapping[str, Any]) -> Outcome:
         answer=100 * hi, hand=None,
         steps=(Step("divergent share seen", 100 * k / n, "%", QEVAL),
                Step("95 % Wilson interval, upper end", 100 * hi, "%", "Wilson 1927, JASA 22:209; engines.qeval.compare.wilson")),
-        mistakes=(Mistake("point", 100 * k / n), Mistake("zero", 0.0) if k > 0 else Mistake("zero", 100.0)),
+        mistakes=(Mistake("point", 100 * k / n), Mistake("wald", 100 * (k / n + Z95 * math.sqrt(k / n * (1 - k / n) / n)))),
         show_me=_show("qeval", params={"curve": "weight_bits=6"}),
     )
 
@@ -624,6 +626,13 @@ def stale_price(p: Mapping[str, Any]) -> Outcome:
                    {"limit": str(prices.STALE_DAYS)})
 
 
+_OVERLAP = ({0, 1}, {0, 6}, {1, 2}, {1, 7}, {3, 4}, {3, 6}, {5, 7})
+"""Checklist rows (indices into SECURITY) whose practice also answers the other's incident: an
+open port (0) is closed by the private network of 6; unpickling (3) is the risk of 4 and 6; a
+patched Bleeding Llama (1) is also blunted by closed endpoints (2), no exposed port (0) or no
+outbound traffic to carry the memory out (7)."""
+
+
 @computation("selfhost.security_fix")
 def security_fix(p: Mapping[str, Any]) -> Outcome:
     """The practice in the security checklist that answers a given incident."""
@@ -632,6 +641,8 @@ def security_fix(p: Mapping[str, Any]) -> Outcome:
     i, j, k = int(p["incident"]), int(p["other1"]), int(p["other2"])
     if len({i, j, k}) < 3:
         raise Redraw("an option twice")
+    if any({i, x} in _OVERLAP for x in (j, k)):
+        raise Redraw("a distractor also answers this incident")
     order = sorted([i, j, k], key=lambda x: (x * 7 + i) % 11)
     texts = {f"s{x}": SECURITY[x][0] for x in order}
     return _choice(f"s{i}", texts, SECURITY[i][2], f"s{j}",
