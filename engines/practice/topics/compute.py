@@ -289,6 +289,7 @@ def chips_share(p: Mapping[str, Any]) -> Outcome:
 def longest_lead(p: Mapping[str, Any]) -> Outcome:
     """Of the drawn equipment, the one with the longest published lead time sets the switch-on date."""
     from engines.compute.power import lead_times
+    from engines.practice.topics.serving import _choice
 
     rows = {r.id: r for r in lead_times()}
     ids = [p["a"], p["b"], p["c"]]
@@ -298,15 +299,6 @@ def longest_lead(p: Mapping[str, Any]) -> Outcome:
     if sorted(rows[i].hi for i in ids)[-2] > rows[longest].hi - 0.5:
         raise Redraw("the two longest waits are too close to tell apart")
     shortest = min(ids, key=lambda i: rows[i].hi)
-    return _choice_lead(longest, shortest, ids, rows)
-
-
-def _choice_lead(answer: str, wrong: str, ids: list, rows: Mapping) -> Outcome:
-    from engines.practice.model import Option
-
-    return Outcome(
-        answer=frozenset([answer]), options=tuple(Option(i, rows[i].label, rows[i].source) for i in ids),
-        steps=tuple(Step(f"{rows[i].label}: up to", rows[i].hi, "years", rows[i].source) for i in ids),
-        mistakes=(Mistake("shortest", frozenset([wrong])),),
-        show_me=_show("compute"),
-    )
+    return _choice(longest, {i: rows[i].label for i in ids}, {i: rows[i].source for i in ids}, shortest,
+                   tuple(Step(f"{rows[i].label}: up to", rows[i].hi, "years", rows[i].source) for i in ids),
+                   _show("compute"), mistake="shortest")

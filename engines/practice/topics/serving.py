@@ -273,15 +273,18 @@ def hessian_entry(p: Mapping[str, Any]) -> Outcome:
 QEVAL = "engines.qeval.compare (the evaluation panel's measurements and statistics)"
 
 
-def _choice(answer: str, texts: Mapping[str, str], cite: str, wrong: str, steps: tuple[Step, ...], show: dict,
-            facts: Mapping[str, str] | None = None) -> Outcome:
-    """A choice outcome whose correct key the caller computed from an engine; ``wrong`` is the modelled mistake."""
+def _choice(answer: str, texts: Mapping[str, str], cite: str | Mapping[str, str], wrong: str,
+            steps: tuple[Step, ...], show: dict, facts: Mapping[str, str] | None = None,
+            mistake: str = "other") -> Outcome:
+    """A choice outcome whose correct key the caller computed from an engine; ``wrong`` is the option the
+    modelled mistake picks. ``cite`` is one source for every option or one per option key."""
     from engines.practice.model import Option
 
     if wrong == answer:
         raise Redraw("the modelled mistake is the answer")
-    return Outcome(answer=frozenset([answer]), options=tuple(Option(k, t, cite) for k, t in texts.items()),
-                   steps=steps, mistakes=(Mistake("other", frozenset([wrong])),), show_me=show, facts=dict(facts or {}))
+    cites = cite if isinstance(cite, Mapping) else {k: cite for k in texts}
+    return Outcome(answer=frozenset([answer]), options=tuple(Option(k, t, cites[k]) for k, t in texts.items()),
+                   steps=steps, mistakes=(Mistake(mistake, frozenset([wrong])),), show_me=show, facts=dict(facts or {}))
 
 
 def _format(name_start: str):
