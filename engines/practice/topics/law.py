@@ -261,7 +261,7 @@ def incident_final_days(p: Mapping[str, Any]) -> Outcome:
 # ---------------------------------------------------------------- F1 F2 F3 F4: uncovered tour claims
 from engines.law import annex, annex_vii, reporting  # noqa: E402  (kept beside the computations that use it)
 
-CRA = "Reg (EU) 2024/2847 (CRA)"
+_CRA = "Reg (EU) 2024/2847 (CRA)"
 #: the point a learner most often confuses each point with (same theme, the other list or a neighbour)
 _NEAR_POINT = {
     "I.2.a": "II.1", "I.2.b": "I.2.c", "I.2.c": "II.7", "I.2.d": "I.2.e", "I.2.e": "I.2.f", "I.2.f": "I.2.e",
@@ -314,9 +314,9 @@ def annex_i_open(p: Mapping[str, Any]) -> Outcome:
     letters = ", ".join(f"({k[-1]})" for k in done)
     return Outcome(
         answer=float(open_i2), hand=float(13 - p["answered"]),
-        steps=(Step("properties in Part I point 2, (a) to (m)", float(len(part_i2)), "", f"{CRA} Annex I Part I(2)"),
+        steps=(Step("properties in Part I point 2, (a) to (m)", float(len(part_i2)), "", f"{_CRA} Annex I Part I(2)"),
                Step("answered on the checklist", float(len(done)), "", "the question"),
-               Step("still open", float(open_i2), "", f"{CRA} Annex I Part I(2)")),
+               Step("still open", float(open_i2), "", f"{_CRA} Annex I Part I(2)")),
         mistakes=(Mistake("whole_annex", float(open_all)), Mistake("with_point_1", float(open_i2 + 1))),
         facts={"letters": letters},
         show_me=_show("law", params={"annex_i": [list(a) for a in answers]}),
@@ -409,4 +409,29 @@ def awareness_moment(p: Mapping[str, Any]) -> Outcome:
         mistakes=(Mistake("later_moment", frozenset([wrong])),),
         facts={"mail": mail.strftime(fmt), "confirm": confirm.strftime(fmt)},
         show_me=_show("law", params={"event": "vulnerability", "aware": mail.strftime("%Y-%m-%dT%H:%M")}),
+    )
+
+
+@computation("law.user_information")
+def user_information(p: Mapping[str, Any]) -> Outcome:
+    """What reaches the user: Annex II (with the product, Art 13(18)) and the Art 14(8) notice, against the
+    Annex VII file and the Art 14 reports, which go to authorities (engines.law.annex_vii, reporting)."""
+    rng = random.Random(p["walk"])
+    always = [row for row in annex_vii.ANNEX_II if row[0] != "Annex II(9)"]     # (9) only if the SBOM is shared
+    user = [(pt, short, "CRA " + pt) for pt, short, _ in rng.sample(always, p["n_user"])]
+    users_notice = reporting.NO_FIXED_HOUR["cra"][0]
+    if rng.random() < 0.5:
+        user.append(("14(8)", users_notice[0][0].upper() + users_notice[0][1:], "CRA " + users_notice[1]))
+    file_pts = rng.sample(annex_vii.POINTS, 2)
+    authority = [(f"VII {pt.id}", pt.short, f"CRA {pt.point}") for pt in file_pts]
+    report = reporting.deadlines("cra", datetime(2027, 3, 1, 9, 0), kind="vulnerability")[0]
+    authority.append(("report", f"{report.name}, naming the {report.content[0].lower()}{report.content[1:]}", f"CRA {report.basis.split('CRA ')[-1]} to {report.recipient}"))
+    options = sorted(user + authority, key=lambda o: o[0])
+    right = frozenset(k for k, _, _ in user)
+    return Outcome(
+        answer=right, options=tuple(Option(k, text, cite) for k, text, cite in options),
+        steps=tuple(Step("reaches the user", text, "", cite) for k, text, cite in user)
+        + tuple(Step("goes to authorities (on request or as a report)", text, "", cite) for k, text, cite in authority),
+        mistakes=(Mistake("file_to_user", right | {authority[0][0]}),),
+        show_me=_show("law", params={"tree": "cra-obligations", "answers": ["after"]}),
     )

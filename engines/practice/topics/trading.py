@@ -11,6 +11,7 @@ from engines.trading import stats
 
 LO = "Lo 2002 (Financial Analysts Journal 58(4)): the standard error of a Sharpe ratio"
 BLP = "Bailey & López de Prado 2014 (J. Portfolio Management), the deflated Sharpe ratio"
+FIM = "Frazzini, Israel & Moskowitz 2018"
 Q = stats.PERIODS_PER_YEAR
 
 
@@ -66,16 +67,34 @@ def expected_max(p: Mapping[str, Any]) -> Outcome:
 
 
 @computation("trading.net_return")
-def net_return(p: Mapping[str, Any]) -> Outcome:
-    g, tau, c = p["gross_bp"] / 1e4, p["turnover_pct"] / 100, p["cost_bp"] / 1e4
-    r = stats.net_daily_return(g, tau, c)
+@computation("trading.breakeven_cost")
+def cost_line(p: Mapping[str, Any]) -> Outcome:
+    """The net daily return along the cost line net = gross − turnover × cost: at the question's round-trip
+    cost when it gives one (``cost_bp``), else the cost at which the line reaches zero (break-even)."""
+    g, tau = p["gross_bp"] / 1e4, p["turnover_pct"] / 100
+    if "cost_bp" in p:
+        c = p["cost_bp"] / 1e4
+        r = stats.net_daily_return(g, tau, c)
+        return Outcome(
+            answer=r * 1e4, hand=(g - tau * c) * 1e4,
+            steps=(Step("cost per day = turnover × round-trip cost", tau * c * 1e4, "bp", FIM),
+                   Step("net = gross − cost", r * 1e4, "bp", FIM)),
+            mistakes=(Mistake("no_turnover", (g - c) * 1e4), Mistake("gross", g * 1e4)),
+            show_me=_show("trading"),
+        )
+    r0 = stats.net_daily_return(g, tau, 0.0)
+    per_bp = r0 - stats.net_daily_return(g, tau, 1e-4)          # what each bp of cost takes a day
+    c = r0 / per_bp
     return Outcome(
-        answer=r * 1e4, hand=(g - tau * c) * 1e4,
-        steps=(Step("cost per day = turnover × round-trip cost", tau * c * 1e4, "bp", "Frazzini, Israel & Moskowitz 2018"),
-               Step("net = gross − cost", r * 1e4, "bp", "Frazzini, Israel & Moskowitz 2018")),
-        mistakes=(Mistake("no_turnover", (g - c) * 1e4), Mistake("gross", g * 1e4)),
-        show_me=_show("trading"),
+        answer=c, hand=g / tau * 1e4,
+        steps=(Step("each bp of round-trip cost takes turnover × 1 bp a day", per_bp * 1e4, "bp", FIM),
+               Step("break-even cost = gross ÷ turnover", c, "bp", FIM)),
+        mistakes=(Mistake("no_turnover", g * 1e4), Mistake("times_turnover", g * tau * 1e4)),
+        show_me=_show("trading", params={"cost_bp": float(min(30, round(c)))}),   # the panel stops at 30 bp
     )
+
+
+net_return = breakeven_cost = cost_line     # the names the two computations had before they were one
 
 
 @computation("trading.f1")
@@ -174,24 +193,11 @@ def stage_verdict(p: Mapping[str, Any]) -> Outcome:
     )
 
 
-@computation("trading.breakeven_cost")
-def breakeven_cost(p: Mapping[str, Any]) -> Outcome:
-    """The round-trip cost at which the net return reaches zero: net falls by τ for each unit of cost."""
-    g, tau = p["gross_bp"] / 1e4, p["turnover_pct"] / 100
-    r0 = stats.net_daily_return(g, tau, 0.0)
-    per_bp = r0 - stats.net_daily_return(g, tau, 1e-4)          # what each bp of cost takes a day
-    c = r0 / per_bp
-    return Outcome(
-        answer=c, hand=g / tau * 1e4,
-        steps=(Step("each bp of round-trip cost takes turnover × 1 bp a day", per_bp * 1e4, "bp", "Frazzini, Israel & Moskowitz 2018"),
-               Step("break-even cost = gross ÷ turnover", c, "bp", "Frazzini, Israel & Moskowitz 2018")),
-        mistakes=(Mistake("no_turnover", g * 1e4), Mistake("times_turnover", g * tau * 1e4)),
-        show_me=_show("trading", params={"cost_bp": float(min(30, round(c)))}),   # the panel stops at 30 bp
-    )
 
 
 # ---------------------------------------------------------------- H1 H2 H3 H4: uncovered tour claims
 import random  # noqa: E402
+from functools import lru_cache  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -199,8 +205,8 @@ from engines.practice.model import Option, Redraw  # noqa: E402
 from engines.trading import evaluation as ev, governance, lookahead  # noqa: E402
 from engines.trading.study import LLT_MEAN_DAILY, MP_OUT_OF_SAMPLE, MP_POST_PUBLICATION, study  # noqa: E402
 
-LLT = "Lopez-Lira & Tang, arXiv 2304.07619 v6 (figures transcribed by third parties)"
-SIGMA = 0.01            # the daily stock volatility simulate_lookahead assumes by default
+_LLT = "Lopez-Lira & Tang, arXiv 2304.07619 v6 (figures transcribed by third parties)"
+_SIGMA = 0.01            # the daily stock volatility simulate_lookahead assumes by default
 
 
 def _other_direction(direction: str) -> tuple[Mistake, ...]:
@@ -239,11 +245,11 @@ def sign_trade_sharpe(p: Mapping[str, Any]) -> Outcome:
     """Trading the model's good/bad answer: long the good, short the bad, equal weight, one day."""
     rho, n = p["rho"], p["n_stocks"]
     s = stats.sign_portfolio_sharpe(rho, n)
-    m = lookahead.moments(rho, n, SIGMA)
+    m = lookahead.moments(rho, n, _SIGMA)
     return Outcome(
         answer=s, hand=math.sqrt(Q) * rho * math.sqrt(2 / math.pi) / math.sqrt((1 - 2 * rho ** 2 / math.pi) / n),
         steps=(Step("hit rate of the answer's sign: ½ + arcsin(ρ)/π", 100 * stats.hit_rate(rho), "%", "Sheppard 1899"),
-               Step("daily mean of one sign bet ÷ σ: ρ√(2/π)", m.mean / SIGMA, "", "bivariate normal"),
+               Step("daily mean of one sign bet ÷ σ: ρ√(2/π)", m.mean / _SIGMA, "", "bivariate normal"),
                Step(f"annual Sharpe of the {n}-stock long-short book", s, "", "engines.trading.stats.sign_portfolio_sharpe")),
         mistakes=(Mistake("one_stock", stats.sign_portfolio_sharpe(rho, 1)), Mistake("daily", s / math.sqrt(Q))),
         show_me=_show("trading", params={"n_stocks": n, "a_pre": rho, "a_post": rho}),
@@ -284,7 +290,7 @@ def drift_cumulative(p: Mapping[str, Any]) -> Outcome:
     sd = s.sd_daily
     return Outcome(
         answer=100 * s.gross_cumulative, hand=100 * math.expm1(days * (m - sd ** 2 / 2)),
-        steps=(Step("daily volatility σ = mean ÷ (Sharpe/√252)", 100 * sd, "%", LLT),
+        steps=(Step("daily volatility σ = mean ÷ (Sharpe/√252)", 100 * sd, "%", _LLT),
                Step("drag σ²/2 a day", 1e4 * sd ** 2 / 2, "bp", "geometric vs arithmetic mean"),
                Step("exp(T(μ − σ²/2)) − 1", 100 * s.gross_cumulative, "%", "engines.trading.study")),
         mistakes=(Mistake("simple_sum", 100 * m * days), Mistake("no_drag", 100 * math.expm1(days * m))),
@@ -294,7 +300,7 @@ def drift_cumulative(p: Mapping[str, Any]) -> Outcome:
 
 @computation("trading.period_t")
 def period_t(p: Mapping[str, Any]) -> Outcome:
-    """The evidence (t) in one period of the study against an earlier one: fewer days, weaker evidence."""
+    """The evidence (t) of a later period of the study against an earlier one: t follows the Sharpe and the days."""
     periods = study().periods
     a, b = (periods[int(i)] for i in p["pair"].split(">"))
     direction = _direction(a.t, b.t)
@@ -320,7 +326,7 @@ def post_publication(p: Mapping[str, Any]) -> Outcome:
         answer=s.post_publication_net_sharpe,
         hand=(LLT_MEAN_DAILY * (1 - MP_POST_PUBLICATION) - tau * c / 1e4) / s.sd_daily * q,
         steps=(Step("gross drift after publication: mean × (1 − 58 %)", 100 * s.post_publication_mean, "% a day", "McLean & Pontiff 2016"),
-               Step("cost a day: turnover × round trip", tau * c / 100, "% a day", "Frazzini, Israel & Moskowitz 2018"),
+               Step("cost a day: turnover × round trip", tau * c / 100, "% a day", FIM),
                Step("net Sharpe after publication", s.post_publication_net_sharpe, "", "engines.trading.study")),
         mistakes=(Mistake("out_of_sample", oos.net_sharpe), Mistake("no_costs", s.post_publication_mean / s.sd_daily * q)),
         show_me=_show("trading", params={"cost_bp": float(c), "turnover_pct": float(p["turnover_pct"])}),
@@ -331,25 +337,26 @@ def post_publication(p: Mapping[str, Any]) -> Outcome:
 def memory_sharpe(p: Mapping[str, Any]) -> Outcome:
     """The pre-cutoff Sharpe a memorising model shows, against its real skill (closed form)."""
     n = p["n_stocks"]
-    pre, post = lookahead.moments(p["a_pre"], n, SIGMA), lookahead.moments(p["a_post"], n, SIGMA)
+    pre, post = lookahead.moments(p["a_pre"], n, _SIGMA), lookahead.moments(p["a_post"], n, _SIGMA)
     return Outcome(
         answer=pre.sharpe, hand=stats.sign_portfolio_sharpe(p["a_pre"], n),
         steps=(Step("correlation before the cutoff (what it read, remembered)", p["a_pre"], "", "the question"),
                Step("sign-portfolio Sharpe before the cutoff", pre.sharpe, "", "engines.trading.lookahead"),
                Step("its real skill: Sharpe after the cutoff", post.sharpe, "", "engines.trading.lookahead")),
-        mistakes=(Mistake("skill_only", post.sharpe), Mistake("one_stock", lookahead.moments(p["a_pre"], 1, SIGMA).sharpe)),
+        mistakes=(Mistake("skill_only", post.sharpe), Mistake("one_stock", lookahead.moments(p["a_pre"], 1, _SIGMA).sharpe)),
         show_me=_show("trading", params={"a_pre": p["a_pre"], "a_post": p["a_post"], "n_stocks": n}),
     )
 
 
 def _backtest(a_pre: float, a_post: float, days_pre: int, days_post: int, n: int) -> tuple[float, float, float]:
     """Closed-form (pre, post, whole-backtest) Sharpe of the sign portfolio across a training cutoff."""
-    pre, post = lookahead.moments(a_pre, n, SIGMA), lookahead.moments(a_post, n, SIGMA)
+    pre, post = lookahead.moments(a_pre, n, _SIGMA), lookahead.moments(a_post, n, _SIGMA)
     return pre.sharpe, post.sharpe, lookahead.mixture_sharpe(pre, post, days_pre, days_post)
 
 
 @computation("trading.mixed_backtest")
 def mixed_backtest(p: Mapping[str, Any]) -> Outcome:
+    """The Sharpe a backtest reports when it straddles the cutoff: neither the memory nor the skill."""
     dp, dq, n = p["days_pre"], p["days_post"], p["n_stocks"]
     s_pre, s_post, whole = _backtest(p["a_pre"], p["a_post"], dp, dq, n)
     return Outcome(
@@ -461,5 +468,97 @@ def governance_regime(p: Mapping[str, Any]) -> Outcome:
         steps=(Step("the duty", duty.duty, "", duty.source), Step("regime", duty.regime, "", f"{duty.source} ({duty.status})")),
         mistakes=(Mistake("near", frozenset([_NEAR_REGIME[duty.regime]])),),
         facts={"duty": duty.duty},
+        show_me=_show("trading"),
+    )
+
+
+def _duration(seconds: float) -> str:
+    """A duration in the unit a reader expects (ms, s, h, days)."""
+    for unit, size in (("days", 86_400.0), ("h", 3_600.0), ("s", 1.0)):
+        if seconds >= size:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds * 1000:g} ms"
+
+
+@computation("trading.suitable_stages")
+def suitable_stages(p: Mapping[str, Any]) -> Outcome:
+    """Stages a call can serve by both clock and fit (engines.trading.stack), against the clock alone."""
+    lat = p["latency_s"]
+    verdicts = [stack.verdict(lat, s) for s in stack.STAGES]
+    in_time = frozenset(v.stage.key for v in verdicts if v.verdict != "too slow")
+    right = frozenset(v.stage.key for v in verdicts if v.verdict != "too slow" and v.stage.model_fits)
+    if not right or right == in_time:
+        raise Redraw("clock and fit agree")
+    return Outcome(
+        answer=right, options=tuple(Option(s.key, s.label, s.source) for s in stack.STAGES),
+        steps=tuple(Step(f"{v.stage.label}: clock {v.verdict}; fit", v.stage.fit, "", v.stage.source) for v in verdicts),
+        mistakes=(Mistake("clock_only", in_time),),
+        facts={"latency": _duration(lat)},
+        show_me=_show("trading"),
+    )
+
+
+#: the audit record's fingerprints (engines.trading.extraction.audit_record), as options
+_FINGERPRINTS = {"guideline": "guideline_sha256: classes and labelers' guidelines",
+                 "dataset": "dataset.sha256: the headlines file",
+                 "input": "records[].input_sha256: each headline's text",
+                 "params": "params: the run's settings",
+                 "model": "model.sha256: the weights file"}
+_CHANGES = {"guideline": "labeler A's written guideline is reworded",
+            "text": "one headline's text is corrected",
+            "label": "one headline's gold label is corrected",
+            "params": "the run uses more training steps"}
+
+
+@lru_cache(maxsize=1)
+def _headlines_doc() -> str:
+    from engines.core.assets import asset_path
+
+    return asset_path("trading", "headlines.json").read_text(encoding="utf-8")
+
+
+def _fingerprints(doc: dict, item: int, steps: int) -> dict[str, str]:
+    """The record's fingerprints of one headlines document, computed as the extraction engine does."""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    from engines.trading import extraction
+
+    text = json.dumps(doc, indent=1, ensure_ascii=False)
+    hs = extraction.parse_headlines(text)
+    return {"guideline": extraction.guideline_sha256(hs),
+            "dataset": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "input": hashlib.sha256(hs.items[item].text.encode()).hexdigest(),
+            "params": repr(asdict(extraction.ExtractionParams(ext_epochs=steps))),
+            "model": "unchanged: the same weights file"}
+
+
+@computation("trading.audit_change")
+def audit_change(p: Mapping[str, Any]) -> Outcome:
+    """Which fingerprints of the audit record move when one thing about the run changes."""
+    import json
+
+    change, item = p["change"], p["item"]
+    doc = json.loads(_headlines_doc())
+    before = _fingerprints(doc, item, 300)
+    steps = 300
+    if change == "guideline":
+        doc["labelers"]["label_a"] = doc["labelers"]["label_a"] + " Treat a forecast as results."
+    elif change == "text":
+        doc["items"][item]["text"] = doc["items"][item]["text"] + " (corrected)"
+    elif change == "label":
+        old = doc["items"][item]["label_a"]
+        doc["items"][item]["label_a"] = next(c for c in doc["classes"] if c != old)
+    else:
+        steps = 600
+    after = _fingerprints(doc, item, steps)
+    moved = frozenset(k for k in _FINGERPRINTS if before[k] != after[k])
+    wrong = frozenset(["dataset"]) if moved != {"dataset"} else frozenset(["dataset", "input"])
+    return Outcome(
+        answer=moved, options=tuple(Option(k, text, "engines.trading.extraction.audit_record") for k, text in _FINGERPRINTS.items()),
+        steps=tuple(Step(_FINGERPRINTS[k], "changes" if k in moved else "stays", "", "engines.trading.extraction") for k in _FINGERPRINTS),
+        mistakes=(Mistake("file_only", wrong),),
+        facts={"change": _CHANGES[change]},
         show_me=_show("trading"),
     )
