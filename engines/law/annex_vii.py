@@ -85,6 +85,32 @@ SUBSTANTIAL_MODIFICATION: tuple[tuple[str, str], ...] = (
 )
 
 
+#: CRA Annex II, what must accompany the product for its user (Art 13(18)), (point, short, our words).
+#: Beside Annex VII because the file's point 1 holds this same information; unlike the file, it goes to
+#: the user, not to an authority on request. Checked against the Annex II list of the Regulation.
+ANNEX_II: tuple[tuple[str, str, str], ...] = (
+    ("Annex II(1)", "Who made it and how to reach them",
+     "The manufacturer's name or trademark, a postal address, an e-mail or other digital contact, and a website where one exists"),
+    ("Annex II(2)", "Where to report vulnerabilities",
+     "The single point of contact for reporting and hearing about vulnerabilities, and where the disclosure policy is published"),
+    ("Annex II(3)", "What exactly the product is",
+     "Name, type and whatever else identifies the product uniquely"),
+    ("Annex II(4)", "Intended purpose and security properties",
+     "The intended purpose, the security environment the manufacturer provides, the essential functions and the security properties"),
+    ("Annex II(5)", "Foreseeable significant risks",
+     "Known or foreseeable circumstances of use, or of reasonably foreseeable misuse, that may bring significant cybersecurity risks"),
+    ("Annex II(6)", "Where the declaration of conformity is",
+     "Where applicable, the web address at which the EU declaration of conformity can be read"),
+    ("Annex II(7)", "Support offered and its end date",
+     "The kind of technical security support offered and the date until which vulnerabilities will be handled"),
+    ("Annex II(8)", "Instructions for secure use",
+     "Detailed instructions or their web address: secure set-up and use over the lifetime, how changes affect data security, "
+     "installing security updates, secure decommissioning and data removal, switching automatic updates off, what an integrator needs"),
+    ("Annex II(9)", "Where the SBOM is, if shared",
+     "If the manufacturer chooses to make the SBOM available to users, where it can be found"),
+)
+
+
 def normalise(answers) -> tuple[annex.Answer, ...]:
     """Checked Annex VII answers in Annex order; "n/a" only where the point allows it."""
     return annex.normalise_answers(answers, "annex_vii", BY_ID, STATUSES, "Annex VII")

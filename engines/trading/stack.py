@@ -38,12 +38,13 @@ class Stage:
     slowest_s: float     # the longest
     fit: str             # what a language model can do here (our words)
     source: str
+    model_fits: bool = True   # whether a model may do the stage's work at all, whatever its speed (the ``fit`` line)
 
 
 STAGES: tuple[Stage, ...] = (
     Stage("ingestion", "Data ingestion", 1e-6, BCS_MICROWAVE_RTT_S,
           "Plumbing: feeds arrive in a speed race a model call cannot join.",
-          "Budish, Cramton & Shim, QJE 2015: Chicago–NY 8.1 ms microwave round trip"),
+          "Budish, Cramton & Shim, QJE 2015: Chicago–NY 8.1 ms microwave round trip", False),
     Stage("extraction", "Extraction (text → fields)", 1.0, 86_400.0,
           "The core fit: read news, filings and transcripts into entity, event, direction, numbers.",
           "Our summary; the tradable window in Lopez-Lira & Tang is the next day"),
@@ -52,13 +53,13 @@ STAGES: tuple[Stage, ...] = (
           "Our summary: offline backtests over months of history"),
     Stage("portfolio", "Portfolio construction", 86_400.0, 2.6e6,
           "No: optimisation and constraints belong to deterministic numeric code.",
-          "Our summary: daily to monthly rebalancing"),
+          "Our summary: daily to monthly rebalancing", False),
     Stage("risk", "Risk controls", 1e-6, 86_400.0,
           "Pre-trade checks on the order path are out of reach; summarising text risk at end of day is not.",
           "RTS 6 (Reg. (EU) 2017/589) Art 15–17: pre-trade, real-time and post-trade controls"),
     Stage("execution", "Execution", 1e-6, BCS_MICROWAVE_RTT_S,
           "Ruled out: too slow for the order path, and not deterministic.",
-          "Budish, Cramton & Shim, QJE 2015"),
+          "Budish, Cramton & Shim, QJE 2015", False),
 )
 
 

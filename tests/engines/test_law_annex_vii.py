@@ -87,3 +87,14 @@ def test_params_round_trip_keeps_annex_vii():
                annex_quotes=True)
     assert p.annex_vii == (("2(a)", "present", "", "ARCH.md"), ("8", "n/a", "no MSA request yet", ""))
     assert Params.from_dict(p.to_dict()) == p
+
+
+def test_annex_ii_is_the_user_information_the_file_points_to():
+    """Annex II has nine points, in order; the file's point 1 refers to it, and the support period's end
+    and the SBOM's location (when shared) are among what reaches the user."""
+    points = [p for p, _, _ in annex_vii.ANNEX_II]
+    assert points == [f"Annex II({i})" for i in range(1, 10)]
+    assert "Annex II" in annex_vii.BY_ID["1"].what
+    by_point = {p: what for p, _, what in annex_vii.ANNEX_II}
+    assert "date" in by_point["Annex II(7)"] and "SBOM" in by_point["Annex II(9)"]
+    assert len({short for _, short, _ in annex_vii.ANNEX_II}) == 9          # nine distinct labels

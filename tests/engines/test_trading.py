@@ -238,3 +238,17 @@ def test_stack_pricing_api_and_verdicts():
     big = price_stack(Scenario().with_changes(serve_batch=64), 117, 19, 2.0)
     assert big.gpu_seconds_per_doc < r.gpu_seconds_per_doc
     assert r.latency_s > 0.0081 and r.ratio_to_microwave == pytest.approx(r.latency_s / 0.0081)
+
+
+def test_fast_enough_is_not_suitable():
+    """H1's claim: the timing verdict and the stage's fit are separate facts. Portfolio construction's
+    clocks pass any sub-day model call, yet the stack rules the model out there; extraction passes both."""
+    from engines.trading import STAGES
+
+    r = price_stack(Scenario(), 117, 19, 2.0)
+    by_key = {v.stage.key: v for v in r.verdicts}
+    assert by_key["portfolio"].verdict == "fast enough" and not by_key["portfolio"].stage.model_fits
+    assert by_key["extraction"].verdict == "fast enough" and by_key["extraction"].stage.model_fits
+    unsuited = {s.key for s in STAGES if not s.model_fits}
+    assert unsuited == {"ingestion", "portfolio", "execution"}
+    assert all(s.fit.startswith(("Plumbing", "No", "Ruled out")) for s in STAGES if s.key in unsuited)

@@ -4,6 +4,7 @@ fines, support periods, reporting clocks and limitation from engines.law."""
 from __future__ import annotations
 
 import random
+import re
 from functools import lru_cache
 from datetime import date, datetime, timedelta
 from typing import Any, Mapping
@@ -254,4 +255,183 @@ def incident_final_days(p: Mapping[str, Any]) -> Outcome:
         facts={"aware": aware.strftime("%d %B %Y %H:%M")},
         show_me=_show("law", params={"event": "incident", "aware": aware.strftime("%Y-%m-%dT%H:%M"), "notified": True,
                                      "notified_at": notified.strftime("%Y-%m-%dT%H:%M")}),
+    )
+
+
+# ---------------------------------------------------------------- F1 F2 F3 F4: uncovered tour claims
+from engines.law import annex, annex_vii, reporting  # noqa: E402  (kept beside the computations that use it)
+
+_CRA = "Reg (EU) 2024/2847 (CRA)"
+#: the point a learner most often confuses each point with (same theme, the other list or a neighbour)
+_NEAR_POINT = {
+    "I.2.a": "II.1", "I.2.b": "I.2.c", "I.2.c": "II.7", "I.2.d": "I.2.e", "I.2.e": "I.2.f", "I.2.f": "I.2.e",
+    "I.2.g": "I.2.m", "I.2.h": "I.2.i", "I.2.i": "I.2.h", "I.2.j": "I.2.k", "I.2.k": "I.2.j", "I.2.l": "I.2.d",
+    "I.2.m": "I.2.g",
+    "II.1": "I.2.a", "II.2": "II.8", "II.3": "I.1", "II.4": "II.8", "II.5": "II.6", "II.6": "II.5",
+    "II.7": "I.2.c", "II.8": "II.4",
+    "1": "2(a)", "2(a)": "2(c)", "2(b)": "8", "2(c)": "2(a)", "3": "5", "4": "1", "5": "6", "6": "5", "7": "6",
+    "8": "2(b)",
+}
+
+
+def _annex_table(which: str) -> dict[str, tuple[str, str, str]]:
+    """point id → (label, what it asks in our words, where it sits), from the law engine's own tables."""
+    if which == "I":
+        return {it.id: (it.short, it.asks, it.point) for it in annex.ITEMS}
+    return {pt.id: (pt.short, pt.what, pt.point) for pt in annex_vii.POINTS}
+
+
+@computation("law.annex_point")
+def annex_point(p: Mapping[str, Any]) -> Outcome:
+    """Which point of Annex I or VII asks for a requirement (the panel's checklist tables), against the
+    point it is most often confused with and three others."""
+    table = _annex_table(p["annex"])
+    item, near = p["item"], _NEAR_POINT[p["item"]]
+    rng = random.Random(f"{p['annex']}:{item}:{p['walk']}")
+    others = [k for k in table if k not in (item, near)]
+    rng.shuffle(others)
+    chosen = [k for k in table if k in {item, near, *others[:MAX_OPTIONS - 2]}]      # Annex order
+    label, asks, where = table[item]
+    return Outcome(
+        answer=frozenset([item]), options=tuple(Option(k, table[k][0], table[k][2]) for k in chosen),
+        steps=(Step("what the requirement asks", asks, "", where), Step("the point", f"{where}: {label}", "", where)),
+        mistakes=(Mistake("near", frozenset([near])),),
+        facts={"asks": asks},
+        show_me=_show("law", params={"annex_quotes": True}),
+    )
+
+
+@computation("law.annex_i_open")
+def annex_i_open(p: Mapping[str, Any]) -> Outcome:
+    """How many Part I(2) properties a checklist still leaves open, counted by the panel's checklist."""
+    rng = random.Random(p["walk"])
+    part_i2 = [it.id for it in annex.ITEMS if it.id.startswith("I.2.")]
+    done = sorted(rng.sample(part_i2, p["answered"]))
+    answers = tuple((k, rng.choice(("met", "not-met")), "n", "TD") for k in done)
+    rows = annex.checklist(answers).rows
+    open_i2 = sum(1 for r in rows if r.item.id.startswith("I.2.") and not r.status)
+    open_all = sum(1 for r in rows if not r.status)
+    letters = ", ".join(f"({k[-1]})" for k in done)
+    return Outcome(
+        answer=float(open_i2), hand=float(13 - p["answered"]),
+        steps=(Step("properties in Part I point 2, (a) to (m)", float(len(part_i2)), "", f"{_CRA} Annex I Part I(2)"),
+               Step("answered on the checklist", float(len(done)), "", "the question"),
+               Step("still open", float(open_i2), "", f"{_CRA} Annex I Part I(2)")),
+        mistakes=(Mistake("whole_annex", float(open_all)), Mistake("with_point_1", float(open_i2 + 1))),
+        facts={"letters": letters},
+        show_me=_show("law", params={"annex_i": [list(a) for a in answers]}),
+    )
+
+
+def _articles(text: str) -> str:
+    """The article references in a recipient line, without the act's name (the prompt names the act)."""
+    return "; ".join(re.findall(r"\((Art[^)]*\)?[^)]*)\)", text)) or text
+
+
+@computation("law.report_recipient")
+def report_recipient(p: Mapping[str, Any]) -> Outcome:
+    """Who receives a regime's reports (engines.law.reporting), against the CRA/NIS2 confusion."""
+    regime = p["regime"]
+    other = "nis2" if regime == "cra" else "cra"
+    act, _, full = reporting.REGIME_INFO[regime]
+    return Outcome(
+        answer=frozenset([regime]),
+        options=tuple(Option(r, reporting.RECIPIENT[r], _articles(reporting.REGIME_INFO[r][2])) for r in reporting.REGIMES),
+        steps=(Step("regime", act, "", act), Step("recipient", full, "", act)),
+        mistakes=(Mistake("other_regime", frozenset([other])),),
+        facts={"act": act},
+        show_me=_show("law", params={"event": "incident"}),
+    )
+
+
+@computation("law.untimed_duties")
+def untimed_duties(p: Mapping[str, Any]) -> Outcome:
+    """The duties a regime sets beside its timed reports, with no fixed hour (engines.law.reporting)."""
+    regime = p["regime"]
+    keys = {f"{r}{i}": (r, text, art) for r in reporting.REGIMES for i, (text, art) in enumerate(reporting.NO_FIXED_HOUR[r])}
+    right = frozenset(k for k, v in keys.items() if v[0] == regime)
+    nxt = reporting.REGIMES[(reporting.REGIMES.index(regime) + 1) % len(reporting.REGIMES)]
+    act = reporting.REGIME_INFO[regime][0]
+    return Outcome(
+        answer=right,
+        options=tuple(Option(k, text, art) for k, (r, text, art) in keys.items()),   # the act is the question
+        steps=tuple(Step(f"{act}: owed without a fixed hour", text, "", art) for k, (r, text, art) in keys.items() if r == regime),
+        mistakes=(Mistake("other_regime", frozenset(k for k, v in keys.items() if v[0] == nxt)),),
+        facts={"act": act},
+        show_me=_show("law", params={"event": "incident"}),
+    )
+
+
+@computation("law.first_report")
+def first_report(p: Mapping[str, Any]) -> Outcome:
+    """Which regime's first report falls due first after one incident (engines.law.reporting): DORA's
+    4 h run from classification as major, capped at 24 h after awareness."""
+    aware = datetime(2027, 3, 10, p["aware_hour"], 0)
+    classified = aware + timedelta(hours=p["classified_after_h"])
+    first = {r: reporting.deadlines(r, aware, classified=classified)[0] for r in reporting.REGIMES}
+    soonest = min(d.due for d in first.values())
+    right = frozenset(r for r, d in first.items() if d.due == soonest)
+    wrong = right - {"dora"} if "dora" in right and len(right) > 1 else (
+        frozenset(["cra", "nis2"]) if right == {"dora"} else frozenset(["dora"]))
+    fmt = "%d %b %H:%M"
+    return Outcome(
+        answer=right,
+        options=tuple(Option(r, d.name, d.basis) for r, d in first.items()),
+        steps=tuple(Step(d.name, d.due.strftime(fmt), "", d.basis) for d in first.values())
+        + (Step("first due", ", ".join(first[r].name for r in reporting.REGIMES if r in right), "", "engines.law.reporting"),),
+        mistakes=(Mistake("misread_dora", wrong),),
+        facts={"aware": aware.strftime(fmt), "classified": classified.strftime(fmt)},
+        show_me=_show("law", params={"event": "incident", "aware": aware.strftime("%Y-%m-%dT%H:%M"),
+                                     "classified_at": classified.strftime("%Y-%m-%dT%H:%M")}),
+    )
+
+
+@computation("law.awareness_moment")
+def awareness_moment(p: Mapping[str, Any]) -> Outcome:
+    """What the awareness moment decides: whether Art 14 applies at all, and when the early warning is due."""
+    mail = datetime(2026, 9, p["mail_day"], p["mail_hour"], 0)
+    confirm = mail + timedelta(hours=p["confirm_after_h"])
+    fmt = "%d %b %Y %H:%M"
+    by_mail = cra.reporting_deadlines("vulnerability", mail)
+    by_confirm = cra.reporting_deadlines("vulnerability", confirm)
+    opts = (Option("mail", f"Owed: early warning due {by_mail['early_warning'].strftime(fmt)}", "CRA Art 14(2)(a)"),
+            Option("confirm", f"Owed: early warning due {by_confirm['early_warning'].strftime(fmt)}", "CRA Art 14(2)(a)"),
+            Option("none", "Not owed: awareness came before Art 14 applies", "CRA Art 71(2)"))
+    right = "mail" if by_mail["applies"] else "none"
+    wrong = "confirm" if by_confirm["applies"] else "none"
+    if wrong == right:
+        raise Redraw("both moments give the same answer")
+    return Outcome(
+        answer=frozenset([right]), options=opts,
+        steps=(Step("awareness: the mail", mail.strftime(fmt), "", "the question"),
+               Step("Art 14 applies from 11 September 2026", "yes" if by_mail["applies"] else "no", "", "CRA Art 71(2)"),
+               Step("early warning: 24 h after awareness", by_mail["early_warning"].strftime(fmt), "", "CRA Art 14(2)(a)")),
+        mistakes=(Mistake("later_moment", frozenset([wrong])),),
+        facts={"mail": mail.strftime(fmt), "confirm": confirm.strftime(fmt)},
+        show_me=_show("law", params={"event": "vulnerability", "aware": mail.strftime("%Y-%m-%dT%H:%M")}),
+    )
+
+
+@computation("law.user_information")
+def user_information(p: Mapping[str, Any]) -> Outcome:
+    """What reaches the user: Annex II (with the product, Art 13(18)) and the Art 14(8) notice, against the
+    Annex VII file and the Art 14 reports, which go to authorities (engines.law.annex_vii, reporting)."""
+    rng = random.Random(p["walk"])
+    always = [row for row in annex_vii.ANNEX_II if row[0] != "Annex II(9)"]     # (9) only if the SBOM is shared
+    user = [(pt, short, "CRA " + pt) for pt, short, _ in rng.sample(always, p["n_user"])]
+    users_notice = reporting.NO_FIXED_HOUR["cra"][0]
+    if rng.random() < 0.5:
+        user.append(("14(8)", users_notice[0][0].upper() + users_notice[0][1:], "CRA " + users_notice[1]))
+    file_pts = rng.sample(annex_vii.POINTS, 2)
+    authority = [(f"VII {pt.id}", pt.short, f"CRA {pt.point}") for pt in file_pts]
+    report = reporting.deadlines("cra", datetime(2027, 3, 1, 9, 0), kind="vulnerability")[0]
+    authority.append(("report", f"{report.name}, naming the {report.content[0].lower()}{report.content[1:]}", f"CRA {report.basis.split('CRA ')[-1]} to {report.recipient}"))
+    options = sorted(user + authority, key=lambda o: o[0])
+    right = frozenset(k for k, _, _ in user)
+    return Outcome(
+        answer=right, options=tuple(Option(k, text, cite) for k, text, cite in options),
+        steps=tuple(Step("reaches the user", text, "", cite) for k, text, cite in user)
+        + tuple(Step("goes to authorities (on request or as a report)", text, "", cite) for k, text, cite in authority),
+        mistakes=(Mistake("file_to_user", right | {authority[0][0]}),),
+        show_me=_show("law", params={"tree": "cra-obligations", "answers": ["after"]}),
     )
