@@ -16,6 +16,7 @@ class GPU:
     bf16_tflops: float     # dense
     fp8_tflops: float      # dense, 0 = unsupported
     int8_tops: float       # dense
+    int4_tops: float       # dense, 0 = no int4 tensor-core MMA (Ampere and Ada have it; Hopper, Blackwell, CDNA3 do not)
     nvlink_gbps: float     # intra-node per-GPU bandwidth
     source: str
     tdp_w: float = 0.0     # board power (TDP/TGP) in W from the datasheet, 0 = unknown
@@ -26,10 +27,12 @@ class GPU:
         return self.memory_gb * 1e9
 
     def peak_flops(self, precision: str = "bf16") -> float:
-        """Dense peak in FLOP/s for ``bf16`` (also fp16), ``fp8`` or ``int8``."""
-        precision = {"fp16": "bf16", "bf16": "bf16", "fp8": "fp8", "int8": "int8"}.get(precision, precision)
-        require_choice(precision, "precision", ("bf16", "fp8", "int8"))
-        return {"bf16": self.bf16_tflops, "fp8": self.fp8_tflops, "int8": self.int8_tops}[precision] * 1e12
+        """Dense peak in FLOP/s (OP/s for integers) for ``bf16`` (also fp16), ``fp8``, ``int8`` or ``int4``;
+        0 where the card has no tensor-core path for that format."""
+        precision = {"fp16": "bf16"}.get(precision, precision)
+        require_choice(precision, "precision", ("bf16", "fp8", "int8", "int4"))
+        return {"bf16": self.bf16_tflops, "fp8": self.fp8_tflops, "int8": self.int8_tops,
+                "int4": self.int4_tops}[precision] * 1e12
 
 
 GPUS: dict[str, GPU] = {k: GPU(key=k, **v) for k, v in load_json_asset("presets", "gpus.json").items()

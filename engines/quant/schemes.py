@@ -39,7 +39,7 @@ FORMATS = (
     ServingFormat("W8A8 FP8 E4M3", 8, 32, -1, "fp8", "per-tensor fp32 scale"),
     ServingFormat("W4A16 g128 (GPTQ / AWQ)", 4, 32, 128, "bf16", "fp16 scale + zero per 128; de-quantized in the kernel"),
     ServingFormat("NF4 (QLoRA, blocks of 64)", 4, 32, 64, "bf16", "fp32 absmax per 64"),
-    ServingFormat("W4A4 (QuaRot)", 4, 16, 0, "int4", "INT4 MMA on Ampere; Hopper has none"),
+    ServingFormat("W4A4 (QuaRot)", 4, 16, 0, "int4", "INT4 MMA on Ampere and Ada; Hopper, Blackwell and MI300X have none"),
 )
 
 
@@ -64,7 +64,7 @@ def serving_table(arch, gpu, batch: int, context: int, kv_bits: int = 16) -> lis
         bits = f.weight_bits(arch.hidden)
         weights = p_q * bits / 8 + (p_total - p_q) * 2
         bw_time = (weights + kv) / (gpu.bandwidth_gbps * 1e9)
-        peak = {"bf16": gpu.bf16_tflops, "int8": gpu.int8_tops, "fp8": gpu.fp8_tflops, "int4": 0.0}[f.mma] * 1e12
+        peak = gpu.peak_flops(f.mma)
         accelerated = peak > 0
         if not accelerated:            # no tensor-core path: falls back to BF16 MMA
             peak = gpu.bf16_tflops * 1e12

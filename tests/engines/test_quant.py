@@ -215,6 +215,23 @@ def test_serving_decode_is_bytes_over_bandwidth():
     assert 2.5 < speedup < 4                                # embeddings/head stay 16-bit
 
 
+@pytest.mark.parametrize("card, int4", [("a100-80gb", True), ("rtx4090", True), ("h100-sxm", False),
+                                         ("h200", False), ("b200", False), ("mi300x", False)])
+def test_w4a4_runs_on_int4_tensor_cores_only_where_the_datasheet_lists_them(card, int4):
+    """A100 (1,248 dense int4 TOPS, datasheet) and Ada (Table 2 of its whitepaper) multiply W4A4 in int4;
+    Hopper, Blackwell and MI300X list no int4 rate, so W4A4 falls back to bf16 there."""
+    from engines.core.hardware import gpu
+    from engines.core.models import PRESETS
+
+    g = gpu(card)
+    rows = {r["format"].split()[0]: r for r in serving_table(PRESETS["llama3-8b"], g, batch=512, context=1)}
+    assert rows["W4A4"]["tensor_core"] is int4
+    if int4:
+        assert g.peak_flops("int4") == pytest.approx(2 * g.peak_flops("int8"))
+        assert rows["W4A4"]["decode_tok_s"] > rows["W8A8"]["decode_tok_s"]   # compute-bound at batch 512
+    assert gpu("a100-80gb").int4_tops == 1248
+
+
 def test_user_files(tmp_path):
     from safetensors.torch import save_file
 
