@@ -16,7 +16,7 @@ from engines.law.oj_text import SOURCE
 from engines.law.params import Params
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
-from panels._law_checklist import ChecklistTable
+from panels._law_checklist import ChecklistTable, counts_html, todo_html
 from panels._law_tools import scrolled
 
 CHOICES = (("", "— open —"), ("met", "met"), ("not-met", "not met"), ("n/a", "not applicable"))
@@ -110,10 +110,8 @@ class AnnexChecklist(QWidget):
         self.table.setColumnHidden(QUOTE_COL, not quotes)
         self.table.show([(r.status, r.note, r.evidence, ("⚠ " if r.warning else "") + _short_point(r.item.point),
                           r.warning or r.item.asks, (_quoted(r.item),)) for r in c.rows])
-        self.summary.setText("<b>" + ", ".join(f"{n} {t}" for t, n in c.counts.items()) + "</b>")
-        warnings = c.warnings
-        self.todo.setText("<b>Still to do</b><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings)
-                          + "</ul>" if warnings else "Every answered item has its note or evidence.")
+        self.summary.setText(counts_html(c.counts))
+        self.todo.setText(todo_html(c.warnings, "Every answered item has its note or evidence."))
         self._show_detail(max(0, self.table.currentRow()))
 
     def _show_detail(self, row: int) -> None:

@@ -3,7 +3,8 @@ point and summary cells, a status combo box, and editable note and evidence cell
 it reads :meth:`answers` and writes :meth:`show`; the table itself holds no rules."""
 from __future__ import annotations
 
-from typing import Callable
+import html
+from typing import Callable, Iterable, Mapping
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableWidget, QTableWidgetItem
@@ -91,3 +92,16 @@ class ChecklistTable(QTableWidget):
                 self.item(row, 0).setText(marker)
                 self.item(row, 0).setToolTip(tip)
         self._filling = False
+
+
+def counts_html(counts: Mapping[str, int]) -> str:
+    """A checklist's tally in bold: "3 in the file, 2 missing"."""
+    return "<b>" + ", ".join(f"{n} {t}" for t, n in counts.items()) + "</b>"
+
+
+def todo_html(items: Iterable[str], done: str) -> str:
+    """What is still to do as a list, or ``done`` when nothing is."""
+    items = list(items)
+    if not items:
+        return done
+    return "<b>Still to do</b><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in items) + "</ul>"

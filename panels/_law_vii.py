@@ -17,7 +17,7 @@ from engines.law.oj_text import ANNEX_VII_LEAD, SOURCE
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 from panels._law_annex import export_buttons
-from panels._law_checklist import ChecklistTable
+from panels._law_checklist import ChecklistTable, counts_html, todo_html
 from panels._law_tools import scrolled
 
 CHOICES = (("", "— open —"), ("present", "in the file"), ("missing", "missing"), ("n/a", "not applicable"))
@@ -88,10 +88,9 @@ class TechnicalFile(QWidget):
             f"<li><b>VII({f.point})</b> " + html.escape("; ".join(x for x in (
                 f.from_annex_i, f"open: {f.gaps}" if f.gaps else "") if x) or "nothing answered yet") + "</li>"
             for f in pts if f.point in annex_vii.LINKED) + "</ul>")
-        self.summary.setText("<b>" + ", ".join(f"{n} {t}" for t, n in annex_vii.counts(pts).items()) + "</b>")
-        todo = [f"VII({f.point}): {f.warning}" for f in pts if f.warning]
-        self.todo.setText("<b>Still to do</b><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in todo) + "</ul>"
-                          if todo else "Every answered point says where it sits in the file.")
+        self.summary.setText(counts_html(annex_vii.counts(pts)))
+        self.todo.setText(todo_html((f"VII({f.point}): {f.warning}" for f in pts if f.warning),
+                                    "Every answered point says where it sits in the file."))
         self._show_detail(max(0, self.table.currentRow()))
 
     def _show_detail(self, row: int) -> None:
