@@ -578,3 +578,240 @@ def check_cheapest_fleet(scenario: Scenario, params: Mapping[str, Any], target: 
                                  f"= {s.gpus} GPUs; a fleet of {target['gpus']} can carry the traffic.")
     return KnobResult(True, f"Batch {scenario.serve_batch}: {s.replicas} replicas × {s.gpus_per_replica} GPUs = "
                             f"{s.gpus} GPUs, the fewest (so the cheapest) for {traffic:g} req/s.")
+
+
+# ---------------------------------------------------------------- A1–A5: the tours' remaining claims (issue 40)
+# Qualitative claims become choice and direction questions whose right option is decided by an engine
+# call on the drawn parameters; the numbers in the prompt and the solution come from the same calls.
+CHEN = "Chen et al. 2016 (arXiv 1604.06174); Korthikanti et al. 2022 (arXiv 2205.05198), §5"
+PALM = "Chowdhery et al. 2022, PaLM (arXiv 2204.02311), App. B"
+FSDP = "Zhao et al. 2023, PyTorch FSDP (VLDB, arXiv 2304.11277), §3.2–3.3"
+OFFLOAD = "Ren et al. 2021, ZeRO-Offload (USENIX ATC, arXiv 2101.06840), §3–4"
+SHOEYBI = "Shoeybi et al. 2019, Megatron-LM (arXiv 1909.08053), §3"
+STATE_KEYS = ("params", "grads", "optimizer", "activations")
+STATE_NAMES = {"params": "16-bit weights", "grads": "16-bit gradients", "optimizer": "optimizer states (fp32 master, "
+               "momentum, variance)", "activations": "activations kept for the backward pass"}
+
+
+def _sc(**changes: Any) -> Scenario:
+    return Scenario().with_changes(**changes)
+
+
+def _direction(before: float, after: float) -> str:
+    """The direction of a change, with exact equality as 'unchanged' (the engines are deterministic)."""
+    if math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-12):
+        return "unchanged"
+    return "grows" if after > before else "shrinks"
+
+
+def _states_gb(bd: mem.MemoryBreakdown) -> float:
+    return _gb(bd.params + bd.grads + bd.optimizer)
+
+
+def _clear_winner(values: Mapping[str, float], largest: bool = True, margin: float = 0.03) -> str:
+    """The key with the largest (smallest) value, or Redraw when the runner-up is within ``margin``."""
+    ranked = sorted(values, key=values.get, reverse=largest)
+    a, b = values[ranked[0]], values[ranked[1]]
+    if abs(a - b) <= margin * max(abs(a), abs(b), 1e-12):
+        raise Redraw("two options too close to call")
+    return ranked[0]
+
+
+@computation("memory.largest_block")
+def largest_block(p: Mapping[str, Any]) -> Outcome:
+    """Which block of a plain-DP GPU's memory is the biggest: the weights never are."""
+    model, b, rc = p["model"], p["micro_batch"], p["recompute"]
+    sc = _sc(model=model, strategy="dp", micro_batch=b, recompute=rc, tp=1, pp=1)
+    bd = mem.breakdown(sc, "dp")
+    sizes = {k: _gb(getattr(bd, k)) for k in STATE_KEYS}
+    top = _clear_winner({k: v for k, v in sizes.items() if k != "grads"})
+    if top == "params":
+        raise Redraw("weights on top")
+    return Outcome(
+        answer=frozenset([top]),
+        options=tuple(Option(k, STATE_NAMES[k], ZERO if k != "activations" else KORTH) for k in STATE_KEYS),
+        steps=tuple(Step(STATE_NAMES[k], sizes[k], "GB per GPU", ZERO if k != "activations" else KORTH)
+                    for k in STATE_KEYS) + (Step("one GPU's memory", _gb(bd.gpu_memory), "GB", "vendor data sheet"),),
+        mistakes=(Mistake("weights", frozenset(["params"])),),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "strategy": "dp", "micro_batch": b, "recompute": rc, "tp": 1, "pp": 1}),
+    )
+
+
+@computation("scale.dp_throughput")
+def dp_throughput(p: Mapping[str, Any]) -> Outcome:
+    """Twice the data-parallel GPUs at the same MFU: twice the tokens per second."""
+    from engines.scale.mfu import training_throughput
+
+    model, n, u = p["model"], p["n_gpus"], p["mfu_pct"]
+    before = training_throughput(_sc(model=model, strategy="dp", n_gpus=n, tp=1, pp=1), u / 100)
+    after = training_throughput(_sc(model=model, strategy="dp", n_gpus=2 * n, tp=1, pp=1), u / 100)
+    return Outcome(
+        answer=after.tokens_per_second, direction=_direction(before.tokens_per_second, after.tokens_per_second),
+        hand=u / 100 * 2 * n * after.peak_flops_per_gpu / after.flops_per_token,
+        steps=(Step("model FLOPs per token, 6N + attention", after.flops_per_token / 1e9, "GFLOP", PALM),
+               Step(f"tokens/s per GPU at {u} % MFU", after.tokens_per_second_per_gpu, "tokens/s", PALM),
+               Step(f"on {n} GPUs", before.tokens_per_second, "tokens/s", PALM),
+               Step(f"on {2 * n} GPUs: each copy trains its own share of the batch", after.tokens_per_second,
+                    "tokens/s", PALM)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("per_gpu", after.tokens_per_second_per_gpu)),
+        facts={"model_label": _label(model), "n2": str(2 * n), "before": f"{before.tokens_per_second:,.0f}"},
+        show_me=_show("scale", {"model": model, "strategy": "dp", "n_gpus": 2 * n, "tp": 1, "pp": 1}, {"mfu_pct": u}),
+    )
+
+
+@computation("memory.recompute_activations")
+def recompute_activations(p: Mapping[str, Any]) -> Outcome:
+    """Switching recomputation on shrinks the activations kept per GPU (the engine's breakdown)."""
+    model, b, to = p["model"], p["micro_batch"], p["recompute"]
+    other = "selective" if to == "full" else "full"
+    acts = {rc: _gb(mem.breakdown(_sc(model=model, micro_batch=b, recompute=rc)).activations)
+            for rc in ("none", "selective", "full")}
+    return Outcome(
+        answer=acts[to], direction=_direction(acts["none"], acts[to]),
+        steps=(Step("activations per GPU, nothing recomputed", acts["none"], "GB", KORTH),
+               Step("selective: the attention core is rebuilt, not stored", acts["selective"], "GB", KORTH),
+               Step("full: only each layer's input is kept", acts["full"], "GB", CHEN)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("other_mode", acts[other])),
+        facts={"model_label": _label(model), "before": f"{acts['none']:,.2f}"},
+        show_me=_show("memory", {"model": model, "micro_batch": b, "recompute": to}),
+    )
+
+
+@computation("scale.hfu")
+def hfu(p: Mapping[str, Any]) -> Outcome:
+    """HFU = MFU × hardware FLOPs / model FLOPs: recomputation's repeated forward is work the model does not count."""
+    from engines.scale.mfu import hardware_flops_per_token, model_flops_per_token, training_throughput
+
+    model, rc, u = p["model"], p["recompute"], p["mfu_pct"]
+    arch = PRESETS[model]
+    tt = training_throughput(_sc(model=model, recompute=rc), u / 100)
+    f, hw = model_flops_per_token(arch, 4096), hardware_flops_per_token(arch, 4096, rc)
+    return Outcome(
+        answer=100 * tt.hfu, hand=u * hw / f,
+        steps=(Step("model FLOPs per token", f / 1e9, "GFLOP", PALM),
+               Step(f"hardware FLOPs per token with {rc} recomputation", hw / 1e9, "GFLOP", KORTH + ", §6"),
+               Step("HFU = MFU × hardware / model FLOPs", 100 * tt.hfu, "%", KORTH + ", §6")),
+        mistakes=(Mistake("same", float(u)), Mistake("doubled", 2.0 * u)),
+        facts={"model_label": _label(model)},
+        show_me=_show("scale", {"model": model, "recompute": rc}, {"mfu_pct": u}),
+    )
+
+
+def _knobs(**kw: Any):
+    from engines.memory.step_time import TimeKnobs
+
+    return TimeKnobs(**kw)
+
+
+@computation("memory.recompute_seconds")
+def recompute_seconds(p: Mapping[str, Any]) -> Outcome:
+    """Seconds of a ZeRO-3 step spent rebuilding activations, from the step-time model."""
+    from engines.memory.step_time import step_time
+
+    model, n, rc = p["model"], p["n_gpus"], p["recompute"]
+    st = step_time(_sc(model=model, n_gpus=n, recompute=rc), "zero3", _knobs(collective="hierarchical"))
+    return Outcome(
+        answer=st.recompute,
+        steps=(Step("forward and backward compute", st.compute, "s", PALM),
+               Step(f"{rc} recomputation: the rebuilt part of the forward pass", st.recompute, "s", KORTH + ", §5–6"),
+               Step("whole step", st.total, "s", "engines.memory.step_time")),
+        mistakes=(Mistake("whole_pass", st.compute), Mistake("whole_step", st.total)),
+        facts={"model_label": _label(model), "compute": f"{st.compute:.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "recompute": rc, "strategy": "zero3"},
+                      {"collective": "hierarchical"}),
+    )
+
+
+@computation("memory.accum_activations")
+def accum_activations(p: Mapping[str, Any]) -> Outcome:
+    """k sequences per GPU per step, as one micro-batch of k or k accumulated micro-batches of 1."""
+    model, k = p["model"], p["k"]
+    big = _gb(mem.breakdown(_sc(model=model, micro_batch=k, grad_accum=1)).activations)
+    acc = _gb(mem.breakdown(_sc(model=model, micro_batch=1, grad_accum=k)).activations)
+    return Outcome(
+        answer=acc, direction=_direction(big, acc), hand=big / k,
+        steps=(Step(f"micro-batch {k}, no accumulation: activations per GPU", big, "GB", KORTH),
+               Step(f"micro-batch 1, {k} accumulated: one micro-batch alive at a time", acc, "GB", MEGATRON)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("all_kept", big)),
+        facts={"model_label": _label(model), "before": f"{big:,.2f}"},
+        show_me=_show("memory", {"model": model, "micro_batch": 1, "grad_accum": k}),
+    )
+
+
+@computation("memory.accum_comm")
+def accum_comm(p: Mapping[str, Any]) -> Outcome:
+    """Plain DP and ZeRO-1 reduce gradients once per step, so accumulation spreads that over more samples."""
+    from engines.memory.step_time import step_time
+
+    n, strategy, m = p["n_gpus"], p["strategy"], p["grad_accum"]
+    one = step_time(_sc(n_gpus=n, strategy=strategy, grad_accum=1), strategy)
+    acc = step_time(_sc(n_gpus=n, strategy=strategy, grad_accum=m), strategy)
+    before, after = one.comm_bytes_per_sample / 1e6, acc.comm_bytes_per_sample / 1e6
+    return Outcome(
+        answer=after, direction=_direction(before, after), hand=before / m,
+        steps=(Step("gradient traffic each GPU sends per step", one.comm_bytes / 1e6, "MB", ZERO_COMM),
+               Step(f"per sequence with one micro-batch ({one.global_batch} sequences per step)", before, "MB", ZERO_COMM),
+               Step(f"with {m} micro-batches the same traffic serves {acc.global_batch} sequences", after, "MB", MEGATRON),
+               Step(f"the step grows from {one.total:.2f} s to", acc.total, "s", "engines.memory.step_time")),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("per_microbatch", before)),
+        facts={"strategy_label": STRATEGY_LABELS[strategy], "before": f"{before:,.1f}"},
+        show_me=_show("memory", {"model": "llama3-8b", "n_gpus": n, "strategy": strategy, "grad_accum": m},
+                      ),
+    )
+
+
+AXES = {"dp": "twice the GPUs as data-parallel copies", "tp": "twice the GPUs, as tensor parallelism of 2",
+        "pp": "twice the GPUs, as 2 pipeline stages", "zero1": "the same GPUs, optimizer states sharded (ZeRO-1)"}
+AXIS_CITE = {"dp": ZERO, "tp": SHOEYBI, "pp": MEGATRON, "zero1": ZERO}
+AXIS_ASK = {"optimizer": ("optimizer-state bytes per GPU", -1), "activations": ("activation bytes per GPU", -1),
+            "batch": ("sequences trained per optimizer step", +1)}
+
+
+@computation("memory.axis_effect")
+def axis_effect(p: Mapping[str, Any]) -> Outcome:
+    """Which axes move the asked quantity in the asked direction, by the memory engine's breakdown."""
+    model, n, what = p["model"], p["n_gpus"], p["quantity"]
+    base = _sc(model=model, n_gpus=n, strategy="dp", tp=1, pp=1)
+    cases = {"base": (base, "dp"), "dp": (base.with_changes(n_gpus=2 * n), "dp"),
+             "tp": (base.with_changes(n_gpus=2 * n, tp=2), "dp"), "pp": (base.with_changes(n_gpus=2 * n, pp=2), "dp"),
+             "zero1": (base, "zero1")}
+
+    def value(sc: Scenario, strategy: str) -> float:
+        if what == "batch":
+            return float(sc.dp * sc.micro_batch * sc.grad_accum)
+        return _gb(getattr(mem.breakdown(sc, strategy), what))
+
+    vals = {k: value(*c) for k, c in cases.items()}
+    label, sign = AXIS_ASK[what]
+    moved = frozenset(k for k in AXES if sign * (vals[k] - vals["base"]) > 0.01 * abs(vals["base"]))
+    if not moved:
+        raise Redraw("nothing moves")
+    dp_too = moved | {"dp"} if "dp" not in moved else moved | {"zero1"}
+    unit = "sequences" if what == "batch" else "GB per GPU"
+    return Outcome(
+        answer=moved, options=tuple(Option(k, text, AXIS_CITE[k]) for k, text in AXES.items()),
+        steps=(Step(f"{label} now", vals["base"], unit, ZERO),)
+        + tuple(Step(f"{AXES[k]}", vals[k], unit, AXIS_CITE[k]) for k in AXES),
+        mistakes=(Mistake("dp_is_sharding", dp_too),),
+        facts={"model_label": _label(model), "what": label, "way": "lower" if sign < 0 else "higher"},
+        show_me=_show("memory", {"model": model, "n_gpus": 2 * n, "strategy": "dp", "tp": 2, "pp": 1}),
+    )
+
+
+@computation("memory.fsdp2_state")
+def fsdp2_state(p: Mapping[str, Any]) -> Outcome:
+    """FSDP2's fp32 shards (4 + 4 + 8 B) and ZeRO's 2 + 2 + 12 B come to the same 16Ψ/N per GPU."""
+    model, n = p["model"], p["n_gpus"]
+    psi = _psi(model)
+    st = mem.model_state_bytes(psi, n, 3, mem.optimizer_bytes_per_param("adamw", "bf16"))
+    return Outcome(
+        answer=_gb(st.total), hand=(4 + 4 + 8) * psi / n / GB,
+        steps=(Step("ZeRO-3 boxes: 2Ψ weights + 2Ψ gradients + 12Ψ optimizer, over N", _gb(st.total), "GB per GPU", ZERO),
+               Step("FSDP2 boxes: 4Ψ fp32 parameters + 4Ψ fp32 gradients + 8Ψ Adam moments, over N",
+                    (4 + 4 + 8) * psi / n / GB, "GB per GPU", FSDP)),
+        mistakes=(Mistake("moments_only", 8 * psi / n / GB), Mistake("unsharded", 16 * psi / GB),
+                  Mistake("bf16_params", 14 * psi / n / GB)),
+        facts={"model_label": _label(model), "psi_b": f"{psi / 1e9:.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"}),
+    )
