@@ -815,3 +815,253 @@ def fsdp2_state(p: Mapping[str, Any]) -> Outcome:
         facts={"model_label": _label(model), "psi_b": f"{psi / 1e9:.2f}"},
         show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"}),
     )
+
+
+@computation("memory.comm_stage")
+def comm_stage(p: Mapping[str, Any]) -> Outcome:
+    """Bytes each GPU sends per step at one ZeRO stage, one micro-batch: 2Ψ for DP and stages 1–2, 3Ψ for stage 3."""
+    model, n, strategy = p["model"], p["n_gpus"], p["strategy"]
+    psi = _psi(model)
+    c = mem.communication(_sc(model=model, n_gpus=n, strategy=strategy, grad_accum=1, tp=1, pp=1), psi_gpu=psi)
+    mult = 3 if strategy == "zero3" else 2
+    ring = (n - 1) / n
+    return Outcome(
+        answer=_gb(c.total_bytes), hand=mult * ring * 2 * psi / GB,
+        steps=(Step("Ψ·2 bytes of bf16 values", 2 * psi / GB, "GB", ZERO_COMM),
+               Step("parameter-sized transfers per step (2 for DP and stages 1–2, 3 for stage 3)", float(mult), "× Ψ",
+                    ZERO_COMM),
+               Step("ring factor (N−1)/N", ring, "", ZERO_COMM),
+               Step("bytes each GPU sends per step", _gb(c.total_bytes), "GB", ZERO_COMM)),
+        mistakes=(Mistake("wrong_multiple", (5 - mult) * ring * 2 * psi / GB), Mistake("no_ring", mult * 2 * psi / GB)),
+        facts={"model_label": _label(model), "strategy_label": STRATEGY_LABELS[strategy]},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": strategy, "grad_accum": 1, "tp": 1, "pp": 1}),
+    )
+
+
+DIRECTION_TEXT = {"grows": "it grows", "shrinks": "it shrinks", "unchanged": "it stays the same"}
+
+
+@computation("memory.fsdp_is_stage3")
+def fsdp_is_stage3(p: Mapping[str, Any]) -> Outcome:
+    """FSDP full shard against ZeRO-3 on the same scenario: the engine's per-GPU totals decide the direction."""
+    model, n = p["model"], p["n_gpus"]
+    sc = _sc(model=model, n_gpus=n)
+    z3, fs = mem.breakdown(sc, "zero3"), mem.breakdown(sc, "fsdp")
+    key = _direction(z3.total, fs.total)
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, FSDP) for k, t in DIRECTION_TEXT.items()),
+        steps=(Step("ZeRO-3: weights, gradients and optimizer states sharded over N", _gb(z3.total), "GB per GPU", ZERO),
+               Step("FSDP full shard: the same shards, gathered one unit at a time", _gb(fs.total), "GB per GPU", FSDP),
+               Step("of which gathered units and buffers", _gb(fs.buffers), "GB per GPU", FSDP)),
+        mistakes=(Mistake("fourth_stage", frozenset(["shrinks"] if key != "shrinks" else ["grows"])),),
+        facts={"model_label": _label(model), "before": f"{_gb(z3.total):,.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"}),
+    )
+
+
+@computation("memory.hybrid_states")
+def hybrid_states(p: Mapping[str, Any]) -> Outcome:
+    """Hybrid sharding splits the state within a node only: 16Ψ/8 per GPU instead of 16Ψ/N."""
+    model, n = p["model"], p["n_gpus"]
+    psi = _psi(model)
+    sc = _sc(model=model, n_gpus=n, tp=1, pp=1)
+    full, hyb = mem.breakdown(sc, "fsdp"), mem.breakdown(sc, "fsdp-hybrid")
+    c_full, c_hyb = mem.communication(sc, "fsdp"), mem.communication(sc, "fsdp-hybrid")
+    return Outcome(
+        answer=_states_gb(hyb), hand=16 * psi / sc.gpus_per_node / GB,
+        steps=(Step(f"full shard: 16Ψ over all {n} GPUs", _states_gb(full), "GB per GPU", FSDP),
+               Step(f"hybrid: 16Ψ over the {sc.gpus_per_node} GPUs of a node, copied across nodes", _states_gb(hyb),
+                    "GB per GPU", FSDP + " (hybrid sharding, §3.2.2)"),
+               Step("communication seconds per step, full shard", c_full.seconds, "s", ZERO_COMM),
+               Step("communication seconds per step, hybrid (mostly over NVLink)", c_hyb.seconds, "s", ZERO_COMM)),
+        mistakes=(Mistake("full_shard", _states_gb(full)), Mistake("whole_state", 16 * psi / GB)),
+        facts={"model_label": _label(model), "before": f"{_states_gb(full):,.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp-hybrid", "tp": 1, "pp": 1}),
+    )
+
+
+NODE_FIT = {"fits": "it fits", "total": "the model states fit, but not with activations and buffers",
+            "states": "the model states alone exceed the GPU's memory"}
+
+
+@computation("memory.one_node_stage3")
+def one_node_stage3(p: Mapping[str, Any]) -> Outcome:
+    """Stage 3 on one node of 8 GPUs, no offload: the breakdown decides between the three verdicts."""
+    model, gpu = p["model"], p["gpu"]
+    bd = mem.breakdown(_sc(model=model, gpu=gpu, n_gpus=8, strategy="zero3", tp=1, pp=1), "zero3")
+    cap, states, total = _gb(bd.gpu_memory), _states_gb(bd), _gb(bd.total)
+    if min(abs(states - cap), abs(total - cap)) < 0.03 * cap:
+        raise Redraw("on the edge")
+    key = "fits" if bd.fits else ("total" if states < cap else "states")
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, ZERO + ", §5.3") for k, t in NODE_FIT.items()),
+        steps=(Step("model states 16Ψ / 8 per GPU", states, "GB", ZERO),
+               Step("with activations, buffers and the fragmentation allowance", total, "GB", KORTH),
+               Step("one GPU's memory", cap, "GB", "vendor data sheet")),
+        facts={"model_label": _label(model), "gpu_label": gpu_label(gpu)},
+        show_me=_show("memory", {"model": model, "gpu": gpu, "n_gpus": 8, "strategy": "zero3", "tp": 1, "pp": 1}),
+    )
+
+
+def gpu_label(key: str) -> str:
+    from engines.core.hardware import gpu as gpu_spec
+
+    return gpu_spec(key).label
+
+
+OFFLOADS = {"none": ("no offload", False, False), "opt": ("optimizer states and fp32 gradients to CPU RAM", True, False),
+            "both": ("optimizer states, gradients and parameters to CPU RAM", True, True)}
+
+
+@computation("memory.least_offload")
+def least_offload(p: Mapping[str, Any]) -> Outcome:
+    """The least offload that makes stage 3 on one node fit: offload is worth it when nothing less fits."""
+    model, gpu = p["model"], p["gpu"]
+    base = _sc(model=model, gpu=gpu, n_gpus=8, strategy="zero3", tp=1, pp=1)
+    bds = {k: mem.breakdown(base.with_changes(offload_optimizer=o, offload_params=q), "zero3")
+           for k, (_, o, q) in OFFLOADS.items()}
+    cap = _gb(bds["none"].gpu_memory)
+    if any(abs(_gb(b.total) - cap) < 0.03 * cap for b in bds.values()):
+        raise Redraw("on the edge")
+    key = next((k for k, b in bds.items() if b.fits), "nothing")
+    opts = tuple(Option(k, f"{t}: {_gb(bds[k].total):,.1f} GB per GPU", OFFLOAD) for k, (t, _, _) in OFFLOADS.items()) \
+        + (Option("nothing", "none of them fits on one node", OFFLOAD),)
+    return Outcome(
+        answer=frozenset([key]), options=opts,
+        steps=tuple(Step(f"GPU memory per GPU, {t}", _gb(bds[k].total), "GB", OFFLOAD) for k, (t, _, _) in OFFLOADS.items())
+        + tuple(Step(f"host RAM per GPU, {t}", _gb(bds[k].cpu), "GB", OFFLOAD) for k, (t, _, _) in OFFLOADS.items() if k != "none")
+        + (Step("one GPU's memory", cap, "GB", "vendor data sheet"),),
+        facts={"model_label": _label(model), "gpu_label": gpu_label(gpu)},
+        show_me=_show("memory", {"model": model, "gpu": gpu, "n_gpus": 8, "strategy": "zero3", "tp": 1, "pp": 1,
+                                 "offload_optimizer": OFFLOADS.get(key, OFFLOADS["both"])[1],
+                                 "offload_params": OFFLOADS.get(key, OFFLOADS["both"])[2]}),
+    )
+
+
+STEP_PARTS = {"compute": "forward and backward compute on the GPU", "optimizer": "the Adam step on the CPU",
+              "offload": "PCIe transfers left exposed", "dp_comm": "data-parallel collectives left exposed"}
+
+
+@computation("memory.offload_time")
+def offload_time(p: Mapping[str, Any]) -> Outcome:
+    """Which part of an offloaded stage-3 step is longest, by the step-time model at the drawn host bandwidth."""
+    from engines.memory.step_time import step_time
+
+    model, cpu = p["model"], p["cpu_gbps"]
+    st = step_time(_sc(model=model, n_gpus=8, strategy="zero3", offload_optimizer=True, tp=1, pp=1), "zero3",
+                   _knobs(cpu_gbps=float(cpu)))
+    parts = {k: getattr(st, k) for k in STEP_PARTS}
+    top = _clear_winner(parts, margin=0.1)
+    if top == "offload":
+        raise Redraw("PCIe on top")
+    return Outcome(
+        answer=frozenset([top]), options=tuple(Option(k, t, OFFLOAD) for k, t in STEP_PARTS.items()),
+        steps=tuple(Step(t, parts[k], "s", OFFLOAD) for k, t in STEP_PARTS.items())
+        + (Step("bytes over PCIe per GPU per step", st.pcie_bytes / GB, "GB", OFFLOAD),),
+        mistakes=(Mistake("pcie", frozenset(["offload"])),),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "n_gpus": 8, "strategy": "zero3", "offload_optimizer": True,
+                                 "tp": 1, "pp": 1}, {"cpu_gbps": float(cpu)}),
+    )
+
+
+@computation("memory.fit_least_traffic")
+def fit_least_traffic(p: Mapping[str, Any]) -> Outcome:
+    """Among the stages that fit, those that move the fewest bytes: stage 3 only when nothing else fits."""
+    model, n, m = p["model"], p["n_gpus"], p["grad_accum"]
+    sc = _sc(model=model, n_gpus=n, grad_accum=m, tp=1, pp=1)
+    rows = {s: (mem.breakdown(sc, s), mem.communication(sc, s)) for s in ("dp", "zero1", "zero2", "zero3")}
+    fit = {s: c.total_bytes for s, (b, c) in rows.items() if b.fits}
+    if not fit:
+        raise Redraw("nothing fits")
+    least = min(fit.values())
+    key = frozenset(s for s, v in fit.items() if v <= least * 1.001)
+    if key == {"zero3"}:
+        raise Redraw("only stage 3 fits")
+    return Outcome(
+        answer=key,
+        options=tuple(Option(s, f"{STRATEGY_LABELS[s]}: {_gb(b.total):,.1f} GB per GPU", ZERO + ", §7")
+                      for s, (b, c) in rows.items()),
+        steps=tuple(Step(f"{STRATEGY_LABELS[s]}: bytes sent per GPU per step" + ("" if b.fits else " (does not fit)"),
+                         _gb(c.total_bytes), "GB", ZERO_COMM) for s, (b, c) in rows.items()),
+        mistakes=(Mistake("most_sharding", frozenset(["zero3"])),),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "grad_accum": m, "strategy": sorted(key)[0],
+                                 "tp": 1, "pp": 1}),
+    )
+
+
+@computation("memory.stage3_time")
+def stage3_time(p: Mapping[str, Any]) -> Outcome:
+    """ZeRO-2 against ZeRO-3 step time: the extra gathers cost time unless the network hides them."""
+    from engines.memory.step_time import step_time
+
+    n, net = p["n_gpus"], p["internode_gbps"]
+    sc = _sc(n_gpus=n, internode_gbps=float(net))
+    t2, t3 = step_time(sc, "zero2"), step_time(sc, "zero3")
+    if abs(t3.total - t2.total) < 0.03 * t2.total:
+        raise Redraw("too close")
+    key = "zero3" if t3.total < t2.total else "zero2"
+    return Outcome(
+        answer=frozenset([key]),
+        options=(Option("zero2", "ZeRO-2", ZERO + ", §7"), Option("zero3", "ZeRO-3", ZERO + ", §7; " + FSDP)),
+        steps=(Step("ZeRO-2 step", t2.total, "s", ZERO_COMM), Step("of which collectives not hidden", t2.dp_comm, "s", ZERO_COMM),
+               Step("ZeRO-3 step", t3.total, "s", ZERO_COMM), Step("of which collectives not hidden", t3.dp_comm, "s", FSDP)),
+        facts={"net": f"{float(net):g}"},
+        show_me=_show("memory", {"model": "llama3-8b", "n_gpus": n, "internode_gbps": float(net), "strategy": "zero3"}),
+    )
+
+
+WRAPS = {"b1": (1, True, "one block per unit, prefetch on"), "b1n": (1, False, "one block per unit, prefetch off"),
+         "b4": (4, True, "four blocks per unit, prefetch on"), "all": (0, True, "the whole model as one unit")}
+WRAP_ASK = {"buf_max": ("the largest gather buffers", "buffers", True), "buf_min": ("the smallest gather buffers", "buffers", False),
+            "time_max": ("the longest step", "time", True), "time_min": ("the shortest step", "time", False)}
+
+
+@computation("memory.wrap_effect")
+def wrap_effect(p: Mapping[str, Any]) -> Outcome:
+    """The FSDP unit and prefetch set both the buffers and the overlap: the engine ranks four settings."""
+    from engines.memory.step_time import step_time
+
+    model, n, ask = p["model"], p["n_gpus"], p["ask"]
+    sc = _sc(model=model, n_gpus=n, strategy="fsdp")
+    label, what, largest = WRAP_ASK[ask]
+    buf = {k: _gb(mem.breakdown(sc, "fsdp", mem.Options(wrap_blocks=w, prefetch=f)).buffers) for k, (w, f, _) in WRAPS.items()}
+    sec = {k: step_time(sc, "fsdp", _knobs(wrap_blocks=w, forward_prefetch=f, backward_prefetch=f)).total
+           for k, (w, f, _) in WRAPS.items()}
+    key = _clear_winner(buf if what == "buffers" else sec, largest)
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, FSDP) for k, (_, _, t) in WRAPS.items()),
+        steps=tuple(Step(f"{t}: buffers", buf[k], "GB per GPU", FSDP) for k, (_, _, t) in WRAPS.items())
+        + tuple(Step(f"{t}: step", sec[k], "s", FSDP) for k, (_, _, t) in WRAPS.items()),
+        facts={"model_label": _label(model), "what": label},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"},
+                      {"wrap_blocks": WRAPS[key][0], "forward_prefetch": WRAPS[key][1], "backward_prefetch": WRAPS[key][1]}),
+    )
+
+
+@computation("memory.where_collectives")
+def where_collectives(p: Mapping[str, Any]) -> Outcome:
+    """The same bytes as a flat ring or hierarchically (NVLink inside a node): the step-time model decides."""
+    from engines.memory.step_time import step_time
+
+    model, n = p["model"], p["n_gpus"]
+    sc = _sc(model=model, n_gpus=n)
+    ring, hier = (step_time(sc, "zero3", _knobs(collective=c)) for c in ("ring", "hierarchical"))
+    if abs(ring.total - hier.total) <= 0.02 * ring.total:
+        key = "same"
+    elif 0.02 * ring.total < abs(ring.total - hier.total) < 0.05 * ring.total:
+        raise Redraw("too close")
+    else:
+        key = "hier" if hier.total < ring.total else "ring"
+    src = "Jia et al. 2018 (arXiv 1807.11205), §4.3"
+    return Outcome(
+        answer=frozenset([key]),
+        options=(Option("ring", "the flat ring", src), Option("hier", "the hierarchical collectives", src),
+                 Option("same", "neither: the steps are within 2 % of each other", src)),
+        steps=(Step("bytes each GPU sends per step (either way)", ring.comm_bytes / GB, "GB", ZERO_COMM),
+               Step("step with one flat ring over the network", ring.total, "s", src),
+               Step("step with NVLink inside each node, the network only across nodes", hier.total, "s", src)),
+        facts={"model_label": _label(model), "nodes": str(max(1, n // sc.gpus_per_node))},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "zero3"}, {"collective": "hierarchical"}),
+    )
