@@ -1065,3 +1065,69 @@ def where_collectives(p: Mapping[str, Any]) -> Outcome:
         facts={"model_label": _label(model), "nodes": str(max(1, n // sc.gpus_per_node))},
         show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "zero3"}, {"collective": "hierarchical"}),
     )
+
+
+@computation("memory.shard_compute")
+def shard_compute(p: Mapping[str, Any]) -> Outcome:
+    """ZeRO-3 on twice the GPUs: the states per GPU halve, the activations (each GPU's own micro-batch) stay."""
+    model, n = p["model"], p["n_gpus"]
+    before = mem.breakdown(_sc(model=model, n_gpus=n, tp=1, pp=1, strategy="zero3"), "zero3")
+    after = mem.breakdown(_sc(model=model, n_gpus=2 * n, tp=1, pp=1, strategy="zero3"), "zero3")
+    a0, a1 = _gb(before.activations), _gb(after.activations)
+    return Outcome(
+        answer=a1, direction=_direction(a0, a1),
+        steps=(Step(f"model states per GPU on {n} GPUs", _states_gb(before), "GB", ZERO),
+               Step(f"on {2 * n} GPUs: the copies are spread thinner", _states_gb(after), "GB", ZERO),
+               Step("activations per GPU: every GPU still runs all layers on its own micro-batch", a1, "GB",
+                    ZERO + " §2.1; " + KORTH)),
+        mistakes=(Mistake("dir_shrinks", "shrinks"), Mistake("halved", a0 / 2)),
+        facts={"model_label": _label(model), "n2": str(2 * n), "before": f"{a0:,.2f}"},
+        show_me=_show("pipeline", {"model": model, "n_gpus": 2 * n, "tp": 1, "pp": 1, "grad_accum": 1, "strategy": "zero3"}),
+    )
+
+
+@computation("pipeline.tp_allreduce")
+def tp_allreduce(p: Mapping[str, Any]) -> Outcome:
+    """Ring traffic of a tensor-parallel layer: two all-reduces forward, two backward (Megatron's f and g)."""
+    from engines.pipeline.layout import collective_counts, tp_layer_steps
+
+    model, t, s = p["model"], p["tp"], p["seq_len"]
+    arch = PRESETS[model]
+    steps = tp_layer_steps(t, False, arch.hidden, arch.ffn, s, 1, 2)
+    counts = collective_counts(steps)
+    total = sum(st.bytes_per_gpu for st in steps) / 1e6
+    one = next(st.bytes_per_gpu for st in steps if st.collective) / 1e6
+    act = s * arch.hidden * 2 / 1e6
+    return Outcome(
+        answer=total, hand=4 * 2 * (t - 1) / t * act,
+        steps=(Step("activation b·s·h in bf16", act, "MB", SHOEYBI),
+               Step("all-reduces in the forward pass (after the row-split matrices)", float(counts["forward"]["all-reduce"]),
+                    "", SHOEYBI),
+               Step("all-reduces in the backward pass (before the column-split matrices)",
+                    float(counts["backward"]["all-reduce"]), "", SHOEYBI),
+               Step("one ring all-reduce, 2(t − 1)/t of the tensor per GPU", one, "MB", "Patarasuk & Yuan 2009"),
+               Step("per layer, forward and backward", total, "MB", SHOEYBI)),
+        mistakes=(Mistake("forward_only", total / 2), Mistake("per_matrix", 2 * total), Mistake("no_ring", 4 * act)),
+        facts={"model_label": _label(model), "h": str(arch.hidden)},
+        show_me=_show("pipeline", {"model": model, "tp": t, "n_gpus": 8 * t, "pp": 1, "seq_len": s, "micro_batch": 1}),
+    )
+
+
+@computation("memory.sequence_parallel")
+def sequence_parallel(p: Mapping[str, Any]) -> Outcome:
+    """Sequence parallelism divides the 10·sbh of LayerNorm and dropout activations by t as well."""
+    s, b, t = p["seq_len"], p["micro_batch"], p["tp"]
+    arch = PRESETS["gpt3-175b"]
+    h, a = arch.hidden, arch.heads
+    off = mem.activation_bytes_per_layer(s, b, h, a, t, False, "selective")
+    on = mem.activation_bytes_per_layer(s, b, h, a, t, True, "selective")
+    return Outcome(
+        answer=_gb(on), direction=_direction(off, on), hand=_gb(s * b * h * 34 / t),
+        steps=(Step("tensor parallelism alone: sbh(10 + 24/t), the 10 left whole", _gb(off), "GB", KORTH),
+               Step("with sequence parallelism: sbh·34/t", _gb(on), "GB", KORTH + ", §4.2.2")),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("all_over_t", _gb(off / t)),
+                  Mistake("no_tp", _gb(s * b * h * 34))),
+        facts={"before": f"{_gb(off):,.3f}"},
+        show_me=_show("pipeline", {"model": "gpt3-175b", "tp": t, "n_gpus": 8 * t, "pp": 1, "seq_len": s,
+                                   "micro_batch": b, "sequence_parallel": True, "recompute": "selective"}),
+    )
