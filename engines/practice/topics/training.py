@@ -1131,3 +1131,141 @@ def sequence_parallel(p: Mapping[str, Any]) -> Outcome:
         show_me=_show("pipeline", {"model": "gpt3-175b", "tp": t, "n_gpus": 8 * t, "pp": 1, "seq_len": s,
                                    "micro_batch": b, "sequence_parallel": True, "recompute": "selective"}),
     )
+
+
+# A4: goodput, MFU and triage
+LLAMA3_RUN = "Dubey et al. 2024, The Llama 3 Herd of Models (arXiv 2407.21783), §3.3.4 and Table 5"
+TRIAGE = ("Chowdhery et al. 2022, PaLM (arXiv 2204.02311), §5.1; Zhang et al. 2022, OPT-175B logbook "
+          "(arXiv 2205.01068), §2.5")
+SDC = "Dixit et al. 2021, Silent Data Corruptions at Scale (arXiv 2102.11245); " + LLAMA3_RUN
+
+
+def _point(n: int, d_min: float, r_min: float):
+    """The scale panel's cluster-size point: job MTBF from Llama 3's per-GPU rate, Daly's interval and goodput."""
+    return rel.goodput_vs_cluster([n], rel.llama3_interruptions().gpu_mtbf_seconds, d_min * 60, r_min * 60)[0]
+
+
+@computation("scale.best_goodput")
+def best_goodput(p: Mapping[str, Any]) -> Outcome:
+    """Daly's expected goodput at his optimal interval, with the restart cost counted."""
+    n, d_min, r_min = p["n_gpus"], p["checkpoint_min"], p["restart_min"]
+    pt = _point(n, d_min, r_min)
+    m, t = pt.job_mtbf_seconds, pt.daly_seconds
+    hand = t / (m * math.exp(r_min * 60 / m) * math.expm1((t + d_min * 60) / m))
+    return Outcome(
+        answer=100 * pt.goodput, hand=100 * hand,
+        steps=(Step("job MTBF, Llama 3's per-GPU rate / N", m / 60, "min", LLAMA3_RUN),
+               Step("Daly's interval", t / 60, "min", DALY),
+               Step("expected goodput τ / (M·e^{R/M}·(e^{(τ+δ)/M} − 1))", 100 * pt.goodput, "%", DALY)),
+        mistakes=(Mistake("no_restart", 100 * rel.expected_goodput(t, d_min * 60, m, 0.0)),
+                  Mistake("write_only", 100 * (1 - d_min * 60 / t))),
+        facts={"mtbf": f"{m / 60:,.1f}", "daly": f"{t / 60:,.1f}"},
+        show_me=_show("scale", {"model": "llama3-405b", "n_gpus": n}, {"checkpoint_min": d_min, "restart_min": r_min}),
+    )
+
+
+@computation("scale.mfu_tokens")
+def mfu_tokens(p: Mapping[str, Any]) -> Outcome:
+    """Tokens per second a cluster delivers at an MFU: MFU × N × peak / model FLOPs per token."""
+    from engines.scale.mfu import training_throughput
+
+    model, n, u = p["model"], p["n_gpus"], p["mfu_pct"]
+    tt = training_throughput(_sc(model=model, n_gpus=n, seq_len=8192), u / 100)
+    return Outcome(
+        answer=tt.tokens_per_second, hand=u / 100 * n * tt.peak_flops_per_gpu / tt.flops_per_token,
+        steps=(Step("model FLOPs per token, 6N + 12·L·H·Q·T", tt.flops_per_token / 1e12, "TFLOP", PALM),
+               Step("dense bf16 peak per GPU", tt.peak_flops_per_gpu / 1e12, "TFLOP/s", "vendor data sheet"),
+               Step("model FLOP/s delivered per GPU = MFU × peak", tt.achieved_tflops_per_gpu, "TFLOP/s", PALM),
+               Step("cluster tokens per second", tt.tokens_per_second, "tokens/s", PALM)),
+        mistakes=(Mistake("six_n", u / 100 * n * tt.peak_flops_per_gpu / tt.flops_per_token_6n),
+                  Mistake("per_gpu", tt.tokens_per_second_per_gpu)),
+        facts={"model_label": _label(model)},
+        show_me=_show("scale", {"model": model, "n_gpus": n, "seq_len": 8192},
+                      {"mfu_pct": u}),
+    )
+
+
+ACTION_TEXT = {"replay": "roll back to a checkpoint and replay the same batches",
+               "skip_batch": "roll back and skip the suspect batches",
+               "lower_lr": "roll back and restart at a lower learning rate"}
+
+
+@computation("scale.triage_step")
+def triage_step(p: Mapping[str, Any]) -> Outcome:
+    """The next rung of the triage ladder, from the fault engine's own rule."""
+    from engines.scale.faults import RECUR_STEPS, Incident, next_action
+
+    rule, gap, rung = p["rule"], p["gap"], p["rung"]
+    first = 50
+    action, inc = next_action((rule,), first + gap, Incident(first, rung))
+    return Outcome(
+        answer=frozenset([action]), options=tuple(Option(k, t, TRIAGE) for k, t in ACTION_TEXT.items()),
+        steps=(Step("steps since the incident's first alarm", float(gap), "steps", "engines.scale.faults"),
+               Step("an alarm within this many steps counts as the same incident", float(RECUR_STEPS), "steps",
+                    "engines.scale.faults"),
+               Step("next rung of the ladder", ACTION_TEXT[action], "", TRIAGE)),
+        facts={"rule_label": {"loss_z": "loss spike", "grad_z": "gradient-norm spike",
+                              "checksum": "replica checksum mismatch"}[rule],
+               "done": ACTION_TEXT[("replay", "skip_batch", "lower_lr")[rung]], "step2": str(first + gap)},
+        show_me=_show("scale", {"model": "llama3-405b"}, {"fault_kind": "lr_spike" if rung else "bad_batch"}),
+    )
+
+
+@computation("scale.sdc_checksum")
+def sdc_checksum(p: Mapping[str, Any]) -> Outcome:
+    """Which replicas a weight checksum flags after one flipped bit (the fault engine's majority rule)."""
+    from engines.scale.faults import odd_replicas
+
+    n, bad, where = p["replicas"], p["fault_replica"], p["where"]
+    if bad >= n:
+        raise Redraw("no such replica")
+    # a flipped weight changes only that replica's checksum; a flipped gradient is all-reduced into every replica
+    sums = tuple(2 if (where == "weight" and i == bad) else 1 for i in range(n))
+    flagged = odd_replicas(sums)
+    key = frozenset(f"r{i}" for i in flagged) if flagged else frozenset(["none"])
+    return Outcome(
+        answer=key,
+        options=tuple(Option(f"r{i}", f"replica {i}", SDC) for i in range(4)) + (Option("none", "no replica is flagged", SDC),),
+        steps=(Step("distinct weight checksums across the replicas", float(len(set(sums))), "", SDC),
+               Step("replicas flagged by the majority rule", ", ".join(str(i) for i in flagged) or "none", "",
+                    "engines.scale.faults.odd_replicas")),
+        facts={"where_text": "one of its weights" if where == "weight" else "its gradient, before the all-reduce"},
+        show_me=_show("scale", {"model": "llama3-405b"}, {"fault_kind": "weight_flip" if where == "weight" else "grad_flip",
+                                                          "replicas": n, "fault_replica": bad}),
+    )
+
+
+@computation("scale.restart_goodput")
+def restart_goodput(p: Mapping[str, Any]) -> Outcome:
+    """A slower recovery lowers the best goodput: Daly's R in e^{R/M}."""
+    n, d_min, r2 = p["n_gpus"], p["checkpoint_min"], p["restart_min"]
+    fast, slow = _point(n, d_min, 5), _point(n, d_min, r2)
+    m, t = slow.job_mtbf_seconds, slow.daly_seconds
+    return Outcome(
+        answer=100 * slow.goodput, direction=_direction(fast.goodput, slow.goodput),
+        hand=100 * t / (m * math.exp(r2 * 60 / m) * math.expm1((t + d_min * 60) / m)),
+        steps=(Step("job MTBF", m / 60, "min", LLAMA3_RUN), Step("Daly's interval (R does not move it)", t / 60, "min", DALY),
+               Step("goodput with a 5-minute automated restart", 100 * fast.goodput, "%", DALY),
+               Step(f"with a {r2}-minute restart", 100 * slow.goodput, "%", DALY)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("dir_grows", "grows")),
+        facts={"mtbf": f"{m / 60:,.1f}", "before": f"{100 * fast.goodput:.2f}"},
+        show_me=_show("scale", {"model": "llama3-405b", "n_gpus": n}, {"checkpoint_min": d_min, "restart_min": r2}),
+    )
+
+
+@computation("scale.cluster_goodput")
+def cluster_goodput(p: Mapping[str, Any]) -> Outcome:
+    """Eight times the GPUs, eight times the failures: the best goodput falls at fixed δ and R."""
+    n, d_min = p["n_gpus"], p["checkpoint_min"]
+    small, big = _point(n, d_min, 5), _point(8 * n, d_min, 5)
+    return Outcome(
+        answer=100 * big.goodput, direction=_direction(small.goodput, big.goodput),
+        steps=(Step(f"interruptions per day on {n:,} GPUs", small.interruptions_per_day, "", LLAMA3_RUN),
+               Step(f"on {8 * n:,} GPUs", big.interruptions_per_day, "", LLAMA3_RUN),
+               Step(f"best goodput on {n:,} GPUs", 100 * small.goodput, "%", DALY),
+               Step(f"best goodput on {8 * n:,} GPUs (Daly's interval re-optimised)", 100 * big.goodput, "%", DALY)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"),
+                  Mistake("old_interval", 100 * rel.expected_goodput(small.daly_seconds, d_min * 60, big.job_mtbf_seconds, 300.0))),
+        facts={"n8": f"{8 * n:,}", "before": f"{100 * small.goodput:.2f}"},
+        show_me=_show("scale", {"model": "llama3-405b", "n_gpus": 8 * n}, {"checkpoint_min": d_min}),
+    )
