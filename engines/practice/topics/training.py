@@ -1269,3 +1269,105 @@ def cluster_goodput(p: Mapping[str, Any]) -> Outcome:
         facts={"n8": f"{8 * n:,}", "before": f"{100 * small.goodput:.2f}"},
         show_me=_show("scale", {"model": "llama3-405b", "n_gpus": 8 * n}, {"checkpoint_min": d_min}),
     )
+
+
+# A5: what a server adds, continuous batching, formats for serving
+ORCA = "Yu et al. 2022, Orca (OSDI), §3 and §6; Kwon et al. 2023, vLLM (SOSP), §4"
+POLICY_TEXT = {"static": "static batches (a naive loop over fixed batches)",
+               "continuous": "continuous batching (admit work at every step)",
+               "same": "neither: within 10 % of each other"}
+SERVE_METRIC = {"ttft": ("p90 time to first token", 1.0, "s"), "tpot": ("p90 time per output token", 1e3, "ms")}
+
+
+@lru_cache(maxsize=64)
+def _timeline_runs(rate: float, batch: int):
+    """The serving panel's timeline runs (48 requests, both policies) for Llama 3 8B on one H100."""
+    from engines.serving.params import Params as ServingParams, timeline_workload
+    from engines.serving.steady import batching_runs
+
+    sc = _sc(model="llama3-8b", serve_batch=batch)
+    return batching_runs(sc, timeline_workload(ServingParams(arrivals_per_s=rate), sc.serve_context))
+
+
+@computation("serving.server_policy")
+def server_policy(p: Mapping[str, Any]) -> Outcome:
+    """Which policy gives the lower p90 of the asked latency, from the panel's own simulation."""
+    rate, batch, metric = float(p["arrivals"]), p["batch"], p["metric"]
+    label, scale, unit = SERVE_METRIC[metric]
+    runs = _timeline_runs(rate, batch)
+    v = {k: r.percentile(metric, 90) * scale for k, r in runs.items()}
+    lo, hi = sorted(v.values())
+    gap = (hi - lo) / hi
+    if 0.10 < gap < 0.25:
+        raise Redraw("between 'about the same' and a clear winner")
+    key = "same" if gap <= 0.10 else min(v, key=v.get)
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, ORCA) for k, t in POLICY_TEXT.items()),
+        steps=tuple(Step(f"{label}, {POLICY_TEXT[k].split(' (')[0]}", v[k], unit, ORCA) for k in runs),
+        facts={"what": label},
+        show_me=_show("serving", {"model": "llama3-8b", "serve_batch": batch}, {"arrivals_per_s": rate}),
+    )
+
+
+RATIO_BUCKETS = {"static": "static batches sustain more", "lt2": "continuous, under 2× the static rate",
+                 "2to4": "continuous, 2× to 4× the static rate", "gt4": "continuous, more than 4× the static rate"}
+
+
+@lru_cache(maxsize=64)
+def _saturation(batch: int, output: int) -> tuple[float, float]:
+    """Both policies' simulated saturation rates (req/s) for Llama 3 8B on the serving panel's replica."""
+    from engines.serving.params import Params as ServingParams, study_workload
+    from engines.serving.replica import capacity, replica_memory, step_cost
+    from engines.serving.steady import saturation_throughput
+
+    sc = _sc(model="llama3-8b", serve_batch=batch)
+    need = replica_memory(sc).gpus_needed
+    cost, kv = step_cost(sc, need), capacity(sc, need).max_tokens
+    w = study_workload(ServingParams(output_tokens=output), sc.serve_context)
+    return saturation_throughput(cost, w, "static", batch, kv), saturation_throughput(cost, w, "continuous", batch, kv)
+
+
+@computation("serving.saturation_ratio")
+def saturation_ratio(p: Mapping[str, Any]) -> Outcome:
+    """How much more load continuous batching sustains than static batches, by the panel's simulation."""
+    batch, output = p["batch"], p["output"]
+    st, co = _saturation(batch, output)
+    r = co / st
+    if any(abs(r - edge) < 0.1 * edge for edge in (1.0, 2.0, 4.0)):
+        raise Redraw("ratio near a bucket edge")
+    key = "static" if r < 1 else ("lt2" if r < 2 else ("2to4" if r < 4 else "gt4"))
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, ORCA) for k, t in RATIO_BUCKETS.items()),
+        steps=(Step("static batches saturate at", st, "req/s", ORCA), Step("continuous batching saturates at", co, "req/s", ORCA),
+               Step("ratio", r, "×", ORCA)),
+        show_me=_show("serving", {"model": "llama3-8b", "serve_batch": batch}, {"output_tokens": output}),
+    )
+
+
+@computation("quant.formats_fit")
+def formats_fit(p: Mapping[str, Any]) -> Outcome:
+    """Which weight formats fit on one GPU with the KV cache, from the quantization panel's formats table."""
+    from engines.quant.study import serving_study
+
+    model, gpu, batch, ctx = p["model"], p["gpu"], p["batch"], p["context"]
+    sc = _sc(model=model, gpu=gpu, serve_batch=batch, serve_context=ctx)
+    rows = serving_study(sc).rows
+    from engines.core.hardware import gpu as gpu_spec
+
+    cap = _gb(gpu_spec(gpu).memory_bytes)
+    if any(abs(r["total_gb"] - cap) < 0.03 * cap for r in rows):
+        raise Redraw("a format on the edge")
+    fit = frozenset(f"f{i}" for i, r in enumerate(rows) if r["fits"])
+    if not fit:
+        raise Redraw("nothing fits")
+    src = "Pope et al. 2022 (arXiv 2211.05102), §2; Lin et al. 2023, AWQ (arXiv 2306.00978), §5"
+    return Outcome(
+        answer=fit, options=tuple(Option(f"f{i}", f"{r['format']} ({r['weight_bits']:g} bits per weight)", src)
+                                  for i, r in enumerate(rows)),
+        steps=tuple(Step(f"{r['format']}: weights {r['weights_gb']:.1f} GB + KV cache {r['kv_gb']:.1f} GB", r["total_gb"],
+                         "GB", src) for r in rows)
+        + (Step("one GPU's memory", cap, "GB", "vendor data sheet"),)
+        + tuple(Step(f"{r['format']}: decode bound", r["decode_tok_s"], "tokens/s", src) for r in rows if r["fits"]),
+        facts={"model_label": _label(model), "gpu_label": gpu_label(gpu)},
+        show_me=_show("quant", {"model": model, "gpu": gpu, "serve_batch": batch, "serve_context": ctx}),
+    )
