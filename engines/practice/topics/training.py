@@ -583,13 +583,13 @@ def check_cheapest_fleet(scenario: Scenario, params: Mapping[str, Any], target: 
 # ---------------------------------------------------------------- A1–A5: the tours' remaining claims (issue 40)
 # Qualitative claims become choice and direction questions whose right option is decided by an engine
 # call on the drawn parameters; the numbers in the prompt and the solution come from the same calls.
-CHEN = "Chen et al. 2016 (arXiv 1604.06174); Korthikanti et al. 2022 (arXiv 2205.05198), §5"
-PALM = "Chowdhery et al. 2022, PaLM (arXiv 2204.02311), App. B"
-FSDP = "Zhao et al. 2023, PyTorch FSDP (VLDB, arXiv 2304.11277), §3.2–3.3"
-OFFLOAD = "Ren et al. 2021, ZeRO-Offload (USENIX ATC, arXiv 2101.06840), §3–4"
-SHOEYBI = "Shoeybi et al. 2019, Megatron-LM (arXiv 1909.08053), §3"
-STATE_KEYS = ("params", "grads", "optimizer", "activations")
-STATE_NAMES = {"params": "16-bit weights", "grads": "16-bit gradients", "optimizer": "optimizer states (fp32 master, "
+_CHEN = "Chen et al. 2016 (arXiv 1604.06174); Korthikanti et al. 2022 (arXiv 2205.05198), §5"
+_PALM = "Chowdhery et al. 2022, PaLM (arXiv 2204.02311), App. B"
+_FSDP = "Zhao et al. 2023, PyTorch FSDP (VLDB, arXiv 2304.11277), §3.2–3.3"
+_OFFLOAD = "Ren et al. 2021, ZeRO-Offload (USENIX ATC, arXiv 2101.06840), §3–4"
+_SHOEYBI = "Shoeybi et al. 2019, Megatron-LM (arXiv 1909.08053), §3"
+_STATE_KEYS = ("params", "grads", "optimizer", "activations")
+_STATE_NAMES = {"params": "16-bit weights", "grads": "16-bit gradients", "optimizer": "optimizer states (fp32 master, "
                "momentum, variance)", "activations": "activations kept for the backward pass"}
 
 
@@ -623,15 +623,15 @@ def largest_block(p: Mapping[str, Any]) -> Outcome:
     model, b, rc = p["model"], p["micro_batch"], p["recompute"]
     sc = _sc(model=model, strategy="dp", micro_batch=b, recompute=rc, tp=1, pp=1)
     bd = mem.breakdown(sc, "dp")
-    sizes = {k: _gb(getattr(bd, k)) for k in STATE_KEYS}
+    sizes = {k: _gb(getattr(bd, k)) for k in _STATE_KEYS}
     top = _clear_winner({k: v for k, v in sizes.items() if k != "grads"})
     if top == "params":
         raise Redraw("weights on top")
     return Outcome(
         answer=frozenset([top]),
-        options=tuple(Option(k, STATE_NAMES[k], ZERO if k != "activations" else KORTH) for k in STATE_KEYS),
-        steps=tuple(Step(STATE_NAMES[k], sizes[k], "GB per GPU", ZERO if k != "activations" else KORTH)
-                    for k in STATE_KEYS) + (Step("one GPU's memory", _gb(bd.gpu_memory), "GB", "vendor data sheet"),),
+        options=tuple(Option(k, _STATE_NAMES[k], ZERO if k != "activations" else KORTH) for k in _STATE_KEYS),
+        steps=tuple(Step(_STATE_NAMES[k], sizes[k], "GB per GPU", ZERO if k != "activations" else KORTH)
+                    for k in _STATE_KEYS) + (Step("one GPU's memory", _gb(bd.gpu_memory), "GB", "vendor data sheet"),),
         mistakes=(Mistake("weights", frozenset(["params"])),),
         facts={"model_label": _label(model)},
         show_me=_show("memory", {"model": model, "strategy": "dp", "micro_batch": b, "recompute": rc, "tp": 1, "pp": 1}),
@@ -649,11 +649,11 @@ def dp_throughput(p: Mapping[str, Any]) -> Outcome:
     return Outcome(
         answer=after.tokens_per_second, direction=_direction(before.tokens_per_second, after.tokens_per_second),
         hand=u / 100 * 2 * n * after.peak_flops_per_gpu / after.flops_per_token,
-        steps=(Step("model FLOPs per token, 6N + attention", after.flops_per_token / 1e9, "GFLOP", PALM),
-               Step(f"tokens/s per GPU at {u} % MFU", after.tokens_per_second_per_gpu, "tokens/s", PALM),
-               Step(f"on {n} GPUs", before.tokens_per_second, "tokens/s", PALM),
+        steps=(Step("model FLOPs per token, 6N + attention", after.flops_per_token / 1e9, "GFLOP", _PALM),
+               Step(f"tokens/s per GPU at {u} % MFU", after.tokens_per_second_per_gpu, "tokens/s", _PALM),
+               Step(f"on {n} GPUs", before.tokens_per_second, "tokens/s", _PALM),
                Step(f"on {2 * n} GPUs: each copy trains its own share of the batch", after.tokens_per_second,
-                    "tokens/s", PALM)),
+                    "tokens/s", _PALM)),
         mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("per_gpu", after.tokens_per_second_per_gpu)),
         facts={"model_label": _label(model), "n2": str(2 * n), "before": f"{before.tokens_per_second:,.0f}"},
         show_me=_show("scale", {"model": model, "strategy": "dp", "n_gpus": 2 * n, "tp": 1, "pp": 1}, {"mfu_pct": u}),
@@ -671,7 +671,7 @@ def recompute_activations(p: Mapping[str, Any]) -> Outcome:
         answer=acts[to], direction=_direction(acts["none"], acts[to]),
         steps=(Step("activations per GPU, nothing recomputed", acts["none"], "GB", KORTH),
                Step("selective: the attention core is rebuilt, not stored", acts["selective"], "GB", KORTH),
-               Step("full: only each layer's input is kept", acts["full"], "GB", CHEN)),
+               Step("full: only each layer's input is kept", acts["full"], "GB", _CHEN)),
         mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("other_mode", acts[other])),
         facts={"model_label": _label(model), "before": f"{acts['none']:,.2f}"},
         show_me=_show("memory", {"model": model, "micro_batch": b, "recompute": to}),
@@ -689,7 +689,7 @@ def hfu(p: Mapping[str, Any]) -> Outcome:
     f, hw = model_flops_per_token(arch, 4096), hardware_flops_per_token(arch, 4096, rc)
     return Outcome(
         answer=100 * tt.hfu, hand=u * hw / f,
-        steps=(Step("model FLOPs per token", f / 1e9, "GFLOP", PALM),
+        steps=(Step("model FLOPs per token", f / 1e9, "GFLOP", _PALM),
                Step(f"hardware FLOPs per token with {rc} recomputation", hw / 1e9, "GFLOP", KORTH + ", §6"),
                Step("HFU = MFU × hardware / model FLOPs", 100 * tt.hfu, "%", KORTH + ", §6")),
         mistakes=(Mistake("same", float(u)), Mistake("doubled", 2.0 * u)),
@@ -713,7 +713,7 @@ def recompute_seconds(p: Mapping[str, Any]) -> Outcome:
     st = step_time(_sc(model=model, n_gpus=n, recompute=rc), "zero3", _knobs(collective="hierarchical"))
     return Outcome(
         answer=st.recompute,
-        steps=(Step("forward and backward compute", st.compute, "s", PALM),
+        steps=(Step("forward and backward compute", st.compute, "s", _PALM),
                Step(f"{rc} recomputation: the rebuilt part of the forward pass", st.recompute, "s", KORTH + ", §5–6"),
                Step("whole step", st.total, "s", "engines.memory.step_time")),
         mistakes=(Mistake("whole_pass", st.compute), Mistake("whole_step", st.total)),
@@ -761,10 +761,10 @@ def accum_comm(p: Mapping[str, Any]) -> Outcome:
     )
 
 
-AXES = {"dp": "twice the GPUs as data-parallel copies", "tp": "twice the GPUs, as tensor parallelism of 2",
+_AXES = {"dp": "twice the GPUs as data-parallel copies", "tp": "twice the GPUs, as tensor parallelism of 2",
         "pp": "twice the GPUs, as 2 pipeline stages", "zero1": "the same GPUs, optimizer states sharded (ZeRO-1)"}
-AXIS_CITE = {"dp": ZERO, "tp": SHOEYBI, "pp": MEGATRON, "zero1": ZERO}
-AXIS_ASK = {"optimizer": ("optimizer-state bytes per GPU", -1), "activations": ("activation bytes per GPU", -1),
+_AXIS_CITE = {"dp": ZERO, "tp": _SHOEYBI, "pp": MEGATRON, "zero1": ZERO}
+_AXIS_ASK = {"optimizer": ("optimizer-state bytes per GPU", -1), "activations": ("activation bytes per GPU", -1),
             "batch": ("sequences trained per optimizer step", +1)}
 
 
@@ -783,16 +783,16 @@ def axis_effect(p: Mapping[str, Any]) -> Outcome:
         return _gb(getattr(mem.breakdown(sc, strategy), what))
 
     vals = {k: value(*c) for k, c in cases.items()}
-    label, sign = AXIS_ASK[what]
-    moved = frozenset(k for k in AXES if sign * (vals[k] - vals["base"]) > 0.01 * abs(vals["base"]))
+    label, sign = _AXIS_ASK[what]
+    moved = frozenset(k for k in _AXES if sign * (vals[k] - vals["base"]) > 0.01 * abs(vals["base"]))
     if not moved:
         raise Redraw("nothing moves")
     dp_too = moved | {"dp"} if "dp" not in moved else moved | {"zero1"}
     unit = "sequences" if what == "batch" else "GB per GPU"
     return Outcome(
-        answer=moved, options=tuple(Option(k, text, AXIS_CITE[k]) for k, text in AXES.items()),
+        answer=moved, options=tuple(Option(k, text, _AXIS_CITE[k]) for k, text in _AXES.items()),
         steps=(Step(f"{label} now", vals["base"], unit, ZERO),)
-        + tuple(Step(f"{AXES[k]}", vals[k], unit, AXIS_CITE[k]) for k in AXES),
+        + tuple(Step(f"{AXES[k]}", vals[k], unit, _AXIS_CITE[k]) for k in _AXES),
         mistakes=(Mistake("dp_is_sharding", dp_too),),
         facts={"model_label": _label(model), "what": label, "way": "lower" if sign < 0 else "higher"},
         show_me=_show("memory", {"model": model, "n_gpus": 2 * n, "strategy": "dp", "tp": 2, "pp": 1}),
@@ -809,7 +809,7 @@ def fsdp2_state(p: Mapping[str, Any]) -> Outcome:
         answer=_gb(st.total), hand=(4 + 4 + 8) * psi / n / GB,
         steps=(Step("ZeRO-3 boxes: 2Ψ weights + 2Ψ gradients + 12Ψ optimizer, over N", _gb(st.total), "GB per GPU", ZERO),
                Step("FSDP2 boxes: 4Ψ fp32 parameters + 4Ψ fp32 gradients + 8Ψ Adam moments, over N",
-                    (4 + 4 + 8) * psi / n / GB, "GB per GPU", FSDP)),
+                    (4 + 4 + 8) * psi / n / GB, "GB per GPU", _FSDP)),
         mistakes=(Mistake("moments_only", 8 * psi / n / GB), Mistake("unsharded", 16 * psi / GB),
                   Mistake("bf16_params", 14 * psi / n / GB)),
         facts={"model_label": _label(model), "psi_b": f"{psi / 1e9:.2f}"},
@@ -838,7 +838,7 @@ def comm_stage(p: Mapping[str, Any]) -> Outcome:
     )
 
 
-DIRECTION_TEXT = {"grows": "it grows", "shrinks": "it shrinks", "unchanged": "it stays the same"}
+_DIRECTION_TEXT = {"grows": "it grows", "shrinks": "it shrinks", "unchanged": "it stays the same"}
 
 
 @computation("memory.fsdp_is_stage3")
@@ -849,10 +849,10 @@ def fsdp_is_stage3(p: Mapping[str, Any]) -> Outcome:
     z3, fs = mem.breakdown(sc, "zero3"), mem.breakdown(sc, "fsdp")
     key = _direction(z3.total, fs.total)
     return Outcome(
-        answer=frozenset([key]), options=tuple(Option(k, t, FSDP) for k, t in DIRECTION_TEXT.items()),
+        answer=frozenset([key]), options=tuple(Option(k, t, _FSDP) for k, t in _DIRECTION_TEXT.items()),
         steps=(Step("ZeRO-3: weights, gradients and optimizer states sharded over N", _gb(z3.total), "GB per GPU", ZERO),
-               Step("FSDP full shard: the same shards, gathered one unit at a time", _gb(fs.total), "GB per GPU", FSDP),
-               Step("of which gathered units and buffers", _gb(fs.buffers), "GB per GPU", FSDP)),
+               Step("FSDP full shard: the same shards, gathered one unit at a time", _gb(fs.total), "GB per GPU", _FSDP),
+               Step("of which gathered units and buffers", _gb(fs.buffers), "GB per GPU", _FSDP)),
         mistakes=(Mistake("fourth_stage", frozenset(["shrinks"] if key != "shrinks" else ["grows"])),),
         facts={"model_label": _label(model), "before": f"{_gb(z3.total):,.2f}"},
         show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"}),
@@ -869,9 +869,9 @@ def hybrid_states(p: Mapping[str, Any]) -> Outcome:
     c_full, c_hyb = mem.communication(sc, "fsdp"), mem.communication(sc, "fsdp-hybrid")
     return Outcome(
         answer=_states_gb(hyb), hand=16 * psi / sc.gpus_per_node / GB,
-        steps=(Step(f"full shard: 16Ψ over all {n} GPUs", _states_gb(full), "GB per GPU", FSDP),
+        steps=(Step(f"full shard: 16Ψ over all {n} GPUs", _states_gb(full), "GB per GPU", _FSDP),
                Step(f"hybrid: 16Ψ over the {sc.gpus_per_node} GPUs of a node, copied across nodes", _states_gb(hyb),
-                    "GB per GPU", FSDP + " (hybrid sharding, §3.2.2)"),
+                    "GB per GPU", _FSDP + " (hybrid sharding, §3.2.2)"),
                Step("communication seconds per step, full shard", c_full.seconds, "s", ZERO_COMM),
                Step("communication seconds per step, hybrid (mostly over NVLink)", c_hyb.seconds, "s", ZERO_COMM)),
         mistakes=(Mistake("full_shard", _states_gb(full)), Mistake("whole_state", 16 * psi / GB)),
@@ -880,7 +880,7 @@ def hybrid_states(p: Mapping[str, Any]) -> Outcome:
     )
 
 
-NODE_FIT = {"fits": "it fits", "total": "the model states fit, but not with activations and buffers",
+_NODE_FIT = {"fits": "it fits", "total": "the model states fit, but not with activations and buffers",
             "states": "the model states alone exceed the GPU's memory"}
 
 
@@ -894,22 +894,22 @@ def one_node_stage3(p: Mapping[str, Any]) -> Outcome:
         raise Redraw("on the edge")
     key = "fits" if bd.fits else ("total" if states < cap else "states")
     return Outcome(
-        answer=frozenset([key]), options=tuple(Option(k, t, ZERO + ", §5.3") for k, t in NODE_FIT.items()),
+        answer=frozenset([key]), options=tuple(Option(k, t, ZERO + ", §5.3") for k, t in _NODE_FIT.items()),
         steps=(Step("model states 16Ψ / 8 per GPU", states, "GB", ZERO),
                Step("with activations, buffers and the fragmentation allowance", total, "GB", KORTH),
                Step("one GPU's memory", cap, "GB", "vendor data sheet")),
-        facts={"model_label": _label(model), "gpu_label": gpu_label(gpu)},
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu)},
         show_me=_show("memory", {"model": model, "gpu": gpu, "n_gpus": 8, "strategy": "zero3", "tp": 1, "pp": 1}),
     )
 
 
-def gpu_label(key: str) -> str:
+def _gpu_label(key: str) -> str:
     from engines.core.hardware import gpu as gpu_spec
 
     return gpu_spec(key).label
 
 
-OFFLOADS = {"none": ("no offload", False, False), "opt": ("optimizer states and fp32 gradients to CPU RAM", True, False),
+_OFFLOADS = {"none": ("no offload", False, False), "opt": ("optimizer states and fp32 gradients to CPU RAM", True, False),
             "both": ("optimizer states, gradients and parameters to CPU RAM", True, True)}
 
 
@@ -919,26 +919,26 @@ def least_offload(p: Mapping[str, Any]) -> Outcome:
     model, gpu = p["model"], p["gpu"]
     base = _sc(model=model, gpu=gpu, n_gpus=8, strategy="zero3", tp=1, pp=1)
     bds = {k: mem.breakdown(base.with_changes(offload_optimizer=o, offload_params=q), "zero3")
-           for k, (_, o, q) in OFFLOADS.items()}
+           for k, (_, o, q) in _OFFLOADS.items()}
     cap = _gb(bds["none"].gpu_memory)
     if any(abs(_gb(b.total) - cap) < 0.03 * cap for b in bds.values()):
         raise Redraw("on the edge")
     key = next((k for k, b in bds.items() if b.fits), "nothing")
-    opts = tuple(Option(k, f"{t}: {_gb(bds[k].total):,.1f} GB per GPU", OFFLOAD) for k, (t, _, _) in OFFLOADS.items()) \
-        + (Option("nothing", "none of them fits on one node", OFFLOAD),)
+    opts = tuple(Option(k, f"{t}: {_gb(bds[k].total):,.1f} GB per GPU", _OFFLOAD) for k, (t, _, _) in _OFFLOADS.items()) \
+        + (Option("nothing", "none of them fits on one node", _OFFLOAD),)
     return Outcome(
         answer=frozenset([key]), options=opts,
-        steps=tuple(Step(f"GPU memory per GPU, {t}", _gb(bds[k].total), "GB", OFFLOAD) for k, (t, _, _) in OFFLOADS.items())
-        + tuple(Step(f"host RAM per GPU, {t}", _gb(bds[k].cpu), "GB", OFFLOAD) for k, (t, _, _) in OFFLOADS.items() if k != "none")
+        steps=tuple(Step(f"GPU memory per GPU, {t}", _gb(bds[k].total), "GB", _OFFLOAD) for k, (t, _, _) in _OFFLOADS.items())
+        + tuple(Step(f"host RAM per GPU, {t}", _gb(bds[k].cpu), "GB", _OFFLOAD) for k, (t, _, _) in _OFFLOADS.items() if k != "none")
         + (Step("one GPU's memory", cap, "GB", "vendor data sheet"),),
-        facts={"model_label": _label(model), "gpu_label": gpu_label(gpu)},
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu)},
         show_me=_show("memory", {"model": model, "gpu": gpu, "n_gpus": 8, "strategy": "zero3", "tp": 1, "pp": 1,
-                                 "offload_optimizer": OFFLOADS.get(key, OFFLOADS["both"])[1],
-                                 "offload_params": OFFLOADS.get(key, OFFLOADS["both"])[2]}),
+                                 "offload_optimizer": _OFFLOADS.get(key, _OFFLOADS["both"])[1],
+                                 "offload_params": _OFFLOADS.get(key, _OFFLOADS["both"])[2]}),
     )
 
 
-STEP_PARTS = {"compute": "forward and backward compute on the GPU", "optimizer": "the Adam step on the CPU",
+_STEP_PARTS = {"compute": "forward and backward compute on the GPU", "optimizer": "the Adam step on the CPU",
               "offload": "PCIe transfers left exposed", "dp_comm": "data-parallel collectives left exposed"}
 
 
@@ -950,14 +950,14 @@ def offload_time(p: Mapping[str, Any]) -> Outcome:
     model, cpu = p["model"], p["cpu_gbps"]
     st = step_time(_sc(model=model, n_gpus=8, strategy="zero3", offload_optimizer=True, tp=1, pp=1), "zero3",
                    _knobs(cpu_gbps=float(cpu)))
-    parts = {k: getattr(st, k) for k in STEP_PARTS}
+    parts = {k: getattr(st, k) for k in _STEP_PARTS}
     top = _clear_winner(parts, margin=0.1)
     if top == "offload":
         raise Redraw("PCIe on top")
     return Outcome(
-        answer=frozenset([top]), options=tuple(Option(k, t, OFFLOAD) for k, t in STEP_PARTS.items()),
-        steps=tuple(Step(t, parts[k], "s", OFFLOAD) for k, t in STEP_PARTS.items())
-        + (Step("bytes over PCIe per GPU per step", st.pcie_bytes / GB, "GB", OFFLOAD),),
+        answer=frozenset([top]), options=tuple(Option(k, t, _OFFLOAD) for k, t in _STEP_PARTS.items()),
+        steps=tuple(Step(t, parts[k], "s", _OFFLOAD) for k, t in _STEP_PARTS.items())
+        + (Step("bytes over PCIe per GPU per step", st.pcie_bytes / GB, "GB", _OFFLOAD),),
         mistakes=(Mistake("pcie", frozenset(["offload"])),),
         facts={"model_label": _label(model)},
         show_me=_show("memory", {"model": model, "n_gpus": 8, "strategy": "zero3", "offload_optimizer": True,
@@ -1004,17 +1004,17 @@ def stage3_time(p: Mapping[str, Any]) -> Outcome:
     key = "zero3" if t3.total < t2.total else "zero2"
     return Outcome(
         answer=frozenset([key]),
-        options=(Option("zero2", "ZeRO-2", ZERO + ", §7"), Option("zero3", "ZeRO-3", ZERO + ", §7; " + FSDP)),
+        options=(Option("zero2", "ZeRO-2", ZERO + ", §7"), Option("zero3", "ZeRO-3", ZERO + ", §7; " + _FSDP)),
         steps=(Step("ZeRO-2 step", t2.total, "s", ZERO_COMM), Step("of which collectives not hidden", t2.dp_comm, "s", ZERO_COMM),
-               Step("ZeRO-3 step", t3.total, "s", ZERO_COMM), Step("of which collectives not hidden", t3.dp_comm, "s", FSDP)),
+               Step("ZeRO-3 step", t3.total, "s", ZERO_COMM), Step("of which collectives not hidden", t3.dp_comm, "s", _FSDP)),
         facts={"net": f"{float(net):g}"},
         show_me=_show("memory", {"model": "llama3-8b", "n_gpus": n, "internode_gbps": float(net), "strategy": "zero3"}),
     )
 
 
-WRAPS = {"b1": (1, True, "one block per unit, prefetch on"), "b1n": (1, False, "one block per unit, prefetch off"),
+_WRAPS = {"b1": (1, True, "one block per unit, prefetch on"), "b1n": (1, False, "one block per unit, prefetch off"),
          "b4": (4, True, "four blocks per unit, prefetch on"), "all": (0, True, "the whole model as one unit")}
-WRAP_ASK = {"buf_max": ("the largest gather buffers", "buffers", True), "buf_min": ("the smallest gather buffers", "buffers", False),
+_WRAP_ASK = {"buf_max": ("the largest gather buffers", "buffers", True), "buf_min": ("the smallest gather buffers", "buffers", False),
             "time_max": ("the longest step", "time", True), "time_min": ("the shortest step", "time", False)}
 
 
@@ -1025,18 +1025,18 @@ def wrap_effect(p: Mapping[str, Any]) -> Outcome:
 
     model, n, ask = p["model"], p["n_gpus"], p["ask"]
     sc = _sc(model=model, n_gpus=n, strategy="fsdp")
-    label, what, largest = WRAP_ASK[ask]
-    buf = {k: _gb(mem.breakdown(sc, "fsdp", mem.Options(wrap_blocks=w, prefetch=f)).buffers) for k, (w, f, _) in WRAPS.items()}
+    label, what, largest = _WRAP_ASK[ask]
+    buf = {k: _gb(mem.breakdown(sc, "fsdp", mem.Options(wrap_blocks=w, prefetch=f)).buffers) for k, (w, f, _) in _WRAPS.items()}
     sec = {k: step_time(sc, "fsdp", _knobs(wrap_blocks=w, forward_prefetch=f, backward_prefetch=f)).total
-           for k, (w, f, _) in WRAPS.items()}
+           for k, (w, f, _) in _WRAPS.items()}
     key = _clear_winner(buf if what == "buffers" else sec, largest)
     return Outcome(
-        answer=frozenset([key]), options=tuple(Option(k, t, FSDP) for k, (_, _, t) in WRAPS.items()),
-        steps=tuple(Step(f"{t}: buffers", buf[k], "GB per GPU", FSDP) for k, (_, _, t) in WRAPS.items())
-        + tuple(Step(f"{t}: step", sec[k], "s", FSDP) for k, (_, _, t) in WRAPS.items()),
+        answer=frozenset([key]), options=tuple(Option(k, t, _FSDP) for k, (_, _, t) in _WRAPS.items()),
+        steps=tuple(Step(f"{t}: buffers", buf[k], "GB per GPU", _FSDP) for k, (_, _, t) in _WRAPS.items())
+        + tuple(Step(f"{t}: step", sec[k], "s", _FSDP) for k, (_, _, t) in _WRAPS.items()),
         facts={"model_label": _label(model), "what": label},
         show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"},
-                      {"wrap_blocks": WRAPS[key][0], "forward_prefetch": WRAPS[key][1], "backward_prefetch": WRAPS[key][1]}),
+                      {"wrap_blocks": _WRAPS[key][0], "forward_prefetch": _WRAPS[key][1], "backward_prefetch": _WRAPS[key][1]}),
     )
 
 
@@ -1100,13 +1100,13 @@ def tp_allreduce(p: Mapping[str, Any]) -> Outcome:
     act = s * arch.hidden * 2 / 1e6
     return Outcome(
         answer=total, hand=4 * 2 * (t - 1) / t * act,
-        steps=(Step("activation b·s·h in bf16", act, "MB", SHOEYBI),
+        steps=(Step("activation b·s·h in bf16", act, "MB", _SHOEYBI),
                Step("all-reduces in the forward pass (after the row-split matrices)", float(counts["forward"]["all-reduce"]),
-                    "", SHOEYBI),
+                    "", _SHOEYBI),
                Step("all-reduces in the backward pass (before the column-split matrices)",
-                    float(counts["backward"]["all-reduce"]), "", SHOEYBI),
+                    float(counts["backward"]["all-reduce"]), "", _SHOEYBI),
                Step("one ring all-reduce, 2(t − 1)/t of the tensor per GPU", one, "MB", "Patarasuk & Yuan 2009"),
-               Step("per layer, forward and backward", total, "MB", SHOEYBI)),
+               Step("per layer, forward and backward", total, "MB", _SHOEYBI)),
         mistakes=(Mistake("forward_only", total / 2), Mistake("per_matrix", 2 * total), Mistake("no_ring", 4 * act)),
         facts={"model_label": _label(model), "h": str(arch.hidden)},
         show_me=_show("pipeline", {"model": model, "tp": t, "n_gpus": 8 * t, "pp": 1, "seq_len": s, "micro_batch": 1}),
@@ -1134,10 +1134,10 @@ def sequence_parallel(p: Mapping[str, Any]) -> Outcome:
 
 
 # A4: goodput, MFU and triage
-LLAMA3_RUN = "Dubey et al. 2024, The Llama 3 Herd of Models (arXiv 2407.21783), §3.3.4 and Table 5"
-TRIAGE = ("Chowdhery et al. 2022, PaLM (arXiv 2204.02311), §5.1; Zhang et al. 2022, OPT-175B logbook "
+_LLAMA3_RUN = "Dubey et al. 2024, The Llama 3 Herd of Models (arXiv 2407.21783), §3.3.4 and Table 5"
+_TRIAGE = ("Chowdhery et al. 2022, PaLM (arXiv 2204.02311), §5.1; Zhang et al. 2022, OPT-175B logbook "
           "(arXiv 2205.01068), §2.5")
-SDC = "Dixit et al. 2021, Silent Data Corruptions at Scale (arXiv 2102.11245); " + LLAMA3_RUN
+_SDC = "Dixit et al. 2021, Silent Data Corruptions at Scale (arXiv 2102.11245); " + _LLAMA3_RUN
 
 
 def _point(n: int, d_min: float, r_min: float):
@@ -1154,7 +1154,7 @@ def best_goodput(p: Mapping[str, Any]) -> Outcome:
     hand = t / (m * math.exp(r_min * 60 / m) * math.expm1((t + d_min * 60) / m))
     return Outcome(
         answer=100 * pt.goodput, hand=100 * hand,
-        steps=(Step("job MTBF, Llama 3's per-GPU rate / N", m / 60, "min", LLAMA3_RUN),
+        steps=(Step("job MTBF, Llama 3's per-GPU rate / N", m / 60, "min", _LLAMA3_RUN),
                Step("Daly's interval", t / 60, "min", DALY),
                Step("expected goodput τ / (M·e^{R/M}·(e^{(τ+δ)/M} − 1))", 100 * pt.goodput, "%", DALY)),
         mistakes=(Mistake("no_restart", 100 * rel.expected_goodput(t, d_min * 60, m, 0.0)),
@@ -1173,10 +1173,10 @@ def mfu_tokens(p: Mapping[str, Any]) -> Outcome:
     tt = training_throughput(_sc(model=model, n_gpus=n, seq_len=8192), u / 100)
     return Outcome(
         answer=tt.tokens_per_second, hand=u / 100 * n * tt.peak_flops_per_gpu / tt.flops_per_token,
-        steps=(Step("model FLOPs per token, 6N + 12·L·H·Q·T", tt.flops_per_token / 1e12, "TFLOP", PALM),
+        steps=(Step("model FLOPs per token, 6N + 12·L·H·Q·T", tt.flops_per_token / 1e12, "TFLOP", _PALM),
                Step("dense bf16 peak per GPU", tt.peak_flops_per_gpu / 1e12, "TFLOP/s", "vendor data sheet"),
-               Step("model FLOP/s delivered per GPU = MFU × peak", tt.achieved_tflops_per_gpu, "TFLOP/s", PALM),
-               Step("cluster tokens per second", tt.tokens_per_second, "tokens/s", PALM)),
+               Step("model FLOP/s delivered per GPU = MFU × peak", tt.achieved_tflops_per_gpu, "TFLOP/s", _PALM),
+               Step("cluster tokens per second", tt.tokens_per_second, "tokens/s", _PALM)),
         mistakes=(Mistake("six_n", u / 100 * n * tt.peak_flops_per_gpu / tt.flops_per_token_6n),
                   Mistake("per_gpu", tt.tokens_per_second_per_gpu)),
         facts={"model_label": _label(model)},
@@ -1185,7 +1185,7 @@ def mfu_tokens(p: Mapping[str, Any]) -> Outcome:
     )
 
 
-ACTION_TEXT = {"replay": "roll back to a checkpoint and replay the same batches",
+_ACTION_TEXT = {"replay": "roll back to a checkpoint and replay the same batches",
                "skip_batch": "roll back and skip the suspect batches",
                "lower_lr": "roll back and restart at a lower learning rate"}
 
@@ -1199,14 +1199,14 @@ def triage_step(p: Mapping[str, Any]) -> Outcome:
     first = 50
     action, inc = next_action((rule,), first + gap, Incident(first, rung))
     return Outcome(
-        answer=frozenset([action]), options=tuple(Option(k, t, TRIAGE) for k, t in ACTION_TEXT.items()),
+        answer=frozenset([action]), options=tuple(Option(k, t, _TRIAGE) for k, t in _ACTION_TEXT.items()),
         steps=(Step("steps since the incident's first alarm", float(gap), "steps", "engines.scale.faults"),
                Step("an alarm within this many steps counts as the same incident", float(RECUR_STEPS), "steps",
                     "engines.scale.faults"),
-               Step("next rung of the ladder", ACTION_TEXT[action], "", TRIAGE)),
+               Step("next rung of the ladder", _ACTION_TEXT[action], "", _TRIAGE)),
         facts={"rule_label": {"loss_z": "loss spike", "grad_z": "gradient-norm spike",
                               "checksum": "replica checksum mismatch"}[rule],
-               "done": ACTION_TEXT[("replay", "skip_batch", "lower_lr")[rung]], "step2": str(first + gap)},
+               "done": _ACTION_TEXT[("replay", "skip_batch", "lower_lr")[rung]], "step2": str(first + gap)},
         show_me=_show("scale", {"model": "llama3-405b"}, {"fault_kind": "lr_spike" if rung else "bad_batch"}),
     )
 
@@ -1225,8 +1225,8 @@ def sdc_checksum(p: Mapping[str, Any]) -> Outcome:
     key = frozenset(f"r{i}" for i in flagged) if flagged else frozenset(["none"])
     return Outcome(
         answer=key,
-        options=tuple(Option(f"r{i}", f"replica {i}", SDC) for i in range(4)) + (Option("none", "no replica is flagged", SDC),),
-        steps=(Step("distinct weight checksums across the replicas", float(len(set(sums))), "", SDC),
+        options=tuple(Option(f"r{i}", f"replica {i}", _SDC) for i in range(4)) + (Option("none", "no replica is flagged", _SDC),),
+        steps=(Step("distinct weight checksums across the replicas", float(len(set(sums))), "", _SDC),
                Step("replicas flagged by the majority rule", ", ".join(str(i) for i in flagged) or "none", "",
                     "engines.scale.faults.odd_replicas")),
         facts={"where_text": "one of its weights" if where == "weight" else "its gradient, before the all-reduce"},
@@ -1244,7 +1244,7 @@ def restart_goodput(p: Mapping[str, Any]) -> Outcome:
     return Outcome(
         answer=100 * slow.goodput, direction=_direction(fast.goodput, slow.goodput),
         hand=100 * t / (m * math.exp(r2 * 60 / m) * math.expm1((t + d_min * 60) / m)),
-        steps=(Step("job MTBF", m / 60, "min", LLAMA3_RUN), Step("Daly's interval (R does not move it)", t / 60, "min", DALY),
+        steps=(Step("job MTBF", m / 60, "min", _LLAMA3_RUN), Step("Daly's interval (R does not move it)", t / 60, "min", DALY),
                Step("goodput with a 5-minute automated restart", 100 * fast.goodput, "%", DALY),
                Step(f"with a {r2}-minute restart", 100 * slow.goodput, "%", DALY)),
         mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("dir_grows", "grows")),
@@ -1260,8 +1260,8 @@ def cluster_goodput(p: Mapping[str, Any]) -> Outcome:
     small, big = _point(n, d_min, 5), _point(8 * n, d_min, 5)
     return Outcome(
         answer=100 * big.goodput, direction=_direction(small.goodput, big.goodput),
-        steps=(Step(f"interruptions per day on {n:,} GPUs", small.interruptions_per_day, "", LLAMA3_RUN),
-               Step(f"on {8 * n:,} GPUs", big.interruptions_per_day, "", LLAMA3_RUN),
+        steps=(Step(f"interruptions per day on {n:,} GPUs", small.interruptions_per_day, "", _LLAMA3_RUN),
+               Step(f"on {8 * n:,} GPUs", big.interruptions_per_day, "", _LLAMA3_RUN),
                Step(f"best goodput on {n:,} GPUs", 100 * small.goodput, "%", DALY),
                Step(f"best goodput on {8 * n:,} GPUs (Daly's interval re-optimised)", 100 * big.goodput, "%", DALY)),
         mistakes=(Mistake("dir_unchanged", "unchanged"),
@@ -1272,11 +1272,11 @@ def cluster_goodput(p: Mapping[str, Any]) -> Outcome:
 
 
 # A5: what a server adds, continuous batching, formats for serving
-ORCA = "Yu et al. 2022, Orca (OSDI), §3 and §6; Kwon et al. 2023, vLLM (SOSP), §4"
-POLICY_TEXT = {"static": "static batches (a naive loop over fixed batches)",
+_ORCA = "Yu et al. 2022, Orca (OSDI), §3 and §6; Kwon et al. 2023, vLLM (SOSP), §4"
+_POLICY_TEXT = {"static": "static batches (a naive loop over fixed batches)",
                "continuous": "continuous batching (admit work at every step)",
                "same": "neither: within 10 % of each other"}
-SERVE_METRIC = {"ttft": ("p90 time to first token", 1.0, "s"), "tpot": ("p90 time per output token", 1e3, "ms")}
+_SERVE_METRIC = {"ttft": ("p90 time to first token", 1.0, "s"), "tpot": ("p90 time per output token", 1e3, "ms")}
 
 
 @lru_cache(maxsize=64)
@@ -1293,7 +1293,7 @@ def _timeline_runs(rate: float, batch: int):
 def server_policy(p: Mapping[str, Any]) -> Outcome:
     """Which policy gives the lower p90 of the asked latency, from the panel's own simulation."""
     rate, batch, metric = float(p["arrivals"]), p["batch"], p["metric"]
-    label, scale, unit = SERVE_METRIC[metric]
+    label, scale, unit = _SERVE_METRIC[metric]
     runs = _timeline_runs(rate, batch)
     v = {k: r.percentile(metric, 90) * scale for k, r in runs.items()}
     lo, hi = sorted(v.values())
@@ -1302,14 +1302,14 @@ def server_policy(p: Mapping[str, Any]) -> Outcome:
         raise Redraw("between 'about the same' and a clear winner")
     key = "same" if gap <= 0.10 else min(v, key=v.get)
     return Outcome(
-        answer=frozenset([key]), options=tuple(Option(k, t, ORCA) for k, t in POLICY_TEXT.items()),
-        steps=tuple(Step(f"{label}, {POLICY_TEXT[k].split(' (')[0]}", v[k], unit, ORCA) for k in runs),
+        answer=frozenset([key]), options=tuple(Option(k, t, _ORCA) for k, t in _POLICY_TEXT.items()),
+        steps=tuple(Step(f"{label}, {POLICY_TEXT[k].split(' (')[0]}", v[k], unit, _ORCA) for k in runs),
         facts={"what": label},
         show_me=_show("serving", {"model": "llama3-8b", "serve_batch": batch}, {"arrivals_per_s": rate}),
     )
 
 
-RATIO_BUCKETS = {"static": "static batches sustain more", "lt2": "continuous, under 2× the static rate",
+_RATIO_BUCKETS = {"static": "static batches sustain more", "lt2": "continuous, under 2× the static rate",
                  "2to4": "continuous, 2× to 4× the static rate", "gt4": "continuous, more than 4× the static rate"}
 
 
@@ -1337,9 +1337,9 @@ def saturation_ratio(p: Mapping[str, Any]) -> Outcome:
         raise Redraw("ratio near a bucket edge")
     key = "static" if r < 1 else ("lt2" if r < 2 else ("2to4" if r < 4 else "gt4"))
     return Outcome(
-        answer=frozenset([key]), options=tuple(Option(k, t, ORCA) for k, t in RATIO_BUCKETS.items()),
-        steps=(Step("static batches saturate at", st, "req/s", ORCA), Step("continuous batching saturates at", co, "req/s", ORCA),
-               Step("ratio", r, "×", ORCA)),
+        answer=frozenset([key]), options=tuple(Option(k, t, _ORCA) for k, t in _RATIO_BUCKETS.items()),
+        steps=(Step("static batches saturate at", st, "req/s", _ORCA), Step("continuous batching saturates at", co, "req/s", _ORCA),
+               Step("ratio", r, "×", _ORCA)),
         show_me=_show("serving", {"model": "llama3-8b", "serve_batch": batch}, {"output_tokens": output}),
     )
 
@@ -1368,6 +1368,6 @@ def formats_fit(p: Mapping[str, Any]) -> Outcome:
                          "GB", src) for r in rows)
         + (Step("one GPU's memory", cap, "GB", "vendor data sheet"),)
         + tuple(Step(f"{r['format']}: decode bound", r["decode_tok_s"], "tokens/s", src) for r in rows if r["fits"]),
-        facts={"model_label": _label(model), "gpu_label": gpu_label(gpu)},
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu)},
         show_me=_show("quant", {"model": model, "gpu": gpu, "serve_batch": batch, "serve_context": ctx}),
     )
