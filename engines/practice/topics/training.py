@@ -792,7 +792,7 @@ def axis_effect(p: Mapping[str, Any]) -> Outcome:
     return Outcome(
         answer=moved, options=tuple(Option(k, text, _AXIS_CITE[k]) for k, text in _AXES.items()),
         steps=(Step(f"{label} now", vals["base"], unit, ZERO),)
-        + tuple(Step(f"{AXES[k]}", vals[k], unit, _AXIS_CITE[k]) for k in _AXES),
+        + tuple(Step(_AXES[k], vals[k], unit, _AXIS_CITE[k]) for k in _AXES),
         mistakes=(Mistake("dp_is_sharding", dp_too),),
         facts={"model_label": _label(model), "what": label, "way": "lower" if sign < 0 else "higher"},
         show_me=_show("memory", {"model": model, "n_gpus": 2 * n, "strategy": "dp", "tp": 2, "pp": 1}),
@@ -1303,7 +1303,7 @@ def server_policy(p: Mapping[str, Any]) -> Outcome:
     key = "same" if gap <= 0.10 else min(v, key=v.get)
     return Outcome(
         answer=frozenset([key]), options=tuple(Option(k, t, _ORCA) for k, t in _POLICY_TEXT.items()),
-        steps=tuple(Step(f"{label}, {POLICY_TEXT[k].split(' (')[0]}", v[k], unit, _ORCA) for k in runs),
+        steps=tuple(Step(f"{label}, {_POLICY_TEXT[k].split(' (')[0]}", v[k], unit, _ORCA) for k in runs),
         facts={"what": label},
         show_me=_show("serving", {"model": "llama3-8b", "serve_batch": batch}, {"arrivals_per_s": rate}),
     )
