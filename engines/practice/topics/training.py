@@ -1196,6 +1196,8 @@ def triage_step(p: Mapping[str, Any]) -> Outcome:
     from engines.scale.faults import RECUR_STEPS, Incident, next_action
 
     rule, gap, rung = p["rule"], p["gap"], p["rung"]
+    if rule == "checksum" and rung > 0:
+        raise Redraw("a checksum incident never climbs past a replay")
     first = 50
     action, inc = next_action((rule,), first + gap, Incident(first, rung))
     return Outcome(
@@ -1204,7 +1206,7 @@ def triage_step(p: Mapping[str, Any]) -> Outcome:
                Step("an alarm within this many steps counts as the same incident", float(RECUR_STEPS), "steps",
                     "engines.scale.faults"),
                Step("next rung of the ladder", _ACTION_TEXT[action], "", _TRIAGE)),
-        facts={"rule_label": {"loss_z": "loss spike", "grad_z": "gradient-norm spike",
+        facts={"recur": str(RECUR_STEPS), "rule_label": {"loss_z": "loss spike", "grad_z": "gradient-norm spike",
                               "checksum": "replica checksum mismatch"}[rule],
                "done": _ACTION_TEXT[("replay", "skip_batch", "lower_lr")[rung]], "step2": str(first + gap)},
         show_me=_show("scale", {"model": "llama3-405b"}, {"fault_kind": "lr_spike" if rung else "bad_batch"}),
@@ -1369,5 +1371,34 @@ def formats_fit(p: Mapping[str, Any]) -> Outcome:
         + (Step("one GPU's memory", cap, "GB", "vendor data sheet"),)
         + tuple(Step(f"{r['format']}: decode bound", r["decode_tok_s"], "tokens/s", src) for r in rows if r["fits"]),
         facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu)},
+        show_me=_show("quant", {"model": model, "gpu": gpu, "serve_batch": batch, "serve_context": ctx}),
+    )
+
+
+@computation("quant.decode_bound")
+def decode_bound(p: Mapping[str, Any]) -> Outcome:
+    """A format's decode bound from the formats table: batch / max(bytes read / bandwidth, FLOPs / peak)."""
+    from engines.core.hardware import gpu as gpu_spec
+    from engines.quant.study import serving_study
+
+    model, gpu, batch, ctx, fmt = p["model"], p["gpu"], p["batch"], p["context"], p["format"]
+    sc = _sc(model=model, gpu=gpu, serve_batch=batch, serve_context=ctx)
+    rows = serving_study(sc).rows
+    row, bf16 = rows[fmt], rows[0]
+    if row["bound"] != "memory":
+        raise Redraw("compute-bound: the bandwidth formula does not apply")
+    bw = gpu_spec(gpu).bandwidth_gbps
+    src = "Pope et al. 2022 (arXiv 2211.05102), §2 (decode reads every weight and the KV cache once per step)"
+    return Outcome(
+        answer=row["decode_tok_s"], hand=batch * bw / row["total_gb"],
+        steps=(Step("weights at this format", row["weights_gb"], "GB", src), Step("KV cache of the batch", row["kv_gb"], "GB", src),
+               Step("HBM bandwidth", bw, "GB/s", "vendor data sheet"),
+               Step("steps per second = bandwidth / bytes per step", bw / row["total_gb"], "steps/s", src),
+               Step("tokens per second = batch × steps per second", row["decode_tok_s"], "tokens/s", src)),
+        mistakes=(Mistake("bf16", bf16["decode_tok_s"]), Mistake("no_kv", batch * bw / row["weights_gb"]),
+                  Mistake("one_sequence", bw / row["total_gb"])),
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu), "bw": f"{bw:,.0f}",
+               "format_label": row["format"], "bits": f"{row['weight_bits']:g}",
+               "weights": f"{row['weights_gb']:.2f}", "kv": f"{row['kv_gb']:.2f}"},
         show_me=_show("quant", {"model": model, "gpu": gpu, "serve_batch": batch, "serve_context": ctx}),
     )
