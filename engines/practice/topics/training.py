@@ -578,3 +578,827 @@ def check_cheapest_fleet(scenario: Scenario, params: Mapping[str, Any], target: 
                                  f"= {s.gpus} GPUs; a fleet of {target['gpus']} can carry the traffic.")
     return KnobResult(True, f"Batch {scenario.serve_batch}: {s.replicas} replicas × {s.gpus_per_replica} GPUs = "
                             f"{s.gpus} GPUs, the fewest (so the cheapest) for {traffic:g} req/s.")
+
+
+# ---------------------------------------------------------------- A1–A5: the tours' remaining claims (issue 40)
+# Qualitative claims become choice and direction questions whose right option is decided by an engine
+# call on the drawn parameters; the numbers in the prompt and the solution come from the same calls.
+_CHEN = "Chen et al. 2016 (arXiv 1604.06174); Korthikanti et al. 2022 (arXiv 2205.05198), §5"
+_PALM = "Chowdhery et al. 2022, PaLM (arXiv 2204.02311), App. B"
+_FSDP = "Zhao et al. 2023, PyTorch FSDP (VLDB, arXiv 2304.11277), §3.2–3.3"
+_OFFLOAD = "Ren et al. 2021, ZeRO-Offload (USENIX ATC, arXiv 2101.06840), §3–4"
+_SHOEYBI = "Shoeybi et al. 2019, Megatron-LM (arXiv 1909.08053), §3"
+_STATE_KEYS = ("params", "grads", "optimizer", "activations")
+_STATE_NAMES = {"params": "16-bit weights", "grads": "16-bit gradients", "optimizer": "optimizer states (fp32 master, "
+               "momentum, variance)", "activations": "activations kept for the backward pass"}
+
+
+def _sc(**changes: Any) -> Scenario:
+    return Scenario().with_changes(**changes)
+
+
+def _direction(before: float, after: float) -> str:
+    """The direction of a change, with exact equality as 'unchanged' (the engines are deterministic)."""
+    if math.isclose(before, after, rel_tol=1e-9, abs_tol=1e-12):
+        return "unchanged"
+    return "grows" if after > before else "shrinks"
+
+
+def _states_gb(bd: mem.MemoryBreakdown) -> float:
+    return _gb(bd.params + bd.grads + bd.optimizer)
+
+
+def _clear_winner(values: Mapping[str, float], largest: bool = True, margin: float = 0.03) -> str:
+    """The key with the largest (smallest) value, or Redraw when the runner-up is within ``margin``."""
+    ranked = sorted(values, key=values.get, reverse=largest)
+    a, b = values[ranked[0]], values[ranked[1]]
+    if abs(a - b) <= margin * max(abs(a), abs(b), 1e-12):
+        raise Redraw("two options too close to call")
+    return ranked[0]
+
+
+@computation("memory.largest_block")
+def largest_block(p: Mapping[str, Any]) -> Outcome:
+    """Which block of a plain-DP GPU's memory is the biggest: the weights never are."""
+    model, b, rc = p["model"], p["micro_batch"], p["recompute"]
+    sc = _sc(model=model, strategy="dp", micro_batch=b, recompute=rc, tp=1, pp=1)
+    bd = mem.breakdown(sc, "dp")
+    sizes = {k: _gb(getattr(bd, k)) for k in _STATE_KEYS}
+    top = _clear_winner({k: v for k, v in sizes.items() if k != "grads"})
+    if top == "params":
+        raise Redraw("weights on top")
+    return Outcome(
+        answer=frozenset([top]),
+        options=tuple(Option(k, _STATE_NAMES[k], ZERO if k != "activations" else KORTH) for k in _STATE_KEYS),
+        steps=tuple(Step(_STATE_NAMES[k], sizes[k], "GB per GPU", ZERO if k != "activations" else KORTH)
+                    for k in _STATE_KEYS) + (Step("one GPU's memory", _gb(bd.gpu_memory), "GB", "vendor data sheet"),),
+        mistakes=(Mistake("weights", frozenset(["params"])),),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "strategy": "dp", "micro_batch": b, "recompute": rc, "tp": 1, "pp": 1}),
+    )
+
+
+@computation("scale.dp_throughput")
+def dp_throughput(p: Mapping[str, Any]) -> Outcome:
+    """Twice the data-parallel GPUs at the same MFU: twice the tokens per second."""
+    from engines.scale.mfu import training_throughput
+
+    model, n, u = p["model"], p["n_gpus"], p["mfu_pct"]
+    before = training_throughput(_sc(model=model, strategy="dp", n_gpus=n, tp=1, pp=1), u / 100)
+    after = training_throughput(_sc(model=model, strategy="dp", n_gpus=2 * n, tp=1, pp=1), u / 100)
+    return Outcome(
+        answer=after.tokens_per_second, direction=_direction(before.tokens_per_second, after.tokens_per_second),
+        hand=u / 100 * 2 * n * after.peak_flops_per_gpu / after.flops_per_token,
+        steps=(Step("model FLOPs per token, 6N + attention", after.flops_per_token / 1e9, "GFLOP", _PALM),
+               Step(f"tokens/s per GPU at {u} % MFU", after.tokens_per_second_per_gpu, "tokens/s", _PALM),
+               Step(f"on {n} GPUs", before.tokens_per_second, "tokens/s", _PALM),
+               Step(f"on {2 * n} GPUs: each copy trains its own share of the batch", after.tokens_per_second,
+                    "tokens/s", _PALM)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("per_gpu", after.tokens_per_second_per_gpu)),
+        facts={"model_label": _label(model), "n2": str(2 * n), "before": f"{before.tokens_per_second:,.0f}"},
+        show_me=_show("scale", {"model": model, "strategy": "dp", "n_gpus": 2 * n, "tp": 1, "pp": 1}, {"mfu_pct": u}),
+    )
+
+
+@computation("memory.recompute_activations")
+def recompute_activations(p: Mapping[str, Any]) -> Outcome:
+    """Switching recomputation on shrinks the activations kept per GPU (the engine's breakdown)."""
+    model, b, to = p["model"], p["micro_batch"], p["recompute"]
+    other = "selective" if to == "full" else "full"
+    acts = {rc: _gb(mem.breakdown(_sc(model=model, micro_batch=b, recompute=rc)).activations)
+            for rc in ("none", "selective", "full")}
+    return Outcome(
+        answer=acts[to], direction=_direction(acts["none"], acts[to]),
+        steps=(Step("activations per GPU, nothing recomputed", acts["none"], "GB", KORTH),
+               Step("selective: the attention core is rebuilt, not stored", acts["selective"], "GB", KORTH),
+               Step("full: only each layer's input is kept", acts["full"], "GB", _CHEN)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("other_mode", acts[other])),
+        facts={"model_label": _label(model), "before": f"{acts['none']:,.2f}"},
+        show_me=_show("memory", {"model": model, "micro_batch": b, "recompute": to}),
+    )
+
+
+@computation("scale.hfu")
+def hfu(p: Mapping[str, Any]) -> Outcome:
+    """HFU = MFU × hardware FLOPs / model FLOPs: recomputation's repeated forward is work the model does not count."""
+    from engines.scale.mfu import hardware_flops_per_token, model_flops_per_token, training_throughput
+
+    model, rc, u = p["model"], p["recompute"], p["mfu_pct"]
+    arch = PRESETS[model]
+    tt = training_throughput(_sc(model=model, recompute=rc), u / 100)
+    f, hw = model_flops_per_token(arch, 4096), hardware_flops_per_token(arch, 4096, rc)
+    return Outcome(
+        answer=100 * tt.hfu, hand=u * hw / f,
+        steps=(Step("model FLOPs per token", f / 1e9, "GFLOP", _PALM),
+               Step(f"hardware FLOPs per token with {rc} recomputation", hw / 1e9, "GFLOP", KORTH + ", §6"),
+               Step("HFU = MFU × hardware / model FLOPs", 100 * tt.hfu, "%", KORTH + ", §6")),
+        mistakes=(Mistake("same", float(u)), Mistake("doubled", 2.0 * u)),
+        facts={"model_label": _label(model)},
+        show_me=_show("scale", {"model": model, "recompute": rc}, {"mfu_pct": u}),
+    )
+
+
+def _knobs(**kw: Any):
+    from engines.memory.step_time import TimeKnobs
+
+    return TimeKnobs(**kw)
+
+
+@computation("memory.recompute_seconds")
+def recompute_seconds(p: Mapping[str, Any]) -> Outcome:
+    """Seconds of a ZeRO-3 step spent rebuilding activations, from the step-time model."""
+    from engines.memory.step_time import step_time
+
+    model, n, rc = p["model"], p["n_gpus"], p["recompute"]
+    st = step_time(_sc(model=model, n_gpus=n, recompute=rc), "zero3", _knobs(collective="hierarchical"))
+    return Outcome(
+        answer=st.recompute,
+        steps=(Step("forward and backward compute", st.compute, "s", _PALM),
+               Step(f"{rc} recomputation: the rebuilt part of the forward pass", st.recompute, "s", KORTH + ", §5–6"),
+               Step("whole step", st.total, "s", "engines.memory.step_time")),
+        mistakes=(Mistake("whole_pass", st.compute), Mistake("whole_step", st.total)),
+        facts={"model_label": _label(model), "compute": f"{st.compute:.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "recompute": rc, "strategy": "zero3"},
+                      {"collective": "hierarchical"}),
+    )
+
+
+@computation("memory.accum_activations")
+def accum_activations(p: Mapping[str, Any]) -> Outcome:
+    """k sequences per GPU per step, as one micro-batch of k or k accumulated micro-batches of 1."""
+    model, k = p["model"], p["k"]
+    big = _gb(mem.breakdown(_sc(model=model, micro_batch=k, grad_accum=1)).activations)
+    acc = _gb(mem.breakdown(_sc(model=model, micro_batch=1, grad_accum=k)).activations)
+    return Outcome(
+        answer=acc, direction=_direction(big, acc), hand=big / k,
+        steps=(Step(f"micro-batch {k}, no accumulation: activations per GPU", big, "GB", KORTH),
+               Step(f"micro-batch 1, {k} accumulated: one micro-batch alive at a time", acc, "GB", MEGATRON)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("all_kept", big)),
+        facts={"model_label": _label(model), "before": f"{big:,.2f}"},
+        show_me=_show("memory", {"model": model, "micro_batch": 1, "grad_accum": k}),
+    )
+
+
+@computation("memory.accum_comm")
+def accum_comm(p: Mapping[str, Any]) -> Outcome:
+    """Plain DP and ZeRO-1 reduce gradients once per step, so accumulation spreads that over more samples."""
+    from engines.memory.step_time import step_time
+
+    n, strategy, m = p["n_gpus"], p["strategy"], p["grad_accum"]
+    one = step_time(_sc(n_gpus=n, strategy=strategy, grad_accum=1), strategy)
+    acc = step_time(_sc(n_gpus=n, strategy=strategy, grad_accum=m), strategy)
+    before, after = one.comm_bytes_per_sample / 1e6, acc.comm_bytes_per_sample / 1e6
+    return Outcome(
+        answer=after, direction=_direction(before, after), hand=before / m,
+        steps=(Step("gradient traffic each GPU sends per step", one.comm_bytes / 1e6, "MB", ZERO_COMM),
+               Step(f"per sequence with one micro-batch ({one.global_batch} sequences per step)", before, "MB", ZERO_COMM),
+               Step(f"with {m} micro-batches the same traffic serves {acc.global_batch} sequences", after, "MB", MEGATRON),
+               Step(f"the step grows from {one.total:.2f} s to", acc.total, "s", "engines.memory.step_time")),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("per_microbatch", before)),
+        facts={"strategy_label": STRATEGY_LABELS[strategy], "before": f"{before:,.1f}"},
+        show_me=_show("memory", {"model": "llama3-8b", "n_gpus": n, "strategy": strategy, "grad_accum": m},
+                      ),
+    )
+
+
+_AXES = {"dp": "twice the GPUs as data-parallel copies", "tp": "twice the GPUs, as tensor parallelism of 2",
+        "pp": "twice the GPUs, as 2 pipeline stages", "zero1": "the same GPUs, optimizer states sharded (ZeRO-1)"}
+_AXIS_CITE = {"dp": ZERO, "tp": _SHOEYBI, "pp": MEGATRON, "zero1": ZERO}
+_AXIS_ASK = {"optimizer": ("optimizer-state bytes per GPU", -1), "activations": ("activation bytes per GPU", -1),
+            "batch": ("sequences trained per optimizer step", +1)}
+
+
+@computation("memory.axis_effect")
+def axis_effect(p: Mapping[str, Any]) -> Outcome:
+    """Which axes move the asked quantity in the asked direction, by the memory engine's breakdown."""
+    model, n, what = p["model"], p["n_gpus"], p["quantity"]
+    base = _sc(model=model, n_gpus=n, strategy="dp", tp=1, pp=1)
+    cases = {"base": (base, "dp"), "dp": (base.with_changes(n_gpus=2 * n), "dp"),
+             "tp": (base.with_changes(n_gpus=2 * n, tp=2), "dp"), "pp": (base.with_changes(n_gpus=2 * n, pp=2), "dp"),
+             "zero1": (base, "zero1")}
+
+    def value(sc: Scenario, strategy: str) -> float:
+        if what == "batch":
+            return float(sc.dp * sc.micro_batch * sc.grad_accum)
+        return _gb(getattr(mem.breakdown(sc, strategy), what))
+
+    vals = {k: value(*c) for k, c in cases.items()}
+    label, sign = _AXIS_ASK[what]
+    moved = frozenset(k for k in _AXES if sign * (vals[k] - vals["base"]) > 0.01 * abs(vals["base"]))
+    if not moved:
+        raise Redraw("nothing moves")
+    dp_too = moved | {"dp"} if "dp" not in moved else moved | {"zero1"}
+    unit = "sequences" if what == "batch" else "GB per GPU"
+    return Outcome(
+        answer=moved, options=tuple(Option(k, text, _AXIS_CITE[k]) for k, text in _AXES.items()),
+        steps=(Step(f"{label} now", vals["base"], unit, ZERO),)
+        + tuple(Step(_AXES[k], vals[k], unit, _AXIS_CITE[k]) for k in _AXES),
+        mistakes=(Mistake("dp_is_sharding", dp_too),),
+        facts={"model_label": _label(model), "what": label, "way": "lower" if sign < 0 else "higher"},
+        show_me=_show("memory", {"model": model, "n_gpus": 2 * n, "strategy": "dp", "tp": 2, "pp": 1}),
+    )
+
+
+@computation("memory.fsdp2_state")
+def fsdp2_state(p: Mapping[str, Any]) -> Outcome:
+    """FSDP2's fp32 shards (4 + 4 + 8 B) and ZeRO's 2 + 2 + 12 B come to the same 16Ψ/N per GPU."""
+    model, n = p["model"], p["n_gpus"]
+    psi = _psi(model)
+    st = mem.model_state_bytes(psi, n, 3, mem.optimizer_bytes_per_param("adamw", "bf16"))
+    return Outcome(
+        answer=_gb(st.total), hand=(4 + 4 + 8) * psi / n / GB,
+        steps=(Step("ZeRO-3 boxes: 2Ψ weights + 2Ψ gradients + 12Ψ optimizer, over N", _gb(st.total), "GB per GPU", ZERO),
+               Step("FSDP2 boxes: 4Ψ fp32 parameters + 4Ψ fp32 gradients + 8Ψ Adam moments, over N",
+                    (4 + 4 + 8) * psi / n / GB, "GB per GPU", _FSDP)),
+        mistakes=(Mistake("moments_only", 8 * psi / n / GB), Mistake("unsharded", 16 * psi / GB),
+                  Mistake("bf16_params", 14 * psi / n / GB)),
+        facts={"model_label": _label(model), "psi_b": f"{psi / 1e9:.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"}),
+    )
+
+
+@computation("memory.comm_stage")
+def comm_stage(p: Mapping[str, Any]) -> Outcome:
+    """Bytes each GPU sends per step at one ZeRO stage, one micro-batch: 2Ψ for DP and stages 1–2, 3Ψ for stage 3."""
+    model, n, strategy = p["model"], p["n_gpus"], p["strategy"]
+    psi = _psi(model)
+    c = mem.communication(_sc(model=model, n_gpus=n, strategy=strategy, grad_accum=1, tp=1, pp=1), psi_gpu=psi)
+    mult = 3 if strategy == "zero3" else 2
+    ring = (n - 1) / n
+    return Outcome(
+        answer=_gb(c.total_bytes), hand=mult * ring * 2 * psi / GB,
+        steps=(Step("Ψ·2 bytes of bf16 values", 2 * psi / GB, "GB", ZERO_COMM),
+               Step("parameter-sized transfers per step (2 for DP and stages 1–2, 3 for stage 3)", float(mult), "× Ψ",
+                    ZERO_COMM),
+               Step("ring factor (N−1)/N", ring, "", ZERO_COMM),
+               Step("bytes each GPU sends per step", _gb(c.total_bytes), "GB", ZERO_COMM)),
+        mistakes=(Mistake("wrong_multiple", (5 - mult) * ring * 2 * psi / GB), Mistake("no_ring", mult * 2 * psi / GB)),
+        facts={"model_label": _label(model), "strategy_label": STRATEGY_LABELS[strategy]},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": strategy, "grad_accum": 1, "tp": 1, "pp": 1}),
+    )
+
+
+_DIRECTION_TEXT = {"grows": "it grows", "shrinks": "it shrinks", "unchanged": "it stays the same"}
+
+
+@computation("memory.fsdp_is_stage3")
+def fsdp_is_stage3(p: Mapping[str, Any]) -> Outcome:
+    """FSDP full shard against ZeRO-3 on the same scenario: the engine's per-GPU totals decide the direction."""
+    model, n = p["model"], p["n_gpus"]
+    sc = _sc(model=model, n_gpus=n)
+    z3, fs = mem.breakdown(sc, "zero3"), mem.breakdown(sc, "fsdp")
+    key = _direction(z3.total, fs.total)
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, _FSDP) for k, t in _DIRECTION_TEXT.items()),
+        steps=(Step("ZeRO-3: weights, gradients and optimizer states sharded over N", _gb(z3.total), "GB per GPU", ZERO),
+               Step("FSDP full shard: the same shards, gathered one unit at a time", _gb(fs.total), "GB per GPU", _FSDP),
+               Step("of which gathered units and buffers", _gb(fs.buffers), "GB per GPU", _FSDP)),
+        mistakes=(Mistake("fourth_stage", frozenset(["shrinks"] if key != "shrinks" else ["grows"])),),
+        facts={"model_label": _label(model), "before": f"{_gb(z3.total):,.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"}),
+    )
+
+
+@computation("memory.hybrid_states")
+def hybrid_states(p: Mapping[str, Any]) -> Outcome:
+    """Hybrid sharding splits the state within a node only: 16Ψ/8 per GPU instead of 16Ψ/N."""
+    model, n = p["model"], p["n_gpus"]
+    psi = _psi(model)
+    sc = _sc(model=model, n_gpus=n, tp=1, pp=1)
+    full, hyb = mem.breakdown(sc, "fsdp"), mem.breakdown(sc, "fsdp-hybrid")
+    c_full, c_hyb = mem.communication(sc, "fsdp"), mem.communication(sc, "fsdp-hybrid")
+    return Outcome(
+        answer=_states_gb(hyb), hand=16 * psi / sc.gpus_per_node / GB,
+        steps=(Step(f"full shard: 16Ψ over all {n} GPUs", _states_gb(full), "GB per GPU", _FSDP),
+               Step(f"hybrid: 16Ψ over the {sc.gpus_per_node} GPUs of a node, copied across nodes", _states_gb(hyb),
+                    "GB per GPU", _FSDP + " (hybrid sharding, §3.2.2)"),
+               Step("communication seconds per step, full shard", c_full.seconds, "s", ZERO_COMM),
+               Step("communication seconds per step, hybrid (mostly over NVLink)", c_hyb.seconds, "s", ZERO_COMM)),
+        mistakes=(Mistake("full_shard", _states_gb(full)), Mistake("whole_state", 16 * psi / GB)),
+        facts={"model_label": _label(model), "before": f"{_states_gb(full):,.2f}"},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp-hybrid", "tp": 1, "pp": 1}),
+    )
+
+
+_NODE_FIT = {"fits": "it fits", "total": "the model states fit, but not with activations and buffers",
+            "states": "the model states alone exceed the GPU's memory"}
+
+
+@computation("memory.one_node_stage3")
+def one_node_stage3(p: Mapping[str, Any]) -> Outcome:
+    """Stage 3 on one node of 8 GPUs, no offload: the breakdown decides between the three verdicts."""
+    model, gpu = p["model"], p["gpu"]
+    bd = mem.breakdown(_sc(model=model, gpu=gpu, n_gpus=8, strategy="zero3", tp=1, pp=1), "zero3")
+    cap, states, total = _gb(bd.gpu_memory), _states_gb(bd), _gb(bd.total)
+    if min(abs(states - cap), abs(total - cap)) < 0.03 * cap:
+        raise Redraw("on the edge")
+    key = "fits" if bd.fits else ("total" if states < cap else "states")
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, ZERO + ", §5.3") for k, t in _NODE_FIT.items()),
+        steps=(Step("model states 16Ψ / 8 per GPU", states, "GB", ZERO),
+               Step("with activations, buffers and the fragmentation allowance", total, "GB", KORTH),
+               Step("one GPU's memory", cap, "GB", "vendor data sheet")),
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu)},
+        show_me=_show("memory", {"model": model, "gpu": gpu, "n_gpus": 8, "strategy": "zero3", "tp": 1, "pp": 1}),
+    )
+
+
+def _gpu_label(key: str) -> str:
+    from engines.core.hardware import gpu as gpu_spec
+
+    return gpu_spec(key).label
+
+
+_OFFLOADS = {"none": ("no offload", False, False), "opt": ("optimizer states and fp32 gradients to CPU RAM", True, False),
+            "both": ("optimizer states, gradients and parameters to CPU RAM", True, True)}
+
+
+@computation("memory.least_offload")
+def least_offload(p: Mapping[str, Any]) -> Outcome:
+    """The least offload that makes stage 3 on one node fit: offload is worth it when nothing less fits."""
+    model, gpu = p["model"], p["gpu"]
+    base = _sc(model=model, gpu=gpu, n_gpus=8, strategy="zero3", tp=1, pp=1)
+    bds = {k: mem.breakdown(base.with_changes(offload_optimizer=o, offload_params=q), "zero3")
+           for k, (_, o, q) in _OFFLOADS.items()}
+    cap = _gb(bds["none"].gpu_memory)
+    if any(abs(_gb(b.total) - cap) < 0.03 * cap for b in bds.values()):
+        raise Redraw("on the edge")
+    key = next((k for k, b in bds.items() if b.fits), "nothing")
+    opts = tuple(Option(k, f"{t}: {_gb(bds[k].total):,.1f} GB per GPU", _OFFLOAD) for k, (t, _, _) in _OFFLOADS.items()) \
+        + (Option("nothing", "none of them fits on one node", _OFFLOAD),)
+    return Outcome(
+        answer=frozenset([key]), options=opts,
+        steps=tuple(Step(f"GPU memory per GPU, {t}", _gb(bds[k].total), "GB", _OFFLOAD) for k, (t, _, _) in _OFFLOADS.items())
+        + tuple(Step(f"host RAM per GPU, {t}", _gb(bds[k].cpu), "GB", _OFFLOAD) for k, (t, _, _) in _OFFLOADS.items() if k != "none")
+        + (Step("one GPU's memory", cap, "GB", "vendor data sheet"),),
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu)},
+        show_me=_show("memory", {"model": model, "gpu": gpu, "n_gpus": 8, "strategy": "zero3", "tp": 1, "pp": 1,
+                                 "offload_optimizer": _OFFLOADS.get(key, _OFFLOADS["both"])[1],
+                                 "offload_params": _OFFLOADS.get(key, _OFFLOADS["both"])[2]}),
+    )
+
+
+_STEP_PARTS = {"compute": "forward and backward compute on the GPU", "optimizer": "the Adam step on the CPU",
+              "offload": "PCIe transfers left exposed", "dp_comm": "data-parallel collectives left exposed"}
+
+
+@computation("memory.offload_time")
+def offload_time(p: Mapping[str, Any]) -> Outcome:
+    """Which part of an offloaded stage-3 step is longest, by the step-time model at the drawn host bandwidth."""
+    from engines.memory.step_time import step_time
+
+    model, cpu = p["model"], p["cpu_gbps"]
+    st = step_time(_sc(model=model, n_gpus=8, strategy="zero3", offload_optimizer=True, tp=1, pp=1), "zero3",
+                   _knobs(cpu_gbps=float(cpu)))
+    parts = {k: getattr(st, k) for k in _STEP_PARTS}
+    top = _clear_winner(parts, margin=0.1)
+    if top == "offload":
+        raise Redraw("PCIe on top")
+    return Outcome(
+        answer=frozenset([top]), options=tuple(Option(k, t, _OFFLOAD) for k, t in _STEP_PARTS.items()),
+        steps=tuple(Step(t, parts[k], "s", _OFFLOAD) for k, t in _STEP_PARTS.items())
+        + (Step("bytes over PCIe per GPU per step", st.pcie_bytes / GB, "GB", _OFFLOAD),),
+        mistakes=(Mistake("pcie", frozenset(["offload"])),),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "n_gpus": 8, "strategy": "zero3", "offload_optimizer": True,
+                                 "tp": 1, "pp": 1}, {"cpu_gbps": float(cpu)}),
+    )
+
+
+@computation("memory.fit_least_traffic")
+def fit_least_traffic(p: Mapping[str, Any]) -> Outcome:
+    """Among the stages that fit, those that move the fewest bytes: stage 3 only when nothing else fits."""
+    model, n, m = p["model"], p["n_gpus"], p["grad_accum"]
+    sc = _sc(model=model, n_gpus=n, grad_accum=m, tp=1, pp=1)
+    rows = {s: (mem.breakdown(sc, s), mem.communication(sc, s)) for s in ("dp", "zero1", "zero2", "zero3")}
+    fit = {s: c.total_bytes for s, (b, c) in rows.items() if b.fits}
+    if not fit:
+        raise Redraw("nothing fits")
+    least = min(fit.values())
+    key = frozenset(s for s, v in fit.items() if v <= least * 1.001)
+    if key == {"zero3"}:
+        raise Redraw("only stage 3 fits")
+    return Outcome(
+        answer=key,
+        options=tuple(Option(s, f"{STRATEGY_LABELS[s]}: {_gb(b.total):,.1f} GB per GPU", ZERO + ", §7")
+                      for s, (b, c) in rows.items()),
+        steps=tuple(Step(f"{STRATEGY_LABELS[s]}: bytes sent per GPU per step" + ("" if b.fits else " (does not fit)"),
+                         _gb(c.total_bytes), "GB", ZERO_COMM) for s, (b, c) in rows.items()),
+        mistakes=(Mistake("most_sharding", frozenset(["zero3"])),),
+        facts={"model_label": _label(model)},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "grad_accum": m, "strategy": sorted(key)[0],
+                                 "tp": 1, "pp": 1}),
+    )
+
+
+@computation("memory.stage3_time")
+def stage3_time(p: Mapping[str, Any]) -> Outcome:
+    """ZeRO-2 against ZeRO-3 step time: the extra gathers cost time unless the network hides them."""
+    from engines.memory.step_time import step_time
+
+    n, net = p["n_gpus"], p["internode_gbps"]
+    sc = _sc(n_gpus=n, internode_gbps=float(net))
+    t2, t3 = step_time(sc, "zero2"), step_time(sc, "zero3")
+    if abs(t3.total - t2.total) < 0.03 * t2.total:
+        raise Redraw("too close")
+    key = "zero3" if t3.total < t2.total else "zero2"
+    return Outcome(
+        answer=frozenset([key]),
+        options=(Option("zero2", "ZeRO-2", ZERO + ", §7"), Option("zero3", "ZeRO-3", ZERO + ", §7; " + _FSDP)),
+        steps=(Step("ZeRO-2 step", t2.total, "s", ZERO_COMM), Step("of which collectives not hidden", t2.dp_comm, "s", ZERO_COMM),
+               Step("ZeRO-3 step", t3.total, "s", ZERO_COMM), Step("of which collectives not hidden", t3.dp_comm, "s", _FSDP)),
+        facts={"net": f"{float(net):g}"},
+        show_me=_show("memory", {"model": "llama3-8b", "n_gpus": n, "internode_gbps": float(net), "strategy": "zero3"}),
+    )
+
+
+_WRAPS = {"b1": (1, True, "one block per unit, prefetch on"), "b1n": (1, False, "one block per unit, prefetch off"),
+         "b4": (4, True, "four blocks per unit, prefetch on"), "all": (0, True, "the whole model as one unit")}
+_WRAP_ASK = {"buf_max": ("the largest gather buffers", "buffers", True), "buf_min": ("the smallest gather buffers", "buffers", False),
+            "time_max": ("the longest step", "time", True), "time_min": ("the shortest step", "time", False)}
+
+
+@computation("memory.wrap_effect")
+def wrap_effect(p: Mapping[str, Any]) -> Outcome:
+    """The FSDP unit and prefetch set both the buffers and the overlap: the engine ranks four settings."""
+    from engines.memory.step_time import step_time
+
+    model, n, ask = p["model"], p["n_gpus"], p["ask"]
+    sc = _sc(model=model, n_gpus=n, strategy="fsdp")
+    label, what, largest = _WRAP_ASK[ask]
+    buf = {k: _gb(mem.breakdown(sc, "fsdp", mem.Options(wrap_blocks=w, prefetch=f)).buffers) for k, (w, f, _) in _WRAPS.items()}
+    sec = {k: step_time(sc, "fsdp", _knobs(wrap_blocks=w, forward_prefetch=f, backward_prefetch=f)).total
+           for k, (w, f, _) in _WRAPS.items()}
+    key = _clear_winner(buf if what == "buffers" else sec, largest)
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, _FSDP) for k, (_, _, t) in _WRAPS.items()),
+        steps=tuple(Step(f"{t}: buffers", buf[k], "GB per GPU", _FSDP) for k, (_, _, t) in _WRAPS.items())
+        + tuple(Step(f"{t}: step", sec[k], "s", _FSDP) for k, (_, _, t) in _WRAPS.items()),
+        facts={"model_label": _label(model), "what": label},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "fsdp"},
+                      {"wrap_blocks": _WRAPS[key][0], "forward_prefetch": _WRAPS[key][1], "backward_prefetch": _WRAPS[key][1]}),
+    )
+
+
+@computation("memory.where_collectives")
+def where_collectives(p: Mapping[str, Any]) -> Outcome:
+    """The same bytes as a flat ring or hierarchically (NVLink inside a node): the step-time model decides."""
+    from engines.memory.step_time import step_time
+
+    model, n = p["model"], p["n_gpus"]
+    sc = _sc(model=model, n_gpus=n)
+    ring, hier = (step_time(sc, "zero3", _knobs(collective=c)) for c in ("ring", "hierarchical"))
+    if abs(ring.total - hier.total) <= 0.02 * ring.total:
+        key = "same"
+    elif 0.02 * ring.total < abs(ring.total - hier.total) < 0.05 * ring.total:
+        raise Redraw("too close")
+    else:
+        key = "hier" if hier.total < ring.total else "ring"
+    src = "Jia et al. 2018 (arXiv 1807.11205), §4.3"
+    return Outcome(
+        answer=frozenset([key]),
+        options=(Option("ring", "the flat ring", src), Option("hier", "the hierarchical collectives", src),
+                 Option("same", "neither: the steps are within 2 % of each other", src)),
+        steps=(Step("bytes each GPU sends per step (either way)", ring.comm_bytes / GB, "GB", ZERO_COMM),
+               Step("step with one flat ring over the network", ring.total, "s", src),
+               Step("step with NVLink inside each node, the network only across nodes", hier.total, "s", src)),
+        facts={"model_label": _label(model), "nodes": str(max(1, n // sc.gpus_per_node))},
+        show_me=_show("memory", {"model": model, "n_gpus": n, "strategy": "zero3"}, {"collective": "hierarchical"}),
+    )
+
+
+@computation("memory.shard_compute")
+def shard_compute(p: Mapping[str, Any]) -> Outcome:
+    """ZeRO-3 on twice the GPUs: the states per GPU halve, the activations (each GPU's own micro-batch) stay."""
+    model, n = p["model"], p["n_gpus"]
+    before = mem.breakdown(_sc(model=model, n_gpus=n, tp=1, pp=1, strategy="zero3"), "zero3")
+    after = mem.breakdown(_sc(model=model, n_gpus=2 * n, tp=1, pp=1, strategy="zero3"), "zero3")
+    a0, a1 = _gb(before.activations), _gb(after.activations)
+    return Outcome(
+        answer=a1, direction=_direction(a0, a1),
+        steps=(Step(f"model states per GPU on {n} GPUs", _states_gb(before), "GB", ZERO),
+               Step(f"on {2 * n} GPUs: the copies are spread thinner", _states_gb(after), "GB", ZERO),
+               Step("activations per GPU: every GPU still runs all layers on its own micro-batch", a1, "GB",
+                    ZERO + " §2.1; " + KORTH)),
+        mistakes=(Mistake("dir_shrinks", "shrinks"), Mistake("halved", a0 / 2)),
+        facts={"model_label": _label(model), "n2": str(2 * n), "before": f"{a0:,.2f}"},
+        show_me=_show("pipeline", {"model": model, "n_gpus": 2 * n, "tp": 1, "pp": 1, "grad_accum": 1, "strategy": "zero3"}),
+    )
+
+
+@computation("pipeline.tp_allreduce")
+def tp_allreduce(p: Mapping[str, Any]) -> Outcome:
+    """Ring traffic of a tensor-parallel layer: two all-reduces forward, two backward (Megatron's f and g)."""
+    from engines.pipeline.layout import collective_counts, tp_layer_steps
+
+    model, t, s = p["model"], p["tp"], p["seq_len"]
+    arch = PRESETS[model]
+    steps = tp_layer_steps(t, False, arch.hidden, arch.ffn, s, 1, 2)
+    counts = collective_counts(steps)
+    total = sum(st.bytes_per_gpu for st in steps) / 1e6
+    one = next(st.bytes_per_gpu for st in steps if st.collective) / 1e6
+    act = s * arch.hidden * 2 / 1e6
+    return Outcome(
+        answer=total, hand=4 * 2 * (t - 1) / t * act,
+        steps=(Step("activation b·s·h in bf16", act, "MB", _SHOEYBI),
+               Step("all-reduces in the forward pass (after the row-split matrices)", float(counts["forward"]["all-reduce"]),
+                    "", _SHOEYBI),
+               Step("all-reduces in the backward pass (before the column-split matrices)",
+                    float(counts["backward"]["all-reduce"]), "", _SHOEYBI),
+               Step("one ring all-reduce, 2(t − 1)/t of the tensor per GPU", one, "MB", "Patarasuk & Yuan 2009"),
+               Step("per layer, forward and backward", total, "MB", _SHOEYBI)),
+        mistakes=(Mistake("forward_only", total / 2), Mistake("per_matrix", 2 * total), Mistake("no_ring", 4 * act)),
+        facts={"model_label": _label(model), "h": str(arch.hidden)},
+        show_me=_show("pipeline", {"model": model, "tp": t, "n_gpus": 8 * t, "pp": 1, "seq_len": s, "micro_batch": 1}),
+    )
+
+
+@computation("memory.sequence_parallel")
+def sequence_parallel(p: Mapping[str, Any]) -> Outcome:
+    """Sequence parallelism divides the 10·sbh of LayerNorm and dropout activations by t as well."""
+    s, b, t = p["seq_len"], p["micro_batch"], p["tp"]
+    arch = PRESETS["gpt3-175b"]
+    h, a = arch.hidden, arch.heads
+    off = mem.activation_bytes_per_layer(s, b, h, a, t, False, "selective")
+    on = mem.activation_bytes_per_layer(s, b, h, a, t, True, "selective")
+    return Outcome(
+        answer=_gb(on), direction=_direction(off, on), hand=_gb(s * b * h * 34 / t),
+        steps=(Step("tensor parallelism alone: sbh(10 + 24/t), the 10 left whole", _gb(off), "GB", KORTH),
+               Step("with sequence parallelism: sbh·34/t", _gb(on), "GB", KORTH + ", §4.2.2")),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("all_over_t", _gb(off / t)),
+                  Mistake("no_tp", _gb(s * b * h * 34))),
+        facts={"before": f"{_gb(off):,.3f}"},
+        show_me=_show("pipeline", {"model": "gpt3-175b", "tp": t, "n_gpus": 8 * t, "pp": 1, "seq_len": s,
+                                   "micro_batch": b, "sequence_parallel": True, "recompute": "selective"}),
+    )
+
+
+# A4: goodput, MFU and triage
+_LLAMA3_RUN = "Dubey et al. 2024, The Llama 3 Herd of Models (arXiv 2407.21783), §3.3.4 and Table 5"
+_TRIAGE = ("Chowdhery et al. 2022, PaLM (arXiv 2204.02311), §5.1; Zhang et al. 2022, OPT-175B logbook "
+          "(arXiv 2205.01068), §2.5")
+_SDC = "Dixit et al. 2021, Silent Data Corruptions at Scale (arXiv 2102.11245); " + _LLAMA3_RUN
+
+
+def _point(n: int, d_min: float, r_min: float):
+    """The scale panel's cluster-size point: job MTBF from Llama 3's per-GPU rate, Daly's interval and goodput."""
+    return rel.goodput_vs_cluster([n], rel.llama3_interruptions().gpu_mtbf_seconds, d_min * 60, r_min * 60)[0]
+
+
+@computation("scale.best_goodput")
+def best_goodput(p: Mapping[str, Any]) -> Outcome:
+    """Daly's expected goodput at his optimal interval, with the restart cost counted."""
+    n, d_min, r_min = p["n_gpus"], p["checkpoint_min"], p["restart_min"]
+    pt = _point(n, d_min, r_min)
+    m, t = pt.job_mtbf_seconds, pt.daly_seconds
+    hand = t / (m * math.exp(r_min * 60 / m) * math.expm1((t + d_min * 60) / m))
+    return Outcome(
+        answer=100 * pt.goodput, hand=100 * hand,
+        steps=(Step("job MTBF, Llama 3's per-GPU rate / N", m / 60, "min", _LLAMA3_RUN),
+               Step("Daly's interval", t / 60, "min", DALY),
+               Step("expected goodput τ / (M·e^{R/M}·(e^{(τ+δ)/M} − 1))", 100 * pt.goodput, "%", DALY)),
+        mistakes=(Mistake("no_restart", 100 * rel.expected_goodput(t, d_min * 60, m, 0.0)),
+                  Mistake("write_only", 100 * (1 - d_min * 60 / t))),
+        facts={"mtbf": f"{m / 60:,.1f}", "daly": f"{t / 60:,.1f}"},
+        show_me=_show("scale", {"model": "llama3-405b", "n_gpus": n}, {"checkpoint_min": d_min, "restart_min": r_min}),
+    )
+
+
+@computation("scale.mfu_tokens")
+def mfu_tokens(p: Mapping[str, Any]) -> Outcome:
+    """Tokens per second a cluster delivers at an MFU: MFU × N × peak / model FLOPs per token."""
+    from engines.scale.mfu import training_throughput
+
+    model, n, u = p["model"], p["n_gpus"], p["mfu_pct"]
+    tt = training_throughput(_sc(model=model, n_gpus=n, seq_len=8192), u / 100)
+    return Outcome(
+        answer=tt.tokens_per_second, hand=u / 100 * n * tt.peak_flops_per_gpu / tt.flops_per_token,
+        steps=(Step("model FLOPs per token, 6N + 12·L·H·Q·T", tt.flops_per_token / 1e12, "TFLOP", _PALM),
+               Step("dense bf16 peak per GPU", tt.peak_flops_per_gpu / 1e12, "TFLOP/s", "vendor data sheet"),
+               Step("model FLOP/s delivered per GPU = MFU × peak", tt.achieved_tflops_per_gpu, "TFLOP/s", _PALM),
+               Step("cluster tokens per second", tt.tokens_per_second, "tokens/s", _PALM)),
+        mistakes=(Mistake("six_n", u / 100 * n * tt.peak_flops_per_gpu / tt.flops_per_token_6n),
+                  Mistake("per_gpu", tt.tokens_per_second_per_gpu)),
+        facts={"model_label": _label(model)},
+        show_me=_show("scale", {"model": model, "n_gpus": n, "seq_len": 8192},
+                      {"mfu_pct": u}),
+    )
+
+
+_ACTION_TEXT = {"replay": "roll back to a checkpoint and replay the same batches",
+               "skip_batch": "roll back and skip the suspect batches",
+               "lower_lr": "roll back and restart at a lower learning rate"}
+
+
+@computation("scale.triage_step")
+def triage_step(p: Mapping[str, Any]) -> Outcome:
+    """The next rung of the triage ladder, from the fault engine's own rule."""
+    from engines.scale.faults import RECUR_STEPS, Incident, next_action
+
+    rule, gap, rung = p["rule"], p["gap"], p["rung"]
+    if rule == "checksum" and rung > 0:
+        raise Redraw("a checksum incident never climbs past a replay")
+    first = 50
+    action, inc = next_action((rule,), first + gap, Incident(first, rung))
+    return Outcome(
+        answer=frozenset([action]), options=tuple(Option(k, t, _TRIAGE) for k, t in _ACTION_TEXT.items()),
+        steps=(Step("steps since the incident's first alarm", float(gap), "steps", "engines.scale.faults"),
+               Step("an alarm within this many steps counts as the same incident", float(RECUR_STEPS), "steps",
+                    "engines.scale.faults"),
+               Step("next rung of the ladder", _ACTION_TEXT[action], "", _TRIAGE)),
+        facts={"recur": str(RECUR_STEPS), "rule_label": {"loss_z": "loss spike", "grad_z": "gradient-norm spike",
+                              "checksum": "replica checksum mismatch"}[rule],
+               "done": _ACTION_TEXT[("replay", "skip_batch", "lower_lr")[rung]], "step2": str(first + gap)},
+        show_me=_show("scale", {"model": "llama3-405b"}, {"fault_kind": "lr_spike" if rung else "bad_batch"}),
+    )
+
+
+@computation("scale.sdc_checksum")
+def sdc_checksum(p: Mapping[str, Any]) -> Outcome:
+    """Which replicas a weight checksum flags after one flipped bit (the fault engine's majority rule)."""
+    from engines.scale.faults import odd_replicas
+
+    n, bad, where = p["replicas"], p["fault_replica"], p["where"]
+    if bad >= n:
+        raise Redraw("no such replica")
+    # a flipped weight changes only that replica's checksum; a flipped gradient is all-reduced into every replica
+    sums = tuple(2 if (where == "weight" and i == bad) else 1 for i in range(n))
+    flagged = odd_replicas(sums)
+    key = frozenset(f"r{i}" for i in flagged) if flagged else frozenset(["none"])
+    return Outcome(
+        answer=key,
+        options=tuple(Option(f"r{i}", f"replica {i}", _SDC) for i in range(4)) + (Option("none", "no replica is flagged", _SDC),),
+        steps=(Step("distinct weight checksums across the replicas", float(len(set(sums))), "", _SDC),
+               Step("replicas flagged by the majority rule", ", ".join(str(i) for i in flagged) or "none", "",
+                    "engines.scale.faults.odd_replicas")),
+        facts={"where_text": "one of its weights" if where == "weight" else "its gradient, before the all-reduce"},
+        show_me=_show("scale", {"model": "llama3-405b"}, {"fault_kind": "weight_flip" if where == "weight" else "grad_flip",
+                                                          "replicas": n, "fault_replica": bad}),
+    )
+
+
+@computation("scale.restart_goodput")
+def restart_goodput(p: Mapping[str, Any]) -> Outcome:
+    """A slower recovery lowers the best goodput: Daly's R in e^{R/M}."""
+    n, d_min, r2 = p["n_gpus"], p["checkpoint_min"], p["restart_min"]
+    fast, slow = _point(n, d_min, 5), _point(n, d_min, r2)
+    m, t = slow.job_mtbf_seconds, slow.daly_seconds
+    return Outcome(
+        answer=100 * slow.goodput, direction=_direction(fast.goodput, slow.goodput),
+        hand=100 * t / (m * math.exp(r2 * 60 / m) * math.expm1((t + d_min * 60) / m)),
+        steps=(Step("job MTBF", m / 60, "min", _LLAMA3_RUN), Step("Daly's interval (R does not move it)", t / 60, "min", DALY),
+               Step("goodput with a 5-minute automated restart", 100 * fast.goodput, "%", DALY),
+               Step(f"with a {r2}-minute restart", 100 * slow.goodput, "%", DALY)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"), Mistake("dir_grows", "grows")),
+        facts={"mtbf": f"{m / 60:,.1f}", "before": f"{100 * fast.goodput:.2f}"},
+        show_me=_show("scale", {"model": "llama3-405b", "n_gpus": n}, {"checkpoint_min": d_min, "restart_min": r2}),
+    )
+
+
+@computation("scale.cluster_goodput")
+def cluster_goodput(p: Mapping[str, Any]) -> Outcome:
+    """Eight times the GPUs, eight times the failures: the best goodput falls at fixed δ and R."""
+    n, d_min = p["n_gpus"], p["checkpoint_min"]
+    small, big = _point(n, d_min, 5), _point(8 * n, d_min, 5)
+    return Outcome(
+        answer=100 * big.goodput, direction=_direction(small.goodput, big.goodput),
+        steps=(Step(f"interruptions per day on {n:,} GPUs", small.interruptions_per_day, "", _LLAMA3_RUN),
+               Step(f"on {8 * n:,} GPUs", big.interruptions_per_day, "", _LLAMA3_RUN),
+               Step(f"best goodput on {n:,} GPUs", 100 * small.goodput, "%", DALY),
+               Step(f"best goodput on {8 * n:,} GPUs (Daly's interval re-optimised)", 100 * big.goodput, "%", DALY)),
+        mistakes=(Mistake("dir_unchanged", "unchanged"),
+                  Mistake("old_interval", 100 * rel.expected_goodput(small.daly_seconds, d_min * 60, big.job_mtbf_seconds, 300.0))),
+        facts={"n8": f"{8 * n:,}", "before": f"{100 * small.goodput:.2f}"},
+        show_me=_show("scale", {"model": "llama3-405b", "n_gpus": 8 * n}, {"checkpoint_min": d_min}),
+    )
+
+
+# A5: what a server adds, continuous batching, formats for serving
+_ORCA = "Yu et al. 2022, Orca (OSDI), §3 and §6; Kwon et al. 2023, vLLM (SOSP), §4"
+_POLICY_TEXT = {"static": "static batches (a naive loop over fixed batches)",
+               "continuous": "continuous batching (admit work at every step)",
+               "same": "neither: within 10 % of each other"}
+_SERVE_METRIC = {"ttft": ("p90 time to first token", 1.0, "s"), "tpot": ("p90 time per output token", 1e3, "ms")}
+
+
+@lru_cache(maxsize=64)
+def _timeline_runs(rate: float, batch: int):
+    """The serving panel's timeline runs (48 requests, both policies) for Llama 3 8B on one H100."""
+    from engines.serving.params import Params as ServingParams, timeline_workload
+    from engines.serving.steady import batching_runs
+
+    sc = _sc(model="llama3-8b", serve_batch=batch)
+    return batching_runs(sc, timeline_workload(ServingParams(arrivals_per_s=rate), sc.serve_context))
+
+
+@computation("serving.server_policy")
+def server_policy(p: Mapping[str, Any]) -> Outcome:
+    """Which policy gives the lower p90 of the asked latency, from the panel's own simulation."""
+    rate, batch, metric = float(p["arrivals"]), p["batch"], p["metric"]
+    label, scale, unit = _SERVE_METRIC[metric]
+    runs = _timeline_runs(rate, batch)
+    v = {k: r.percentile(metric, 90) * scale for k, r in runs.items()}
+    lo, hi = sorted(v.values())
+    gap = (hi - lo) / hi
+    if 0.10 < gap < 0.25:
+        raise Redraw("between 'about the same' and a clear winner")
+    key = "same" if gap <= 0.10 else min(v, key=v.get)
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, _ORCA) for k, t in _POLICY_TEXT.items()),
+        steps=tuple(Step(f"{label}, {_POLICY_TEXT[k].split(' (')[0]}", v[k], unit, _ORCA) for k in runs),
+        facts={"what": label},
+        show_me=_show("serving", {"model": "llama3-8b", "serve_batch": batch}, {"arrivals_per_s": rate}),
+    )
+
+
+_RATIO_BUCKETS = {"static": "static batches sustain more", "lt2": "continuous, under 2× the static rate",
+                 "2to4": "continuous, 2× to 4× the static rate", "gt4": "continuous, more than 4× the static rate"}
+
+
+@lru_cache(maxsize=64)
+def _saturation(batch: int, output: int) -> tuple[float, float]:
+    """Both policies' simulated saturation rates (req/s) for Llama 3 8B on the serving panel's replica."""
+    from engines.serving.params import Params as ServingParams, study_workload
+    from engines.serving.replica import capacity, replica_memory, step_cost
+    from engines.serving.steady import saturation_throughput
+
+    sc = _sc(model="llama3-8b", serve_batch=batch)
+    need = replica_memory(sc).gpus_needed
+    cost, kv = step_cost(sc, need), capacity(sc, need).max_tokens
+    w = study_workload(ServingParams(output_tokens=output), sc.serve_context)
+    return saturation_throughput(cost, w, "static", batch, kv), saturation_throughput(cost, w, "continuous", batch, kv)
+
+
+@computation("serving.saturation_ratio")
+def saturation_ratio(p: Mapping[str, Any]) -> Outcome:
+    """How much more load continuous batching sustains than static batches, by the panel's simulation."""
+    batch, output = p["batch"], p["output"]
+    st, co = _saturation(batch, output)
+    r = co / st
+    if any(abs(r - edge) < 0.1 * edge for edge in (1.0, 2.0, 4.0)):
+        raise Redraw("ratio near a bucket edge")
+    key = "static" if r < 1 else ("lt2" if r < 2 else ("2to4" if r < 4 else "gt4"))
+    return Outcome(
+        answer=frozenset([key]), options=tuple(Option(k, t, _ORCA) for k, t in _RATIO_BUCKETS.items()),
+        steps=(Step("static batches saturate at", st, "req/s", _ORCA), Step("continuous batching saturates at", co, "req/s", _ORCA),
+               Step("ratio", r, "×", _ORCA)),
+        show_me=_show("serving", {"model": "llama3-8b", "serve_batch": batch}, {"output_tokens": output}),
+    )
+
+
+@computation("quant.formats_fit")
+def formats_fit(p: Mapping[str, Any]) -> Outcome:
+    """Which weight formats fit on one GPU with the KV cache, from the quantization panel's formats table."""
+    from engines.quant.study import serving_study
+
+    model, gpu, batch, ctx = p["model"], p["gpu"], p["batch"], p["context"]
+    sc = _sc(model=model, gpu=gpu, serve_batch=batch, serve_context=ctx)
+    rows = serving_study(sc).rows
+    from engines.core.hardware import gpu as gpu_spec
+
+    cap = _gb(gpu_spec(gpu).memory_bytes)
+    if any(abs(r["total_gb"] - cap) < 0.03 * cap for r in rows):
+        raise Redraw("a format on the edge")
+    fit = frozenset(f"f{i}" for i, r in enumerate(rows) if r["fits"])
+    if not fit:
+        raise Redraw("nothing fits")
+    src = "Pope et al. 2022 (arXiv 2211.05102), §2; Lin et al. 2023, AWQ (arXiv 2306.00978), §5"
+    return Outcome(
+        answer=fit, options=tuple(Option(f"f{i}", f"{r['format']} ({r['weight_bits']:g} bits per weight)", src)
+                                  for i, r in enumerate(rows)),
+        steps=tuple(Step(f"{r['format']}: weights {r['weights_gb']:.1f} GB + KV cache {r['kv_gb']:.1f} GB", r["total_gb"],
+                         "GB", src) for r in rows)
+        + (Step("one GPU's memory", cap, "GB", "vendor data sheet"),)
+        + tuple(Step(f"{r['format']}: decode bound", r["decode_tok_s"], "tokens/s", src) for r in rows if r["fits"]),
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu)},
+        show_me=_show("quant", {"model": model, "gpu": gpu, "serve_batch": batch, "serve_context": ctx}),
+    )
+
+
+@computation("quant.decode_bound")
+def decode_bound(p: Mapping[str, Any]) -> Outcome:
+    """A format's decode bound from the formats table: batch / max(bytes read / bandwidth, FLOPs / peak)."""
+    from engines.core.hardware import gpu as gpu_spec
+    from engines.quant.study import serving_study
+
+    model, gpu, batch, ctx, fmt = p["model"], p["gpu"], p["batch"], p["context"], p["format"]
+    sc = _sc(model=model, gpu=gpu, serve_batch=batch, serve_context=ctx)
+    rows = serving_study(sc).rows
+    row, bf16 = rows[fmt], rows[0]
+    if row["bound"] != "memory":
+        raise Redraw("compute-bound: the bandwidth formula does not apply")
+    bw = gpu_spec(gpu).bandwidth_gbps
+    src = "Pope et al. 2022 (arXiv 2211.05102), §2 (decode reads every weight and the KV cache once per step)"
+    return Outcome(
+        answer=row["decode_tok_s"], hand=batch * bw / row["total_gb"],
+        steps=(Step("weights at this format", row["weights_gb"], "GB", src), Step("KV cache of the batch", row["kv_gb"], "GB", src),
+               Step("HBM bandwidth", bw, "GB/s", "vendor data sheet"),
+               Step("steps per second = bandwidth / bytes per step", bw / row["total_gb"], "steps/s", src),
+               Step("tokens per second = batch × steps per second", row["decode_tok_s"], "tokens/s", src)),
+        mistakes=(Mistake("bf16", bf16["decode_tok_s"]), Mistake("no_kv", batch * bw / row["weights_gb"]),
+                  Mistake("one_sequence", bw / row["total_gb"])),
+        facts={"model_label": _label(model), "gpu_label": _gpu_label(gpu), "bw": f"{bw:,.0f}",
+               "format_label": row["format"], "bits": f"{row['weight_bits']:g}",
+               "weights": f"{row['weights_gb']:.2f}", "kv": f"{row['kv_gb']:.2f}"},
+        show_me=_show("quant", {"model": model, "gpu": gpu, "serve_batch": batch, "serve_context": ctx}),
+    )
