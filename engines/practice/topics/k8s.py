@@ -123,33 +123,36 @@ def selected(p: Mapping[str, Any]) -> Outcome:
     )
 
 
-@computation("k8s.rolling_max")
-def rolling_max(p: Mapping[str, Any]) -> Outcome:
+def _rolling(p: Mapping[str, Any], most: bool) -> Outcome:
+    """A rolling update's bound on the pod count: at most replicas + surge (``most``) or at least
+    replicas − unavailable. Both fenceposts come from one ResolveFenceposts call, so the two
+    questions cannot disagree about them; each bound's mistake is the other rounding or bound."""
     r, surge, unav = p["replicas"], p["max_surge"], p["max_unavailable"]
     s, u = rules.resolve_fenceposts(r, surge, unav)
-    floor_s = rules.scaled_int_or_percent(surge, r, False, "maxSurge")
-    return Outcome(
-        answer=float(r + s), hand=float(r + -(-int(surge[:-1]) * r // 100)),
-        steps=(Step("maxSurge as pods: percentages round up", float(s), "pods", FENCE),
-               Step("maxUnavailable as pods: percentages round down", float(u), "pods", FENCE),
-               Step("at most replicas + surge pods at once", float(r + s), "pods", FENCE)),
-        mistakes=(Mistake("round_down", float(r + floor_s)), Mistake("minus_unavailable", float(r - u))),
-        show_me=_show("k8s", params={"scenario": "rolling"}),
-    )
+    unav_step = Step("maxUnavailable as pods: percentages round down", float(u), "pods", FENCE)
+    if most:
+        answer, hand = r + s, r + -(-int(surge[:-1]) * r // 100)
+        steps = (Step("maxSurge as pods: percentages round up", float(s), "pods", FENCE), unav_step,
+                 Step("at most replicas + surge pods at once", float(answer), "pods", FENCE))
+        mistakes = (Mistake("round_down", float(r + rules.scaled_int_or_percent(surge, r, False, "maxSurge"))),
+                    Mistake("minus_unavailable", float(r - u)))
+    else:
+        answer, hand = r - u, r - (int(unav[:-1]) * r // 100 or (0 if s else 1))
+        steps = (unav_step, Step("at least replicas − unavailable stay available", float(answer), "pods", FENCE))
+        mistakes = (Mistake("round_up", float(r - rules.scaled_int_or_percent(unav, r, True, "maxUnavailable"))),
+                    Mistake("plus_surge", float(r + s)))
+    return Outcome(answer=float(answer), hand=float(hand), steps=steps, mistakes=mistakes,
+                   show_me=_show("k8s", params={"scenario": "rolling"}))
+
+
+@computation("k8s.rolling_max")
+def rolling_max(p: Mapping[str, Any]) -> Outcome:
+    return _rolling(p, most=True)
 
 
 @computation("k8s.rolling_min")
 def rolling_min(p: Mapping[str, Any]) -> Outcome:
-    r, surge, unav = p["replicas"], p["max_surge"], p["max_unavailable"]
-    s, u = rules.resolve_fenceposts(r, surge, unav)
-    up = rules.scaled_int_or_percent(unav, r, True, "maxUnavailable")
-    return Outcome(
-        answer=float(r - u), hand=float(r - (int(unav[:-1]) * r // 100 or (0 if s else 1))),
-        steps=(Step("maxUnavailable as pods: percentages round down", float(u), "pods", FENCE),
-               Step("at least replicas − unavailable stay available", float(r - u), "pods", FENCE)),
-        mistakes=(Mistake("round_up", float(r - up)), Mistake("plus_surge", float(r + s))),
-        show_me=_show("k8s", params={"scenario": "rolling"}),
-    )
+    return _rolling(p, most=False)
 
 
 def _pod(cpu_req: str | None, cpu_lim: str | None, mem_req: str | None, mem_lim: str | None) -> dict:
