@@ -15,7 +15,7 @@ from engines.k8s.base import Context
 from engines.k8s.hpa import DEFAULT_TOLERANCE, hpa_desired_replicas
 from engines.k8s.kubelet import (BACKOFF_INITIAL, BACKOFF_MAX, DEFAULT_TOLERATION_SECONDS, GRACE_PERIOD,
                                  MONITOR_PERIOD)
-from engines.k8s.scenarios import GUIDES, Timeline, model_server_plan, play_guide, run_guide
+from engines.k8s.scenarios import GUIDES, Commands, Timeline, model_server_plan, play_guide, run_guide
 from engines.practice.model import Mistake, Option, Outcome, Redraw, Step
 from engines.practice.registry import computation
 from engines.practice.topics.training import _show
@@ -229,7 +229,6 @@ def oom_score(p: Mapping[str, Any]) -> Outcome:
 # Each question plays a guided scenario of engines.k8s.scenarios (the panel's own simulation, seed 0)
 # with kubectl commands or a moved scripted action, and reads the answer off its frames; Show me opens
 # the same scenario with the same commands. Runs are cached: variants repeat their inputs.
-SIM = "engines.k8s simulated cluster (upstream controller rules, cited per scenario)"
 EDGE = "client-go tools/cache (ListAndWatch, resync); engines.k8s EdgeTriggeredReplicaSetController (strawman)"
 NODE = "Kubernetes docs: Nodes › Node controller (node-monitor-grace-period); Taint-based evictions"
 OWNERS = "Kubernetes docs: Workloads › Pods, ReplicaSet, Deployment (ownerReferences; replica_set.go manageReplicas)"
@@ -239,7 +238,6 @@ EVICT = "Kubernetes docs: Node-pressure Eviction (memory.available<100Mi; pod se
 ROLLOUT = "Kubernetes docs: Deployment › Failed Deployment (progressDeadlineSeconds is reported only)"
 GPUS = "Kubernetes docs: Schedule GPUs (nvidia.com/gpu: whole devices, never overcommitted); engines.serving replica_memory"
 RESYNC = next(f.default for f in dataclasses.fields(Context) if f.name == "resync_seconds")
-Commands = tuple[tuple[int, str], ...]
 
 
 @lru_cache(maxsize=512)
