@@ -169,6 +169,26 @@ def liable(facts: dict) -> set[str]:
     return who
 
 
+CAUSATION_RULES = ("10(3)", "10(4)", "")
+
+
+def causation_presumed(defect_established: bool, typical_damage: bool, complexity_likely: bool = False) -> str:
+    """Which rule presumes the causal link (Art 10), or ``""`` when the claimant must prove it (10(1)).
+
+    - ``"10(3)"``: the defect is established (proven, or presumed under 10(2)) and the damage is of a
+      kind typically consistent with that defect.
+    - ``"10(4)"``: otherwise, where technical or scientific complexity makes the proof excessively
+      difficult and the claimant shows the causal link is likely (``complexity_likely``).
+    Both are rebuttable (10(5))."""
+    for name, value in (("defect_established", defect_established), ("typical_damage", typical_damage),
+                        ("complexity_likely", complexity_likely)):
+        if not isinstance(value, bool):
+            raise ValidationError(name, f"expected True or False, got {value!r}", "True, False")
+    if defect_established and typical_damage:
+        return "10(3)"
+    return "10(4)" if complexity_likely else ""
+
+
 def compensable(damage: str, professional_use: bool = False) -> bool:
     """Whether a head of damage is compensable under Art 6(1).
 

@@ -86,6 +86,17 @@ def update_available_until(update_issued: date, support_end: date) -> date:
     return max(add_months(issued, 12 * UPDATE_SHELF_YEARS), end)
 
 
+DOCUMENTATION_YEARS = 10   # Art 13(13)
+
+
+def documentation_kept_until(placed_on_market: date, expected_use_years: float) -> date:
+    """How long the technical documentation and the EU declaration of conformity must be kept
+    (Art 13(13)): ten years after placing on the market or the support period, whichever is longer.
+    It is the file a defendant can be ordered to disclose in a PLD claim (PLD Art 9)."""
+    placed = _day(placed_on_market, "placed_on_market")
+    return max(add_months(placed, 12 * DOCUMENTATION_YEARS), support_period_end(placed, expected_use_years))
+
+
 @dataclass(frozen=True)
 class UpdateShelf:
     issued: date

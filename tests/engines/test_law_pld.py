@@ -150,3 +150,14 @@ def test_mixed_type_unknown_keys_and_far_dates_raise_the_validation_error():
         pld.liable({1: True, "x": True})
     with pytest.raises(ValidationError, match="placed_on_market"):
         pld.limitation(date(9990, 1, 1), date(9998, 1, 1), True)
+
+
+def test_causation_needs_an_established_defect_and_typical_damage_or_complexity():
+    from engines.law.pld import causation_presumed
+    assert causation_presumed(True, True) == "10(3)"
+    assert causation_presumed(True, False) == ""             # defect alone does not carry causation
+    assert causation_presumed(False, True) == ""             # typical damage without a defect neither
+    assert causation_presumed(False, False, True) == "10(4)"
+    assert causation_presumed(True, False, True) == "10(4)"
+    with pytest.raises(ValueError, match="typical_damage"):
+        causation_presumed(True, "yes")

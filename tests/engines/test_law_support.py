@@ -91,3 +91,12 @@ def test_the_fine_curve_shows_every_kink_and_the_given_turnover():
     assert f.share_eur == pytest.approx(0.02 * 4e9) == f.max_eur
     with pytest.raises(ValidationError):
         support.fine_curve(-1.0)
+
+
+def test_documentation_is_kept_ten_years_or_the_support_period_whichever_is_longer():
+    from engines.law.support import documentation_kept_until
+    assert documentation_kept_until(date(2028, 3, 1), 5) == date(2038, 3, 1)     # ten years win
+    assert documentation_kept_until(date(2028, 3, 1), 15) == date(2043, 3, 1)    # support period wins
+    assert documentation_kept_until(date(2028, 2, 29), 10) == date(2038, 2, 28)  # a missing day: month's end
+    with pytest.raises(ValueError, match="placed_on_market"):
+        documentation_kept_until("2028-03-01", 5)

@@ -3,13 +3,14 @@ fact patterns from the same decision trees the panels walk, answered by :class:`
 fines, support periods, reporting clocks and limitation from engines.law."""
 from __future__ import annotations
 
+import calendar
 import random
 import re
 from functools import lru_cache
 from datetime import date, datetime, timedelta
 from typing import Any, Mapping
 
-from engines.law import cra, pld, support
+from engines.law import cra, defect, pld, support
 from engines.law.trees import Tree, Walk, load_trees
 from engines.practice.model import Mistake, Option, Outcome, Redraw, Step
 from engines.practice.registry import computation
@@ -434,4 +435,230 @@ def user_information(p: Mapping[str, Any]) -> Outcome:
         + tuple(Step("goes to authorities (on request or as a report)", text, "", cite) for k, text, cite in authority),
         mistakes=(Mistake("file_to_user", right | {authority[0][0]}),),
         show_me=_show("law", params={"tree": "cra-obligations", "answers": ["after"]}),
+    )
+
+
+# ---------------------------------------------------------------- issue 40: lessons G2-G4 (tour claims)
+PLD8 = "PLD Art 8 (engines.law.pld.liable)"
+OPERATOR_TEXT = {"manufacturer": "the manufacturer", "component-manufacturer": "the maker of the defective component",
+                 "importer": "the importer", "authorised-representative": "the authorised representative",
+                 "fulfilment-service-provider": "the fulfilment service provider", "distributor": "the distributor",
+                 "online-platform": "the online platform", "modifier": "whoever substantially modified it"}
+ARTICLE_OF = {"manufacturer": "Art 8(1)(a)", "component-manufacturer": "Art 8(1)(b)", "importer": "Art 8(1)(c)(i)",
+              "authorised-representative": "Art 8(1)(c)(ii)", "fulfilment-service-provider": "Art 8(1)(c)(iii)",
+              "distributor": "Art 8(3)", "online-platform": "Art 8(4)", "modifier": "Art 8(2)"}
+_YES_NO = {True: "yes", False: "no"}
+
+
+def _liable_case(case: str, rng: random.Random) -> dict[str, bool]:
+    """Facts for one of the Art 8 situations a tour claim is about; the rest drawn."""
+    f = {"manufacturer_in_eu": False, "importer": rng.random() < 0.4, "authorised_representative": rng.random() < 0.3,
+         "fulfilment_service_provider": rng.random() < 0.6, "distributor": rng.random() < 0.5,
+         "distributor_named_within_month": rng.random() < 0.5}
+    if case == "platform":
+        f.update(importer=False, authorised_representative=False, fulfilment_service_provider=rng.random() < 0.3,
+                 online_platform=True, platform_presents_as_own=rng.random() < 0.7,
+                 platform_named_within_month=rng.random() < 0.4)
+    elif case == "modifier":
+        f.update(manufacturer_in_eu=rng.random() < 0.5, substantial_modifier=True, modifier_in_eu=rng.random() < 0.6)
+    return f
+
+
+def _day_text(day: date) -> str:
+    return f"{day.day} {day:%B %Y}"
+
+
+def _liable_lines(f: Mapping[str, bool]) -> str:
+    g = {**pld.LIABLE_DEFAULTS, **f}
+    lines = [f"• The manufacturer is established {'in' if g['manufacturer_in_eu'] else 'outside'} the EU."]
+    for key, text in (("importer", "importer in the EU"), ("authorised_representative", "authorised representative in the EU"),
+                      ("fulfilment_service_provider", "fulfilment service provider (one that stored, packed and shipped it)")):
+        lines.append(f"• There is {('an ' if text[0] in 'aeiou' else 'a ') if g[key] else 'no '}{text}.")
+    if g["substantial_modifier"]:
+        lines.append(f"• A firm {'in' if g['modifier_in_eu'] else 'outside'} the EU substantially modified it "
+                     "outside the manufacturer's control and sold it on.")
+    if g["distributor"]:
+        lines.append("• A shop sold it; asked to name who supplied it, it "
+                     + ("answered within a month." if g["distributor_named_within_month"] else "stayed silent for over a month."))
+    if g["online_platform"]:
+        lines.append("• It was bought on an online marketplace that "
+                     + ("presented it as if it sold it itself" if g["platform_presents_as_own"] else "clearly showed the third-party seller")
+                     + ("; asked, it named the seller within a month." if g["platform_named_within_month"] else "; asked, it named nobody."))
+    return "\n".join(lines)
+
+
+def _liable_moves(f: Mapping[str, bool]) -> list[str]:
+    """The pld-liable tree walk for these facts, so Show me opens the panel's own walk."""
+    g = {**pld.LIABLE_DEFAULTS, **f}
+    moves = ["no", _YES_NO[g["manufacturer_in_eu"]]]
+    if not g["manufacturer_in_eu"]:
+        moves += [_YES_NO[g["importer"]], _YES_NO[g["authorised_representative"]], _YES_NO[g["fulfilment_service_provider"]]]
+    moves.append("no" if not g["substantial_modifier"] else ("yes-eu" if g["modifier_in_eu"] else "yes-non-eu"))
+    moves.append("none" if not g["distributor"] else ("named" if g["distributor_named_within_month"] else "silent"))
+    moves.append("no" if not (g["online_platform"] and g["platform_presents_as_own"])
+                 else ("named" if g["platform_named_within_month"] else "silent"))
+    return moves
+
+
+@computation("law.pld_liable")
+def pld_liable(p: Mapping[str, Any]) -> Outcome:
+    """G3: who an injured person can sue under the Art 8 cascade, for a drawn fact pattern of one case
+    (``non-eu``, ``platform``, ``modifier``). The mistake: everyone involved is liable."""
+    f = _liable_case(p["case"], random.Random(p["facts"]))
+    who = frozenset(pld.liable(f))
+    g = {**pld.LIABLE_DEFAULTS, **f}
+    involved = frozenset(["manufacturer"] + [k for k, fact in (
+        ("importer", "importer"), ("authorised-representative", "authorised_representative"),
+        ("fulfilment-service-provider", "fulfilment_service_provider"), ("distributor", "distributor"),
+        ("modifier", "substantial_modifier")) if g[fact]] + (["online-platform"] if g["online_platform"] else []))
+    if involved == who:
+        raise Redraw("everyone involved is liable")
+    return Outcome(
+        answer=who,
+        options=tuple(Option(k, OPERATOR_TEXT[k], ARTICLE_OF[k]) for k in sorted(involved | who)),
+        steps=tuple(Step(f"{OPERATOR_TEXT[k]} ({ARTICLE_OF[k]})", "liable" if k in who else "not liable", "", PLD8)
+                    for k in sorted(involved | who)),
+        mistakes=(Mistake("everyone_involved", involved),),
+        facts={"facts": _liable_lines(f)},
+        show_me=_show("law", params={"tree": "pld-liable", "answers": _liable_moves(f)}),
+    )
+
+
+@computation("law.distributor_days")
+def distributor_days(p: Mapping[str, Any]) -> Outcome:
+    """G3: a distributor's one month to name its supplier, counted as a calendar month (Reg 1182/71)."""
+    year, month, day = p["year"], p["month"], p["day"]
+    if day > calendar.monthrange(year, month)[1]:
+        raise Redraw("no such day")
+    asked = date(year, month, day)
+    due = defect.distributor_deadline(asked)
+    days = (due - asked).days
+    return Outcome(
+        answer=float(days),
+        steps=(Step("request received", asked.isoformat(), "", "PLD Art 8(3)"),
+               Step("one month later, the same day number; a month without it ends on its last day", due.isoformat(), "",
+                    "Reg (EEC, Euratom) No 1182/71 Art 3(2)(c)"),
+               Step("days the distributor has", float(days), "days", "PLD Art 8(3)")),
+        mistakes=(Mistake("thirty_days", 30.0),),
+        facts={"asked": _day_text(asked)},
+        show_me=_show("law", params={"distributor_request": True, "request_day": asked.isoformat()}),
+    )
+
+
+ART7_RULES = (("Art 10(2)(b), 10(5)", "presume", "The court presumes the defect (breach of a mandatory safety requirement)"),
+              ("Art 7(2)(f), Art 11(1)(d)", "compliance", "Meeting the requirements does not by itself rule out a defect"),
+              ("Art 7(3)", "improvement", "A later, better version does not by itself show this one was defective"),
+              ("Art 11(2)", "control", "The 'defect arose later' defence is not available (software and updates stay in the maker's control)"))
+ART7_NONE = ("none", "None of these rules is triggered")
+
+
+def _art7_keys(rows: list[tuple[str, str, str]], later: bool) -> frozenset:
+    arts = {a for a, _ in defect.weigh(rows, later).lines}
+    keys = frozenset(k for a, k, _ in ART7_RULES if a in arts)
+    return keys or frozenset([ART7_NONE[0]])
+
+
+@computation("law.art7_rules")
+def art7_rules(p: Mapping[str, Any]) -> Outcome:
+    """G2: which rules a defect worksheet's circumstances bring in (engines.law.defect.weigh), for
+    drawn stances on (c) learning after release, (e) leaving control, (f) cybersecurity requirements
+    and (g) recalls. The mistake misreads (e): when the product left the manufacturer's control."""
+    rng = random.Random(p["facts"])
+    stances = {x: rng.choice(defect.STANCES) for x in "cefg"}
+    later = rng.random() < 0.4
+    rows = [(x, s, "") for x, s in stances.items()]
+    answer = _art7_keys(rows, later)
+    e_other = "neutral" if stances["e"] == "toward" else "toward"
+    misread = _art7_keys([(x, e_other if x == "e" else s, "") for x, s in stances.items()], later)
+    if misread == answer:
+        raise Redraw("(e) does not matter here")
+    facts = "\n".join(f"• ({x}) {defect.BY_LETTER[x].short}: {defect.STANCE_TEXT[s]}" for x, s in stances.items())
+    facts += "\n• A newer version with better safety came out later." if later else ""
+    return Outcome(
+        answer=answer,
+        options=tuple(Option(k, t, a) for a, k, t in ART7_RULES) + (Option(*ART7_NONE, "PLD Art 7(1)-(2)"),),
+        steps=tuple(Step(a, t, "", "engines.law.defect.weigh") for a, t in defect.weigh(rows, later).lines),
+        mistakes=(Mistake("control_moment", misread),),
+        facts={"facts": facts},
+        show_me=_show("law", params={"art7": [list(r) for r in rows]}),
+    )
+
+
+CAUSATION = (("10(3)", "Presumed: the defect is established and the damage is typical of it (Art 10(3))"),
+             ("10(4)", "Presumed: too complex to prove, and the claimant shows it is likely (Art 10(4))"),
+             ("", "Not presumed: the claimant must prove the causal link (Art 10(1))"))
+HOW_DEFECT = {"proven": ("proven by the claimant", True), "breach": ("presumed: it breaches a mandatory safety requirement", True),
+              "malfunction": ("presumed: an obvious malfunction in ordinary use", True), "open": ("not established", False)}
+
+
+@computation("law.causation")
+def causation(p: Mapping[str, Any]) -> Outcome:
+    """G4: whether the causal link is presumed (engines.law.pld.causation_presumed). The mistake
+    reads one decisive fact the other way (the nearest wrong reading)."""
+    rng = random.Random(p["facts"])
+    how = rng.choice(tuple(HOW_DEFECT))
+    typical, complex_ = rng.random() < 0.5, rng.random() < 0.35
+    established = HOW_DEFECT[how][1]
+    rule = pld.causation_presumed(established, typical, complex_)
+    near = next((r for r in (pld.causation_presumed(established, not typical, complex_),
+                             pld.causation_presumed(not established, typical, complex_),
+                             pld.causation_presumed(established, typical, not complex_)) if r != rule), None)
+    if near is None:
+        raise Redraw("no near miss")
+    facts = (f"• The defect is {HOW_DEFECT[how][0]}.\n"
+             f"• The damage is {'' if typical else 'not '}of a kind typically caused by such a defect.\n"
+             f"• The technology is {'so complex that proving the link is excessively hard; the claimant shows it is likely' if complex_ else 'not especially hard to examine'}.")
+    return Outcome(
+        answer=frozenset([rule or "prove"]),
+        options=tuple(Option(k or "prove", t, f"PLD Art {k or '10(1)'}") for k, t in CAUSATION),
+        steps=(Step("defect established (proven or presumed under 10(2))", "yes" if established else "no", "", "PLD Art 10(2)"),
+               Step("damage typical of that defect", "yes" if typical else "no", "", "PLD Art 10(3)"),
+               Step("excessive difficulty from complexity, link shown likely", "yes" if complex_ else "no", "", "PLD Art 10(4)"),
+               Step("causal link", dict(CAUSATION)[rule], "", f"PLD Art {rule or '10(1)'}")),
+        mistakes=(Mistake("near_miss", frozenset([near or "prove"])),),
+        facts={"facts": facts},
+        show_me=_show("law", params={"tree": "pld-defect", "answers": ["yes"] if how == "breach" else
+                                     (["no", "no", "yes"] if how == "malfunction" else ["no", "no", "no", "yes" if complex_ else "no"])}),
+    )
+
+
+@computation("law.pld_days_left")
+def pld_days_left(p: Mapping[str, Any]) -> Outcome:
+    """G4: learning of the damage late, the ten-year expiry ends the three-year limitation early."""
+    placed = date(p["placed_year"], 3, 15)
+    known = date(p["placed_year"] + p["years_to_knowledge"], p["month"], 1)
+    lim = pld.limitation(placed, known, False)
+    full = pld.add_years(known, 3)
+    if full <= lim["expiry"]:
+        raise Redraw("expiry does not bind")
+    days = (lim["claim_deadline"] - known).days
+    return Outcome(
+        answer=float(days), hand=float((pld.add_years(placed, 10) - known).days),
+        steps=(Step("three years from knowledge would end", full.isoformat(), "", "PLD Art 16(1)"),
+               Step("but the right expires ten years after placing on the market", lim["expiry"].isoformat(), "", "PLD Art 17(1)"),
+               Step("days left to start proceedings", float(days), "days", "PLD Art 16(1), 17(1)")),
+        mistakes=(Mistake("ignore_expiry", float((full - known).days)),),
+        facts={"placed": _day_text(placed), "known": _day_text(known)},
+        show_me=_show("law", params={"placed": placed.isoformat(), "knowledge": known.isoformat()}),
+    )
+
+
+@computation("law.documentation_until")
+def documentation_until(p: Mapping[str, Any]) -> Outcome:
+    """G4: the file a defendant must be able to produce is kept ten years or the support period,
+    whichever is longer (CRA Art 13(13), engines.law.support.documentation_kept_until)."""
+    placed = date(p["placed_year"], 6, 1)
+    use = p["use_years"]
+    until = support.documentation_kept_until(placed, use)
+    end = support.support_period_end(placed, use)
+    ten = date(p["placed_year"] + support.DOCUMENTATION_YEARS, 6, 1)
+    return Outcome(
+        answer=float(until.year), hand=float(max(ten.year, end.year)),
+        steps=(Step("support period ends", end.isoformat(), "", "CRA Art 13(8)"),
+               Step("ten years after placing on the market", ten.isoformat(), "", "CRA Art 13(13)"),
+               Step("documentation kept until the later of the two", until.isoformat(), "", "CRA Art 13(13)"),
+               Step("year", float(until.year), "", "CRA Art 13(13)")),
+        mistakes=(Mistake("shorter_arm", float(min(ten.year, end.year))),),
+        facts={"placed": _day_text(placed)},
+        show_me=_show("law", params={"expected_use_years": float(use)}),
     )
