@@ -192,3 +192,24 @@ def test_step_timeline_follows_the_unit_and_the_activations_through_the_step(str
         assert loss.bytes["gathered"] < 0.5 * most
     else:                       # ZeRO-2 keeps the parameters gathered from forward to backward
         assert loss.bytes["gathered"] > 0.75 * most
+
+
+def test_the_check_and_the_measured_step_build_on_the_shared_block():
+    """One decoder block (engines.core.gpt_block) under the fake check, the cluster run and the
+    measured step; they differ only by its switches (SDPA against explicit attention)."""
+    import torch
+
+    from engines.core.gpt_block import block_class, decoder_block
+    from engines.memory.fake_check import _build_model
+    from engines.memory.measure import build_model
+
+    checked, measured = _build_model(GPT, 2, True, "none"), build_model(GPT, 128, torch.float32)
+    a, b = checked.blocks[0], measured.blocks[0]
+    assert type(a) is type(b) and (a.core_kind, b.core_kind) == ("sdpa", "explicit")
+    assert [n for n, _ in a.named_parameters()] == [n for n, _ in b.named_parameters()]
+    assert type(a).__mro__[1] is block_class().__mro__[1]          # GPTBlock's residual structure
+    assert sum(p.numel() for p in checked.parameters()) == GPT.param_count()
+    with pytest.raises(ValidationError, match="attention"):
+        decoder_block(GPT, attention="flash")
+    with pytest.raises(ValidationError, match="seq_len"):
+        decoder_block(GPT, attention="explicit")
