@@ -15,7 +15,7 @@ from engines.memory.cluster_run import launch_commands, overlay, read_measuremen
 from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS
 from engines.memory.params import Params
 from engines.memory.study import (MemoryStudy, StepTimeStudy, ThroughputStudy, memory_export, memory_study,
-                                  step_time_study, throughput_study)
+                                  memory_table, step_time_study, throughput_study)
 from explorer.binder import ParamBinder, quiet
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.flow_layout import FlowLayout, keep_together
@@ -375,10 +375,11 @@ class MemoryPanel(Panel):
     def result(self) -> object:
         if self.study is None:
             return None
-        return memory_export(self.study, self.params.time_knobs, self.measured, self.fsdp, self.step_measured)
+        return memory_export(self.study, self.params.time_knobs, self.measured, self.fsdp, self.step_measured,
+                             self.check)
 
     def table(self) -> list[dict]:
-        return self.study.table() if self.study is not None else []
+        return memory_table(self.study, self.check) if self.study is not None else []
 
     def selftest(self) -> None:
         self.set_scenario(self.ctx.scenario.value)

@@ -598,6 +598,22 @@ class PyTorchCheck:
     timeline: object = None
     """The step as frames (:class:`engines.memory.fake_timeline.StepTimeline`), for the animation."""
 
+    def export(self) -> dict:
+        """The comparison table for the JSON export: what was checked, then per category ours,
+        PyTorch's and why they differ (bytes per GPU, rank 0)."""
+        f = self.fake
+        return {"torch_version": f.torch_version, "strategy": f.strategy, "recompute": f.recompute,
+                "world_size": f.world_size, "layers": f.layers, "param_count": f.param_count,
+                "peak_total": f.peak_total, "notes": list(f.notes),
+                "rows": [{"category": d.category, "ours": d.ours, "pytorch": d.pytorch,
+                          "difference": d.difference, "why": d.reason} for d in self.diffs]}
+
+    def table(self) -> list[dict]:
+        """The comparison table as flat CSV rows in GB (10⁹ bytes), one per category."""
+        return [{"check_category": d.category, "ours_GB": round(d.ours / 1e9, 4),
+                 "pytorch_GB": round(d.pytorch / 1e9, 4), "difference_GB": round(d.difference / 1e9, 4),
+                 "why": d.reason} for d in self.diffs]
+
 
 def pytorch_check(scenario: Scenario, params=None, progress: Callable[[float, str], None] | None = None,
                   cancelled: Callable[[], bool] | None = None) -> PyTorchCheck:

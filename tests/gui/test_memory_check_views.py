@@ -147,3 +147,28 @@ def test_file_menu_opens_a_measurement_on_the_memory_panel(window, tmp_path, mon
     assert panel.key == "memory" and panel.cluster_view.table.item(0, 2).text() == "5.00 GB"
     assert "cluster.json" in panel.cluster_view.note.text()
 
+
+def test_json_and_csv_exports_carry_the_check_table(window, tmp_path):
+    """File ▸ Export as JSON / CSV: once the check has run, the comparison table (category, ours,
+    PyTorch's, why) comes with the export; before it, nothing of it."""
+    import csv
+
+    _tiny(window.ctx)
+    p = window.show_panel("memory")
+    window.export("json", tmp_path / "before.json")
+    assert "pytorch_check" not in json.loads((tmp_path / "before.json").read_text())["result"]
+    p.update_params(pytorch_check=True)
+    assert p.settle()
+    doc = json.loads(window.export("json", tmp_path / "m.json").read_text())["result"]["pytorch_check"]
+    diffs = {d.category: d for d in p.check.diffs}
+    assert [r["category"] for r in doc["rows"]] == list(diffs)
+    for r in doc["rows"]:
+        d = diffs[r["category"]]
+        assert (r["ours"], r["pytorch"], r["why"]) == (d.ours, d.pytorch, d.reason) and r["why"]
+    lines = window.export("csv", tmp_path / "m.csv").read_text().splitlines()
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    checked = [r for r in rows if r["check_category"]]
+    assert [r["check_category"] for r in checked] == list(diffs)
+    total = checked[-1]
+    assert float(total["pytorch_GB"]) == pytest.approx(p.check.fake.peak_total / 1e9, abs=1e-4)
+    assert total["why"] == diffs["total"].reason and any(r["strategy"] == "zero3" for r in rows)
