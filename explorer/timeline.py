@@ -16,12 +16,15 @@ from explorer.ui.live_text import pin_size
 @dataclass(frozen=True)
 class TimelineSpec:
     """What an animated panel offers the player: frame count, named chapters, natural speed, and
-    the frame shown when the panel opens (``start``): a still that teaches, not an empty chart."""
+    the frame shown when the panel opens (``start``): a still that teaches, not an empty chart.
+    ``name`` says which animation: a panel with two (its view tabs) names them, and a spec of another
+    name opens at its ``start`` instead of keeping the old animation's position."""
 
     n_frames: int
     chapters: list[tuple[int, str]] = field(default_factory=list)
     fps: float = 10.0
     start: int = 0
+    name: str = ""
 
 
 class TimelineModel(QObject):
@@ -54,6 +57,8 @@ class TimelineModel(QObject):
     def set_spec(self, spec: TimelineSpec | None, keep_position: bool = False) -> None:
         """Bind a new spec; ``keep_position`` (the same panel, recomputed) also keeps a chapter being
         played going, so a tour step's animation survives its panel's result arriving."""
+        if self.spec is not None and spec is not None and spec.name != self.spec.name:
+            keep_position = False           # another animation of the panel: its position means nothing here
         stop_at = self._stop_at if keep_position and self.playing else None
         self.stop()
         self.spec = spec if spec and spec.n_frames > 0 else None

@@ -1,5 +1,6 @@
 """The memory panel's PyTorch-check step and cluster views: rank 0's bytes through one FSDP2 training
-step (stacked bands over the tracker's snapshots, a slider moves through them), and the cluster page
+step (stacked bands over the tracker's snapshots; the app's shared timeline moves the cursor through
+them, so play, the arrow keys and the timeline dock drive it like every animation), and the cluster page
 (the copyable launch commands, a measurement file's ranks beside the prediction and the check).
 Drawing only: every figure comes from the ``engines.memory`` result handed to ``show_result``."""
 from __future__ import annotations
@@ -8,7 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
-from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QPushButton, QSlider,
+from PySide6.QtWidgets import (QHeaderView, QLabel, QPlainTextEdit, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.memory.cluster_run import LaunchCommands, MeasurementOverlay
@@ -30,7 +31,8 @@ def _gb(x: float) -> str:
 
 class StepView(QWidget):
     """Rank 0's memory through the checked step: each band a group of FSDPMemTracker categories,
-    the cursor on the frame the slider picks, and that frame's bytes in words."""
+    the cursor on the timeline's frame (the panel forwards it to :meth:`show_frame`), and that frame's
+    bytes in words."""
 
     def __init__(self, theme) -> None:
         super().__init__()
@@ -46,28 +48,20 @@ class StepView(QWidget):
         self.key.setWordWrap(True)
         box.addWidget(self.key)
         box.addWidget(self.plot, 1)
-        self.slider = QSlider(Qt.Horizontal)
-        self.slider.setAccessibleName("Moment of the step")
-        self.slider.setEnabled(False)
-        self.slider.valueChanged.connect(self.show_frame)
-        box.addWidget(self.slider)
-        self.readout = QLabel("Run “Check with PyTorch” to step through the memory of one training step.")
+        self.readout = QLabel("Run “Check with PyTorch”, then play or step through the memory of one training step with the timeline (Space, ← →).")
         self.readout.setWordWrap(True)
         self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
         box.addWidget(self.readout)
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self._items: list = []
+        self.frame = 0
+
 
     def show_result(self, timeline: StepTimeline) -> None:
+        """Draw a new check's step, opened on its peak (what must fit) until the timeline moves."""
         self.timeline = timeline
         self._draw()
-        self.slider.setEnabled(True)
-        self.slider.setRange(0, len(timeline.frames) - 1)
-        self.slider.setTickInterval(max(1, len(timeline.frames) // 20))
-        if self.slider.value() == timeline.peak_index:
-            self.show_frame(timeline.peak_index)
-        else:
-            self.slider.setValue(timeline.peak_index)    # opens on the peak: what must fit
+        self.show_frame(timeline.peak_index)
 
     def _draw(self) -> None:
         t, pi, th = self.timeline, self.plot.getPlotItem(), self.theme
@@ -104,6 +98,7 @@ class StepView(QWidget):
         if t is None:
             return
         f = t.frames[max(0, min(int(index), len(t.frames) - 1))]
+        self.frame = f.index
         self.cursor.setValue(f.index)
         parts = ", ".join(f"{label.split(' (')[0]} {_gb(f.bytes[key])}" for key, label, _ in STEP_GROUPS
                           if f.bytes[key])
@@ -118,7 +113,7 @@ class StepView(QWidget):
         self.theme = theme
         if self.timeline is not None:
             self._draw()
-            self.show_frame(self.slider.value())
+            self.show_frame(self.frame)
 
 
 class ClusterView(QWidget):

@@ -7,10 +7,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetrics
-from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QGraphicsItem, QHBoxLayout, QLabel, QWidget
 
 from engines.core.scenario import STRATEGIES
 from engines.memory import STRATEGY_SHORT
+from engines.memory.params import Params
 from engines.memory.step_time import PART_LETTERS, PARTS
 from engines.memory.study import StepTimeStudy, ThroughputStudy
 from explorer.ui.label_layer import range_end_for_label
@@ -34,6 +35,22 @@ SYMBOLS = ("o", "s", "t", "d", "x", "+")
 
 def _rate(x: float) -> str:
     return f"{x / 1e6:,.2f} M" if x >= 1e6 else f"{x / 1e3:,.1f} k"
+
+
+def param_spin(name: str) -> QDoubleSpinBox:
+    """A spin box with the label, range, step and unit ``Params`` declares for ``name``."""
+    m = Params.spec(name)
+    box = QDoubleSpinBox()
+    box.setRange(m["lo"], m["hi"])
+    box.setDecimals(m["decimals"])
+    box.setSingleStep(m["step"])
+    box.setPrefix(m["label"] + ": ")
+    box.setSuffix(" " + m["unit"])
+    box.setValue(getattr(Params(), name))
+    box.setKeyboardTracking(False)
+    box.setToolTip(m["tip"])
+    box.setAccessibleName(m["label"])
+    return box
 
 
 class StepTimeView(MemoryChart):
@@ -163,7 +180,6 @@ class StepTimeView(MemoryChart):
             f"compute (not drawn){pcie}{nvme}." + (" <i>(notes: hover)</i>" if st.notes else "")
             )
         self.readout.setToolTip("; ".join(st.notes))
-
 
 class ThroughputView(MemoryChart):
     """Tokens/s per GPU over GPU counts for every strategy: solid where it fits in memory, dotted

@@ -1,14 +1,12 @@
 """Training memory: where every byte of a GPU goes under DP, ZeRO-1/2/3 and FSDP.
 
-A thin panel: numbers come from ``engines.memory`` (``study``: the analytic study, step time and
-throughput, synchronous; ``measure``, ``fsdp_probe`` and ``step_measure``: real torch runs in the
-"measure" job slot); the views in ``panels._memory_views``, ``_memory_sweep_views``,
-``_memory_time_views`` and ``_memory_measure_view`` draw what they are handed. The panel's own knobs
-are ``engines.memory.params.Params``.
+A thin panel: numbers come from ``engines.memory`` (``study``, synchronous; ``measure``, ``fsdp_probe``,
+``step_measure`` and ``fake_check``: torch runs in the "measure" job slot); the ``panels._memory_*``
+views draw what they are handed. The panel's own knobs are ``engines.memory.params.Params``.
 """
 from __future__ import annotations
 
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QLabel, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QGridLayout, QLabel, QSpinBox
 
 from engines.core.errors import ValidationError
 from engines.core.result_cache import EngineCall, engine_call
@@ -17,7 +15,7 @@ from engines.memory.cluster_run import launch_commands, overlay, read_measuremen
 from engines.memory import CATEGORIES, CATEGORY_LABELS, CATEGORY_LETTERS, STRATEGY_LABELS
 from engines.memory.params import Params
 from engines.memory.study import (MemoryStudy, StepTimeStudy, ThroughputStudy, memory_export, memory_study,
-                                  step_time_study, throughput_study)
+                                  memory_table, step_time_study, throughput_study)
 from explorer.binder import ParamBinder, quiet
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.flow_layout import FlowLayout, keep_together
@@ -25,24 +23,8 @@ from explorer.ui.widgets import ErrorLabel, Tabs
 from panels._memory_measure_view import FSDP_CATEGORY_LABELS, MeasuredView  # noqa: F401 (importable here)
 from panels._memory_step_view import ClusterView, StepView
 from panels._memory_sweep_views import SweepView, TrafficView
-from panels._memory_time_views import COLLECTIVE_LABELS, WRAP_LABELS, StepTimeView, ThroughputView
+from panels._memory_time_views import COLLECTIVE_LABELS, WRAP_LABELS, StepTimeView, ThroughputView, param_spin
 from panels._memory_views import BarsView, ShardingView, VerdictView
-
-
-def _param_spin(name: str) -> QDoubleSpinBox:
-    """A spin box with the label, range, step and unit ``Params`` declares for ``name``."""
-    m = Params.spec(name)
-    box = QDoubleSpinBox()
-    box.setRange(m["lo"], m["hi"])
-    box.setDecimals(m["decimals"])
-    box.setSingleStep(m["step"])
-    box.setPrefix(m["label"] + ": ")
-    box.setSuffix(" " + m["unit"])
-    box.setValue(getattr(Params(), name))
-    box.setKeyboardTracking(False)
-    box.setToolTip(m["tip"])
-    box.setAccessibleName(m["label"])
-    return box
 
 
 class MemoryPanel(Panel):
@@ -65,12 +47,11 @@ class MemoryPanel(Panel):
         self.chapters: tuple = ()
         self.times: StepTimeStudy | None = None
         self.tput: ThroughputStudy | None = None
-        self.measured = None
-        self.fsdp = None
-        self.step_measured = None
+        self.measured = self.fsdp = self.step_measured = None     # the real runs' results, for the export
         self.check = self.opened = None      # the last PyTorch check; the measurement opened and its file name
         self._frame = 0
         self._spec: tuple | None = None
+        self._animation = "sharding"         # which animation the timeline drives: "sharding" or "step"
         self._build_controls()
         self._build_views()
 
@@ -113,8 +94,8 @@ class MemoryPanel(Panel):
         self.fp32_acc.setToolTip(spec["tip"])
         offload = keep_together(QLabel("Offload:"), self.offload_opt, self.offload_par, self.offload_to)
         # the step-time knobs join the row: the FSDP unit and prefetch change the memory bars too
-        self.eff_slider = _param_spin("efficiency")
-        self.rate_spins = {name: _param_spin(name) for name in ("nvme_gbps", "cpu_gbps")}   # on the step-time page
+        self.eff_slider = param_spin("efficiency")
+        self.rate_spins = {name: param_spin(name) for name in ("nvme_gbps", "cpu_gbps")}   # on the step-time page
         self.wrap_combo, self.coll_combo = QComboBox(), QComboBox()
         for combo, labels, name in ((self.wrap_combo, WRAP_LABELS, "wrap_blocks"),
                                     (self.coll_combo, COLLECTIVE_LABELS, "collective")):
@@ -179,6 +160,8 @@ class MemoryPanel(Panel):
                             (self.measure_view, "Measured vs analytic (real torch)")):
             self.lower_tabs.addTab(view, title)
         self.lower_tabs.currentChanged.connect(lambda _i: self._redraw())   # a chart draws when shown
+        self.lower_tabs.currentChanged.connect(lambda _i: self._follow_animation())
+        self.measure_view.pages.currentChanged.connect(lambda _i: self._follow_animation())
         grid.addWidget(self.lower_tabs, 1, 0, 1, 2)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
@@ -205,9 +188,8 @@ class MemoryPanel(Panel):
                        (self.offload_to, scenario.offload_target)):
             with quiet(w):
                 w.setCurrentIndex(w.findData(val))
-        for w, val in ((self.gpus_spin, scenario.n_gpus),):
-            with quiet(w):
-                w.setValue(val)
+        with quiet(self.gpus_spin):
+            self.gpus_spin.setValue(scenario.n_gpus)
         for w, val in ((self.offload_opt, scenario.offload_optimizer), (self.offload_par, scenario.offload_params)):
             with quiet(w):
                 w.setChecked(val)
@@ -239,8 +221,9 @@ class MemoryPanel(Panel):
         spec = (len(self.frames), self.chapters)
         if spec != self._spec:  # the player restarts on a new spec: only tell it when the spec changed
             self._spec = spec
-            self.timeline_changed.emit()
-        self.show_frame(study.default_frame if self._frame == 0 else min(self._frame, len(self.frames) - 1))
+            if self._animation == "sharding":
+                self.timeline_changed.emit()
+        self._show_sharding(study.default_frame if self._frame == 0 else min(self._frame, len(self.frames) - 1))
 
     def _redraw(self) -> None:
         """Hand each view its result; a view in the lower tabs only while its tab shows (the step-time
@@ -264,10 +247,24 @@ class MemoryPanel(Panel):
             self.tput_view.show_result(self.tput)
 
     def show_frame(self, index: int) -> None:
+        """The shared timeline's frame, to the checked step while its page shows, else to sharding."""
+        self.step_view.show_frame(index) if self._animation == "step" else self._show_sharding(index)
+
+    def _show_sharding(self, index: int) -> None:
         if not self.frames:
             return
         self._frame = max(0, min(int(index), len(self.frames) - 1))
         self.sharding_view.show_frame(self._frame)
+
+    def _follow_animation(self, new_step: bool = False) -> None:
+        """The timeline drives the step view while its page shows a check, else the sharding animation;
+        the shell binds the new spec when it changed (``new_step``: a new check, new frames)."""
+        step = (self.check is not None and self.lower_tabs.currentWidget() is self.measure_view
+                and self.measure_view.current_page() is self.step_view)
+        animation = "step" if step else "sharding"
+        if animation != self._animation or (new_step and step):
+            self._animation = animation
+            self.timeline_changed.emit()
 
     # --- measured mode: each job calls one engine function --------------------------------------
     def _run_measure_job(self, work, on_done, label: str) -> None:
@@ -304,13 +301,12 @@ class MemoryPanel(Panel):
         self.check = check
         self.measure_view.show_result(check)
         self.step_view.show_result(check.timeline)
+        self._follow_animation(new_step=True)
         if self.opened:      # a measurement already open gains the check's peak when it is of its scenario
             self.cluster_view.show_result(overlay(*self.opened, check, self.params.options))
 
     # --- measured on your cluster: File ▸ Open measurement ---------------------------------------
     def open_measurement_dialog(self) -> None:
-        from PySide6.QtWidgets import QFileDialog
-
         path, _ = QFileDialog.getOpenFileName(self, "Open measurement", "", "Measurement (*.json)")
         if path:
             self.open_measurement(path)
@@ -364,10 +360,13 @@ class MemoryPanel(Panel):
             view.apply_theme(theme)
         if self.study is not None:
             self._redraw()
-            self.sharding_view.show_frame(self._frame)
+            self._show_sharding(self._frame)
 
     # --- shell hooks ---------------------------------------------------------------------------
     def timeline(self) -> TimelineSpec | None:
+        if self._animation == "step":          # opens on the step's peak: what must fit
+            t = self.check.timeline
+            return TimelineSpec(len(t.frames), list(t.chapters), fps=6.0, start=t.peak_index, name="step")
         if not self.frames:
             return None
         return TimelineSpec(len(self.frames), list(self.chapters), fps=12.0,
@@ -376,10 +375,11 @@ class MemoryPanel(Panel):
     def result(self) -> object:
         if self.study is None:
             return None
-        return memory_export(self.study, self.params.time_knobs, self.measured, self.fsdp, self.step_measured)
+        return memory_export(self.study, self.params.time_knobs, self.measured, self.fsdp, self.step_measured,
+                             self.check)
 
     def table(self) -> list[dict]:
-        return self.study.table() if self.study is not None else []
+        return memory_table(self.study, self.check) if self.study is not None else []
 
     def selftest(self) -> None:
         self.set_scenario(self.ctx.scenario.value)

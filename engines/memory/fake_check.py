@@ -106,16 +106,17 @@ class FakeStepCancelled(Cancelled):
 # The model: the scenario's shape, as FSDP2 users write it
 # --------------------------------------------------------------------------------------------
 def _build_model(arch: ModelArch, layers: int, with_head: bool, recompute: str):
-    """A decoder of ``arch``'s family: ``layers`` blocks, the embedding, and (last stage) the final
-    norm and head. Attention is SDPA with ``enable_gqa`` (no K/V copies); RMSNorm is the fused one of
-    :func:`engines.memory.measure.rms_norm_class`; GPT blocks drop out their residual branches with
-    1-byte masks (Korthikanti's assumption); logits are cast to fp32 for the loss (Korthikanti §4.3).
-    ``selective`` checkpoints the attention core, ``full`` each block (torch.utils.checkpoint)."""
+    """A decoder of ``arch``'s family: ``layers`` shared blocks (:func:`engines.core.gpt_block.decoder_block`),
+    the embedding, and (last stage) the final norm and head. Attention is SDPA with ``enable_gqa`` (no
+    K/V copies); RMSNorm is the fused one of :func:`engines.memory.measure.rms_norm_class`; GPT blocks
+    drop out their residual branches with 1-byte masks (Korthikanti's assumption); logits are cast to
+    fp32 for the loss (Korthikanti §4.3). ``selective`` checkpoints the attention core, ``full`` each
+    block (torch.utils.checkpoint)."""
     import torch
     import torch.nn.functional as F
     from torch import nn
-    from torch.utils.checkpoint import checkpoint
 
+    from engines.core.gpt_block import decoder_block
     from engines.memory.measure import rms_norm_class
 
     rms = rms_norm_class()
@@ -128,51 +129,13 @@ def _build_model(arch: ModelArch, layers: int, with_head: bool, recompute: str):
     def drop(x):
         return torch.native_dropout(x, p_drop, True)[0] if p_drop else x
 
-    def core(q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=arch.kv_heads != arch.heads)
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            h, d, a, kv = arch.hidden, arch.head_dim, arch.heads, arch.kv_heads
-            self.norm1, self.norm2 = norm(h), norm(h)
-            self.q = nn.Linear(h, a * d, bias=arch.bias)
-            self.k = nn.Linear(h, kv * d, bias=arch.bias)
-            self.v = nn.Linear(h, kv * d, bias=arch.bias)
-            self.o = nn.Linear(a * d, h, bias=arch.bias)
-            if gpt:
-                self.fc1 = nn.Linear(h, arch.ffn, bias=arch.bias)
-            else:
-                self.gate = nn.Linear(h, arch.ffn, bias=arch.bias)
-                self.up = nn.Linear(h, arch.ffn, bias=arch.bias)
-            self.down = nn.Linear(arch.ffn, h, bias=arch.bias)
-
-        def attention(self, x):
-            b, s, _ = x.shape
-            d = arch.head_dim
-            q = self.q(x).view(b, s, -1, d).transpose(1, 2)
-            k = self.k(x).view(b, s, -1, d).transpose(1, 2)
-            v = self.v(x).view(b, s, -1, d).transpose(1, 2)
-            y = checkpoint(core, q, k, v, use_reentrant=False) if recompute == "selective" else core(q, k, v)
-            return drop(self.o(y.transpose(1, 2).reshape(b, s, -1)))
-
-        def mlp(self, x):
-            y = self.down(F.gelu(self.fc1(x))) if gpt else self.down(F.silu(self.gate(x)) * self.up(x))
-            return drop(y)
-
-        def body(self, x):
-            x = x + self.attention(self.norm1(x))
-            return x + self.mlp(self.norm2(x))
-
-        def forward(self, x):
-            return checkpoint(self.body, x, use_reentrant=False) if recompute == "full" else self.body(x)
-
     class Decoder(nn.Module):
         def __init__(self):
             super().__init__()
             self.embed = nn.Embedding(arch.vocab, arch.hidden)
             self.pos = nn.Embedding(arch.max_positions, arch.hidden) if arch.max_positions else None
-            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.blocks = nn.ModuleList(decoder_block(arch, norm, p_drop, recompute=recompute)
+                                        for _ in range(layers))
             self.final_norm = norm(arch.hidden) if with_head else None
             self.head = (nn.Linear(arch.hidden, arch.vocab, bias=False)
                          if with_head and not arch.tied_embeddings else None)
@@ -634,6 +597,22 @@ class PyTorchCheck:
     diffs: tuple[CategoryDiff, ...]
     timeline: object = None
     """The step as frames (:class:`engines.memory.fake_timeline.StepTimeline`), for the animation."""
+
+    def export(self) -> dict:
+        """The comparison table for the JSON export: what was checked, then per category ours,
+        PyTorch's and why they differ (bytes per GPU, rank 0)."""
+        f = self.fake
+        return {"torch_version": f.torch_version, "strategy": f.strategy, "recompute": f.recompute,
+                "world_size": f.world_size, "layers": f.layers, "param_count": f.param_count,
+                "peak_total": f.peak_total, "notes": list(f.notes),
+                "rows": [{"category": d.category, "ours": d.ours, "pytorch": d.pytorch,
+                          "difference": d.difference, "why": d.reason} for d in self.diffs]}
+
+    def table(self) -> list[dict]:
+        """The comparison table as flat CSV rows in GB (10⁹ bytes), one per category."""
+        return [{"check_category": d.category, "ours_GB": round(d.ours / 1e9, 4),
+                 "pytorch_GB": round(d.pytorch / 1e9, 4), "difference_GB": round(d.difference / 1e9, 4),
+                 "why": d.reason} for d in self.diffs]
 
 
 def pytorch_check(scenario: Scenario, params=None, progress: Callable[[float, str], None] | None = None,

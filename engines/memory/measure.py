@@ -13,7 +13,6 @@ The analytic side is :mod:`engines.memory.analytic` on the same scaled-down arch
 """
 from __future__ import annotations
 
-import math
 import time
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -158,11 +157,15 @@ def rms_norm_class():
 
 
 def build_model(arch: ModelArch, seq_len: int, dtype, device: str = "cpu"):
-    """A decoder of ``arch``'s family. GPT-style blocks use dropout 0.1 (Korthikanti's assumption);
-    Llama-style blocks use a fused RMSNorm that saves only its input and 1/rms, like Apex/TE."""
+    """A decoder of ``arch``'s family, built on the shared :func:`engines.core.gpt_block.decoder_block`
+    with explicit attention (the s×s softmax Korthikanti counts is stored). GPT-style blocks use
+    dropout 0.1 (Korthikanti's assumption); Llama-style blocks use a fused RMSNorm that saves only its
+    input and 1/rms, like Apex/TE."""
     import torch
     import torch.nn.functional as F
     from torch import nn
+
+    from engines.core.gpt_block import decoder_block
 
     RMSNorm = rms_norm_class()
 
@@ -172,60 +175,16 @@ def build_model(arch: ModelArch, seq_len: int, dtype, device: str = "cpu"):
     dropout = 0.1 if arch.mlp == "gelu" else 0.0
 
     def drop(x, training: bool):
-        """Dropout keeping a 1-byte bool mask, as the fused CUDA kernel does. (On CPU, F.dropout
-        falls back to ``x * noise`` and keeps the mask in the activation dtype: 2 bytes.)"""
+        """Dropout keeping a 1-byte bool mask, as the block's own does."""
         return torch.native_dropout(x, dropout, True)[0] if dropout and training else x
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            h, d, a, kv = arch.hidden, arch.head_dim, arch.heads, arch.kv_heads
-            self.norm1, self.norm2 = norm(h), norm(h)
-            self.q = nn.Linear(h, a * d, bias=arch.bias)
-            self.k = nn.Linear(h, kv * d, bias=arch.bias)
-            self.v = nn.Linear(h, kv * d, bias=arch.bias)
-            self.o = nn.Linear(a * d, h, bias=arch.bias)
-            if arch.mlp == "gelu":
-                self.fc1 = nn.Linear(h, arch.ffn, bias=arch.bias)
-            else:
-                self.gate = nn.Linear(h, arch.ffn, bias=arch.bias)
-                self.up = nn.Linear(h, arch.ffn, bias=arch.bias)
-            self.down = nn.Linear(arch.ffn, h, bias=arch.bias)
-            group = a // kv
-            causal = torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1)
-            self.register_buffer("mask", causal.repeat(group, 1), persistent=False)
-
-        def attention(self, x):
-            b, s, _ = x.shape
-            a, kv, d = arch.heads, arch.kv_heads, arch.head_dim
-            g = a // kv
-            # GQA without repeating K/V: fold the g query heads of a group into the row dimension.
-            q = self.q(x).view(b, s, kv, g, d).permute(0, 2, 3, 1, 4).reshape(b, kv, g * s, d)
-            k = self.k(x).view(b, s, kv, d).transpose(1, 2)
-            v = self.v(x).view(b, s, kv, d).transpose(1, 2)
-            scores = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(d))
-            probs = torch.softmax(scores.masked_fill(self.mask[: g * s, :s], float("-inf")), dim=-1)
-            probs = drop(probs, self.training)
-            out = (probs @ v).view(b, kv, g, s, d).permute(0, 3, 1, 2, 4).reshape(b, s, a * d)
-            return drop(self.o(out), self.training)
-
-        def mlp(self, x):
-            if arch.mlp == "gelu":
-                y = self.down(F.gelu(self.fc1(x)))
-            else:
-                y = self.down(F.silu(self.gate(x)) * self.up(x))
-            return drop(y, self.training)
-
-        def forward(self, x):
-            x = x + self.attention(self.norm1(x))
-            return x + self.mlp(self.norm2(x))
 
     class Decoder(nn.Module):
         def __init__(self):
             super().__init__()
             self.embed = nn.Embedding(arch.vocab, arch.hidden)
             self.pos = nn.Embedding(arch.max_positions, arch.hidden) if arch.max_positions else None
-            self.blocks = nn.ModuleList(Block() for _ in range(arch.layers))
+            self.blocks = nn.ModuleList(decoder_block(arch, norm, dropout, attention="explicit", seq_len=seq_len)
+                                        for _ in range(arch.layers))
             self.final_norm = norm(arch.hidden)
             self.head = None if arch.tied_embeddings else nn.Linear(arch.hidden, arch.vocab, bias=False)
 

@@ -215,9 +215,11 @@ def throughput_study(study: MemoryStudy, knobs: TimeKnobs, previous: ThroughputS
     return ThroughputStudy(sc.strategy, sc.n_gpus, sw, fits, key)
 
 
-def memory_export(study: MemoryStudy, knobs: TimeKnobs, measured=None, fsdp=None, step_measured=None) -> dict | None:
+def memory_export(study: MemoryStudy, knobs: TimeKnobs, measured=None, fsdp=None, step_measured=None,
+                  check=None) -> dict | None:
     """The JSON export of one memory view: the own strategy's breakdown, every strategy's totals,
-    the step time and whatever real runs were measured (None where the own strategy does not apply)."""
+    the step time, whatever real runs were measured and the PyTorch check's comparison table when
+    ``check`` is of this scenario (None where the own strategy does not apply)."""
     b = study.by_strategy().get(study.scenario.strategy)
     if b is None:
         return None
@@ -233,7 +235,21 @@ def memory_export(study: MemoryStudy, knobs: TimeKnobs, measured=None, fsdp=None
                             "mfu": own.mfu}
     if step_measured is not None:
         out["step_measured"] = dataclasses.asdict(step_measured)
+    if check_applies(study, check):
+        out["pytorch_check"] = check.export()
     return out
+
+
+def check_applies(study: MemoryStudy, check) -> bool:
+    """Whether ``check`` (the PyTorch check; None: not run) is of the scenario ``study`` shows: an
+    export carries no comparison of another scenario."""
+    return check is not None and check.fake.scenario == study.scenario
+
+
+def memory_table(study: MemoryStudy, check=None) -> list[dict]:
+    """The CSV export: one row per strategy, then the PyTorch check's comparison rows when it is of
+    this scenario."""
+    return study.table() + (check.table() if check_applies(study, check) else [])
 
 
 def _try_breakdown(scenario: Scenario, strategy: str, options: Options) -> MemoryBreakdown | None:

@@ -192,3 +192,52 @@ def test_step_timeline_follows_the_unit_and_the_activations_through_the_step(str
         assert loss.bytes["gathered"] < 0.5 * most
     else:                       # ZeRO-2 keeps the parameters gathered from forward to backward
         assert loss.bytes["gathered"] > 0.75 * most
+
+
+def test_exports_carry_the_check_comparison_of_their_own_scenario_only():
+    """JSON and CSV exports of the memory view add the check's table (category, ours, PyTorch's,
+    why) when the check was run on the scenario exported; another scenario's check stays out."""
+    from engines.memory.fake_check import pytorch_check
+    from engines.memory.params import Params
+    from engines.memory.study import memory_export, memory_study, memory_table
+
+    sc = scenario(LLAMA, "zero3", "selective")
+    check, study, knobs = pytorch_check(sc), memory_study(sc), Params().time_knobs
+    doc = memory_export(study, knobs, check=check)["pytorch_check"]
+    assert doc["world_size"] == 8 and doc["param_count"] == LLAMA.param_count() and doc["peak_total"] > 0
+    by = {r["category"]: r for r in doc["rows"]}
+    assert list(by) == [d.category for d in check.diffs] and {"params", "activations", "total"} <= set(by)
+    states = next(d for d in check.diffs if d.category == "model states")
+    assert by["model states"]["ours"] == pytest.approx(16 * LLAMA.param_count() / 8)
+    assert by["model states"]["pytorch"] == states.pytorch and by["model states"]["why"] == states.reason
+    assert by["total"]["difference"] == pytest.approx(by["total"]["pytorch"] - by["total"]["ours"])
+    rows = memory_table(study, check)
+    assert rows[:len(study.table())] == study.table()
+    extra = rows[len(study.table()):]
+    assert [r["check_category"] for r in extra] == list(by)
+    assert extra[-1]["pytorch_GB"] == round(check.fake.peak_total / 1e9, 4) and extra[-1]["why"]
+    other = memory_study(sc.with_changes(seq_len=64))      # the check is of another scenario: left out
+    assert "pytorch_check" not in memory_export(other, knobs, check=check)
+    assert memory_table(other, check) == other.table()
+    assert "pytorch_check" not in memory_export(study, knobs)
+
+
+def test_the_check_and_the_measured_step_build_on_the_shared_block():
+    """One decoder block (engines.core.gpt_block) under the fake check, the cluster run and the
+    measured step; they differ only by its switches (SDPA against explicit attention)."""
+    import torch
+
+    from engines.core.gpt_block import block_class, decoder_block
+    from engines.memory.fake_check import _build_model
+    from engines.memory.measure import build_model
+
+    checked, measured = _build_model(GPT, 2, True, "none"), build_model(GPT, 128, torch.float32)
+    a, b = checked.blocks[0], measured.blocks[0]
+    assert type(a) is type(b) and (a.core_kind, b.core_kind) == ("sdpa", "explicit")
+    assert [n for n, _ in a.named_parameters()] == [n for n, _ in b.named_parameters()]
+    assert type(a).__mro__[1] is block_class().__mro__[1]          # GPTBlock's residual structure
+    assert sum(p.numel() for p in checked.parameters()) == GPT.param_count()
+    with pytest.raises(ValidationError, match="attention"):
+        decoder_block(GPT, attention="flash")
+    with pytest.raises(ValidationError, match="seq_len"):
+        decoder_block(GPT, attention="explicit")

@@ -31,13 +31,12 @@ def _measurement(scenario: Scenario, peaks=(3e9, 3.2e9), **changes) -> dict:
 def test_the_check_animates_rank_0_through_the_step(make_panel, ctx):
     _tiny(ctx)
     p = make_panel(MemoryPanel)
-    assert not p.step_view.slider.isEnabled()           # nothing to step through before a check
+    assert p.timeline().name == ""                        # before a check the timeline is the sharding one
     p.update_params(pytorch_check=True)                   # what a tour step sets: the check runs as a job
     assert p.settle()
     t = p.check.timeline
     view = p.step_view
-    assert view.slider.isEnabled() and view.slider.maximum() == len(t.frames) - 1
-    assert view.slider.value() == t.peak_index            # opens on the peak
+    assert view.cursor.value() == t.peak_index            # opens on the peak
     assert f"{t.peak.total / 1e9:,.2f} GB" in view.readout.text()
     phases = [name for _, name in t.chapters]
     assert phases[:3] == ["start", "forward", "backward"] and phases[-1] == "optimizer"
@@ -46,12 +45,40 @@ def test_the_check_animates_rank_0_through_the_step(make_panel, ctx):
     assert t.frames[fwd_end].bytes["activations"] > t.frames[1].bytes["activations"]
     opt = [f for f in t.frames if f.phase == "optimizer"][-1]
     assert opt.bytes["activations"] < t.frames[fwd_end].bytes["activations"] / 10
-    # moving the slider moves the cursor and the words to that frame's bytes
-    view.slider.setValue(fwd_end)
-    assert view.cursor.value() == fwd_end
+    # the page showing, the panel's timeline is the step's: its frames, its chapters, opening on the peak
+    p.measure_view.show_page(view)
+    spec = p.timeline()
+    assert (spec.name, spec.n_frames, spec.start) == ("step", len(t.frames), t.peak_index)
+    assert spec.chapters == list(t.chapters)
+    # a timeline frame moves the cursor and the words to that frame's bytes (the sharding view stays)
+    sharding = p._frame
+    p.show_frame(fwd_end)
+    assert view.cursor.value() == fwd_end and p._frame == sharding
     assert f"{t.frames[fwd_end].total / 1e9:,.2f} GB" in view.readout.text()
     assert "forward" in view.readout.text()
     assert p.views()["step"] is view
+    p.measure_view.show_page(p.cluster_view)              # another page: the sharding animation again
+    assert p.timeline().name == "" and p.timeline().n_frames == len(p.frames)
+
+
+def test_the_shared_player_drives_the_step_view(window):
+    """Keys, play and the timeline dock move the check's step like every animation: the window binds
+    the step's spec when its page shows, opens it on the peak, and hands the sharding one back."""
+    _tiny(window.ctx)
+    p = window.show_panel("memory")
+    p.update_params(pytorch_check=True)
+    assert p.settle()
+    tl, t = window.ctx.timeline, p.check.timeline
+    sharding_spec = tl.spec
+    p.measure_view.show_page(p.step_view)
+    assert tl.spec.name == "step" and tl.n_frames == len(t.frames)
+    assert tl.position == t.peak_index and p.step_view.cursor.value() == t.peak_index
+    tl.home()                                             # the Home key's action
+    assert p.step_view.cursor.value() == 0 and "1 of" in p.step_view.readout.text()
+    tl.step(3)                                            # → three times
+    assert p.step_view.cursor.value() == 3
+    p.lower_tabs.setCurrentIndex(0)                       # the sweep tab: the sharding animation is back
+    assert tl.spec == sharding_spec and tl.position == sharding_spec.start
 
 
 def test_cluster_page_shows_the_launch_commands_of_the_scenario(make_panel, ctx):
@@ -119,3 +146,29 @@ def test_file_menu_opens_a_measurement_on_the_memory_panel(window, tmp_path, mon
     panel = window.current_panel()
     assert panel.key == "memory" and panel.cluster_view.table.item(0, 2).text() == "5.00 GB"
     assert "cluster.json" in panel.cluster_view.note.text()
+
+
+def test_json_and_csv_exports_carry_the_check_table(window, tmp_path):
+    """File ▸ Export as JSON / CSV: once the check has run, the comparison table (category, ours,
+    PyTorch's, why) comes with the export; before it, nothing of it."""
+    import csv
+
+    _tiny(window.ctx)
+    p = window.show_panel("memory")
+    window.export("json", tmp_path / "before.json")
+    assert "pytorch_check" not in json.loads((tmp_path / "before.json").read_text())["result"]
+    p.update_params(pytorch_check=True)
+    assert p.settle()
+    doc = json.loads(window.export("json", tmp_path / "m.json").read_text())["result"]["pytorch_check"]
+    diffs = {d.category: d for d in p.check.diffs}
+    assert [r["category"] for r in doc["rows"]] == list(diffs)
+    for r in doc["rows"]:
+        d = diffs[r["category"]]
+        assert (r["ours"], r["pytorch"], r["why"]) == (d.ours, d.pytorch, d.reason) and r["why"]
+    lines = window.export("csv", tmp_path / "m.csv").read_text().splitlines()
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    checked = [r for r in rows if r["check_category"]]
+    assert [r["check_category"] for r in checked] == list(diffs)
+    total = checked[-1]
+    assert float(total["pytorch_GB"]) == pytest.approx(p.check.fake.peak_total / 1e9, abs=1e-4)
+    assert total["why"] == diffs["total"].reason and any(r["strategy"] == "zero3" for r in rows)
