@@ -27,6 +27,13 @@ SITES = {
                "mlp_in": "intermediate.dense", "down_in": "output.dense"},
 }
 
+# Whether the tokenizer adds its special tokens, by model: explicit, so the result does not depend on
+# the transformers version (4.46+ prepends BOS, token 1, to SmolLM2 text; the version the pack was
+# first made with did not).
+# SmolLM2 (causal LM): none: profiles of raw text windows, as in pre-training (the captions read them).
+# MiniLM (encoder): [CLS] ... [SEP], the input it was trained and is used with.
+ADD_SPECIAL_TOKENS = {"smollm2": False, "minilm": True}
+
 
 def extra_available() -> bool:
     """True when the optional ``[models]`` extra (transformers + the two model wheels) is installed."""
@@ -109,7 +116,8 @@ def capture(live: LiveModel, texts: list[str], kv_layers: tuple[int, ...] = (),
                 if cancelled is not None and cancelled():
                     break  # the task runner reports the run as cancelled
                 current.clear()
-                enc = live.tokenizer(text, return_tensors="pt").to(live.device)
+                enc = live.tokenizer(text, return_tensors="pt",
+                                     add_special_tokens=ADD_SPECIAL_TOKENS[live.name]).to(live.device)
                 out = live.model(**enc, output_hidden_states=True)
                 for key, t in current.items():
                     target = cap.outputs if key.endswith((".k", ".v")) else cap.inputs

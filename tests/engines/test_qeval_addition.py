@@ -94,20 +94,21 @@ def test_shipped_checkpoint_names_how_it_was_made(shipped):
 def test_shipped_model_adds_in_float32(shipped):
     s = A.score(shipped.model, per_length=200)
     em = s.exact_match()
-    assert all(em[n] >= 0.99 for n in range(1, 6)) and em[6] >= 0.96, em   # 98.0 % of 1,000 6-digit sums
+    assert all(em[n] >= 0.99 for n in range(1, 6)) and em[6] >= 0.96, em   # 99.8 % of 1,000 6-digit sums
     assert s.answer_perplexity < 1.01
 
 
 def test_two_bits_hurt_long_sums_more_while_perplexity_barely_moves(shipped):
     """Issue 24: rounded to 2 bits in groups of 32, the shipped model loses far more exact match on 6-digit
-    than on 1-digit sums while its answer perplexity rises by under 10 %: per-token confidence hardly
-    changes, yet one wrong carry spoils a long answer."""
+    than on 1-digit sums, and more than its answer perplexity rises (+21.8 % on the shipped sweep, +21.1 %
+    on these 400 sums a length; 6-digit exact match 99.8 % -> 51.9 %): one wrong carry spoils a long answer."""
     base = A.score(shipped.model, per_length=400)
     two = A.score(A.quantized_copy(shipped.model, 2, 32), per_length=400)
     b_em, q_em = base.exact_match(), two.exact_match()
     assert b_em[6] - q_em[6] > b_em[1] - q_em[1] + 0.1, (b_em, q_em)
     assert math.isfinite(two.answer_perplexity)
-    assert 0 < two.answer_perplexity / base.answer_perplexity - 1 < 0.10
+    rise = two.answer_perplexity / base.answer_perplexity - 1
+    assert 0 < rise < 0.30 and b_em[6] - q_em[6] > rise, (rise, b_em, q_em)
     # the loss grows with length: the longest sums are the worst
     assert q_em[6] == min(q_em.values())
 
@@ -124,9 +125,10 @@ def test_the_b4_caption_quotes_the_shipped_sweep():
                    if s.get("focus") == "addition")
     base, two = run.rows[0].score.exact_match(), run.row(2).score.exact_match()
     assert f"(seed {run.seed})" in caption
+    assert ("every 1- to 5-digit sum" in caption) == all(base[n] == 1.0 for n in range(1, 6))
     assert f"{100 * base[6]:.1f} % of 6-digit" in caption
     assert f"{100 * run.perplexity_change(run.row(2)):+.1f} %" in caption
-    assert f"fall to {100 * two[6]:.1f} %" in caption and f"stay at {100 * two[1]:.1f} %" in caption
+    assert f"fall to {100 * two[6]:.1f} %" in caption and f"drop only to {100 * two[1]:.1f} %" in caption
 
 
 def test_shipped_sweep_matches_the_checkpoint(shipped):
