@@ -53,6 +53,9 @@ class Mark:
 
 
 def format_number(x: float, decimals: int) -> str:
+    """Thousands grouped from five digits on: a four-digit whole number (a year, 2043) stays ungrouped."""
+    if decimals == 0 and abs(x) < 9999.5:
+        return f"{x:.0f}"
     return f"{x:,.{decimals}f}"
 
 

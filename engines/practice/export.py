@@ -102,16 +102,18 @@ def _choices(v: Variant) -> tuple[list[tuple[str, bool, str]], bool]:
                 "Correct." if opt.key in o.answer else wrong_fb.get(opt.key, t.wrong_option or "Not this one."))
                for opt in o.options]
         return out, len(o.answer) == 1
-    size = f"{format_number(float(o.answer), t.decimals)} {t.unit}".strip()
-    out = [(f"It {o.direction}, to {size}", True, "Correct.")]
+
+    def says(direction: str, value: float) -> str:
+        size = f"{format_number(float(value), t.decimals)} {t.unit}".strip()
+        return f"It stays unchanged, at {size}" if direction == "unchanged" else f"It {direction}, to {size}"
+
+    out = [(says(o.direction, o.answer), True, "Correct.")]
     for d in ("grows", "shrinks", "unchanged"):
         if d != o.direction:
-            out.append((f"It {'stays unchanged' if d == 'unchanged' else d}, at {size}" if d == "unchanged" else f"It {d}, to {size}",
-                        False, t.mistakes.get(f"dir_{d}", f"It {o.direction}.")))
+            out.append((says(d, o.answer), False, t.mistakes.get(f"dir_{d}", f"It {o.direction}.")))
     for m in o.mistakes:
         if isinstance(m.value, (int, float)):
-            out.append((f"It {o.direction}, to {format_number(float(m.value), t.decimals)} {t.unit}".strip(), False,
-                         t.mistakes[m.key]))
+            out.append((says(o.direction, m.value), False, t.mistakes[m.key]))
     return out, True
 
 

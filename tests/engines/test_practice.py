@@ -283,3 +283,34 @@ def test_command_line_export_takes_out_last_or_second(tmp_path, capsys):
     assert main(["--export-exercises", "A3"]) == 2                       # no OUT: explained, nothing written
     with pytest.raises(SystemExit):
         main([str(tmp_path / "stray.xml")])                              # OUT without the option is refused
+
+
+def test_direction_questions_export_as_sentences_for_every_direction():
+    """A direction question becomes a multiple choice whose options read as sentences, the right one
+    first: "It grows, to 3.2 GB", "It stays unchanged, at 3.2 GB" (never "It unchanged, to")."""
+    import xml.etree.ElementTree as ET
+
+    from engines.practice.export import moodle_xml
+
+    seen = set()
+    for lesson in LESSONS:
+        items = [v for v in variants(lesson_templates(lesson), 3, 5) if v.template.kind == "direction"]
+        if not items:
+            continue
+        root = ET.fromstring(moodle_xml(lesson, lesson, items))
+        for q, v in zip(root.findall("question[@type='multichoice']"), items):
+            texts = [html.unescape(a.find("text").text) for a in q.findall("answer")]
+            right = [html.unescape(a.find("text").text) for a in q.findall("answer") if float(a.get("fraction")) > 0]
+            lead = "It stays unchanged, at " if v.outcome.direction == "unchanged" else f"It {v.outcome.direction}, to "
+            assert len(right) == 1 and right[0].startswith(lead), (v.id, right)
+            assert not any(t.startswith("It unchanged") for t in texts), (v.id, texts)
+            seen.add(v.outcome.direction)
+    assert seen == {"grows", "shrinks", "unchanged"}
+
+
+def test_numbers_read_as_written_years_stay_whole():
+    from engines.practice.exercise import format_number
+
+    assert format_number(2043, 0) == "2043"              # a year, not "2,043"
+    assert format_number(16384, 0) == "16,384"
+    assert format_number(1234.5, 1) == "1,234.5"
