@@ -241,3 +241,20 @@ def test_cli_lists_lessons_opens_a_step_and_exports(tmp_path):
                        (("--export-lesson", "A2", str(tmp_path / "x.doc")), ".html or .pdf")):
         r = _cli(*args)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_tour_shows_the_timeline_only_on_a_step_that_plays_it(window, qtbot):
+    """Issue 38: a still step of an animated panel gave a row of the slide to a player nobody used."""
+    dock = window.findChild(QDockWidget, "timeline_dock")
+    tour = Tour("T", "t", (TourStep(panel="memory", caption="A still frame.", frame=7),
+                           TourStep(panel="memory", caption="Now it plays.", frame=7, play=True),
+                           TourStep(panel="overview", caption="No timeline.")))
+    assert window.tour.start(tour)
+    window.current_panel().settle()
+    assert window.ctx.timeline.spec is not None and not dock.isVisible()
+    assert window.tour.next()
+    assert dock.isVisible()
+    assert window.tour.next()
+    assert not dock.isVisible()
+    window.tour.stop()
+    assert dock.isVisible()
