@@ -258,3 +258,25 @@ def test_a_tour_shows_the_timeline_only_on_a_step_that_plays_it(window, qtbot):
     assert not dock.isVisible()
     window.tour.stop()
     assert dock.isVisible()
+
+
+def test_the_last_step_offers_the_courses_next_lesson_and_practice(window, monkeypatch):
+    """Issue 38: the end of a tour leads on, to the next lesson of the course and to practice."""
+    from engines.practice import shipped_lessons
+    from explorer.lessons.catalog import lesson
+
+    bar, started = window.lessons.bar, []
+    monkeypatch.setattr(window.lessons, "start_lesson", lambda lesson_id, step=0: started.append(lesson_id))
+    steps = (TourStep(panel="overview", caption="First."), TourStep(panel="overview", caption="Last."))
+    assert window.tour.start(Tour("A3", "Pipelines", steps))
+    assert bar.next_lesson_link.isHidden()                    # not before the last step
+    assert window.tour.next()
+    assert not bar.next_lesson_link.isHidden()
+    assert bar.next_lesson_link.text() == f"<a href='A4'>Next lesson: {lesson('A4').title} ▶</a>"
+    assert bar.next_lesson_link.minimumSizeHint().width() < 300       # wraps: never widens the window
+    assert bar.practice_button.isHidden() == ("A3" not in shipped_lessons())
+    bar.next_lesson_link.linkActivated.emit("A4")
+    assert started == ["A4"]
+    assert window.tour.start(Tour("C2", "The end of course C", steps), 1)
+    assert bar.next_lesson_link.isHidden()                    # the course's last lesson: nothing follows
+    window.tour.stop()
