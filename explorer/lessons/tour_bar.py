@@ -53,8 +53,8 @@ class TourBar(QFrame):
         self.next_lesson_link.linkActivated.connect(self._next_lesson)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(self.where, 3)
-        top.addWidget(self.next_lesson_link, 2)
+        top.addWidget(self.where, 1)
+        top.addWidget(self.next_lesson_link, 1)
         text.addLayout(top)
         for w in (self.caption, self.source):
             text.addWidget(w)
@@ -111,7 +111,10 @@ class TourBar(QFrame):
         edited = " · edited, not saved" if self.player.modified else ""
         cached = (f" · {self._cached[2]}" if self._cached is not None and self._cached[:2] == (tour, i)
                   else "")
-        self.where.setText(f"{tour.lesson} · {tour.title} — step {i + 1} of {n}{edited}{cached}")
+        after = next_lesson(tour.lesson, [info.key for info in self.player.win.panel_infos]) if i + 1 == n else None
+        # beside the next lesson's link the tour's own title gives way: one line, not two, under the slide
+        title = "" if after is not None else f" · {tour.title}"
+        self.where.setText(f"{tour.lesson}{title} — step {i + 1} of {n}{edited}{cached}")
         presenting = self.player.win.presenting
         size = self.font().pointSizeF() * (PRESENTER_CAPTION_SCALE if presenting else CAPTION_SCALE)
         error = (f"<br><span style='color:{self.player.win.ctx.theme.error}'>⚠ {escape(self.player.error)}</span>"
@@ -124,7 +127,6 @@ class TourBar(QFrame):
         self.prev_button.setEnabled(i > 0)
         self.next_button.setEnabled(i + 1 < n)
         self.practice_button.setVisible(i + 1 == n and _has_practice(tour.lesson))
-        after = next_lesson(tour.lesson, [info.key for info in self.player.win.panel_infos]) if i + 1 == n else None
         if after is not None:
             self.next_lesson_link.setText(f"<a href='{after.id}'>Next lesson: {escape(after.title)} ▶</a>")
             self.next_lesson_link.setToolTip(f"{after.id}: {after.summary}")
