@@ -10,7 +10,7 @@ import pkgutil
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QIcon, QUndoCommand
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
@@ -22,6 +22,7 @@ from explorer.tasks import Debounce, TaskRunner
 from explorer.theme import Theme
 from explorer.timeline import TimelineSpec
 from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.wait_veil import WaitVeil
 
 __all__ = ["Panel", "PanelInfo", "TimelineSpec", "discover_panels", "registered_panels"]
 
@@ -43,6 +44,8 @@ class Panel(QWidget):
         self.ctx = ctx
         self.tasks = TaskRunner(self)
         self._jobs: dict[str, TaskRunner] = {"main": self.tasks}
+        self._veils: dict[int, WaitVeil] = {}    # views greyed while a job computes their next result
+        self._watch(self.tasks)
         self._debounces: list[Debounce] = []
         self._params = self.Params() if self.Params is not None else None
         self.body = QVBoxLayout(self)
@@ -107,7 +110,49 @@ class Panel(QWidget):
         the shell cancels every slot together on teardown and on close."""
         if name not in self._jobs:
             self._jobs[name] = TaskRunner(self)
+            self._watch(self._jobs[name])
         return self._jobs[name]
+
+    # --- honest waiting: a view whose result is being computed says so -------------------------
+    def waits_for_jobs(self, view: QWidget) -> WaitVeil:
+        """Grey ``view`` with a "computing… N s" label while any of this panel's job slots runs, so
+        the last result is not read as the current one (a tour does this for each step's focus view)."""
+        veil = next((v for v in self._each_veil() if v.parentWidget() is view), None)
+        if veil is None:
+            veil = self._veils[id(view)] = WaitVeil(view)
+        if self.computing:
+            veil.begin()
+        return veil
+
+    @property
+    def computing(self) -> bool:
+        """A job slot has a result still to deliver."""
+        return any(r.running for r in self._jobs.values())
+
+    def _watch(self, runner: TaskRunner) -> None:
+        runner.started.connect(self._job_started)
+        runner.finished.connect(self._job_finished)
+
+    def _each_veil(self):
+        for key, veil in list(self._veils.items()):
+            try:
+                veil.objectName()
+            except RuntimeError:                 # deleted with its view
+                del self._veils[key]
+                continue
+            yield veil
+
+    def _job_started(self, _label: str = "") -> None:
+        for veil in self._each_veil():
+            veil.begin()
+
+    def _job_finished(self, _how: str = "") -> None:
+        QTimer.singleShot(0, self, self._jobs_ended)   # a result may start the next job: look after it is drawn
+
+    def _jobs_ended(self) -> None:
+        if not self.computing:
+            for veil in self._each_veil():
+                veil.end()
 
     def debounce(self, start, delay_ms: int) -> Debounce:
         """A timer that calls ``start`` once edits have been quiet for ``delay_ms``; unbinding stops it."""

@@ -40,11 +40,15 @@ class StepView(QWidget):
         self.timeline: StepTimeline | None = None
         box = QVBoxLayout(self)
         box.setContentsMargins(2, 2, 2, 2)
-        self.plot = make_plot(theme, "Rank 0 through one FSDP2 step (PyTorch's tracker)", "GB", "snapshot")
+        # no x-axis title: the ticks name the phases, and its row is the chart's on a 1280×800 slide
+        self.plot = make_plot(theme, "Rank 0 through one FSDP2 step, snapshot by snapshot (PyTorch's tracker)", "GB")
         self.plot.setAccessibleName("Memory through the checked step, stacked by group")
         self.plot.setMouseEnabled(x=False, y=False)
+        # the short names on the slide (the chart keeps its height on a 1280×800 projector), the long
+        # ones, as the readout's sentence uses them, in the tooltip
         self.key = QLabel("Bands, bottom to top: " + " · ".join(
-            f"<b>{label}</b> ({PATTERN_WORDS[k]})" for k, label, _ in STEP_GROUPS))
+            f"<b>{label.split(' (')[0]}</b> ({PATTERN_WORDS[k]})" for k, label, _ in STEP_GROUPS))
+        self.key.setToolTip("<br>".join(f"<b>{label}</b>: {PATTERN_WORDS[k]}" for k, label, _ in STEP_GROUPS))
         self.key.setWordWrap(True)
         box.addWidget(self.key)
         box.addWidget(self.plot, 1)

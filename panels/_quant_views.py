@@ -2,6 +2,8 @@
 frozen ``engines.quant`` result it is handed, and the drawing helpers the other views share."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetrics
@@ -71,6 +73,10 @@ class AffineView(QWidget):
         self._items: dict | None = None
         self.steps: tuple = ()
         self.index = 0
+        self._levels = (0, 0.0)           # how many levels are drawn, and their spacing in data units
+        vb = self.plot.getViewBox()
+        vb.sigResized.connect(self._thin_labels)
+        vb.sigRangeChanged.connect(self._thin_labels)
 
     def show_result(self, setup: LayerSetup) -> None:
         """The worked example of ``setup`` (row 0 of its tensor), from its first step."""
@@ -124,6 +130,8 @@ class AffineView(QWidget):
                 line.setPen(pen(th.grid, 1, Qt.DashLine))
                 label.setText(f"q={q}", color=th.muted)
                 label.setPos(len(xs) - 0.3, level)
+        self._levels = (len(levels), abs(float(s["scale"])))
+        self._thin_labels()
         items["x"].setData(xs, s["values"], brush=th.color(4), pen=pen(th.fg, 1))
         order = [st["step"] for st in steps]
         shown_hat = order.index(s["step"]) >= order.index("dequant")
@@ -142,6 +150,22 @@ class AffineView(QWidget):
             + (f"→ {shown}<br>" if shown else "")
             + f"codes q = {codes} &nbsp; (● original x, ■ de-quantized x′; dashed lines: the "
               f"{int(s['qmax'] - s['qmin'] + 1)} levels)")
+
+
+    def _thin_labels(self, *_args) -> None:
+        """Name every level when the lines are far enough apart for their labels, else every k-th one
+        (from q = qmin): sixteen 4-bit levels on a short chart wrote their names over each other."""
+        n, step = self._levels
+        if self._items is None or n == 0:
+            return
+        vb = self.plot.getViewBox()
+        y0, y1 = vb.viewRange()[1]
+        apart = step * vb.height() / (y1 - y0) if y1 > y0 else 0.0
+        labels = self._items["labels"][:n]
+        tall = max(label.textItem.boundingRect().height() for label in labels)
+        every = max(1, math.ceil(tall / apart)) if apart > 0 else n
+        for i, label in enumerate(labels):
+            label.setVisible(i % every == 0)
 
 
 class CollapseView(QWidget):

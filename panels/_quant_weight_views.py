@@ -13,8 +13,10 @@ from explorer.ui.bar_chart import bar_chart
 from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import range_end_for_label
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import log_axes, make_plot, pen
+from explorer.ui.widgets import log_axes, make_plot, pen, set_title
 from panels._quant_views import column, label, step_hist, tidy
+
+WONLY_TITLE = "Weight-only error on held-out tokens"
 
 
 class FixesView(QWidget):
@@ -109,7 +111,7 @@ class WeightView(QWidget):
         g.addWidget(self.gptq_cell, 0, 0)
         self.awq_plot = make_plot(theme, "AWQ: output MSE against α (s = mean|x|^α)", "MSE", "α")
         g.addWidget(self.awq_plot, 0, 1)
-        self.wonly_plot = make_plot(theme, "Weight-only error on held-out tokens", "", "relative error")
+        self.wonly_plot = make_plot(theme, WONLY_TITLE, "", "relative error")
         g.addWidget(self.wonly_plot, 1, 0)
         self.hist_plot = make_plot(theme, "Weight histogram before and after", "count (log)", "weight value")
         log_axes(self.hist_plot, y=True)
@@ -133,6 +135,10 @@ class WeightView(QWidget):
         self.analysis, th = a, self.theme
         bar_chart(self.wonly_plot, th, [f"{m.name} {m.bits_per_weight:.3g} b/w" for m in a.methods],
                   [m.error for m in a.methods], "{:.4f}")
+        # the sample sizes the bars stand on, on the chart itself: a slide of it says how they were judged
+        set_title(self.wonly_plot, WONLY_TITLE if not a.calib_tokens else (
+            f"Weight-only error on {a.heldout_tokens:,} held-out tokens "
+            f"({a.shape[1]:,} inputs, calibrated on {a.calib_tokens:,} tokens)"))
         hp, h = self.hist_plot, a.weight_hist
         hp.clear()
         edges = np.asarray(h.edges)

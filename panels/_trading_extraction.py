@@ -52,6 +52,8 @@ def _mix(a: str, b: str, share: float) -> str:
                   round(ca.blue() + (cb.blue() - ca.blue()) * share)).name()
 
 
+CONFUSION_KEY = "Held-out headlines: rows = gold label, columns = predicted. ✓ right, ✗ wrong."
+
 class ExtractionView(QWidget):
     """Scores (confusion matrix, per-class table, figures), calibration and drift, audit and governance."""
 
@@ -67,14 +69,20 @@ class ExtractionView(QWidget):
         g = QGridLayout(scores)
         g.setContentsMargins(0, 0, 0, 0)
         self.confusion = _table(5, 5, "Confusion matrix of the held-out headlines: rows gold, columns predicted")
+        self.confusion.verticalHeader().setSectionResizeMode(QHeaderView.Stretch)   # the matrix fills its cell
         self.scores = _table(5, 5, "Precision, recall and F1 per class")
         self.scores.setHorizontalHeaderLabels(["P", "R", "F1", "n", "F1 drift"])
         self.figures = LiveText()
         self.figures.reserve_lines(7)
-        cap = QLabel("Held-out headlines: rows = gold label, columns = predicted. ✓ right, ✗ wrong.")
-        cap.setWordWrap(True)
-        g.addWidget(cap, 0, 0)
-        g.addWidget(self.confusion, 1, 0)
+        # the matrix with its key and its accuracy: one view, so a slide of it says how many are right
+        self.confusion_key = QLabel(CONFUSION_KEY)
+        self.confusion_key.setWordWrap(True)
+        self.confusion_cell = QWidget()
+        cell = QVBoxLayout(self.confusion_cell)
+        cell.setContentsMargins(0, 0, 0, 0)
+        cell.addWidget(self.confusion_key)
+        cell.addWidget(self.confusion, 1)
+        g.addWidget(self.confusion_cell, 0, 0, 2, 1)
         per_class = QLabel("Per class: precision P, recall R, F1 and items n on the held-out test; "
                            "'F1 drift': F1 on the shifted set.")
         per_class.setWordWrap(True)
@@ -173,6 +181,7 @@ class ExtractionView(QWidget):
                 mark = ("✓ " if i == j else "✗ ") if conf[i, j] else ""
                 _cell(self.confusion, i, j, f"{mark}{conf[i, j]}", fill, ink_on(fill, t))
         s, sh = run.test.scores, run.shifted.scores
+        self.confusion_key.setText(f"{CONFUSION_KEY} Accuracy {s.accuracy:.1%} of {run.test.n}.")
         for i in range(k):
             for j, v in enumerate((f"{s.precision[i]:.2f}", f"{s.recall[i]:.2f}", f"{s.f1[i]:.2f}",
                                    f"{s.support[i]}", f"{sh.f1[i]:.2f}")):

@@ -75,7 +75,8 @@ class LookaheadView(QWidget):
         self.show_stale(False)
         remedy = REMEDIES[r.remedy]
         src = REMEDY_SOURCES[r.remedy]
-        bt = "after the cutoff only" if r.evaluated_from else "over all days"
+        bt = (f"after the cutoff only, {r.days_post:,} days" if r.evaluated_from
+              else f"over all {len(r.daily):,} days")
         deflate = (f"<b>Best of {r.n_prompts:,} prompts:</b> noise alone is expected to reach Sharpe "
                    f"{r.expected_max_noise_sharpe:.2f} (trial variance {r.trials_var:g}); the deflated Sharpe "
                    f"(probability the skill is real) is <b>{r.deflated:.2f}</b>; a Sharpe of 1 from that many tries "

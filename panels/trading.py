@@ -112,7 +112,7 @@ class TradingPanel(Panel):
     def _extraction_page(self) -> QWidget:
         v = self.extraction_view = ExtractionView(self.theme)
         for name, widget, title in (("extraction", v, "Extraction, evaluated without returns"),
-                                    ("extraction_confusion", v.confusion, "Confusion matrix of the held-out headlines"),
+                                    ("extraction_confusion", v.confusion_cell, "Confusion matrix of the held-out headlines"),
                                     ("extraction_scores", v.scores, "Precision, recall and F1 per class"),
                                     ("extraction_figures", v.figures, "Accuracy, F1 and Cohen's kappa"),
                                     ("extraction_reliability", v.reliability_plot, "Reliability diagram"),

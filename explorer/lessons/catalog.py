@@ -79,6 +79,16 @@ def lesson(lesson_id: str, panel_keys: Iterable[str] | None = None) -> Lesson:
     raise ValidationError("lesson", f"no lesson {lesson_id!r}", ", ".join(x.id for x in every))
 
 
+def next_lesson(lesson_id: str, panel_keys: Iterable[str] | None = None) -> Lesson | None:
+    """The next ready lesson of ``lesson_id``'s course (what its last step offers), or None at the
+    course's end or for a tour that is no lesson of the catalogue."""
+    for c in courses(panel_keys):
+        ids = [x.id for x in c.lessons]
+        if lesson_id in ids:
+            return next((x for x in c.lessons[ids.index(lesson_id) + 1:] if x.ready), None)
+    return None
+
+
 def lesson_tour(lesson_id: str) -> Tour:
     """The shipped tour of a ready lesson (FileProblem if its file is damaged)."""
     item = lesson(lesson_id)

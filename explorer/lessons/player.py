@@ -220,7 +220,11 @@ class TourPlayer(QObject):
         self.error = None
         self.win.show_error(None)
         self.index = index
-        self.win.current_panel().flush_pending()
+        panel = self.win.current_panel()
+        panel.flush_pending()
+        focus = panel.view_widget(step.focus) if step.focus else None
+        if focus is not None:
+            panel.waits_for_jobs(focus)          # greyed, counting, until this step's result is drawn
         timeline = self.win.ctx.timeline
         if step.frame is None and timeline.spec is not None:
             fresh = self.win.current_panel().timeline()     # its opening frame may follow the new scenario

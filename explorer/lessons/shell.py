@@ -183,16 +183,19 @@ class LessonsShell:
                 dock.hide()
 
     def _fold_timeline(self, fold: bool | None = None) -> None:
-        """While folded, the player shows only where the step has an animation to play."""
+        """While folded, the player shows only on a step that plays its timeline: a still step of an
+        animated panel does not give a row of the slide to a player nobody uses."""
         if fold is None:
             fold = self._fold_state is not None
         dock = self.win.findChild(QDockWidget, "timeline_dock")
         if dock is None:
             return
-        if fold and self.win.ctx.timeline.spec is None and dock.isVisible():
+        step = self.player.step
+        plays = step is not None and step.play and self.win.ctx.timeline.spec is not None
+        if fold and not plays and dock.isVisible():
             dock.hide()
             self._timeline_folded = True
-        elif self._timeline_folded and (not fold or self.win.ctx.timeline.spec is not None):
+        elif self._timeline_folded and (not fold or plays):
             dock.show()
             self._timeline_folded = False
 

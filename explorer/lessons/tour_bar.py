@@ -7,6 +7,8 @@ from html import escape
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
+from explorer.lessons.catalog import next_lesson
+
 CAPTION_SCALE = 1.3            # the caption's type against the application's
 PRESENTER_CAPTION_SCALE = 1.1  # presenter type is already 1.6 times larger: the picture keeps the room
 
@@ -39,7 +41,22 @@ class TourBar(QFrame):
         self.source.setObjectName("muted")
         self.source.setWordWrap(True)
         self.source.setTextFormat(Qt.RichText)
-        for w in (self.where, self.caption, self.source):
+        # the last step leads on: the course's next lesson, a link on the "where" line (it wraps, so a
+        # long title neither widens the window nor costs the slide a row), practice among the buttons
+        self.next_lesson_link = QLabel()
+        self.next_lesson_link.setObjectName("next_lesson")
+        self.next_lesson_link.setAccessibleName("Next lesson")
+        self.next_lesson_link.setTextFormat(Qt.RichText)
+        self.next_lesson_link.setWordWrap(True)
+        self.next_lesson_link.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        self.next_lesson_link.setTextInteractionFlags(Qt.LinksAccessibleByMouse | Qt.LinksAccessibleByKeyboard)
+        self.next_lesson_link.linkActivated.connect(self._next_lesson)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.where, 1)
+        top.addWidget(self.next_lesson_link, 1)
+        text.addLayout(top)
+        for w in (self.caption, self.source):
             text.addWidget(w)
         outer.addLayout(text, 1)
         buttons = QGridLayout()
@@ -73,6 +90,9 @@ class TourBar(QFrame):
             self.where.setToolTip(origin.describe())
             self.refresh()
 
+    def _next_lesson(self, lesson_id: str) -> None:
+        self.player.win.lessons.start_lesson(lesson_id)
+
     @staticmethod
     def _button(text: str, tip: str, slot) -> QPushButton:
         b = QPushButton(text)
@@ -91,7 +111,10 @@ class TourBar(QFrame):
         edited = " · edited, not saved" if self.player.modified else ""
         cached = (f" · {self._cached[2]}" if self._cached is not None and self._cached[:2] == (tour, i)
                   else "")
-        self.where.setText(f"{tour.lesson} · {tour.title} — step {i + 1} of {n}{edited}{cached}")
+        after = next_lesson(tour.lesson, [info.key for info in self.player.win.panel_infos]) if i + 1 == n else None
+        # beside the next lesson's link the tour's own title gives way: one line, not two, under the slide
+        title = "" if after is not None else f" · {tour.title}"
+        self.where.setText(f"{tour.lesson}{title} — step {i + 1} of {n}{edited}{cached}")
         presenting = self.player.win.presenting
         size = self.font().pointSizeF() * (PRESENTER_CAPTION_SCALE if presenting else CAPTION_SCALE)
         error = (f"<br><span style='color:{self.player.win.ctx.theme.error}'>⚠ {escape(self.player.error)}</span>"
@@ -104,4 +127,8 @@ class TourBar(QFrame):
         self.prev_button.setEnabled(i > 0)
         self.next_button.setEnabled(i + 1 < n)
         self.practice_button.setVisible(i + 1 == n and _has_practice(tour.lesson))
+        if after is not None:
+            self.next_lesson_link.setText(f"<a href='{after.id}'>Next lesson: {escape(after.title)} ▶</a>")
+            self.next_lesson_link.setToolTip(f"{after.id}: {after.summary}")
+        self.next_lesson_link.setVisible(after is not None)
         self.controls_button.setVisible(self.player.win.lessons.folds)

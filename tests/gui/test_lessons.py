@@ -241,3 +241,42 @@ def test_cli_lists_lessons_opens_a_step_and_exports(tmp_path):
                        (("--export-lesson", "A2", str(tmp_path / "x.doc")), ".html or .pdf")):
         r = _cli(*args)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_tour_shows_the_timeline_only_on_a_step_that_plays_it(window, qtbot):
+    """Issue 38: a still step of an animated panel gave a row of the slide to a player nobody used."""
+    dock = window.findChild(QDockWidget, "timeline_dock")
+    tour = Tour("T", "t", (TourStep(panel="memory", caption="A still frame.", frame=7),
+                           TourStep(panel="memory", caption="Now it plays.", frame=7, play=True),
+                           TourStep(panel="overview", caption="No timeline.")))
+    assert window.tour.start(tour)
+    window.current_panel().settle()
+    assert window.ctx.timeline.spec is not None and not dock.isVisible()
+    assert window.tour.next()
+    assert dock.isVisible()
+    assert window.tour.next()
+    assert not dock.isVisible()
+    window.tour.stop()
+    assert dock.isVisible()
+
+
+def test_the_last_step_offers_the_courses_next_lesson_and_practice(window, monkeypatch):
+    """Issue 38: the end of a tour leads on, to the next lesson of the course and to practice."""
+    from engines.practice import shipped_lessons
+    from explorer.lessons.catalog import lesson
+
+    bar, started = window.lessons.bar, []
+    monkeypatch.setattr(window.lessons, "start_lesson", lambda lesson_id, step=0: started.append(lesson_id))
+    steps = (TourStep(panel="overview", caption="First."), TourStep(panel="overview", caption="Last."))
+    assert window.tour.start(Tour("A3", "Pipelines", steps))
+    assert bar.next_lesson_link.isHidden()                    # not before the last step
+    assert window.tour.next()
+    assert not bar.next_lesson_link.isHidden()
+    assert bar.next_lesson_link.text() == f"<a href='A4'>Next lesson: {lesson('A4').title} ▶</a>"
+    assert bar.next_lesson_link.minimumSizeHint().width() < 300       # wraps: never widens the window
+    assert bar.practice_button.isHidden() == ("A3" not in shipped_lessons())
+    bar.next_lesson_link.linkActivated.emit("A4")
+    assert started == ["A4"]
+    assert window.tour.start(Tour("C2", "The end of course C", steps), 1)
+    assert bar.next_lesson_link.isHidden()                    # the course's last lesson: nothing follows
+    window.tour.stop()
