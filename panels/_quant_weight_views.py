@@ -77,15 +77,18 @@ class FixesView(QWidget):
             f" each spike over all channels; smooth divides channel j by s_j = max|X_j|^α / max|W_j|^(1−α). "
             f"Best α on this layer: {s.best[0]:.2f} (error {s.best[1]:.4f}); naive per-tensor W8A8 "
             f"{s.naive_error:.4f}.")
+        # One point per channel (1536 on minilm.l0.ffn_out), zigzagging over decades: Qt strokes a dashed
+        # pen wider than one pixel through its dash stroker, 110-140 ms a paint here against 1-20 ms for
+        # a one-pixel one, so the dashed and dotted curves are one pixel wide (their style still tells them apart).
         pv, items = s.preview, self.dist_items
         ch = np.arange(len(pv.original))
         curve(items, "original", ch, np.maximum(pv.original, 1e-6),
               lambda: pg.PlotDataItem(pen=pen(th.color(5), 2), name="original"))
         smoothed = curve(items, "smoothed", ch, np.maximum(pv.smoothed, 1e-6),
-                         lambda: pg.PlotDataItem(pen=pen(th.color(2), 2, Qt.DashLine), name="smoothed"))
+                         lambda: pg.PlotDataItem(pen=pen(th.color(2), 1, Qt.DashLine), name="smoothed"))
         rename(self.dist_plot, smoothed, f"smoothed, α={pv.alpha:.2f}")
         curve(items, "rotated", ch, np.maximum(pv.rotated, 1e-6),
-              lambda: pg.PlotDataItem(pen=pen(th.color(4), 2, Qt.DotLine), name="Hadamard-rotated"))
+              lambda: pg.PlotDataItem(pen=pen(th.color(4), 1, Qt.DotLine), name="Hadamard-rotated"))
 
     def apply_theme(self, theme) -> None:
         self.theme, self._curve = theme, None
