@@ -14,7 +14,7 @@ from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import range_end_for_label
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import log_axes, make_plot, pen, set_title
-from panels._quant_views import column, label, step_hist, tidy
+from panels._quant_views import Items, column, curve, label, rename, tidy
 
 WONLY_TITLE = "Weight-only error on held-out tokens"
 
@@ -42,52 +42,60 @@ class FixesView(QWidget):
         self.fix_text = label(g, 2, 1)
         g.setRowStretch(1, 1)
         g.setRowStretch(2, 1)
-        self.alpha_marker = None
         self.result: FixesStudy | None = None
         self._curve = None               # the sweep drawn: a new α only moves the marker
+        self.sq_items, self.dist_items = Items(self.sq_plot), Items(self.dist_plot)
 
     def show_result(self, s: FixesStudy | None) -> None:
         self.result, th = s, self.theme
         if s is None:
             bar_chart(self.fix_plot, th, [], [])
-            self.sq_plot.clear()
-            self.dist_plot.clear()
-            self.alpha_marker, self._curve = None, None
+            self.sq_items.drop_all()
+            self.dist_items.drop_all()
+            self._curve = None
             self.fix_text.setText("The three fixes need activations: pick a pack layer.")
             return
         bar_chart(self.fix_plot, th, [b.label for b in s.bars], [b.error for b in s.bars], "{:.4f}")
+        items = self.sq_items
         if self._curve != (s.sq_curve, s.naive_error, th.name, th.font_scale):
             self._curve = (s.sq_curve, s.naive_error, th.name, th.font_scale)
-            self.sq_plot.clear()
             xs, ys = zip(*s.sq_curve)
-            self.sq_plot.plot(xs, ys, pen=pen(th.color(2), 3), symbol="o", symbolBrush=th.color(2))
-            self.sq_plot.addItem(pg.InfiniteLine(pos=s.naive_error, angle=0, pen=pen(th.color(5), 2, Qt.DashLine),
-                                                 label=f"naive per-tensor {s.naive_error:.4f}",
-                                                 labelOpts={"color": th.fg, "position": 0.45,      # above the line,
-                                                            "anchors": [(0.5, 1), (0.5, 1)]}))  # where the curve dips
-            self.alpha_marker = pg.InfiniteLine(pos=s.alpha, angle=90, pen=pen(th.fg, 2, Qt.DotLine))
-            self.sq_plot.addItem(self.alpha_marker)
-            best = pg.TextItem(f"lowest: α = {s.best[0]:.2f}, {s.best[1]:.4f}", color=th.fg, anchor=(0.5, 0))
+            curve(items, "sweep", xs, ys, lambda: pg.PlotDataItem(pen=pen(th.color(2), 3), symbol="o",
+                                                                   symbolBrush=th.color(2)))
+            naive = items.get("naive", lambda: pg.InfiniteLine(
+                angle=0, pen=pen(th.color(5), 2, Qt.DashLine), label="",
+                labelOpts={"color": th.fg, "position": 0.45,                 # above the line,
+                           "anchors": [(0.5, 1), (0.5, 1)]}))                # where the curve dips
+            naive.setPos(s.naive_error)
+            naive.label.setFormat(f"naive per-tensor {s.naive_error:.4f}")
+            best = items.get("best", lambda: pg.TextItem("", color=th.fg, anchor=(0.5, 0)))
+            best.setText(f"lowest: α = {s.best[0]:.2f}, {s.best[1]:.4f}")
             best.setPos(*s.best)           # under the lowest point, in room kept below the curve for it
-            self.sq_plot.addItem(best)
             top = max(max(ys), s.naive_error)
             self.sq_plot.setYRange(max(0.0, s.best[1] - 0.35 * (top - s.best[1])), top, padding=0.05)
-        self.alpha_marker.setPos(s.alpha)
+        items.get("alpha", lambda: pg.InfiniteLine(angle=90, pen=pen(th.fg, 2, Qt.DotLine))).setPos(s.alpha)
         self.fix_text.setText(
             f"Decompose (LLM.int8) keeps {s.int8_fp16_fraction:.1%} of input columns in fp16; rotate spreads"
             f" each spike over all channels; smooth divides channel j by s_j = max|X_j|^α / max|W_j|^(1−α). "
             f"Best α on this layer: {s.best[0]:.2f} (error {s.best[1]:.4f}); naive per-tensor W8A8 "
             f"{s.naive_error:.4f}.")
-        pv, p = s.preview, self.dist_plot
-        p.clear()
+        # One point per channel (1536 on minilm.l0.ffn_out), zigzagging over decades: Qt strokes a dashed
+        # pen wider than one pixel through its dash stroker, 110-140 ms a paint here against 1-20 ms for
+        # a one-pixel one, so the dashed and dotted curves are one pixel wide (their style still tells them apart).
+        pv, items = s.preview, self.dist_items
         ch = np.arange(len(pv.original))
-        p.plot(ch, np.maximum(pv.original, 1e-6), pen=pen(th.color(5), 2), name="original")
-        p.plot(ch, np.maximum(pv.smoothed, 1e-6), pen=pen(th.color(2), 2, Qt.DashLine),
-               name=f"smoothed, α={pv.alpha:.2f}")
-        p.plot(ch, np.maximum(pv.rotated, 1e-6), pen=pen(th.color(4), 2, Qt.DotLine), name="Hadamard-rotated")
+        curve(items, "original", ch, np.maximum(pv.original, 1e-6),
+              lambda: pg.PlotDataItem(pen=pen(th.color(5), 2), name="original"))
+        smoothed = curve(items, "smoothed", ch, np.maximum(pv.smoothed, 1e-6),
+                         lambda: pg.PlotDataItem(pen=pen(th.color(2), 1, Qt.DashLine), name="smoothed"))
+        rename(self.dist_plot, smoothed, f"smoothed, α={pv.alpha:.2f}")
+        curve(items, "rotated", ch, np.maximum(pv.rotated, 1e-6),
+              lambda: pg.PlotDataItem(pen=pen(th.color(4), 1, Qt.DotLine), name="Hadamard-rotated"))
 
     def apply_theme(self, theme) -> None:
         self.theme, self._curve = theme, None
+        self.sq_items.drop_all()         # made again in the new colours
+        self.dist_items.drop_all()
         if self.result is not None:
             self.show_result(self.result)
 
@@ -120,10 +128,13 @@ class WeightView(QWidget):
         self.analysis: LayerAnalysis | None = None
         self._gptq = None
         self._gptq_range = None
+        self.hist_items, self.awq_items = Items(self.hist_plot), Items(self.awq_plot)
 
     def apply_theme(self, theme) -> None:
         """The GPTQ bars are re-made in the new colours by the next draw."""
         self.theme = theme
+        self.hist_items.drop_all()
+        self.awq_items.drop_all()
         if self._gptq is not None:
             for item in self._gptq:
                 self.gptq_plot.removeItem(item)
@@ -139,20 +150,26 @@ class WeightView(QWidget):
         set_title(self.wonly_plot, WONLY_TITLE if not a.calib_tokens else (
             f"Weight-only error on {a.heldout_tokens:,} held-out tokens "
             f"({a.shape[1]:,} inputs, calibrated on {a.calib_tokens:,} tokens)"))
-        hp, h = self.hist_plot, a.weight_hist
-        hp.clear()
+        h = a.weight_hist
         edges = np.asarray(h.edges)
         for name, counts, style, ci in (("original", h.original, Qt.SolidLine, 0), ("RTN", h.rtn, Qt.DashLine, 5),
                                         ("AWQ", h.awq, Qt.DotLine, 2)):
-            if counts is not None:
-                step_hist(hp, edges, np.maximum(counts, 0.5), th.color(ci), name, style)
-        self.awq_plot.clear()
+            if counts is None:
+                self.hist_items.drop(name)
+            else:
+                curve(self.hist_items, name, edges, np.maximum(counts, 0.5),
+                      lambda name=name, style=style, ci=ci: pg.PlotDataItem(
+                          stepMode="center", pen=pen(th.color(ci), 2, style), name=name))
         if a.awq_curve:
             xs, ys = zip(*a.awq_curve)
-            self.awq_plot.plot(xs, ys, pen=pen(th.color(2), 3), symbol="o", symbolBrush=th.color(2))
-            self.awq_plot.addItem(pg.InfiniteLine(pos=a.awq_alpha, angle=90, pen=pen(th.fg, 2, Qt.DashLine),
-                                                  label=f"chosen α = {a.awq_alpha:.2f}",
-                                                  labelOpts={"color": th.fg, "position": 0.85}))
+            curve(self.awq_items, "curve", xs, ys, lambda: pg.PlotDataItem(
+                pen=pen(th.color(2), 3), symbol="o", symbolBrush=th.color(2)))
+            chosen = self.awq_items.get("chosen", lambda: pg.InfiniteLine(
+                angle=90, pen=pen(th.fg, 2, Qt.DashLine), label="", labelOpts={"color": th.fg, "position": 0.85}))
+            chosen.setPos(a.awq_alpha)
+            chosen.label.setFormat(f"chosen α = {a.awq_alpha:.2f}")
+        else:
+            self.awq_items.drop_all()
         if a.gptq_trace:
             self.show_frame(len(a.gptq_trace) - 1)
         else:
@@ -223,23 +240,25 @@ class GroupsView(QWidget):
         self.scheme_plot = make_plot(theme, "W4A16 / W8A8 / W4A4 on this layer", "", "relative error")
         g.addWidget(self.scheme_plot, 0, 1)
         self.result: LayerAnalysis | None = None
+        self.items = Items(self.group_plot)
 
     def apply_theme(self, theme) -> None:
         self.theme = theme
+        self.items.drop_all()            # made again in the new colours
         if self.result is not None:
             self.show_result(self.result)
 
     def show_result(self, a: LayerAnalysis) -> None:
         self.result, th = a, self.theme
         sweep = a.group_sweep
-        gp = self.group_plot
-        gp.clear()
-        gp.plot([r["bpw"] for r in sweep], [r["error"] for r in sweep], pen=pen(th.color(4), 2), symbol="s",
-                symbolBrush=th.color(4), symbolSize=12)
-        for r in sweep:
-            t = pg.TextItem(f"g{r['group']}", color=th.fg, anchor=(0, 1))
+        gp, items = self.group_plot, self.items
+        curve(items, "sweep", [r["bpw"] for r in sweep], [r["error"] for r in sweep], lambda: pg.PlotDataItem(
+            pen=pen(th.color(4), 2), symbol="s", symbolBrush=th.color(4), symbolSize=12))
+        for i, r in enumerate(sweep):
+            t = items.get(("group", i), lambda: pg.TextItem("", color=th.fg, anchor=(0, 1)))
+            t.setText(f"g{r['group']}")
             t.setPos(r["bpw"], r["error"])
-            gp.addItem(t)
+        items.drop(*[k for k in items.made if k[0] == "group" and k[1] >= len(sweep)])
         if sweep:   # room above and to the right of the points for their labels
             xs, ys = [r["bpw"] for r in sweep], [r["error"] for r in sweep]
             x_span, y_span = max(xs) - min(xs) or 1.0, max(ys) - min(ys) or max(ys) or 1.0

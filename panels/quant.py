@@ -142,8 +142,8 @@ class QuantPanel(Panel):
         if "tensor" in changed and not self._show_tensor(self.params.tensor):
             return
         if changed & {"tensor", "bits", "group_size"}:
-            self._analyse()
-        if "sq_alpha" in changed:
+            self._analyse()              # its result draws the fixes at the α then set
+        elif "sq_alpha" in changed:      # not the outgoing layer's fixes at the new α: a redraw shown for nothing
             self._draw_fixes()
         if changed & {"profile_model", "profile_site"}:
             self._draw_heatmap()
@@ -162,6 +162,7 @@ class QuantPanel(Panel):
             if path not in self.user_files:
                 self.user_files[path] = read_user_file(path)
         except ValidationError as exc:
+            self.tasks.cancel()          # the layer being read or analysed is no longer the one asked for
             self.error.show_error(str(exc))
             return False
         self.binder.set_choice("tensor", ref, f"{name} ({path.rsplit('/', 1)[-1]})")
@@ -196,16 +197,22 @@ class QuantPanel(Panel):
 
     # --- engine calls ----------------------------------------------------------------------
     def _analyse(self) -> None:
-        p = self.params
+        """Read the layer (the tensor pack, and torch the first time: tenths of a second to seconds) on
+        the main slot, then analyse it there. The job carries the params it was started for, and its
+        completion applies exactly those; a newer run in the slot drops it (the slot's staleness rule)."""
+        p, files = self.params, dict(self.user_files)
         self._group_note = None
         self.error.show_error(None)
-        try:
-            setup = setup_layer(p, self.user_files)
-        except ValidationError as exc:
-            self.error.show_error(str(exc))
-            return
+        self.tasks.run(lambda progress, cancelled: setup_layer(p, files), lambda setup: self._set_up(setup, p),
+                       label=f"Reading {p.tensor}", on_error=lambda text: self.error.show_error(text.splitlines()[0]))
+
+    def _set_up(self, setup: LayerSetup, p: Params) -> None:
+        """Draw the layer read for ``p`` and start its analysis at ``p``'s α. Only a run for the same
+        tensor, bits and group reaches here (any change to those starts a new run, dropping this one),
+        so the group fallback below replaces that one field of the params now shown, keeping edits
+        to other knobs made while the layer was read."""
         if setup.group.note:             # 128 does not divide 576: the view takes the largest group that does
-            self.set_params(replace(p, group_size=setup.group.group_size), record=False)
+            self.set_params(replace(self.params, group_size=setup.group.group_size), record=False)
             self._group_note = setup.group.note
             self.error.show_error(setup.group.note)
             return
@@ -214,8 +221,8 @@ class QuantPanel(Panel):
         self.timeline_changed.emit()
         self.show_frame(0)
         self.summary.show_setup(setup)
-        device, alpha = self.ctx.device, p.sq_alpha
-        self.tasks.run(_analysis_call(setup, alpha, device), self._analysed,
+        device = self.ctx.device
+        self.tasks.run(_analysis_call(setup, p.sq_alpha, device), self._analysed,
                        label=f"Quantizing {setup.inputs.name} ({p.bits}-bit) on {device}",
                        on_error=lambda text: self.error.show_error(text.splitlines()[0]))
 

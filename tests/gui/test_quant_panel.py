@@ -32,8 +32,9 @@ def test_analysis_of_a_pack_layer(panel):
     assert any(r["section"] == "serving" for r in rows) and any(r["section"] == "kv" for r in rows)
 
 
-def test_group_that_does_not_divide_falls_back_with_a_message(panel):
+def test_group_that_does_not_divide_falls_back_with_a_message(panel, qtbot):
     panel.layer_box.setCurrentText("smollm2.l20.q_proj")   # 576 inputs: 128 does not divide
+    qtbot.waitUntil(lambda: "576" in panel.error.text(), timeout=60_000)   # the layer is read on the job slot
     assert "576" in panel.error.text() and panel.group_box.currentText() == "64"
     assert panel.params.group_size == 64
     panel.tasks.cancel()
@@ -176,3 +177,23 @@ def test_selftest_and_the_export_carry_the_typed_entries(make_panel):
                                                               "llm_int8"}
     w8a8 = [r for r in p.table() if r["section"] == "W8A8"]
     assert [r["item"] for r in w8a8] == [f.label for f in p.analysis.fixes] and len(w8a8) == 5
+
+
+def test_analysis_uses_the_alpha_its_job_started_with(panel, monkeypatch):
+    """A reopened view (tensor and α together) is analysed at the view's α even when α is edited
+    while its layer is still being read; the later edit stays the one the fixes view draws."""
+    import threading
+    from dataclasses import replace
+
+    import panels.quant as quant
+
+    gate, read = threading.Event(), quant.setup_layer
+    monkeypatch.setattr(quant, "setup_layer", lambda p, files=None: gate.wait(60) and read(p, files))
+    panel.set_params(replace(panel.params, tensor="minilm.l2.ffn_in", sq_alpha=0.45), record=False)
+    assert panel.tasks.running                        # the layer read is on the job slot, held by the gate
+    assert panel.update_params(sq_alpha=0.7) is None  # edited while the job runs
+    gate.set()
+    assert panel.settle(240_000), panel.tasks.last_error
+    a = panel.analysis
+    assert a.name == "minilm.l2.ffn_in" and a.fix("smoothquant").alpha == pytest.approx(0.45)
+    assert panel.params.sq_alpha == pytest.approx(0.7) and panel.preview.alpha == pytest.approx(0.7)
