@@ -19,6 +19,12 @@ from panels._quant_views import Items, column, curve, label, rename, tidy
 WONLY_TITLE = "Weight-only error on held-out tokens"
 
 
+def _over(item: pg.PlotDataItem) -> pg.PlotDataItem:
+    """A thin curve drawn above the thick original one, so the spikes do not hide it."""
+    item.setZValue(2)
+    return item
+
+
 class FixesView(QWidget):
     """W8A8 with the three fixes: error bars, the smoothed channel maxima and the α sweep, under the
     ``header`` the panel hands it (the α slider it binds)."""
@@ -87,10 +93,10 @@ class FixesView(QWidget):
         curve(items, "original", ch, np.maximum(pv.original, 1e-6),
               lambda: pg.PlotDataItem(pen=pen(th.color(5), 2), name="original"))
         smoothed = curve(items, "smoothed", ch, np.maximum(pv.smoothed, 1e-6),
-                         lambda: pg.PlotDataItem(pen=pen(th.color(2), 1, Qt.DashLine), name="smoothed"))
+                         lambda: _over(pg.PlotDataItem(pen=pen(th.color(2), 1, Qt.DashLine), name="smoothed")))
         rename(self.dist_plot, smoothed, f"smoothed, α={pv.alpha:.2f}")
-        curve(items, "rotated", ch, np.maximum(pv.rotated, 1e-6),
-              lambda: pg.PlotDataItem(pen=pen(th.color(4), 1, Qt.DotLine), name="Hadamard-rotated"))
+        curve(items, "rotated", ch, np.maximum(pv.rotated, 1e-6),       # dash-dot: a 1-px dotted line fades on a projector
+              lambda: _over(pg.PlotDataItem(pen=pen(th.color(4), 1, Qt.DashDotLine), name="Hadamard-rotated")))
 
     def apply_theme(self, theme) -> None:
         self.theme, self._curve = theme, None
