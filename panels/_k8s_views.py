@@ -62,12 +62,17 @@ class ClusterView(QWidget):
         self.frame: Frame | None = None
         self.selected: str | None = None
         self.tiles: list[tuple[QRectF, str]] = []
+        self._drawn: list[tuple[str, QRectF, QFont]] = []
         self.setMinimumHeight(300)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
 
     def set_frame(self, frame: Frame | None) -> None:
         self.frame = frame
         self.update()
+
+    def drawn_texts(self) -> list[tuple[str, QRectF, QFont]]:
+        """What the last paint wrote (for the slide check: this view paints its own text)."""
+        return list(self._drawn)
 
     def mousePressEvent(self, event) -> None:  # noqa: N802
         for rect, name in self.tiles:
@@ -82,6 +87,14 @@ class ClusterView(QWidget):
         t = self.theme
         p.fillRect(self.rect(), QColor(t.bg))
         self.tiles = []
+        drawn = self._drawn = []
+
+        def text(rect: QRectF, flags, s: str, note: bool = True) -> None:
+            p.drawText(rect, flags, s)
+            if note:   # left-aligned: the ink spans the text's advance from the left edge
+                width = min(rect.width(), p.fontMetrics().horizontalAdvance(s))
+                drawn.append((s, QRectF(rect.left(), rect.top(), width, rect.height()), QFont(p.font())))
+
         if self.frame is None:
             return
         f = self.frame
@@ -96,14 +109,16 @@ class ClusterView(QWidget):
         w = (self.width() - 10) / columns
         # a footer with the simulated time (and the level-triggered twin, if any): tour captions cite
         # both, and in presenter mode the panel's caption line is folded away
-        footer = f"t = {f.t:.0f} s" + (f" · {f.twin}" if f.twin else "")
+        ready = sum(1 for x in f.pods if x["active"] and x["ready"])
+        footer = (f"t = {f.t:.0f} s · {len(nodes)} node{'s' * (len(nodes) != 1)} · {ready} pod{'s' * (ready != 1)} "
+                  "Ready" + (f" · {f.twin}" if f.twin else ""))
         h = self.height() - 10 - line - 2
         bold = QFont(font)
         bold.setBold(bool(f.twin))
         p.setFont(bold)
         p.setPen(QColor(t.fg))
-        p.drawText(QRectF(8, self.height() - line - 4, self.width() - 16, line), Qt.AlignLeft,
-                   p.fontMetrics().elidedText(footer, Qt.ElideRight, self.width() - 16))
+        text(QRectF(8, self.height() - line - 4, self.width() - 16, line), Qt.AlignLeft,
+             p.fontMetrics().elidedText(footer, Qt.ElideRight, self.width() - 16))
         p.setFont(font)
         for i, node in enumerate(nodes + ([{"name": "unscheduled (Pending)", "pending": True}] if pending else [])):
             x0 = 5 + i * w
@@ -121,10 +136,10 @@ class ClusterView(QWidget):
                 if fm.horizontalAdvance(f"{title} — {status}") <= inner:
                     title = f"{title} — {status}"
                 else:   # narrow column: the status gets its own line
-                    p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, fit(fm, inner, title))
+                    text(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, fit(fm, inner, title))
                     y += line
                     title = status
-            p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, fit(fm, inner, title))
+            text(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, fit(fm, inner, title))
             y += line + 4
             if not node.get("pending"):
                 for res, label, short, fmt in (("cpu", "CPU req", "CPU", format_cpu), ("memory", "mem req", "mem", format_bytes),
@@ -140,13 +155,14 @@ class ClusterView(QWidget):
                     p.drawRect(bar)
                     fill, filled = t.palette[4], QRectF(bar.left(), bar.top(), bar.width() * frac, bar.height())
                     p.fillRect(filled, QBrush(QColor(fill), Qt.SolidPattern))
-                    text = fit(fm, bar.width() - 8, f"{label} {fmt(used)} / {fmt(alloc)}",
-                               f"{short} {fmt(used)}/{fmt(alloc)}", f"{fmt(used)}/{fmt(alloc)}")
+                    label_text = fit(fm, bar.width() - 8, f"{label} {fmt(used)} / {fmt(alloc)}",
+                                     f"{short} {fmt(used)}/{fmt(alloc)}", f"{fmt(used)}/{fmt(alloc)}")
                     # the text twice, clipped: contrasting ink over the fill, the normal ink past it
                     for clip, ink in ((filled, ink_on(fill, t)), (bar.adjusted(filled.width(), 0, 0, 0), t.fg)):
                         p.setClipRect(clip)
                         p.setPen(QColor(ink))
-                        p.drawText(bar.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft, text)
+                        text(bar.adjusted(4, 0, -4, 0), Qt.AlignVCenter | Qt.AlignLeft, label_text,
+                             note=clip is not filled)
                     p.setClipping(False)
                     p.setPen(QColor(t.fg))
                     y += line + 4
@@ -157,12 +173,12 @@ class ClusterView(QWidget):
                                  f"used {used_mem}/{cap_mem}")]
                     if fm.horizontalAdvance(f"used {used_mem}/{cap_mem}") > inner:   # narrow: value on its own line
                         lines = ["mem in use", fit(fm, inner, f"{used_mem}/{cap_mem}")]
-                    for text in lines:
-                        p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, text)
+                    for row in lines:
+                        text(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft, row)
                         y += line
                     y += 4
                 if node["taints"]:
-                    p.drawText(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft,
+                    text(QRectF(box.left() + 6, y, inner, line), Qt.AlignLeft,
                                fit(fm, inner, "taint: " + ", ".join(sorted(set(node["taints"])))))
                     y += line + 4
                 # kubectl get pods lists these too: Terminating (deleted, not yet gone: stuck while its
@@ -185,7 +201,7 @@ class ClusterView(QWidget):
                     status = [fit(fm, room, pod["badge"]), fit(fm, room, *details)]
                 tile_h = line * (1 + len(status)) + 4 + 4 * len(status)
                 if y + tile_h > box.bottom() - 4:
-                    p.drawText(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft, "…")
+                    text(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft, "…")
                     break
                 rect = QRectF(box.left() + 6, y, box.width() - 12, tile_h)
                 idx, pattern = _style(pod["badge"], pod["ready"])
@@ -196,11 +212,11 @@ class ClusterView(QWidget):
                 label_rect = rect.adjusted(4, 2, -4, -2)
                 name = fit(fm, room, pod["name"], "…" + pod["name"][-11:], "…" + pod["name"][-5:])
                 p.setPen(QColor(t.fg))
-                for k, text in enumerate([name] + status):
+                for k, row in enumerate([name] + status):
                     top = label_rect.top() + k * (line + 2)
-                    p.fillRect(QRectF(label_rect.left(), top, min(label_rect.width(), fm.horizontalAdvance(text) + 8),
+                    p.fillRect(QRectF(label_rect.left(), top, min(label_rect.width(), fm.horizontalAdvance(row) + 8),
                                       line), QColor(t.bg))
-                    p.drawText(QRectF(label_rect.left() + 2, top, label_rect.width(), line), Qt.AlignLeft, text)
+                    text(QRectF(label_rect.left() + 2, top, label_rect.width(), line), Qt.AlignLeft, row)
                 self.tiles.append((rect, pod["name"]))
                 y += tile_h + 4
         p.end()
