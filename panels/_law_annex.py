@@ -6,8 +6,6 @@ and writes the Markdown, HTML and CSV exports. A view: edits leave through ``cha
 requests through ``export_requested``; the panel hands it the checklist."""
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QLabel, QLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
 
@@ -16,7 +14,7 @@ from engines.law.oj_text import SOURCE
 from engines.law.params import Params
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
-from panels._law_checklist import ChecklistTable, counts_html, todo_html
+from panels._law_checklist import ChecklistTable, counts_html, detail_html, todo_html
 from panels._law_tools import scrolled
 
 CHOICES = (("", "— open —"), ("met", "met"), ("not-met", "not met"), ("n/a", "not applicable"))
@@ -117,9 +115,7 @@ class AnnexChecklist(QWidget):
     def _show_detail(self, row: int) -> None:
         if 0 <= row < len(annex.ITEMS):
             it = annex.ITEMS[row]
-            self.detail.setText(f"<b>{it.point}</b>, in our words: {html.escape(it.asks)}<br><br>"
-                                f"<b>Article text</b> ({SOURCE}, {it.point}):<br>"
-                                f"<i>“{html.escape(it.quote)}”</i>")
+            self.detail.setText(detail_html(it.point, it.asks, f"{SOURCE}, {it.point}", it.quote))
 
     def show_status(self, text: str) -> None:
         self.status.setText(text)

@@ -105,3 +105,9 @@ def todo_html(items: Iterable[str], done: str) -> str:
     if not items:
         return done
     return "<b>Still to do</b><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in items) + "</ul>"
+
+
+def detail_html(point: str, ours: str, source: str, quote: str) -> str:
+    """One point in our words above the Official Journal text it paraphrases (``quote`` is plain text)."""
+    return (f"<b>{point}</b>, in our words: {html.escape(ours)}<br><br>"
+            f"<b>Article text</b> ({source}):<br><i>“{html.escape(quote)}”</i>")

@@ -17,7 +17,7 @@ from engines.law.oj_text import ANNEX_VII_LEAD, SOURCE
 from explorer.ui.flow_layout import FlowLayout
 from explorer.ui.widgets import ErrorLabel
 from panels._law_annex import export_buttons
-from panels._law_checklist import ChecklistTable, counts_html, todo_html
+from panels._law_checklist import ChecklistTable, counts_html, detail_html, todo_html
 from panels._law_tools import scrolled
 
 CHOICES = (("", "— open —"), ("present", "in the file"), ("missing", "missing"), ("n/a", "not applicable"))
@@ -96,9 +96,8 @@ class TechnicalFile(QWidget):
     def _show_detail(self, row: int) -> None:
         if 0 <= row < len(self.points):
             f = self.points[row]
-            self.detail.setText(f"<b>Annex VII({f.point})</b>, in our words: {html.escape(f.what)}<br><br>"
-                                f"<b>Article text</b> ({SOURCE}, Annex VII):<br><i>“{html.escape(ANNEX_VII_LEAD)} "
-                                f"… {html.escape(f.quote)}”</i>")
+            self.detail.setText(detail_html(f"Annex VII({f.point})", f.what, f"{SOURCE}, Annex VII",
+                                            f"{ANNEX_VII_LEAD} … {f.quote}"))
 
     def show_status(self, text: str) -> None:
         self.status.setText(text)
