@@ -1402,3 +1402,46 @@ def decode_bound(p: Mapping[str, Any]) -> Outcome:
                "weights": f"{row['weights_gb']:.2f}", "kv": f"{row['kv_gb']:.2f}"},
         show_me=_show("quant", {"model": model, "gpu": gpu, "serve_batch": batch, "serve_context": ctx}),
     )
+
+
+# ---------------------------------------------------------------- A2: stage 3 as PyTorch runs it (FSDP2 check)
+FSDP2 = ("PyTorch FSDP2 (torch.distributed.fsdp.fully_shard) under FSDPMemTracker, run by "
+         "engines.memory.fake_check.fake_step; Zhao et al. 2023, PyTorch FSDP (VLDB, arXiv 2304.11277), §3.2")
+
+
+@lru_cache(maxsize=16)
+def _tiny_fsdp2_step(layers: int, hidden: int):
+    """One FSDP2 step of a small Llama-shaped model on 8 fake ranks (a second or two each: cached)."""
+    from engines.core.models import ModelArch
+    from engines.memory.fake_check import fake_step
+
+    arch = ModelArch(label=f"{layers}-block Llama-shaped model", layers=layers, hidden=hidden, heads=hidden // 32,
+                     kv_heads=2, ffn=2 * hidden, vocab=1024)
+    return arch, fake_step(Scenario(model="custom", arch=arch, n_gpus=8, strategy="zero3", seq_len=128,
+                                    micro_batch=2, recompute="none"))
+
+
+@computation("memory.fsdp2_gathered_peak")
+def fsdp2_gathered_peak(p: Mapping[str, Any]) -> Outcome:
+    """Rank 0's most gathered (unsharded) parameter bytes in PyTorch's own FSDP2 step: one unit at a time."""
+    layers, hidden = int(p["layers"]), int(p["hidden"])
+    arch, step = _tiny_fsdp2_step(layers, hidden)
+    block = arch.layer_params()                              # one transformer block: one FSDP unit here
+    mb = 1e6
+    return Outcome(
+        answer=step.peaks["unsharded_params"] / mb,
+        hand=2 * block / mb,
+        steps=(Step("parameters of one block (one FSDP unit)", block, "parameters", arch.source or "the model's shape"),
+               Step("its bf16 all-gather, 2 B per parameter", 2 * block / mb, "MB", FSDP2),
+               Step("most unsharded parameter bytes PyTorch's tracker saw on rank 0", step.peaks["unsharded_params"] / mb,
+                    "MB", FSDP2),
+               Step("the prefetched next block's all-gather buffer, counted apart", step.peaks["all_gather"] / mb,
+                    "MB", FSDP2),
+               Step("activations right after the forward (their peak: backward frees them)",
+                    step.activations_after_forward / mb, "MB", FSDP2)),
+        mistakes=(Mistake("whole_model", 2 * block * layers / mb), Mistake("shard_only", 2 * block / 8 / mb),
+                  Mistake("fp32", 4 * block / mb)),
+        facts={"layers": str(layers), "hidden": str(hidden)},
+        show_me=_show("memory", {"n_gpus": 8, "recompute": "none", "strategy": "zero3"}, {"pytorch_check": True},
+                      preset="llama3-70b-64"),
+    )
