@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QHeaderView, QVBoxLayout, QWidget
 
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import brush, legend_below, make_plot, pen
+from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
 from panels._qeval_tables import fill_table, make_table
 from panels._qeval_views import SYMBOLS
 
@@ -55,12 +55,13 @@ class AdditionView(QWidget):
         for i, row in enumerate(run.rows):
             em = row.score.exact_match()
             change = row.score.answer_perplexity / base_ppl - 1
-            name = f"{row.label}: perplexity {row.score.answer_perplexity:.3f} ({100 * change:+.1f} %)"
+            name = f"{row.label}: ppl {100 * change:+.1f} %"     # perplexity's change; its value is in the table
             color = t.color(i)
             c = plot.plot(list(em), [100 * v for v in em.values()], name=name, pen=pen(color, 3, STYLES[i % len(STYLES)]),
                           symbol=SYMBOLS[i % len(SYMBOLS)], symbolBrush=brush(color), symbolPen=pen(t.fg, 1),
                           symbolSize=12)
             self.curves.append(c)
+        fit_legend_columns(plot)     # entries added after the plot was last resized
         plot.getAxis("bottom").setTicks([[(n, str(n)) for n in range(1, 7)], []])
         lows = [min(r.score.exact_match().values()) for r in run.rows]
         plot.setYRange(max(0.0, 100 * min(lows) - 5), 101)
@@ -98,5 +99,5 @@ class AdditionView(QWidget):
             f"A two-layer transformer (about 0.4 M parameters, digit-place embeddings after McLeish et al. 2024, "
             f"arXiv 2405.17399) learned to add; its weights are then rounded (RTN) at each width. {lead}"
             f"At {worst.label}: perplexity {100 * run.perplexity_change(worst):+.1f} %, exact match "
-            f"{100 * em_w[1]:.0f} % → {100 * em_w[6]:.0f} % from 1 to 6 digits. An answer is right only if every digit "
-            f"is, and a wrong digit's carry spoils the next. How much depends on the seed: retrain with another.")
+            f"{100 * em_w[1]:.1f} % → {100 * em_w[6]:.1f} % from 1 to 6 digits. An answer is right only if every digit "
+            f"is, and a wrong digit's carry spoils the next.")

@@ -125,10 +125,9 @@ def test_the_b4_caption_quotes_the_shipped_sweep():
                    if s.get("focus") == "addition")
     base, two = run.rows[0].score.exact_match(), run.row(2).score.exact_match()
     assert f"(seed {run.seed})" in caption
-    assert ("every 1- to 5-digit sum" in caption) == all(base[n] == 1.0 for n in range(1, 6))
-    assert f"{100 * base[6]:.1f} % of 6-digit" in caption
+    assert ("near-perfect in float32" in caption) == (min(base.values()) >= 0.99)
     assert f"{100 * run.perplexity_change(run.row(2)):+.1f} %" in caption
-    assert f"fall to {100 * two[6]:.1f} %" in caption and f"drop only to {100 * two[1]:.1f} %" in caption
+    assert f"from {100 * two[1]:.1f} % on 1-digit sums to {100 * two[6]:.1f} % on 6-digit" in caption
 
 
 def test_shipped_sweep_matches_the_checkpoint(shipped):
