@@ -44,15 +44,19 @@ class DemandView(QWidget):
         lay.setRowStretch(2, 1)
         self.result: Demand | None = None
 
-    def show_result(self, d: Demand, label: str) -> None:
+    def show_result(self, d: Demand, label: str, traffic: tuple[float, int] | None = None) -> None:
+        """``traffic``: (requests per second, tokens per request), the knobs behind ``d.tokens_per_day``,
+        named in the inference curve's legend so the chart alone says what is served."""
         self.result = d
         t, plot = self.theme, self.plot
         plot.clear()
         legend = plot.getPlotItem().legend
         if legend is not None:
             legend.clear()
-        plot.plot(d.days, [d.train_flop] * len(d.days), pen=pen(t.color(0), 3), name="training (done once)")
-        plot.plot(d.days, d.inference_cumulative, pen=pen(t.color(1), 3, Qt.DashLine), name="inference, cumulative")
+        served = f": {traffic[0]:,.0f} req/s × {traffic[1]:,} tokens" if traffic else ", cumulative"
+        plot.plot(d.days, [d.train_flop] * len(d.days), pen=pen(t.color(0), 3),
+                  name=f"training once: {eng(d.train_flop, 'FLOP')}")
+        plot.plot(d.days, d.inference_cumulative, pen=pen(t.color(1), 3, Qt.DashLine), name=f"inference{served}")
         plot.plot(d.days, d.cumulative_total, pen=pen(t.color(2), 2, Qt.DotLine), name="both")
         if d.crossover_days <= d.days[-1]:
             line = pg.InfiniteLine(pos=d.crossover_days, angle=90, movable=False, pen=pen(t.fg, 1, Qt.DashLine),

@@ -63,7 +63,7 @@ class ScalingView(QWidget):
         self.frontier_plot = make_plot(theme, "Optimal model size and data against compute", "parameters N, tokens D",
                                        "training compute C (FLOP)")
         log_axes(self.frontier_plot, x=True, y=True)
-        legend_below(self.frontier_plot, 3)
+        legend_below(self.frontier_plot, 4)
         self.iso_plot = make_plot(theme, "Loss at fixed compute (iso-FLOP)", "predicted loss",
                                   "parameters N")
         log_axes(self.iso_plot, x=True)
@@ -73,8 +73,17 @@ class ScalingView(QWidget):
             p.setMouseEnabled(x=False, y=False)
         self.text = LiveText()
         self.text.reserve_lines(3)
+        # the star's run in one short line under its chart, in the same box: presenter mode shows only the
+        # box, and a readout beside the chart squashed it at 1280 px
+        self.frontier_box = QWidget()
+        box = QVBoxLayout(self.frontier_box)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(2)
+        self.run_line = LiveText()
+        box.addWidget(self.frontier_plot, 1)
+        box.addWidget(self.run_line)
         charts = QHBoxLayout()             # side by side: the tab fits a 1080p projector in presenter mode
-        charts.addWidget(self.frontier_plot)
+        charts.addWidget(self.frontier_box)
         charts.addWidget(self.iso_plot)
         lay.addLayout(charts, 3)
         lay.addWidget(self.text)
@@ -109,11 +118,12 @@ class ScalingView(QWidget):
         s = r.scenario
         p = s.point
         fit = FITS[r.fit]
+        self.run_line.setText(f"★ C = 6ND = <b>{eng(p.flop_6nd, 'FLOP')}</b> = {big(s.gpu_hours)} GPU-hours at "
+                              f"{s.mfu:.0%} MFU = <b>{s.days:,.1f} days</b> on {s.n_gpus:,} GPUs")
         self.text.setText(
             f"<b>{escape(p.label)}</b>: N = {big(p.N)} parameters on D = {big(p.D)} tokens "
-            f"({p.tokens_per_param:,.0f} tokens per parameter) → <b>C = 6ND = {eng(p.flop_6nd, 'FLOP')}</b>. "
-            f"On {escape(gpu_spec(s.gpu).label)} at {s.mfu:.0%} MFU that is <b>{big(s.gpu_hours)} GPU-hours</b>, "
-            f"<b>{s.days:,.1f} days</b> on the scenario's {s.n_gpus:,} GPUs. "
+            f"({p.tokens_per_param:,.0f} tokens per parameter), trained on {escape(gpu_spec(s.gpu).label)}: "
+            f"its compute and days are the ★ line under the chart. "
             f"The chosen fit ({escape(fit.label)}) would spend this compute on N = {big(p.optimum_N)} and D = {big(p.optimum_D)} "
             f"({r.optimum_tokens_per_param:,.0f} tokens per parameter); predicted loss here {p.predicted_loss:.3f}. "
             f"{escape(fit.note)}")

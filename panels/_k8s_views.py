@@ -51,6 +51,16 @@ def fit(fm, width: float, *candidates: str) -> str:
     return fm.elidedText(candidates[-1], Qt.ElideRight, int(width))
 
 
+def evicted_at(frame: Frame) -> dict[str, float]:
+    """Pod name → the simulated second of its last Evicted event (the kubelet's or the Eviction API's),
+    read from the frame's event log: the pod object itself keeps no timestamp of it."""
+    out: dict[str, float] = {}
+    for obj, _type, reason, _msg, _count, last in frame.event_log:
+        if reason == "Evicted" and obj.lower().startswith("pod/"):
+            out[obj.split("/", 1)[1]] = last
+    return out
+
+
 class ClusterView(QWidget):
     """Nodes as boxes with CPU / memory request bars; pods as tiles (phase, readiness, QoS)."""
 
@@ -105,6 +115,7 @@ class ClusterView(QWidget):
         line = fm.height()
         nodes = f.nodes
         pending = [x for x in f.pods if not x["node"] and x["active"]]
+        evicted = evicted_at(f)
         columns = max(1, len(nodes) + (1 if pending else 0))
         w = (self.width() - 10) / columns
         # a footer with the simulated time (and the level-triggered twin, if any): tour captions cite
@@ -189,16 +200,20 @@ class ClusterView(QWidget):
                 pods = pending
             for pod in pods:
                 room = box.width() - 12 - 8 - 6
+                # an evicted pod says when: a bare pod stays Evicted, and a tour cites the second it went
+                badge = pod["badge"]
+                badges = ((f"{badge} at t = {evicted[pod['name']]:.0f} s", f"{badge} t={evicted[pod['name']]:.0f}s", badge)
+                          if badge == "Evicted" and pod["name"] in evicted else (badge,))
                 ready = "Ready" if pod["ready"] else "not Ready"
                 mark = "✓" if pod["ready"] else "✗"
                 restarts = f" · ↻{pod['restarts']}" if pod["restarts"] else ""
                 qos = QOS_BADGE[pod["qos"]]
                 # the readiness/QoS wordings, longest first; each fits a narrower column than the last
                 details = (f"{ready} · QoS {qos}{restarts}", f"{ready} · {qos}{restarts}", f"{mark} {qos}{restarts}")
-                if fm.horizontalAdvance(f"{pod['badge']} · {details[-1]}") <= room:
-                    status = [fit(fm, room, *(f"{pod['badge']} · {d}" for d in details))]
+                if fm.horizontalAdvance(f"{badges[-1]} · {details[-1]}") <= room:
+                    status = [fit(fm, room, *(f"{b} · {d}" for b in badges for d in details))]
                 else:   # a narrow column: phase on one line, readiness and QoS on the next, nothing elided
-                    status = [fit(fm, room, pod["badge"]), fit(fm, room, *details)]
+                    status = [fit(fm, room, *badges), fit(fm, room, *details)]
                 tile_h = line * (1 + len(status)) + 4 + 4 * len(status)
                 if y + tile_h > box.bottom() - 4:
                     text(QRectF(box.left() + 6, y, box.width() - 12, line), Qt.AlignLeft, "…")

@@ -5,6 +5,8 @@ the Art 11(1) exemptions explained one by one. The worksheet is the ``art7`` and
 worksheet's edits leave through ``changed``; the panel binds :attr:`later` and hands it the weighing."""
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
@@ -104,5 +106,11 @@ class DefectWorksheet(QWidget):
                     self.table.item(row, 3).setText(note)
             self.table.resizeRowsToContents()
         self._filling = False
+        # the circumstances weighed, by name and with their notes: the reading is a tour's slide on its own,
+        # where "(c)" alone would send the audience back to a table it cannot see
+        stance = dict(CHOICES)
+        weighed = [f"<li><b>({c.letter}) {escape(c.short)}</b>: {stance[s]}" + (f": {escape(note)}" if note else "")
+                   + "</li>" for c, s, note in w.rows if s or note]
         self.reading.setText("<b>What follows</b><ul>" + "".join(
-            f"<li><b>{art}</b>: {text}</li>" for art, text in w.lines) + "</ul>")
+            f"<li><b>{art}</b>: {text}</li>" for art, text in w.lines) + "</ul>"
+            + ("<b>On the worksheet</b><ul>" + "".join(weighed) + "</ul>" if weighed else ""))

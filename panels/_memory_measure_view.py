@@ -3,9 +3,11 @@ an FSDP2 run on gloo ranks, timed steps), the run's progress, and its result as 
 measured. Drawing only: each result is an ``engines.memory`` dataclass the panel hands over."""
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QFrame, QHeaderView, QLabel, QPushButton, QScrollArea, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QPushButton, QScrollArea,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.memory import CATEGORY_LABELS
 from engines.memory.fake_check import PyTorchCheck
@@ -13,6 +15,7 @@ from engines.memory.fsdp_probe import FsdpProbeResult
 from engines.memory.measure import MeasuredMemory
 from engines.memory.step_measure import StepTimingCheck
 from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import Tabs
 
 FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grads (fp32 shard)",
@@ -59,18 +62,27 @@ class MeasuredView(QWidget):
         self.table.verticalHeader().hide()
         self.table.setWordWrap(True)
         self.table.setAccessibleName("Measured against analytic bytes per category")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.currentCellChanged.connect(lambda row, *_: self._show_reason(row))
+        # why a row differs, for the row picked (each row's reason is also its tooltip): wrapped in the
+        # table, the reasons made rows four lines tall and hid all but three of eight on a slide
+        self.reason = LiveText()
+        self.reason.setAccessibleName("Why the row picked differs")
+        self._reasons: list[tuple[str, str]] = []
         self.note = QLabel("Runs in the background with progress and Cancel.")
         self.note.setWordWrap(True)
-        if not pages:
-            bl.addWidget(self.table, 1)
-            bl.addWidget(self.note)
-            return
-        # the check's step and the cluster page sit beside the table, under the same buttons
         table_page = QWidget()
         tl = QVBoxLayout(table_page)
         tl.setContentsMargins(0, 0, 0, 0)
-        tl.addWidget(self.table, 1)
+        beside = QHBoxLayout()
+        beside.addWidget(self.table, 3)
+        beside.addWidget(self.reason, 2)
+        tl.addLayout(beside, 1)
         tl.addWidget(self.note)
+        if not pages:
+            bl.addWidget(table_page, 1)
+            return
+        # the check's step and the cluster page sit beside the table, under the same buttons
         self.pages = Tabs()
         for page, title in ((table_page, "Table"), *pages):   # a page scrolls rather than make the panel taller
             area = QScrollArea()
@@ -102,15 +114,30 @@ class MeasuredView(QWidget):
         else:
             self._show_step_timing(result)
 
-    def _fill(self, rows: list[list[str]], headers: list[str]) -> None:
+    def _fill(self, rows: list[list[str]], headers: list[str], picked: int = 0) -> None:
+        """``rows`` end with the reason they differ: shown beside the table for row ``picked`` (or the row
+        the user picks), and as each row's tooltip."""
         t = self.table
-        t.setColumnCount(len(headers))
-        t.setHorizontalHeaderLabels(headers)
+        t.setColumnCount(len(headers) - 1)
+        t.setHorizontalHeaderLabels(headers[:-1])
         t.setRowCount(len(rows))
+        self._reasons = [(row[0], row[-1]) for row in rows]
         for i, row in enumerate(rows):
-            for j, val in enumerate(row):
-                t.setItem(i, j, QTableWidgetItem(val))
-        t.resizeRowsToContents()    # the reasons wrap: a number in them must not be cut off
+            for j, val in enumerate(row[:-1]):
+                item = QTableWidgetItem(val)
+                item.setToolTip(row[-1])
+                t.setItem(i, j, item)
+        t.resizeRowsToContents()
+        if rows:
+            t.setCurrentCell(picked, 0)
+        self._show_reason(picked if rows else -1)
+
+    def _show_reason(self, row: int) -> None:
+        if 0 <= row < len(self._reasons):
+            name, why = self._reasons[row]
+            self.reason.setText(f"<b>Why {escape(name)} differs</b>: {escape(why)}")
+        else:
+            self.reason.setText("")
 
     @staticmethod
     def _row_cells(name: str, row) -> list[str]:
@@ -142,7 +169,10 @@ class MeasuredView(QWidget):
     def _show_check(self, check: PyTorchCheck) -> None:
         rows = [[d.category, f"{d.ours / 1e9:,.3f} GB", f"{d.pytorch / 1e9:,.3f} GB",
                  f"{d.relative * 100:+.1f}%" if d.ours else "—", d.reason] for d in check.diffs]
-        self._fill(rows, ["category", "ours", "PyTorch (FSDP2)", "diff", "why they differ"])
+        # the widest gap is the one to explain first (the total only sums the others)
+        widest = max(range(len(check.diffs)), key=lambda i: -1.0 if check.diffs[i].category == "total"
+                     else abs(check.diffs[i].difference))
+        self._fill(rows, ["category", "ours", "PyTorch (FSDP2)", "diff", "why they differ"], widest)
         f = check.fake
         self.note.setText(
             f"PyTorch {f.torch_version}: FSDP2 over {f.world_size} fake ranks, {f.layers} layers, Ψ = "

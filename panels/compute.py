@@ -79,7 +79,7 @@ class ComputePanel(Panel):
         self.mfu_link.setToolTip("Take the MFU assumed in the Training at scale panel")
         self.mfu_link.clicked.connect(self._take_scale_mfu)
         for name, widget, title in (("scaling", v, "Scaling laws, published runs and the scenario's run"),
-                                    ("frontier", v.frontier_plot, "Compute-optimal size against compute"),
+                                    ("frontier", v.frontier_box, "Compute-optimal size against compute, the scenario's run under it"),
                                     ("isoflop", v.iso_plot, "Iso-FLOP curves"),
                                     ("scaling_readout", v.text, "The scenario's run: C = 6ND, GPU-hours, days"),
                                     ("scaling_tables", v.tables, "Published runs and the three fits"),
@@ -247,7 +247,8 @@ class ComputePanel(Panel):
         if index == TAB_SCALING:
             self.scaling_view.show_result(s.scaling)
         elif index == TAB_DEMAND:
-            self.demand_view.show_result(s.demand, s.scenario.arch.label)
+            self.demand_view.show_result(s.demand, s.scenario.arch.label,
+                                         (s.params.serve_req_per_s, s.params.tokens_per_request))
         elif index == TAB_MACHINE:
             self._draw_machine()
         elif index == TAB_COST:

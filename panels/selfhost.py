@@ -10,7 +10,7 @@ import logging
 from datetime import date
 from pathlib import Path
 
-from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 from engines.selfhost import (OWNERSHIP, SHIPPED_WHERE, Params, PriceBook, age_words, checked_book, dump_prices,
                               load_prices, open_book, outlook, sizing_key, tco)
@@ -44,6 +44,23 @@ K8S_HINT = ("Kubernetes loops ▸ the model-server scenario shows the same rolli
             "is scheduled, loads its weights and only then takes traffic.")
 
 
+def size_by_current_page(tabs: QTabWidget) -> None:
+    """Only the page shown counts toward ``tabs``' minimum height. A stack is as tall as its tallest
+    page: the retirement text wrapped at presenter size (744 px) pushed every other page's view, the
+    day's charts included, past a 1280×800 window. Hidden pages ignore their size hint; the shown
+    one keeps it, so its own text is never squeezed."""
+    def follow(current: int) -> None:
+        for i in range(tabs.count()):
+            page = tabs.widget(i)
+            policy = page.sizePolicy()
+            policy.setVerticalPolicy(QSizePolicy.Preferred if i == current else QSizePolicy.Ignored)
+            page.setSizePolicy(policy)
+        tabs.updateGeometry()
+
+    tabs.currentChanged.connect(follow)
+    follow(tabs.currentIndex())
+
+
 class SelfHostPanel(Panel):
     key = "selfhost"
     title = "Self-hosting"
@@ -72,6 +89,8 @@ class SelfHostPanel(Panel):
         self.tabs.addTab(self._prices_page(), TAB_TITLES[1])
         self.tabs.addTab(self._privacy_page(), TAB_TITLES[2])
         self.tabs.addTab(self._ops_page(), TAB_TITLES[3])
+        for tabs in (self.tabs, self.ops_tabs):
+            size_by_current_page(tabs)
         self.body.addWidget(self.error)
         self.body.addWidget(self.tabs, 1)
         self.binder = ParamBinder(self, {**self.sliders, "ownership": self.own_combo},

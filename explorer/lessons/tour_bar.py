@@ -4,13 +4,68 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from explorer.lessons.catalog import next_lesson
 
 CAPTION_SCALE = 1.3            # the caption's type against the application's
 PRESENTER_CAPTION_SCALE = 1.1  # presenter type is already 1.6 times larger: the picture keeps the room
+
+
+PRESENTER_SOURCE_LINES = 2     # a long citation list took five lines of a 1280×800 slide (A1 14)
+
+
+class SourceLine(QLabel):
+    """The step's source in small type, cut to ``lines`` lines at a word with "…" when it is longer
+    (the whole of it in the tooltip, and in the exported deck); ``lines=None`` shows all of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("muted")
+        self.setWordWrap(True)
+        self.setTextFormat(Qt.RichText)
+        self.full, self.point_size, self.lines, self._shown = "", 0.0, None, ""
+
+    def show_source(self, text: str, point_size: float, lines: int | None) -> None:
+        self.full, self.point_size, self.lines = text, point_size, lines
+        self.setToolTip("")
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def shown(self) -> str:
+        """The text as shown (plain): all of the source, or its first lines and "…"."""
+        return self._shown
+
+    def _fit(self) -> None:
+        text = self.full
+        if self.lines is not None and text and self.width() > 50:
+            font = QFont(self.font())
+            font.setPointSizeF(self.point_size)
+            fm = QFontMetricsF(font)
+            room = fm.lineSpacing() * self.lines + 1
+            width = self.contentsRect().width()
+
+            def height(t: str) -> float:
+                return fm.boundingRect(QRectF(0, 0, width, 1e6), Qt.TextWordWrap, t).height()
+
+            if height(text) > room:
+                words = text.split(" ")
+                lo, hi = 0, len(words)        # the most words that fit with "…" after them
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if height(" ".join(words[:mid]) + " …") <= room:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                text = " ".join(words[:lo]) + " …"
+                self.setToolTip(self.full)
+        self._shown = text
+        super().setText(f"<span style='font-size:{self.point_size:.1f}pt'>{escape(text)}</span>" if text else "")
 
 
 def _has_practice(lesson: str) -> bool:
@@ -37,10 +92,7 @@ class TourBar(QFrame):
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(Qt.RichText)
         self.caption.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.source = QLabel()
-        self.source.setObjectName("muted")
-        self.source.setWordWrap(True)
-        self.source.setTextFormat(Qt.RichText)
+        self.source = SourceLine()
         # the last step leads on: the course's next lesson, a link on the "where" line (it wraps, so a
         # long title neither widens the window nor costs the slide a row), practice among the buttons
         self.next_lesson_link = QLabel()
@@ -121,8 +173,8 @@ class TourBar(QFrame):
                  if self.player.error else "")
         self.caption.setText(f"<span style='font-size:{size:.1f}pt'>{escape(step.caption)}</span>{error}")
         small = self.font().pointSizeF() * (0.8 if presenting else 0.9)
-        self.source.setText(f"<span style='font-size:{small:.1f}pt'>Source: {escape(step.source)}</span>"
-                            if step.source else "")
+        self.source.show_source(f"Source: {step.source}" if step.source else "", small,
+                                PRESENTER_SOURCE_LINES if presenting else None)
         self.source.setVisible(bool(step.source))
         self.prev_button.setEnabled(i > 0)
         self.next_button.setEnabled(i + 1 < n)

@@ -24,8 +24,9 @@ def test_the_scenario_run_is_drawn_from_the_engine(make_panel, ctx):
     p = make_panel(ComputePanel)
     run = scenario_run(ctx.scenario.value, 15e12, 0.4, "besiroglu")
     assert p.study.run == run
-    text = p.scaling_view.text.text()
-    assert "7.23×10²³ FLOP" in text and f"{run.days:,.1f} days" in text
+    text = p.scaling_view.run_line.text()     # the star's run, under the frontier chart (its tour focus)
+    assert "7.23×10²³ FLOP" in text and f"{run.days:,.1f} days" in text and f"on {run.n_gpus:,} GPUs" in text
+    assert p.view_widget("frontier").isAncestorOf(p.scaling_view.run_line)
     assert ctx.scenario.try_update(model="llama3-70b") is None
     assert p.study.run.point.N > run.point.N * 8
 
@@ -48,6 +49,8 @@ def test_demand_crossover_follows_the_traffic(make_panel, ctx):
     p.tabs.setCurrentIndex(TAB_TITLES.index("Training vs inference (D1)"))
     assert d.crossover_days == pytest.approx(demand(n, 15e12, tokens_per_day(10_000, 640)).crossover_days)
     assert f"day {d.crossover_days:,.0f}" in p.demand_view.text.text()
+    legend = [label.text for _sample, label in p.demand_view.plot.getPlotItem().legend.items]
+    assert "inference: 10,000 req/s × 640 tokens" in legend     # the chart alone names the traffic
     assert p.demand_view.table.rowCount() == len(d.statements)
 
 

@@ -334,6 +334,19 @@ def test_terminating_pods_are_drawn_on_their_node(panel):
     assert stuck <= {name for _rect, name in panel.cluster.tiles}
 
 
+def test_an_evicted_pod_says_when_it_was_evicted(panel):
+    """The pod keeps no timestamp of its eviction; its tile reads it from the kubelet's event, and only
+    on the evicted pod (E2's first step cites the second)."""
+    panel.chooser.setCurrentIndex(panel.chooser.findData("memory-pressure"))
+    panel.show_frame(45)
+    panel.resize(1000, 700)
+    panel.cluster.repaint()
+    rows = [text for text, _rect, _font in panel.cluster.drawn_texts()]
+    evicted = [r for r in rows if r.startswith("Evicted")]
+    assert evicted and evicted[0].startswith("Evicted at t = 11 s")
+    assert not any(" at t = " in r for r in rows if r.startswith("Running"))
+
+
 # --- hands-on: commands, Why?, addresses, autoscaler, dumps -------------------------------------
 def test_a_command_forks_the_timeline_at_the_frame_shown(panel, qtbot):
     panel.chooser.setCurrentIndex(panel.chooser.findData("self-heal"))

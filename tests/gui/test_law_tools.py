@@ -130,6 +130,9 @@ def test_pld_worksheet_saves_in_params_and_states_art_7_3(make_panel):
     w.table.item(row_f, 3).setText("meets the harmonised standard")
     assert p.params.art7 == (("f", "against", "meets the harmonised standard"),)
     assert "Art 11(1)(d)" in w.reading.text() and "Art 7(3)" not in w.reading.text()
+    # the reading names what was weighed, with its note (a slide on its own); unweighed rows stay out
+    assert "(f) Safety requirements" in w.reading.text() and "against a defect: meets the harmonised" in w.reading.text()
+    assert "(a) Presentation" not in w.reading.text()
     w.later.setChecked(True)
     assert p.params.later_improvement and "Art 7(3)" in w.reading.text()
     assert "(d)" in w.exemptions.text() and "Art 15" in w.exemptions.text()

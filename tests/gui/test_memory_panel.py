@@ -81,6 +81,15 @@ def test_pytorch_check_shows_ours_beside_fsdp2(make_panel, ctx):
     fake = mem.fake_step(ctx.scenario.value)      # the same engine call: the view shows its number
     assert cells["model states"] == f"{fake.model_states / 1e9:,.3f} GB"
     assert "fake ranks" in p.measure_view.note.text()
+    # the reasons sit beside the table, the widest gap's first (the total only sums the rest)
+    gb = {t.item(r, 0).text(): abs(float(t.item(r, 1).text().split()[0].replace(",", ""))
+                                   - float(t.item(r, 2).text().split()[0].replace(",", ""))) for r in range(t.rowCount())}
+    picked = t.item(t.currentRow(), 0).text()
+    assert picked != "total" and gb[picked] == max(v for k, v in gb.items() if k != "total")
+    assert p.measure_view.reason.text().startswith(f"Why {picked} differs: ")
+    t.setCurrentCell(0, 0)
+    assert p.measure_view.reason.text().startswith("Why model states differs: ")
+    assert t.item(0, 0).toolTip() in p.measure_view.reason.text()
 
 
 def test_gpu_count_edit_moves_the_marker_without_redrawing_the_sweep(make_panel, ctx):

@@ -133,3 +133,20 @@ def test_operating_views_are_drawn_from_the_engine(make_panel, ctx):
     assert p.update_params(upgrade_days=6.0) is None                     # cheap: no new sizing
     assert p.upgrade.blue_green_usd == pytest.approx(
         p.result_tco.gpu_price.usd_per_gpu_hour * p.result_tco.gpus * 24 * 6)
+
+
+def test_a_tall_hidden_page_does_not_stretch_the_page_shown(make_panel):
+    """The retirement text, wrapped narrow, is the tallest operations page; it used to set the stack's
+    minimum, pushing the day's charts past a 1280×800 slide (C2 steps 2–5)."""
+    p = _panel(make_panel)
+    p.resize(640, 700)
+    p.tabs.setCurrentIndex(3)
+    retire = p.ops_tabs.widget(p.ops_tabs.count() - 1)
+    p.retire_text.setText("a long retirement note, " * 120)   # as tall as presenter text makes it
+    p.ops_tabs.setCurrentIndex(0)
+    tall = retire.minimumSizeHint().height()
+    shown = p.ops_tabs.currentWidget().minimumSizeHint().height()
+    assert tall > shown + 50                                  # the case: a hidden page much taller
+    assert p.ops_tabs.minimumSizeHint().height() < tall       # it no longer sets the minimum
+    p.ops_tabs.setCurrentIndex(p.ops_tabs.count() - 1)
+    assert p.ops_tabs.minimumSizeHint().height() >= tall      # shown, its text keeps its room
