@@ -224,7 +224,7 @@ def test_legends_follow_the_theme_and_a_legend_below_fits_the_plot_width(qtbot):
 
 
 @pytest.mark.parametrize("decade_labels", [False, True])
-def test_a_log_axis_over_absurdly_many_decades_gets_a_bounded_set_of_ticks(qapp, decade_labels):
+def test_a_log_axis_over_absurdly_many_decades_gets_a_bounded_set_of_ticks(qtbot, decade_labels):
     """A log view spanning 40,000 decades (a range set in linear units) made a tick list per decade,
     360,000 values; it now gets pyqtgraph's ticks at whole-decade spacings, and a sane span is untouched."""
     import pyqtgraph as pg
@@ -233,6 +233,7 @@ def test_a_log_axis_over_absurdly_many_decades_gets_a_bounded_set_of_ticks(qapp,
     from explorer.ui.widgets import log_axes, make_plot
 
     plot = make_plot(THEMES["light"])
+    qtbot.addWidget(plot)             # closed and deleted by pytest-qt, not by a later collection
     if decade_labels:
         log_axes(plot, x=True)
     else:
