@@ -17,6 +17,7 @@ Run: ``python benchmarks/tour_steps.py [--lessons A1 A2] [--presenter] [--cache 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -36,10 +37,34 @@ def _p95(xs: list[float]) -> float:
     return sorted(xs)[max(0, int(round(0.95 * len(xs))) - 1)]
 
 
+class GcPauses:
+    """Wall time of each garbage collection (``gc.callbacks``), longest and total since ``reset``."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+        self.reset()
+        gc.callbacks.append(self._on_gc)
+
+    def reset(self) -> None:
+        self.longest = self.total = 0.0
+
+    def _on_gc(self, phase: str, _info: dict) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            ms = (time.perf_counter() - self.started) * 1e3
+            self.longest, self.total = max(self.longest, ms), self.total + ms
+
+
+CPU: list[float] = []   # GUI-thread CPU ms (time.thread_time) of each timed() call, in order
+
+
 def timed(win, action) -> tuple[float, float]:
-    """(ms until settled and painted, longest event-loop block in ms) for ``action()``."""
+    """(ms until settled and painted, longest event-loop block in ms) for ``action()``; the GUI
+    thread's CPU time for it is appended to ``CPU`` (the machine may be shared: wall time is not)."""
     from PySide6.QtWidgets import QApplication
 
+    c0 = time.thread_time()
     t0 = time.perf_counter()
     action()
     after = time.perf_counter()
@@ -60,6 +85,7 @@ def timed(win, action) -> tuple[float, float]:
     win.repaint()
     QApplication.processEvents()
     paint = (time.perf_counter() - p0) * 1e3
+    CPU.append((time.thread_time() - c0) * 1e3)
     return (last_busy - t0) * 1e3 + paint, max(block, paint)
 
 
@@ -83,7 +109,8 @@ def main() -> int:
     from explorer.main_window import MainWindow
 
     make_app()
-    win = MainWindow(AppContext(device="cpu"), remember_layout=False)
+    pauses = GcPauses()
+    win = MainWindow(AppContext(device="cpu"), remember_layout=False, freeze_objects=True)   # as the command line opens it
     win.resize(*((1280, 800) if a.presenter else (1600, 1000)))
     win.show()
     QApplication.processEvents()
@@ -103,11 +130,14 @@ def main() -> int:
             walk_tour(win.tour, lambda _done, _n: True)
             print(f"{lesson_id}: Prepare lesson took {time.perf_counter() - t0:.1f} s", flush=True)
         for walk in range(a.walks):
-            times, blocks = [], []
+            times, blocks, cpus, gcs = [], [], [], []
             for i in range(len(tour.steps)):
+                pauses.reset()
                 ms, block = timed(win, lambda i=i: win.tour.go(i))
                 times.append(ms)
                 blocks.append(block)
+                cpus.append(CPU[-1])
+                gcs.append((pauses.longest, pauses.total))
                 dwell_until = time.perf_counter() + a.dwell
                 while time.perf_counter() < dwell_until:
                     QApplication.processEvents()
@@ -128,7 +158,8 @@ def main() -> int:
               f"{max(blocks):14.1f} {over:12d}  {_p95(ref):27.1f}", flush=True)
         for i, (ms, block) in enumerate(zip(times, blocks)):
             if ms > TARGET_MS or a.all_steps:
-                print(f"   step {i + 1} ({tour.steps[i].panel}): {ms:.0f} ms, event loop blocked {block:.0f} ms")
+                print(f"   step {i + 1} ({tour.steps[i].panel}): {ms:.0f} ms, event loop blocked {block:.0f} ms, "
+                      f"GUI-thread CPU {cpus[i]:.0f} ms, gc longest {gcs[i][0]:.0f} ms (total {gcs[i][1]:.0f} ms)")
     print(f"all steps: {len(all_steps)}, p95 {_p95(all_steps):.1f} ms (target ≤ {TARGET_MS:.0f} ms for cheap steps); "
           f"reference panel switch p95 {_p95(refs):.1f} ms")
     print(f"tour step worst p95: {worst_p95:.1f} ms")

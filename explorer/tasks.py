@@ -252,8 +252,16 @@ class Debounce(QTimer):
             self._start()
 
 
+PROGRESS_MS = 50   # the bar and its text change at most this often while a task reports progress
+
+
 class TaskBar(QWidget):
-    """Progress bar, status text and a Cancel button bound to a TaskRunner."""
+    """Progress bar, status text and a Cancel button bound to a TaskRunner.
+
+    ``QProgressBar.setValue`` repaints at once, inside the call: a job that reports progress
+    hundreds of times repainted the bar as often on the GUI thread. The first report after a quiet
+    spell shows at once, later ones at most every ``PROGRESS_MS`` (the latest wins), and the end of
+    a task always shows its final state."""
 
     def __init__(self, runner: TaskRunner) -> None:
         super().__init__()
@@ -274,6 +282,11 @@ class TaskBar(QWidget):
         runner.progressed.connect(self._progress)
         runner.finished.connect(self._finished)
         runner.from_cache.connect(self._from_cache)
+        self._pending: tuple[int, str] | None = None   # the latest report not shown yet
+        self._throttle = QTimer(self)
+        self._throttle.setSingleShot(True)
+        self._throttle.setInterval(PROGRESS_MS)
+        self._throttle.timeout.connect(self._show_pending)
         self._set_idle("")
 
     def _set_idle(self, text: str) -> None:
@@ -286,6 +299,8 @@ class TaskBar(QWidget):
         self.label.setToolTip(origin.describe())
 
     def _started(self, label: str) -> None:
+        self._pending = None
+        self._throttle.stop()
         self.label.setToolTip("")
         self.cancel_button.setEnabled(True)
         self.bar.setValue(0)
@@ -293,11 +308,28 @@ class TaskBar(QWidget):
         self.label.setText(label)
 
     def _progress(self, fraction: float, text: str) -> None:
-        self.bar.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+        value = int(max(0.0, min(1.0, fraction)) * 1000)
+        if self._pending is not None and not text:
+            text = self._pending[1]                     # a text not shown yet stays until a newer one
+        self._pending = (value, text)
+        if not self._throttle.isActive():
+            self._show_pending()
+
+    def _show_pending(self) -> None:
+        """Show the latest report, then hold later ones for ``PROGRESS_MS``."""
+        if self._pending is None:
+            return
+        (value, text), self._pending = self._pending, None
+        self.bar.setValue(value)
         if text:
             self.label.setText(text)
+        self._throttle.start()
 
     def _finished(self, how: str) -> None:
+        self._throttle.stop()
+        if self._pending is not None:                   # where a cancelled or failed task got to
+            self.bar.setValue(self._pending[0])
+            self._pending = None
         if how == "done":
             self.bar.setValue(1000)
         self._set_idle({"done": "Done.", "cancelled": "Cancelled.", "failed": "Failed — see the message."}[how])

@@ -102,12 +102,28 @@ class KVView(QWidget):
         self.text = label(g, 2, 0, 2)
         g.setRowStretch(1, 1)
         self._key = None
+        self._channels: Bars | None = None   # max|k| per channel, and what it shows
+        self._channels_state: tuple | None = None
         self.result: KVStudy | None = None
 
     def apply_theme(self, theme) -> None:
         self.theme = theme
         if self.result is not None:
             self.show_result(self.result)
+
+    def _draw_channels(self, kv: KVStudy, th) -> None:
+        """One item, updated in place and only when its data or colour changed (new KV bits keep
+        the keys): clearing the plot and adding a new item cost a redraw of the whole chart."""
+        state = (tuple(np.asarray(kv.channel_max, float).tolist()), th.color(0))
+        if state == self._channels_state:
+            return
+        self._channels_state = state
+        look = dict(x=np.arange(len(kv.channel_max)), height=kv.channel_max, width=0.9, brush=th.color(0), pen=None)
+        if self._channels is None:
+            self._channels = Bars(**look)
+            self.chan_plot.addItem(self._channels)
+        else:
+            self._channels.setOpts(**look)
 
     def show_result(self, kv: KVStudy) -> None:
         """The comparison of ``kv`` (its bars redrawn only for a new block, width or theme) and its memory."""
@@ -117,9 +133,7 @@ class KVView(QWidget):
             self._key = key
             bar_chart(self.plot, th, [f"{r['tensor']} per {r['axis']}" for r in kv.rows],
                       [r["relative_error"] for r in kv.rows], "{:.3f}")
-            self.chan_plot.clear()
-            self.chan_plot.addItem(Bars(x=np.arange(len(kv.channel_max)), height=kv.channel_max, width=0.9,
-                                        brush=th.color(0), pen=None))
+            self._draw_channels(kv, th)
         mem, m = "", kv.memory
         if m is not None:
             mem = (f" For {m.model} at batch {m.batch} and context {m.context:,}: KV cache "

@@ -41,6 +41,7 @@ class ServingPanel(Panel):
         self.study: DeploymentStudy | None = None
         self.bench = None
         self._frame = 0
+        self._drawn: dict[str, SimResult] | None = None   # the simulations show_frame last drew
         self._pending: set[str] = set()
         self._running_parts: set[str] = set()
         self._refresh = self.debounce(self._start_simulations, DEBOUNCE_MS)
@@ -210,8 +211,10 @@ class ServingPanel(Panel):
             self._notes = " · ".join(
                 f"{p}: p90 TTFT {r.percentile('ttft', 90):.2f} s, p90 TPOT {r.percentile('tpot', 90) * 1e3:.1f} ms, "
                 f"{r.throughput_tokens_per_s:,.0f} tok/s" for p, r in sims.items())
-            self.timeline_changed.emit()
-            self.show_frame(self._frame)
+            self._drawn = None
+            self.timeline_changed.emit()          # the window draws the frame it places (shown panel) ...
+            if self._drawn is not sims:           # ... else (hidden, or no window) it is drawn here, once
+                self.show_frame(self._frame)
             if follow_with_curves:
                 self._run_curves()
 
@@ -287,6 +290,7 @@ class ServingPanel(Panel):
             done = int((r.finish <= now).sum())
             set_title(plot, f"{policy} batching: {done}/{r.arrival.size} done, {waiting} waiting")
         self.batch_text.setText("Hatched = prefill, solid = decode. " + self._notes)
+        self._drawn = self.sims
 
     # --- real measurement ---------------------------------------------------------------------
     def _start_bench(self) -> None:

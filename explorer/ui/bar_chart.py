@@ -25,16 +25,34 @@ def bar_chart(plot, theme, labels: list[str], values: list[float], fmt: str = "{
     just past its bar's end. Category names here are long ("W8A8 per-channel W / per-token A"):
     under vertical bars they ran into each other at projector text sizes; a row keeps a whole line.
     The names' column and the value axis are fitted in pixels, again whenever the chart resizes.
-    No labels clears the chart (its value labels too)."""
-    plot.clear()
+    No labels clears the chart (its value labels too).
+
+    The bars drawn last time are kept and only those that changed are updated: a new item per bar
+    and a hatched brush each, on every call, was most of a redraw."""
     palette = colors or theme.palette
     n = len(values)
+    pi = plot.getPlotItem()
+    bars = [b for b in getattr(pi, "_bar_items", ()) if b in pi.items]
+    if len(bars) != len(pi.items):   # other items on the chart (or it was cleared): it is the chart's alone
+        plot.clear()
+        bars = []
+    while len(bars) > n:
+        plot.removeItem(bars.pop())
     for i, v in enumerate(values):
-        plot.addItem(Bars(x0=[0], y=[n - 1 - i], width=[v], height=0.62,
-                          brush=hatched(palette[i % len(palette)], i), pen=pen(theme.fg, 1)))
+        state = (n - 1 - i, float(v), palette[i % len(palette)], i % len(HATCHES), theme.fg)
+        if i < len(bars) and bars[i]._bar_state == state:
+            continue
+        look = dict(x0=[0], y=[n - 1 - i], width=[v], height=0.62, brush=hatched(palette[i % len(palette)], i),
+                    pen=pen(theme.fg, 1))
+        if i < len(bars):
+            bars[i].setOpts(**look)
+        else:
+            bars.append(Bars(**look))
+            plot.addItem(bars[-1])
+        bars[i]._bar_state = state
+    pi._bar_items = bars
     font = QFont()
     font.setPointSizeF(theme.point_size * 0.9)
-    pi = plot.getPlotItem()
     pi._bar_chart = ([str(s) for s in labels], [float(v) for v in values], fmt, font, theme.fg)
     if not hasattr(pi, "_bar_chart_refit"):   # wired once per plot
         pi._bar_chart_refit = _RefitOnShow(plot)

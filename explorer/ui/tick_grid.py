@@ -101,6 +101,9 @@ def _tick_levels(axis: pg.AxisItem, length_px: float) -> list[list[float]]:
     return levels
 
 
+PX_PER_DECADE_MIN = 2.0   # a log axis with narrower decades gets no per-decade ticks (see _wide_log_ticks)
+
+
 def _share_tick_values(axis: pg.AxisItem) -> None:
     """The axis and its grid ask for the same automatic ticks after a range change: work them out
     once (pyqtgraph's tick search is pure Python, about a millisecond)."""
@@ -110,10 +113,26 @@ def _share_tick_values(axis: pg.AxisItem) -> None:
     def tickValues(min_val, max_val, size):  # noqa: N802 (pyqtgraph name)
         key = (min_val, max_val, round(size))
         if memo[0] != key:
-            memo[0], memo[1] = key, compute(min_val, max_val, size)
+            wide = axis.logMode and abs(max_val - min_val) * PX_PER_DECADE_MIN > max(size, 1.0)
+            memo[0], memo[1] = key, (_wide_log_ticks(axis, compute, min_val, max_val, size) if wide
+                                     else compute(min_val, max_val, size))
         return memo[1]
 
     axis.tickValues = tickValues
+
+
+def _wide_log_ticks(axis: pg.AxisItem, compute, min_val: float, max_val: float, size: float) -> list:
+    """Ticks of a log axis whose view spans more decades than half its pixels (a range given in
+    linear units, a transient auto-range): every decade and its 2…9 multiples would be a smear of
+    lines under a pixel apart, and working them out costs a numpy call or a list per decade (118 ms
+    for a view of 40,000 "decades" on an 800-pixel axis; a tour step was profiled at 124 ms). The axis gets pyqtgraph's ordinary ticks
+    at whole-decade spacings instead, the levels pyqtgraph itself keeps for a wide log axis."""
+    axis.logMode = False          # the linear tick search, on the log10 values the view holds
+    try:
+        levels = compute(min_val, max_val, size)
+    finally:
+        axis.logMode = True
+    return [(spacing, values) for spacing, values in levels if spacing >= 1.0]
 
 
 def _repaint_on_new_ticks(axis: pg.AxisItem, grid: TickGrid) -> None:

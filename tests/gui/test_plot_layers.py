@@ -1,5 +1,6 @@
 """Grid lines sit at the axes' own ticks, drawn by the view (the axes stay small cached strips)."""
 import numpy as np
+import pytest
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QImage, QPainter
 
@@ -220,3 +221,27 @@ def test_legends_follow_the_theme_and_a_legend_below_fits_the_plot_width(qtbot):
     floating.plot([0, 1], [0, 1], name="curve")
     style_plot(floating, big)
     assert [label.opts["size"] for _s, label in floating.getPlotItem().legend.items] == [size]
+
+
+@pytest.mark.parametrize("decade_labels", [False, True])
+def test_a_log_axis_over_absurdly_many_decades_gets_a_bounded_set_of_ticks(qtbot, decade_labels):
+    """A log view spanning 40,000 decades (a range set in linear units) made a tick list per decade,
+    360,000 values; it now gets pyqtgraph's ticks at whole-decade spacings, and a sane span is untouched."""
+    import pyqtgraph as pg
+
+    from explorer.theme import THEMES
+    from explorer.ui.widgets import log_axes, make_plot
+
+    plot = make_plot(THEMES["light"])
+    qtbot.addWidget(plot)             # closed and deleted by pytest-qt, not by a later collection
+    if decade_labels:
+        log_axes(plot, x=True)
+    else:
+        plot.setLogMode(x=True)
+    axis = plot.getAxis("bottom")
+    wide = axis.tickValues(-5.0, 40_000.0, 800)
+    assert 0 < sum(len(v) for _s, v in wide) < 100 and all(s >= 1.0 for s, _v in wide)
+    assert axis.logMode
+    sane = axis.tickValues(0.0, 3.0, 800)
+    assert sane == pg.AxisItem.tickValues(axis, 0.0, 3.0, 800)            # pyqtgraph's own answer
+    assert any(v and abs(v[0] - round(v[0])) > 0.01 for _s, v in sane)   # with the 2…9 multiples

@@ -197,3 +197,19 @@ def test_analysis_uses_the_alpha_its_job_started_with(panel, monkeypatch):
     a = panel.analysis
     assert a.name == "minilm.l2.ffn_in" and a.fix("smoothquant").alpha == pytest.approx(0.45)
     assert panel.params.sq_alpha == pytest.approx(0.7) and panel.preview.alpha == pytest.approx(0.7)
+
+
+def test_kv_channel_chart_keeps_its_item_and_shows_the_new_block(panel):
+    import numpy as np
+
+    from explorer.ui.fast_items import Bars
+
+    view = panel.kv_view
+    items = [i for i in view.chan_plot.getPlotItem().items if isinstance(i, Bars)]
+    assert len(items) == 1 and np.array_equal(items[0].opts["height"], view.result.channel_max)
+    before = np.array(view.result.channel_max)
+    view.block_box.setCurrentIndex((view.block_box.currentIndex() + 1) % view.block_box.count())
+    assert panel.jobs("kv").wait(60_000), panel.jobs("kv").last_error
+    assert not np.array_equal(view.result.channel_max, before)              # another block's keys
+    now = [i for i in view.chan_plot.getPlotItem().items if isinstance(i, Bars)]
+    assert now == items and np.array_equal(items[0].opts["height"], view.result.channel_max)

@@ -118,3 +118,32 @@ def test_named_views(make_panel, ctx):
     assert {"replica_memory", "batching", "load", "sizing", "weight_format"} <= set(views)
     assert p.batch_text.parentWidget() is views["batching"]      # the figures stay with the timelines
     assert p.view_widget("traffic_per_s") is p.sliders["traffic_per_s"]
+
+
+def _count_frames(p) -> list[int]:
+    drawn: list[int] = []
+    draw = p.show_frame
+
+    def counting(index: int) -> None:
+        drawn.append(index)
+        draw(index)
+
+    p.show_frame = counting        # the window and the panel both call it through the instance
+    return drawn
+
+
+def test_a_finished_timeline_is_drawn_once_in_the_window(window, ctx):
+    p = window.show_panel("serving")
+    assert p.settle(), p.tasks.last_error
+    drawn = _count_frames(p)
+    ctx.scenario.try_update(serve_batch=ctx.scenario.value.serve_batch + 8)   # new simulations
+    assert p.settle(), p.tasks.last_error
+    assert drawn == [window.ctx.timeline.position]    # the window placed it; the panel did not draw it again
+    assert f"{p.sims['continuous'].arrival.size}/" in p.batch_plots["continuous"][0].getPlotItem().titleLabel.text
+
+
+def test_a_finished_timeline_is_drawn_without_a_window(make_panel, ctx):
+    p = make_panel(ServingPanel)
+    drawn = _count_frames(p)
+    assert p.settle(), p.tasks.last_error
+    assert drawn == [p._frame]
