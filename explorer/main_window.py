@@ -116,6 +116,10 @@ class PanelHost(QScrollArea):
     def __init__(self) -> None:
         super().__init__()
         self.setFrameShape(QFrame.NoFrame)
+        self._refit = QTimer(self)                  # a changed minimum refits once the turn's events are done
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(0)
+        self._refit.timeout.connect(self.fit)
 
     def setWidget(self, widget: QWidget) -> None:  # noqa: N802 (Qt name)
         super().setWidget(widget)
@@ -145,8 +149,8 @@ class PanelHost(QScrollArea):
         self.fit()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
-        if obj is self.widget() and event.type() == QEvent.LayoutRequest:
-            self.fit()                                          # its minimum size may have changed
+        if obj is self.widget() and event.type() == QEvent.LayoutRequest and not self._refit.isActive():
+            self._refit.start()                                 # its minimum size may have changed
         return super().eventFilter(obj, event)
 
 

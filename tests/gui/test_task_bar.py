@@ -49,3 +49,29 @@ def test_a_cancelled_task_leaves_the_bar_where_its_last_report_got(qapp, qtbot):
     assert bar.bar.value() == 1000 and bar.label.text() == "Cancelled."   # ... and the latest is shown at the end
     release.set()
     assert runner.join(30_000)
+
+
+def test_setting_the_bar_paints_it_with_the_next_frame_not_inside_the_call(qapp, qtbot):
+    """Qt's own bar repaints inside ``setValue``, lengthening whatever handler set it."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from explorer.tasks import TaskRunner
+
+    bar = TaskRunner().widget()
+    qtbot.addWidget(bar)
+    bar.show()
+    qtbot.waitExposed(bar)
+    qtbot.wait(200)                                          # the first paint is done
+    paints: list[int] = []
+
+    class Count(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 (Qt name)
+            if event.type() == QEvent.Paint:
+                paints.append(obj.value())
+            return False
+
+    counter = Count()
+    bar.bar.installEventFilter(counter)
+    bar.bar.setValue(500)
+    assert paints == [] and bar.bar.value() == 500          # nothing painted during the call ...
+    qtbot.waitUntil(lambda: 500 in paints, timeout=5_000)   # ... the value shows with the next paint
