@@ -26,6 +26,7 @@ class LiveText(QWidget):
         self._lines = 0
         self._wanted = -1
         self._floor = (0, 0)   # (width, height): at this width the readout never gets shorter
+        self._heights: dict[int, float] = {}   # the text's wrapped height by width, until it changes
         policy = QSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
@@ -43,6 +44,7 @@ class LiveText(QWidget):
             self._doc.setHtml(text)
         else:
             self._doc.setPlainText(text)
+        self._heights.clear()
         self.setAccessibleDescription(self._doc.toPlainText())
         old, self._wanted = self._wanted, self.heightForWidth(self.width())
         self._floor = (self.width(), self._wanted)
@@ -58,6 +60,7 @@ class LiveText(QWidget):
     def reset_height(self) -> None:
         """Re-measure after a theme or font change."""
         self._floor = (0, 0)
+        self._heights.clear()
         self.reserve_lines(self._lines)
         self._wanted = self.heightForWidth(self.width())
         self.updateGeometry()
@@ -70,8 +73,7 @@ class LiveText(QWidget):
         """The wrapped text's height, but never less than the tallest text shown at this width: a
         readout whose text alternates between two and three lines would otherwise re-lay out the
         whole panel (every chart resized and repainted) on every edit."""
-        self._set_width(max(1, width))
-        height = max(int(math.ceil(self._doc.size().height())), self.minimumHeight())
+        height = max(int(math.ceil(self._wrapped_height(max(1, width)))), self.minimumHeight())
         floor_width, floor_height = self._floor
         return max(height, floor_height) if width == floor_width else height
 
@@ -96,9 +98,21 @@ class LiveText(QWidget):
         if event.type() in (QEvent.FontChange, QEvent.StyleChange):
             self._doc.setDefaultFont(self.font())
             self._floor = (0, 0)
+            self._heights.clear()
             self.reserve_lines(self._lines)
             self.updateGeometry()
         super().changeEvent(event)
+
+    def _wrapped_height(self, width: int) -> float:
+        """Laying the text out is the costly part (a panel's fit asks at several widths per edit,
+        each a new layout): each width is laid out once per text."""
+        height = self._heights.get(width)
+        if height is None:
+            self._set_width(width)
+            height = self._heights[width] = self._doc.size().height()
+            if len(self._heights) > 32:
+                self._heights = {width: height}
+        return height
 
     def _set_width(self, width: int) -> None:
         if self._doc.textWidth() != width:   # setting the same width still re-lays the text out

@@ -36,3 +36,20 @@ def test_a_readout_alternating_between_two_and_three_lines_keeps_its_height(qtbo
     text.setText(short)
     qtbot.wait(20)
     assert text.height() < tall
+
+
+def test_the_wrapped_height_follows_a_new_text_and_a_new_font(qapp):
+    """Heights are remembered per width: a new text or font must measure afresh."""
+    from PySide6.QtGui import QFont
+
+    from explorer.ui.live_text import LiveText
+
+    text = LiveText("one line")
+    short = text.heightForWidth(200)
+    text.setText("many words that wrap " * 20)
+    tall = text.heightForWidth(200)
+    assert tall > 3 * short
+    font = QFont(text.font())
+    font.setPointSizeF(font.pointSizeF() * 2)
+    text.setFont(font)
+    assert text.heightForWidth(200) > 1.5 * tall
