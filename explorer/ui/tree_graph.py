@@ -108,7 +108,8 @@ class TreeGraph(pg.PlotWidget):
             item = self._label_pool.take(text, th.fg, font, anchor, backing)
             item.setPos(x, y)
             w = metrics.horizontalAdvance(text) + 24
-            self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
+            # an outcome's label starts a fraction of its own width right of the node (its anchor's x)
+            self._label_px.append((x, 0.0, w * (1 - anchor[0])) if node.is_outcome else (x, w / 2, w / 2))
             self._node_labels.append(item)
         self._label_pool.end()
         shown = [(s["pos"], s["symbol"], s["size"]) for s in spots], th   # setData costs milliseconds
