@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from engines.compute import FITS, KAPLAN, ScalingStudy
+from engines.compute import FITS, KAPLAN, ScalingStudy, load_table
 from engines.compute.study import CHINCHILLA_C, ISO_BUDGETS
 from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
@@ -94,11 +94,18 @@ class ScalingView(QWidget):
         self.fits_table = QTableWidget(0, 9)
         self.fits_table.setHorizontalHeaderLabels(["Fit", "E", "A", "B", "α", "β", f"N_opt at {CHINCHILLA_C:g}",
                                                    "D_opt", "Tokens per param"])
-        for t, name in ((self.runs_table, "Published runs"), (self.fits_table, "The three fits at Chinchilla's budget")):
+        self.runs_note = LiveText()        # what the implied MFU divides by, and what the paper measured
+        runs_page = QWidget()
+        rl = QVBoxLayout(runs_page)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.runs_table, 1)
+        rl.addWidget(self.runs_note)
+        for t, name, page in ((self.runs_table, "Published runs", runs_page),
+                              (self.fits_table, "The three fits at Chinchilla's budget", self.fits_table)):
             t.verticalHeader().setVisible(False)
             t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
             t.setAccessibleName(name)
-            self.tables.addTab(t, name)
+            self.tables.addTab(page, name)
         self.tables.setMinimumHeight(200)
         lay.addWidget(self.tables, 1)
         self.sources = SourcesBox()
@@ -209,6 +216,12 @@ class ScalingView(QWidget):
     def _fill_tables(self, r: ScalingStudy) -> None:
         if self._runs_shown != r.runs:
             self._runs_shown = r.runs
+            logged = sorted({row.gpu for row in load_table("runs.json")["rows"] if row.gpu_hours and row.gpu})
+            peaks = ", ".join(f"{escape(gpu_spec(g).label, quote=False)} {gpu_spec(g).peak_flops('bf16') / 1e12:,.0f} TFLOP/s"
+                              for g in logged)
+            mfu = next(a for a in load_table("assumptions.json")["rows"] if a.id == "mfu")
+            self.runs_note.setText(f"Implied MFU = reported C ÷ (GPU-hours × 3,600 s × the GPU's dense bf16 peak: "
+                                   f"{peaks}). For comparison: {escape(mfu.source, quote=False)}.")
             self._fill(self.runs_table, [((x.label, big(x.N), big(x.D), eng(x.flop_6nd),
                                            eng(x.reported_flop) if x.reported_flop else "—",
                                            f"{x.gpu_hours / 1e6:,.2f}M" if x.gpu_hours else "—",
