@@ -94,18 +94,11 @@ class ScalingView(QWidget):
         self.fits_table = QTableWidget(0, 9)
         self.fits_table.setHorizontalHeaderLabels(["Fit", "E", "A", "B", "α", "β", f"N_opt at {CHINCHILLA_C:g}",
                                                    "D_opt", "Tokens per param"])
-        self.runs_note = LiveText()        # what the implied MFU divides by, and what the paper measured
-        runs_page = QWidget()
-        rl = QVBoxLayout(runs_page)
-        rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(self.runs_table, 1)
-        rl.addWidget(self.runs_note)
-        for t, name, page in ((self.runs_table, "Published runs", runs_page),
-                              (self.fits_table, "The three fits at Chinchilla's budget", self.fits_table)):
+        for t, name in ((self.runs_table, "Published runs"), (self.fits_table, "The three fits at Chinchilla's budget")):
             t.verticalHeader().setVisible(False)
             t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
             t.setAccessibleName(name)
-            self.tables.addTab(page, name)
+            self.tables.addTab(t, name)
         self.tables.setMinimumHeight(200)
         lay.addWidget(self.tables, 1)
         self.sources = SourcesBox()
@@ -216,17 +209,12 @@ class ScalingView(QWidget):
     def _fill_tables(self, r: ScalingStudy) -> None:
         if self._runs_shown != r.runs:
             self._runs_shown = r.runs
-            logged = sorted({row.gpu for row in load_table("runs.json")["rows"] if row.gpu_hours and row.gpu})
-            peaks = ", ".join(f"{escape(gpu_spec(g).label, quote=False)} {gpu_spec(g).peak_flops('bf16') / 1e12:,.0f} TFLOP/s"
-                              for g in logged)
-            mfu = next(a for a in load_table("assumptions.json")["rows"] if a.id == "mfu")
-            self.runs_note.setText(f"Implied MFU = reported C ÷ (GPU-hours × 3,600 s × the GPU's dense bf16 peak: "
-                                   f"{peaks}). For comparison: {escape(mfu.source, quote=False)}.")
             self._fill(self.runs_table, [((x.label, big(x.N), big(x.D), eng(x.flop_6nd),
                                            eng(x.reported_flop) if x.reported_flop else "—",
                                            f"{x.gpu_hours / 1e6:,.2f}M" if x.gpu_hours else "—",
                                            f"{x.implied_mfu:.1%}" if x.implied_mfu else "—", x.confidence), x.source)
                                          for x in r.runs])
+            self._add_notes(self.runs_table, _runs_notes())
         self._fill(self.fits_table, [((o.constants.label + (" (chosen)" if o.chosen else ""), f"{o.constants.E:.4g}",
                                         f"{o.constants.A:.5g}", f"{o.constants.B:.6g}", f"{o.constants.alpha:.4g}",
                                         f"{o.constants.beta:.4g}", big(o.params), big(o.tokens),
@@ -250,6 +238,17 @@ class ScalingView(QWidget):
         table.resizeColumnsToContents()
         table.setUpdatesEnabled(True)
 
+    @staticmethod
+    def _add_notes(table: QTableWidget, notes: list[str]) -> None:
+        """Rows under the data, each one cell across the table (in the table: a note below it made the
+        tallest tab page taller, and every other page with it)."""
+        for note in notes:
+            row = table.rowCount()
+            table.setRowCount(row + 1)
+            table.setItem(row, 0, _item(note))
+            table.setSpan(row, 0, 1, table.columnCount())
+        table.resizeRowsToContents()
+
     def _fill_sources(self, r: ScalingStudy) -> None:
         rows = [(f"{f.label}: E, A, B, α, β", f.source) for f in FITS.values()]
         rows.append(("Optimum N_opt = G·(C/6)^a, D_opt = C/(6N_opt)", "Hoffmann et al. 2022, arXiv 2203.15556, "
@@ -265,3 +264,13 @@ class ScalingView(QWidget):
         rows.append(("GPU-hours = C/(peak × MFU × 3600); implied MFU = C/(GPU-hours × 3600 × peak)",
                      "PaLM (Chowdhery et al. 2022) App. B definition of MFU (computed here)"))
         self.sources.set_sources(rows)
+
+
+def _runs_notes() -> list[str]:
+    """What the implied MFU divides by (each logged GPU's bf16 peak, from the GPU catalogue) and the
+    MFU the Llama 3 paper measured (the MFU assumption's source row), one line each."""
+    logged = sorted({row.gpu for row in load_table("runs.json")["rows"] if row.gpu_hours and row.gpu})
+    peaks = ", ".join(f"{gpu_spec(g).label} {gpu_spec(g).peak_flops('bf16') / 1e12:,.0f} TFLOP/s" for g in logged)
+    mfu = next(a for a in load_table("assumptions.json")["rows"] if a.id == "mfu")
+    return [f"Implied MFU = reported C ÷ (GPU-hours × 3,600 s × dense bf16 peak)\n{peaks}",
+            "For comparison: " + mfu.source.replace("; ", ";\n")]
