@@ -84,8 +84,9 @@ def _least_height(item, width: int) -> int:
         heights = [_least_height(k, inner) for k in kids]
         shown = [h for h in heights if h > 0]
         need = sum(shown) + max(0, len(shown) - 1) * max(0, lay.spacing())
-    elif isinstance(lay, QBoxLayout):
-        need = max((_least_height(k, inner // max(1, len(kids))) for k in kids), default=0)
+    elif isinstance(lay, QBoxLayout):                          # side by side: hidden ones take no width
+        shown = [k for k in kids if not k.isEmpty()]
+        need = max((_least_height(k, inner // max(1, len(shown))) for k in shown), default=0)
     elif isinstance(lay, FlowLayout):                          # controls that wrap onto more lines
         return max(item.minimumSize().height(), lay.heightForWidth(max(1, width)))
     elif isinstance(lay, QFormLayout):                         # rows of label and field, or one spanning item

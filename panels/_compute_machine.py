@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidg
 
 from engines.compute import MachineMeasurement, StepNetwork
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import make_plot
+from explorer.ui.widgets import make_plot, set_title
 from panels._compute_common import SourcesBox, draw_bars, money, tag
 
 LOG_FLOOR = 9.0   # bars start at 1 G(FLOP or B)/s on the log axis
@@ -96,8 +96,11 @@ class MachineView(QWidget):
         # the all-reduce against the step's compute
         n = network
         rows = [(f"all-reduce over NVLink ({n.nvlink_bytes_per_s / 1e9:,.0f} GB/s each way)", n.nvlink_seconds),
-                (f"all-reduce over the network ({n.network_bytes_per_s / 1e9:,.0f} GB/s per GPU)", n.network_seconds),
+                (f"all-reduce over the network ({n.network_bytes_per_s * 8 / 1e9:,.0f} Gb/s = "
+                 f"{n.network_bytes_per_s / 1e9:,.0f} GB/s per GPU)", n.network_seconds),
                 ("forward + backward compute", n.compute_seconds)]
+        set_title(self.net_plot, f"One step on {n.n_gpus:,} GPUs: all-reduce of {n.grad_bytes / 1e9:,.0f} GB of "
+                                 f"bf16 gradients against compute")
         draw_bars(self.net_plot, t, [(name, 0.0, v, f"{v:,.3g} s", 2 + i) for i, (name, v) in enumerate(rows)],
                   (0.0, max(v for _, v in rows) * 1.3))
         self.market.setRowCount(len(market))

@@ -12,7 +12,7 @@ from engines.compute import GridStudy, PowerBudget, PowerStudy, PowerTrace
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
-from explorer.ui.widgets import legend_below, make_plot, pen
+from explorer.ui.widgets import legend_below, make_plot, pen, set_title
 from panels._compute_common import SourcesBox, big, draw_bars, megawatts, money, mwh, tag, tonnes, watts
 
 PHASE_NAMES = {"compute": "computing", "communicate": "waiting on collectives / bubble", "checkpoint": "checkpoint"}
@@ -55,6 +55,9 @@ class PowerView(QWidget):
         rows = [("GPU boards (TDP × GPUs)", b.gpu_w), ("IT load: whole nodes (CPUs, switches, NICs, fans)", b.it_w),
                 (f"facility: IT × PUE {b.pue:.2f}", b.facility_w)]
         bars = megawatts([v for _, v in rows])
+        year = float(f"{b.annual_j / 3.6e9:.3g}")          # MWh, to the three figures a caption rounds to
+        set_title(self.levels, f"{b.n_gpus:,} GPUs, from boards to the building: a year at {b.load_factor:.0%} "
+                               f"of nameplate is about {year:,.0f} MWh")
         draw_bars(self.levels, t, [(n, 0.0, float(v), watts(w), i) for i, ((n, w), v) in enumerate(zip(rows, bars))],
                   (0.0, float(bars[-1]) * 1.3))
         # the trace: a step function, one colour and pattern per phase kind
@@ -75,6 +78,8 @@ class PowerView(QWidget):
             p.addItem(bars)
             if legend is not None:
                 legend.addItem(bars, PHASE_NAMES[kind])
+        set_title(p, f"The draw of {b.n_gpus:,} GPUs through training steps: {watts(tr.busy_w)} ↔ "
+                     f"{watts(tr.waiting_w)}")
         p.setYRange(0, float(megawatts(tr.busy_w)) * 1.15, padding=0)
         p.setXRange(0, float(tr.t[-1]), padding=0.01)
         self.text.setText(

@@ -9,7 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from engines.compute import FITS, KAPLAN, ScalingStudy
+from engines.compute import FITS, KAPLAN, ScalingStudy, load_table
 from engines.compute.study import CHINCHILLA_C, ISO_BUDGETS
 from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
@@ -214,6 +214,7 @@ class ScalingView(QWidget):
                                            f"{x.gpu_hours / 1e6:,.2f}M" if x.gpu_hours else "—",
                                            f"{x.implied_mfu:.1%}" if x.implied_mfu else "—", x.confidence), x.source)
                                          for x in r.runs])
+            self._add_notes(self.runs_table, _runs_notes())
         self._fill(self.fits_table, [((o.constants.label + (" (chosen)" if o.chosen else ""), f"{o.constants.E:.4g}",
                                         f"{o.constants.A:.5g}", f"{o.constants.B:.6g}", f"{o.constants.alpha:.4g}",
                                         f"{o.constants.beta:.4g}", big(o.params), big(o.tokens),
@@ -237,6 +238,17 @@ class ScalingView(QWidget):
         table.resizeColumnsToContents()
         table.setUpdatesEnabled(True)
 
+    @staticmethod
+    def _add_notes(table: QTableWidget, notes: list[str]) -> None:
+        """Rows under the data, each one cell across the table (in the table: a note below it made the
+        tallest tab page taller, and every other page with it)."""
+        for note in notes:
+            row = table.rowCount()
+            table.setRowCount(row + 1)
+            table.setItem(row, 0, _item(note))
+            table.setSpan(row, 0, 1, table.columnCount())
+        table.resizeRowsToContents()
+
     def _fill_sources(self, r: ScalingStudy) -> None:
         rows = [(f"{f.label}: E, A, B, α, β", f.source) for f in FITS.values()]
         rows.append(("Optimum N_opt = G·(C/6)^a, D_opt = C/(6N_opt)", "Hoffmann et al. 2022, arXiv 2203.15556, "
@@ -252,3 +264,13 @@ class ScalingView(QWidget):
         rows.append(("GPU-hours = C/(peak × MFU × 3600); implied MFU = C/(GPU-hours × 3600 × peak)",
                      "PaLM (Chowdhery et al. 2022) App. B definition of MFU (computed here)"))
         self.sources.set_sources(rows)
+
+
+def _runs_notes() -> list[str]:
+    """What the implied MFU divides by (each logged GPU's bf16 peak, from the GPU catalogue) and the
+    MFU the Llama 3 paper measured (the MFU assumption's source row), one line each."""
+    logged = sorted({row.gpu for row in load_table("runs.json")["rows"] if row.gpu_hours and row.gpu})
+    peaks = ", ".join(f"{gpu_spec(g).label} {gpu_spec(g).peak_flops('bf16') / 1e12:,.0f} TFLOP/s" for g in logged)
+    mfu = next(a for a in load_table("assumptions.json")["rows"] if a.id == "mfu")
+    return [f"Implied MFU = reported C ÷ (GPU-hours × 3,600 s × dense bf16 peak)\n{peaks}",
+            "For comparison: " + mfu.source.replace("; ", ";\n")]

@@ -27,18 +27,17 @@ def pct(x: float) -> str:
 
 
 class CostView(QWidget):
-    """The chart beside the bill."""
+    """The chart (with what an API price includes) beside the verdict, the bill and the break-evens.
+    The text column alone is the "bill" view: at presenter size on a 1280×800 screen the chart and
+    the bill together need about 720 px of height and a slide has about 520."""
 
     def __init__(self, theme) -> None:
         super().__init__()
         self.theme = theme
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
         self.verdict = LiveText()
         self.verdict.reserve_lines(2)
-        outer.addWidget(self.verdict)
-        lay = QHBoxLayout()
-        outer.addLayout(lay, 1)
         left = QVBoxLayout()
         self.plot = make_plot(theme, "Monthly cost against traffic", "$ per month", "average traffic (req/s)")
         self.plot.setAccessibleName("Monthly cost of self-hosting and of the API against traffic")
@@ -56,14 +55,16 @@ class CostView(QWidget):
         self.chart_note = LiveText()
         self.chart_note.reserve_lines(1)
         left.addWidget(self.chart_note)
-        self.even = LiveText()
-        left.addWidget(self.even)
+        self.includes = LiveText()
+        left.addWidget(self.includes)
         lay.addLayout(left, 1)
-        right = QVBoxLayout()
+        right = QVBoxLayout()           # every figure the lesson cites, together: a slide of its own
+        right.setContentsMargins(0, 0, 0, 0)
+        right.addWidget(self.verdict)
         self.bill = LiveText()
         right.addWidget(self.bill)
-        self.includes = LiveText()
-        right.addWidget(self.includes)
+        self.even = LiveText()
+        right.addWidget(self.even)
         right.addStretch(1)
         self.text_box = QWidget()
         self.text_box.setLayout(right)

@@ -139,7 +139,10 @@ class CapacityView(QWidget):
                      f"${price_per_replica_month:,.0f} a month from then on.")
         else:
             words = f"At {growth_pct:g} % growth a month the fleet needs no new replica within {int(m[-1])} months."
-        set_title(self.plot, f"Monthly cost as traffic grows {growth_pct:g} % a month")
+        fleet = {x.month: x.replicas for x in months}
+        sizes = [f"{fleet[k]} {when}" for k, when in ((0, "replicas now"), (12, "in a year"), (24, "in two"))
+                 if k in fleet]
+        set_title(self.plot, f"Monthly cost as traffic grows {growth_pct:g} % a month: " + ", ".join(sizes))
         self.text.setText(words + " Rented capacity to scale up is not guaranteed to be there when you need it.")
 
 

@@ -10,7 +10,7 @@ import logging
 from datetime import date
 from pathlib import Path
 
-from PySide6.QtWidgets import QComboBox, QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from engines.selfhost import (OWNERSHIP, SHIPPED_WHERE, Params, PriceBook, age_words, checked_book, dump_prices,
                               load_prices, open_book, outlook, sizing_key, tco)
@@ -25,6 +25,7 @@ from panels._selfhost_cost import CostView
 from panels._selfhost_jobs import day_call, planned, sizing_call
 from panels._selfhost_ops import CapacityView, DayView, SecurityTable, signal_words, upgrade_words
 from panels._selfhost_prices import PriceEditor, PricesView, book_rows
+from panels._selfhost_pages import Page, page_around, size_by_current_page
 from panels._selfhost_prices import PRICE_FILE, user_price_path  # noqa: F401  (importable here, as before)
 from panels._selfhost_privacy import PrivacyView
 
@@ -42,23 +43,6 @@ DEBOUNCE_MS = 150
 log = logging.getLogger(__name__)
 K8S_HINT = ("Kubernetes loops ▸ the model-server scenario shows the same rolling update pod by pod: the surge pod "
             "is scheduled, loads its weights and only then takes traffic.")
-
-
-def size_by_current_page(tabs: QTabWidget) -> None:
-    """Only the page shown counts toward ``tabs``' minimum height. A stack is as tall as its tallest
-    page: the retirement text wrapped at presenter size (744 px) pushed every other page's view, the
-    day's charts included, past a 1280×800 window. Hidden pages ignore their size hint; the shown
-    one keeps it, so its own text is never squeezed."""
-    def follow(current: int) -> None:
-        for i in range(tabs.count()):
-            page = tabs.widget(i)
-            policy = page.sizePolicy()
-            policy.setVerticalPolicy(QSizePolicy.Preferred if i == current else QSizePolicy.Ignored)
-            page.setSizePolicy(policy)
-        tabs.updateGeometry()
-
-    tabs.currentChanged.connect(follow)
-    follow(tabs.currentIndex())
 
 
 class SelfHostPanel(Panel):
@@ -113,7 +97,7 @@ class SelfHostPanel(Panel):
         return row
 
     def _cost_page(self) -> QWidget:
-        page = QWidget()
+        page = Page()
         lay = QVBoxLayout(page)
         self.api_combo = ElidedCombo()
         self.api_combo.setAccessibleName("API to compare with")
@@ -142,7 +126,7 @@ class SelfHostPanel(Panel):
         return page
 
     def _prices_page(self) -> QWidget:
-        page = QWidget()
+        page = Page()
         lay = QVBoxLayout(page)
         own = [n for names in OWN_SLIDERS.values() for n in names]
         lay.addLayout(self._row((*ASSUMPTION_SLIDERS, *own, *FIXED_SLIDERS)))
@@ -212,23 +196,23 @@ class SelfHostPanel(Panel):
         self.privacy.moved.connect(lambda tree, moves: self._set(privacy_tree=tree, privacy_answers=moves))
         self.name_view("privacy", self.privacy, "What stays private: the decision trees")
         self.name_view("privacy_card", self.privacy.card, "The question, its source and the answers")
-        return self.privacy
+        return page_around(self.privacy)
 
     def _ops_page(self) -> QWidget:
         self.ops_tabs = Tabs()
-        day_page = QWidget()
+        day_page = Page()
         dl = QVBoxLayout(day_page)
         dl.addLayout(self._row(DAY_SLIDERS, (self.jobs("ops").widget(),)))
         self.day_view = DayView(self.theme)
         dl.addWidget(self.day_view, 1)
         self.ops_tabs.addTab(day_page, OPS_TITLES[0])
-        cap_page = QWidget()
+        cap_page = Page()
         cl = QVBoxLayout(cap_page)
         cl.addLayout(self._row(("growth_pct_per_month",)))
         self.capacity_view = CapacityView(self.theme)
         cl.addWidget(self.capacity_view, 1)
         self.ops_tabs.addTab(cap_page, OPS_TITLES[1])
-        up_page = QWidget()
+        up_page = Page()
         ul = QVBoxLayout(up_page)
         ul.addLayout(self._row(("upgrade_days",)))
         self.upgrade_text = LiveText()
@@ -236,8 +220,8 @@ class SelfHostPanel(Panel):
         ul.addStretch(1)
         self.ops_tabs.addTab(up_page, OPS_TITLES[2])
         self.security = SecurityTable()
-        self.ops_tabs.addTab(self.security, OPS_TITLES[3])
-        retire = QWidget()
+        self.ops_tabs.addTab(page_around(self.security), OPS_TITLES[3])
+        retire = Page()
         rl = QVBoxLayout(retire)
         self.retire_text = LiveText()
         rl.addWidget(self.retire_text)
@@ -251,7 +235,7 @@ class SelfHostPanel(Panel):
             self.name_view(name, widget, title)
         for field, (plot, *_items) in self.day_view.plots.items():
             self.name_view(f"day_{field}", plot, plot.accessibleName())
-        return self.ops_tabs
+        return page_around(self.ops_tabs)
 
     def _fill_choices(self) -> None:
         """API and rental combos from the price file, each entry with its date; the current choice selected."""

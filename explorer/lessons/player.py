@@ -94,6 +94,7 @@ class Fold:
                 # the other pages' needs do not count while only this one shows; the layouts below
                 # first take in the widgets just hidden, or the page's hint still counts them
                 QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+                QApplication.sendPostedEvents(None, QEvent.LayoutRequest)  # wrapped text, widened, asks again
                 old = parent.minimumHeight()
                 self._undo.append(lambda t=parent, old=old: t.setMinimumHeight(old))
                 parent.setMinimumHeight(max(1, parent.currentWidget().minimumSizeHint().height()))

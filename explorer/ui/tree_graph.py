@@ -108,7 +108,8 @@ class TreeGraph(pg.PlotWidget):
             item = self._label_pool.take(text, th.fg, font, anchor, backing)
             item.setPos(x, y)
             w = metrics.horizontalAdvance(text) + 24
-            self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
+            # an outcome's label starts a fraction of its own width right of the node (its anchor's x)
+            self._label_px.append((x, 0.0, w * (1 - anchor[0])) if node.is_outcome else (x, w / 2, w / 2))
             self._node_labels.append(item)
         self._label_pool.end()
         shown = [(s["pos"], s["symbol"], s["size"]) for s in spots], th   # setData costs milliseconds
@@ -121,7 +122,9 @@ class TreeGraph(pg.PlotWidget):
             if ((x, y), th) != getattr(self, "_star_shown", None):
                 self._star_shown = ((x, y), th)
                 self._star.setData([x], [y], symbol="star", size=30, brush=brush(th.palette[5]), pen=pen(th.fg, 1.5))
-            self._here_pool.take("★ you are here", th.fg, font, (0.5, -0.45), backing).setPos(x, y)
+            # under an outcome's label (it reads on to the right), clear of the edge coming in from the left
+            here = (-0.12, -0.45) if tree.nodes[path[-1]].is_outcome else (0.5, -0.45)
+            self._here_pool.take("★ you are here", th.fg, font, here, backing).setPos(x, y)
         self._star.setVisible(bool(path))
         self._here_pool.end()
         xs = [p[0] for p in pos.values()]
@@ -185,7 +188,8 @@ class TreeGraph(pg.PlotWidget):
             ax, ay = item.anchor.x(), item.anchor.y()
             return QRectF(p.x() - ax * r.width(), p.y() - ay * r.height(), r.width(), r.height())
 
-        taken = [box_at(item, item.pos().x(), item.pos().y()) for item in self._node_labels]
+        here = [item for item in self._here_pool.items[:self._here_pool.used]]
+        taken = [box_at(item, item.pos().x(), item.pos().y()) for item in self._node_labels + here]
         for item in self._node_labels:
             p = scene_at(item.pos())
             taken.append(QRectF(p.x() - NODE_PX / 2, p.y() - NODE_PX / 2, NODE_PX, NODE_PX))

@@ -38,7 +38,11 @@ def test_the_fit_choice_moves_the_frontier_and_the_readout(make_panel):
     assert p.params.fit == "hoffmann" and p.study.scaling.fit == "hoffmann"
     assert p.scaling_view.text.text() != before and "93 tokens per parameter" in p.scaling_view.text.text()
     assert "(chosen)" in p.scaling_view.fits_table.item(0, 0).text()
-    assert p.scaling_view.runs_table.rowCount() == len(p.study.scaling.runs)
+    runs, table = p.study.scaling.runs, p.scaling_view.runs_table
+    assert [table.item(i, 0).text() for i in range(len(runs))] == [x.label for x in runs]
+    notes = [table.item(i, 0).text() for i in range(len(runs), table.rowCount())]   # under the runs, spanning
+    assert len(notes) == 2 and table.columnSpan(len(runs), 0) == table.columnCount()
+    assert "989 TFLOP/s" in notes[0] and "38–43%" in notes[1]       # what D1 step 2 cites beside the 34.6%
 
 
 def test_demand_crossover_follows_the_traffic(make_panel, ctx):
