@@ -86,7 +86,7 @@ class ExtractionView(QWidget):
         cell.addWidget(self.confusion_key)
         cell.addWidget(self.confusion, 1)
         g.addWidget(self.confusion_cell, 0, 0, 2, 1)
-        per_class = QLabel("Per class on the held-out test: precision P, recall R; F1 drift: F1 on the shifted set.")
+        per_class = QLabel("Per class on the held-out test; F1 drift: F1 on the shifted set.")
         per_class.setWordWrap(True)
         g.addWidget(per_class, 2, 0)
         g.addWidget(self.scores, 3, 0)

@@ -181,8 +181,8 @@ class StudyView(QWidget):
             f"{escape(LLT_REPORTED_COSTS[0][1])}); net {100 * st.net_cumulative:+,.0f} %.")
         reported = ", ".join(f"{v:.2f} at {bp:g} bp" for bp, v in LLT_REPORTED_NET_SHARPE)
         self.cost_text.setText(
-            f"{st.cost_bp:.1f} bp × {100 * st.turnover:.0f} %/day ({st.turnover:.1f} bp a day per bp): net "
-            f"{100 * st.net_mean_daily:.2f} %/day, <b>Sharpe {st.net_sharpe:.2f}</b>, {100 * st.net_cumulative:+,.0f} %. "
+            f"{st.cost_bp:.1f} bp × {100 * st.turnover:.0f} %/day ({st.turnover:.1f} bp a day per bp): "
+            f"{100 * st.mean_daily:.2f} → {100 * st.net_mean_daily:.2f} %/day, <b>Sharpe {st.net_sharpe:.2f}</b>, {100 * st.net_cumulative:+,.0f} %. "
             f"Reported: {reported}.")
         self.decay_text.setText("Sharpe by period: " + "; ".join(
             f"{escape(p.label)} {p.sharpe:.2f} ({p.days} days, t = {p.t:.2f})" for p in st.periods) + ".")
