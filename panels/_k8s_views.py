@@ -280,7 +280,14 @@ class GraphView(QWidget):
         legend_rect = fm.boundingRect(QRect(0, 0, max(self.width() - 20, 50), 1000), int(Qt.TextWordWrap), legend)
         legend_h = legend_rect.height() + 6
         label_h = fm.height() + 2
-        W, H = self.width() - 20, max(self.height() - 30 - legend_h - 2 * label_h, 20)
+        # a short view (a tab under the cluster) keeps the graph readable: the key goes first, then the footer
+        need = 2 * (18 + 2 * label_h)             # two layer gaps, each a node and its label clear of the next
+        footer_h = label_h
+        if self.height() - 30 - legend_h - footer_h - label_h < need:
+            legend_h, legend = 0, ""
+        if self.height() - 30 - footer_h - label_h < need:
+            footer_h = 0
+        W, H = self.width() - 20, max(self.height() - 30 - legend_h - footer_h - label_h, 20)
 
         def xy(n):
             x, y = pos[n]
@@ -324,10 +331,12 @@ class GraphView(QWidget):
                              for s in self.frame.services)
         footer = fm.elidedText(f"t = {self.frame.t:.0f} s · {pods} pod{'s' * (pods != 1)}"
                                + (f" · {services}" if services else ""), Qt.ElideRight, self.width() - 20)
-        footer_rect = QRectF(10, self.height() - legend_h - label_h, fm.horizontalAdvance(footer), label_h)
-        p.drawText(footer_rect, Qt.AlignLeft | Qt.AlignVCenter, footer)
-        drawn.append((footer, footer_rect, QFont(font)))
-        legend_box = QRectF(10, self.height() - legend_h, self.width() - 20, legend_h)
-        p.drawText(legend_box, Qt.AlignLeft | Qt.TextWordWrap, legend)
-        drawn.append((legend, QRectF(legend_box.topLeft(), QRectF(legend_rect).size()), QFont(font)))
+        if footer_h:
+            footer_rect = QRectF(10, self.height() - legend_h - label_h, fm.horizontalAdvance(footer), label_h)
+            p.drawText(footer_rect, Qt.AlignLeft | Qt.AlignVCenter, footer)
+            drawn.append((footer, footer_rect, QFont(font)))
+        if legend:
+            legend_box = QRectF(10, self.height() - legend_h, self.width() - 20, legend_h)
+            p.drawText(legend_box, Qt.AlignLeft | Qt.TextWordWrap, legend)
+            drawn.append((legend, QRectF(legend_box.topLeft(), QRectF(legend_rect).size()), QFont(font)))
         p.end()
