@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QWidget
 
-from engines.trading import MC_TOLERANCE_SE, REMEDIES, REMEDY_SOURCES, LookaheadRun
+from engines.trading import MC_TOLERANCE_SE, REMEDIES, REMEDY_SOURCES, LookaheadRun, bonferroni_threshold
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import legend_below, make_plot, pen
 from panels._trading_study import with_readout
@@ -108,6 +108,7 @@ class LookaheadView(QWidget):
             f"<tr><td><b>t after cutoff</b></td><td><b>{r.t_post:.2f}</b></td><td>{r.closed_t_post:.2f}</td></tr>"
             f"<tr><td>Hit rate before / after</td><td>{hit_pre} / {100 * r.hit_post:.2f} %</td>"
             f"<td>{100 * r.closed_pre.hit:.2f} % / {100 * r.closed_post.hit:.2f} %</td></tr></table>"
+            f"Significant at 5 % (two-sided) means t &gt; {bonferroni_threshold(1):.2f}. "
             f"The memorised days inflate the backtest; only days after the cutoff measure skill. "
             f"The simulation is seeded and tested against the closed form to within {MC_TOLERANCE_SE:g} standard "
             f"errors; independent stocks make these Sharpe ratios an upper bound.<br>{deflate}")
