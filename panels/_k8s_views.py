@@ -245,7 +245,12 @@ class GraphView(QWidget):
         self.theme = theme
         self.frame: Frame | None = None
         self._graph: tuple | None = None       # (frame, graph, layout) of the frame drawn last
+        self._drawn: list[tuple[str, QRectF, QFont]] = []
         self.setMinimumHeight(180)
+
+    def drawn_texts(self) -> list[tuple[str, QRectF, QFont]]:
+        """What the last paint wrote (for the slide check: this view paints its own text)."""
+        return list(self._drawn)
 
     def set_frame(self, frame: Frame | None) -> None:
         self.frame = frame
@@ -263,6 +268,7 @@ class GraphView(QWidget):
         p.setRenderHint(QPainter.Antialiasing)
         t = self.theme
         p.fillRect(self.rect(), QColor(t.bg))
+        drawn = self._drawn = []
         if self.frame is None:
             return
         g, pos = self.graph()
@@ -274,7 +280,14 @@ class GraphView(QWidget):
         legend_rect = fm.boundingRect(QRect(0, 0, max(self.width() - 20, 50), 1000), int(Qt.TextWordWrap), legend)
         legend_h = legend_rect.height() + 6
         label_h = fm.height() + 2
-        W, H = self.width() - 20, max(self.height() - 30 - legend_h - label_h, 20)
+        # a short view (a tab under the cluster) keeps the graph readable: the key goes first, then the footer
+        need = 2 * (18 + 2 * label_h)             # two layer gaps, each a node and its label clear of the next
+        footer_h = label_h
+        if self.height() - 30 - legend_h - footer_h - label_h < need:
+            legend_h, legend = 0, ""
+        if self.height() - 30 - footer_h - label_h < need:
+            footer_h = 0
+        W, H = self.width() - 20, max(self.height() - 30 - legend_h - footer_h - label_h, 20)
 
         def xy(n):
             x, y = pos[n]
@@ -310,5 +323,20 @@ class GraphView(QWidget):
             p.fillRect(chip, QColor(t.bg))
             p.setPen(QColor(t.fg))
             p.drawText(chip, Qt.AlignCenter, label)
-        p.drawText(QRectF(10, self.height() - legend_h, self.width() - 20, legend_h), Qt.AlignLeft | Qt.TextWordWrap, legend)
+            drawn.append((label, chip, QFont(font)))
+        # the simulated second and what the graph holds: tour captions cite them, and in presenter
+        # mode the cluster view's footer is folded away
+        pods = sum(1 for _n, d in g.nodes(data=True) if d["kind"] == "Pod")
+        services = "; ".join(f"svc/{s['name']}: {len(s['ready'])} ready endpoint{'s' * (len(s['ready']) != 1)}"
+                             for s in self.frame.services)
+        footer = fm.elidedText(f"t = {self.frame.t:.0f} s · {pods} pod{'s' * (pods != 1)}"
+                               + (f" · {services}" if services else ""), Qt.ElideRight, self.width() - 20)
+        if footer_h:
+            footer_rect = QRectF(10, self.height() - legend_h - label_h, fm.horizontalAdvance(footer), label_h)
+            p.drawText(footer_rect, Qt.AlignLeft | Qt.AlignVCenter, footer)
+            drawn.append((footer, footer_rect, QFont(font)))
+        if legend:
+            legend_box = QRectF(10, self.height() - legend_h, self.width() - 20, legend_h)
+            p.drawText(legend_box, Qt.AlignLeft | Qt.TextWordWrap, legend)
+            drawn.append((legend, QRectF(legend_box.topLeft(), QRectF(legend_rect).size()), QFont(font)))
         p.end()

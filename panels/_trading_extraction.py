@@ -11,13 +11,14 @@ from html import escape
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
+from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
-from engines.trading import CLASS_TITLES, GOVERNANCE, PSI_BANDS_NOTE, ExtractionRun, psi_band
+from engines.trading import CLASS_TITLES, GOVERNANCE, PSI_BANDS, PSI_BANDS_NOTE, ExtractionRun, psi_band
 from explorer.theme import ink_on
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import Tabs, legend_below, make_plot, pen, brush
+from panels._trading_study import with_readout
 
 SHORT = {"results_up": "up", "results_down": "down", "deal": "deal", "legal": "legal", "leadership": "leader"}
 STATUS = {"checked": "checked against the primary text", "secondary": "secondary: third-party copies, not the primary",
@@ -52,7 +53,7 @@ def _mix(a: str, b: str, share: float) -> str:
                   round(ca.blue() + (cb.blue() - ca.blue()) * share)).name()
 
 
-CONFUSION_KEY = "Held-out headlines: rows = gold label, columns = predicted. ✓ right, ✗ wrong."
+CONFUSION_KEY = "Held-out: rows gold, columns predicted; ✓ right, ✗ wrong."
 
 class ExtractionView(QWidget):
     """Scores (confusion matrix, per-class table, figures), calibration and drift, audit and governance."""
@@ -72,6 +73,8 @@ class ExtractionView(QWidget):
         self.confusion.verticalHeader().setSectionResizeMode(QHeaderView.Stretch)   # the matrix fills its cell
         self.scores = _table(5, 5, "Precision, recall and F1 per class")
         self.scores.setHorizontalHeaderLabels(["P", "R", "F1", "n", "F1 drift"])
+        for j, tip in enumerate(("precision", "recall", "F1 = 2PR/(P+R)", "items", "F1 on the shifted set")):
+            self.scores.horizontalHeaderItem(j).setToolTip(tip)
         self.figures = LiveText()
         self.figures.reserve_lines(7)
         # the matrix with its key and its accuracy: one view, so a slide of it says how many are right
@@ -83,8 +86,7 @@ class ExtractionView(QWidget):
         cell.addWidget(self.confusion_key)
         cell.addWidget(self.confusion, 1)
         g.addWidget(self.confusion_cell, 0, 0, 2, 1)
-        per_class = QLabel("Per class: precision P, recall R, F1 and items n on the held-out test; "
-                           "'F1 drift': F1 on the shifted set.")
+        per_class = QLabel("Per class on the held-out test; F1 drift: F1 on the shifted set.")
         per_class.setWordWrap(True)
         g.addWidget(per_class, 2, 0)
         g.addWidget(self.scores, 3, 0)
@@ -92,7 +94,11 @@ class ExtractionView(QWidget):
         g.setColumnStretch(0, 3)
         g.setColumnStretch(1, 2)
         g.setRowStretch(1, 1)
-        g.setRowStretch(3, 1)
+        # the per-class table as tall as its rows (a stretch shared with the matrix left it half empty
+        # while the matrix scrolled)
+        self.scores.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
+        self.scores.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.scores.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)   # grows when a slide shows it alone
         self.tabs.addTab(scores, "Scores")
         # calibration and drift
         cal = QWidget()
@@ -114,8 +120,10 @@ class ExtractionView(QWidget):
         self.share_shift = d.plot([], [], pen=None, symbol="s", symbolSize=14, name="shifted set")
         self.drift_text = LiveText()
         self.drift_text.reserve_lines(5)
-        c.addWidget(r, 0, 0)
-        c.addWidget(d, 0, 1)
+        self.reliability_box, self.reliability_text = with_readout(r)
+        self.drift_box, self.drift_readout = with_readout(d)
+        c.addWidget(self.reliability_box, 0, 0)
+        c.addWidget(self.drift_box, 0, 1)
         c.addWidget(self.drift_text, 1, 0, 1, 2)
         c.setRowStretch(0, 1)
         self.tabs.addTab(cal, "Calibration and drift")
@@ -168,9 +176,11 @@ class ExtractionView(QWidget):
         t = self.theme
         names = [SHORT.get(c, c) for c in run.classes]
         k = len(names)
-        for table in (self.confusion, self.scores):
-            table.setRowCount(k)
-            table.setVerticalHeaderLabels([f"{CLASS_TITLES.get(c, c)}" for c in run.classes])
+        titles = [f"{CLASS_TITLES.get(c, c)}" for c in run.classes]
+        self.confusion.setRowCount(k)
+        self.confusion.setVerticalHeaderLabels(titles)
+        self.scores.setRowCount(k + 1)
+        self.scores.setVerticalHeaderLabels([*titles, "Macro F1"])
         self.confusion.setColumnCount(k)
         self.confusion.setHorizontalHeaderLabels(names)
         conf = np.array(run.test.confusion)
@@ -186,8 +196,10 @@ class ExtractionView(QWidget):
             for j, v in enumerate((f"{s.precision[i]:.2f}", f"{s.recall[i]:.2f}", f"{s.f1[i]:.2f}",
                                    f"{s.support[i]}", f"{sh.f1[i]:.2f}")):
                 _cell(self.scores, i, j, v)
+        for j, v in enumerate(("", "", f"{s.macro_f1:.2f}", f"{run.test.n}", f"{sh.macro_f1:.2f}")):
+            _cell(self.scores, k, j, v)
         self.figures.setText(
-            f"<b>Held-out test</b> ({run.test.n} headlines from templates never seen in training, {run.n_train} "
+            f"<b>{run.audit['dataset']['items']} headlines</b> in all. <b>Held-out test</b> ({run.test.n} headlines from templates never seen in training, {run.n_train} "
             f"for training): accuracy {s.accuracy:.1%}, macro F1 {s.macro_f1:.2f}; model against gold κ = "
             f"{run.kappa_model_gold:.2f}. <b>Shifted set</b> ({run.shifted.n}): accuracy {sh.accuracy:.1%}, macro "
             f"F1 {sh.macro_f1:.2f}.<br><b>Two labelers</b> (template rule against keyword rule) agree with κ = "
@@ -213,6 +225,16 @@ class ExtractionView(QWidget):
         self.drift_plot.getAxis("bottom").setTicks([[(i, n) for i, n in enumerate(names)], []])
         self.drift_plot.setXRange(-0.5, k - 0.5, padding=0)
         self.drift_plot.enableAutoRange(axis="y")
+        rel = run.test.reliability
+        top = max((i for i, n in enumerate(rel.counts) if n), default=None)
+        self.reliability_text.setText(
+            f"Held-out test in {len(rel.counts)} confidence bins: ECE <b>{rel.ece:.2f}</b>"
+            + (f"; top bin: says {100 * rel.confidence[top]:.0f} %, right {100 * rel.accuracy[top]:.0f} % "
+               f"({rel.counts[top]} headlines)." if top is not None else "."))
+        self.drift_readout.setText(
+            f"PSI test → shifted: predicted classes <b>{run.psi_predicted:.2f}</b>, top-class confidence "
+            f"<b>{run.psi_confidence:.2f}</b>; alarm levels " + " / ".join(f"{b:g}" for b, _ in PSI_BANDS[:-1])
+            + " (rule of thumb).")
         self.drift_text.setText(
             f"<b>Calibration:</b> ECE {run.test.reliability.ece:.3f} on the test set, "
             f"{run.shifted.reliability.ece:.3f} on the shifted set ({len(run.test.reliability.counts)} equal-width bins); "

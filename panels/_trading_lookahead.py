@@ -11,9 +11,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QWidget
 
-from engines.trading import MC_TOLERANCE_SE, REMEDIES, REMEDY_SOURCES, LookaheadRun
+from engines.trading import MC_TOLERANCE_SE, REMEDIES, REMEDY_SOURCES, LookaheadRun, bonferroni_threshold
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import legend_below, make_plot, pen
+from panels._trading_study import with_readout
 
 
 class LookaheadView(QWidget):
@@ -25,7 +26,7 @@ class LookaheadView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         p = self.pnl_plot = make_plot(theme, "Cumulative P&L of the sign portfolio (per unit of book)",
-                                      "cumulative return (%)", "trading day")
+                                      "P&L (%)", "trading day")
         p.setAccessibleName("Cumulative backtest return across the training cutoff")
         p.setMouseEnabled(x=False, y=False)
         self.pnl_curve = p.plot([], [])
@@ -43,8 +44,10 @@ class LookaheadView(QWidget):
             self.cutoffs.append(line)
         self.text = LiveText()
         self.text.reserve_lines(10)
-        grid.addWidget(p, 0, 0)
-        grid.addWidget(h, 1, 0)
+        self.pnl_box, self.pnl_text = with_readout(p)
+        self.hit_box, self.hit_text = with_readout(h)
+        grid.addWidget(self.pnl_box, 0, 0)
+        grid.addWidget(self.hit_box, 1, 0)
         grid.addWidget(self.text, 0, 1, 2, 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
@@ -73,6 +76,14 @@ class LookaheadView(QWidget):
         for plot in (self.pnl_plot, self.hit_plot):
             plot.enableAutoRange()
         self.show_stale(False)
+        self.pnl_text.setText(
+            f"{r.n_stocks} stocks; correlation {r.a_pre_effective:.3f} for {r.days_pre} days, then {r.a_post:.3f} for "
+            f"{r.days_post}. Closed-form Sharpe {r.closed_pre.sharpe:.2f} → <b>{r.closed_post.sharpe:.2f}</b>, "
+            f"backtest {r.closed_backtest_sharpe:.2f}.")
+        self.hit_text.setText(
+            f"Closed form (dashed): <b>{100 * r.closed_pre.hit:.2f} %</b> right before the cutoff, "
+            f"<b>{100 * r.closed_post.hit:.2f} %</b> after; this draw "
+            f"{f'{100 * r.hit_pre:.2f} %' if r.days_pre else '—'} / {100 * r.hit_post:.2f} %.")
         remedy = REMEDIES[r.remedy]
         src = REMEDY_SOURCES[r.remedy]
         bt = (f"after the cutoff only, {r.days_post:,} days" if r.evaluated_from
@@ -97,6 +108,7 @@ class LookaheadView(QWidget):
             f"<tr><td><b>t after cutoff</b></td><td><b>{r.t_post:.2f}</b></td><td>{r.closed_t_post:.2f}</td></tr>"
             f"<tr><td>Hit rate before / after</td><td>{hit_pre} / {100 * r.hit_post:.2f} %</td>"
             f"<td>{100 * r.closed_pre.hit:.2f} % / {100 * r.closed_post.hit:.2f} %</td></tr></table>"
+            f"Significant at 5 % (two-sided) means t &gt; {bonferroni_threshold(1):.2f}. "
             f"The memorised days inflate the backtest; only days after the cutoff measure skill. "
             f"The simulation is seeded and tested against the closed form to within {MC_TOLERANCE_SE:g} standard "
             f"errors; independent stocks make these Sharpe ratios an upper bound.<br>{deflate}")

@@ -44,7 +44,10 @@ class StackView(QWidget):
         self.race_lines = [pg.InfiniteLine(pos=math.log10(t), angle=90, movable=False, label=name,
                                            labelOpts={"position": 0.05})
                            for t, name in ((BCS_MICROWAVE_RTT_S, "Chicago–NY 8.1 ms"),)]
-        self.fibre_line = pg.InfiniteLine(pos=math.log10(BCS_FIBRE_RTT_S), angle=90, movable=False)
+        # the fibre route's label to the left of its line, at the top: the microwave line's sits at the foot
+        self.fibre_line = pg.InfiniteLine(pos=math.log10(BCS_FIBRE_RTT_S), angle=90, movable=False,
+                                          label=f"2010 fibre {BCS_FIBRE_RTT_S * 1e3:.0f} ms",
+                                          labelOpts={"position": 0.97, "anchors": [(1, 0), (1, 0)]})
         for item in (self.llm_line, *self.race_lines, self.fibre_line):
             self.plot.addItem(item)
         self.plot.getAxis("bottom").setTicks([TIME_TICKS, []])
@@ -89,18 +92,21 @@ class StackView(QWidget):
                                             []])
         self.llm_line.setPos(math.log10(r.latency_s))
         self.llm_line.setPen(pen(t.color(4), 3))
-        self.llm_line.label.setFormat(f"one call {r.latency_s * 1e3:,.0f} ms")
+        self.llm_line.label.setFormat(
+            f"one call {r.latency_s * 1e3:,.0f} ms\n{r.prompt_tokens} → {r.output_tokens} tokens")
         self.llm_line.label.setColor(t.fg)
+        self.llm_line.label.fill = brush(t.bg, 0.85)   # backed: the labels sit over the bars
         for line in (*self.race_lines, self.fibre_line):
             line.setPen(pen(t.fg, 1, Qt.DashLine))
             if getattr(line, "label", None) is not None:
                 line.label.setColor(t.fg)
+                line.label.fill = brush(t.bg, 0.85)
         self.text.setText(
             f"<b>{escape(r.model_label)}</b> on {r.n_gpus} × {escape(r.gpu)} (serving roofline, an ideal lower bound): "
             f"one {r.prompt_tokens}-token prompt and {r.output_tokens} output tokens take <b>{r.latency_s * 1e3:,.0f} ms</b>"
             f" alone, {r.ratio_to_microwave:,.0f}× the 8.1 ms Chicago–New York microwave round trip "
             f"(Budish, Cramton &amp; Shim, QJE 2015). "
-            f"In batches of {r.batch}: {r.docs_per_gpu_hour:,.0f} documents per GPU-hour, "
+            f"In batches of {r.batch}: about {float(f'{r.docs_per_gpu_hour:.3g}'):,.0f} documents per GPU-hour, "
             f"<b>{money(r.self_hosted_usd_per_million)} per million documents</b> at {money(r.gpu_hour_usd)}/GPU-h "
             f"(your price). An API at {money(r.api_in_usd_per_m)}/{money(r.api_out_usd_per_m)} per million input/output "
             f"tokens: <b>{money(r.api_usd_per_million)} per million</b> (prices change monthly: enter today's). "

@@ -4,6 +4,7 @@ Pure drawing of :class:`engines.trading.Study` and :data:`engines.trading.FIGURE
 """
 from __future__ import annotations
 
+from html import escape
 
 import numpy as np
 import pyqtgraph as pg
@@ -11,10 +12,25 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QGridLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
-from engines.trading import FIGURES, LLT_REPORTED_NET_SHARPE, Study
+from engines.trading import FIGURES, LLT_REPORTED_COSTS, LLT_REPORTED_NET_SHARPE, Study
+from engines.trading.study import MP_OUT_OF_SAMPLE, MP_POST_PUBLICATION
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import Tabs, brush, legend_below, make_plot, pen
+
+
+def with_readout(plot, lines: int = 2) -> tuple[QWidget, LiveText]:
+    """A chart with a readout line under it, one view: a slide of the chart then shows the figures it is
+    about (presenter mode folds the panel down to the named view)."""
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(2)
+    readout = LiveText()
+    readout.reserve_lines(lines)
+    lay.addWidget(plot, 1)
+    lay.addWidget(readout)
+    return box, readout
 
 
 class StudyView(QWidget):
@@ -26,7 +42,7 @@ class StudyView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         c = self.cum_plot = make_plot(theme, "Cumulative return, with volatility drag",
-                                      "cumulative return (%)", "trading day")
+                                      "return (%)", "trading day")
         c.setAccessibleName("Cumulative return before and after costs")
         c.setMouseEnabled(x=False, y=False)
         legend_below(c)
@@ -34,7 +50,7 @@ class StudyView(QWidget):
         self.net_curve = c.plot([], [], name="after costs")
         self.zero_line = pg.InfiniteLine(pos=0, angle=0, movable=False)
         c.addItem(self.zero_line)
-        s = self.cost_plot = make_plot(theme, "Net Sharpe against round-trip cost", "annual Sharpe (net)",
+        s = self.cost_plot = make_plot(theme, "Net Sharpe against round-trip cost", "net Sharpe",
                                        "round-trip cost (bp)")
         s.setAccessibleName("Net Sharpe against round-trip cost")
         s.setMouseEnabled(x=False, y=False)
@@ -86,9 +102,12 @@ class StudyView(QWidget):
         fl.addWidget(note)
         fl.addWidget(self.figures, 1)
         self.tabs.addTab(figures_page, "The study's figures")
-        grid.addWidget(c, 0, 0)
-        grid.addWidget(s, 0, 1)
-        grid.addWidget(d, 1, 0)
+        self.cum_box, self.cum_text = with_readout(c)
+        self.cost_box, self.cost_text = with_readout(s)
+        self.decay_box, self.decay_text = with_readout(d)
+        grid.addWidget(self.cum_box, 0, 0)
+        grid.addWidget(self.cost_box, 0, 1)
+        grid.addWidget(self.decay_box, 1, 0)
         grid.addWidget(self.tabs, 1, 1)
         grid.setRowStretch(0, 1)
         grid.setRowStretch(1, 1)
@@ -127,6 +146,7 @@ class StudyView(QWidget):
                                height=np.array([4 * p.se for p in periods]), pen=pen(t.fg, 2))
         self.decay_plot.getAxis("bottom").setTicks([[(i, f"{p.label}\nt = {p.t:.2f}") for i, p in enumerate(periods)],
                                                     []])
+        self._readouts(st)
         be = "never" if st.break_even_bp == float("inf") else f"{st.break_even_bp:.1f} bp"
         self.stats_text.setText(
             f"<b>Gross:</b> {100 * st.mean_daily:.2f} %/day, Sharpe {st.sharpe:.2f} over {st.days} days "
@@ -144,7 +164,8 @@ class StudyView(QWidget):
             f"This t {'clears' if st.clears_bonferroni else 'fails'} the Bonferroni bar and "
             f"{'clears' if st.clears_hlz else 'fails'} theirs, but both speak of gross returns: tradability "
             f"is the net line above.<br>"
-            f"<b>After publication:</b> McLean &amp; Pontiff (J. Finance 2016) found returns 58 % lower; "
+            f"<b>After publication:</b> McLean &amp; Pontiff (J. Finance 2016) found published predictors earned "
+            f"{100 * MP_OUT_OF_SAMPLE:.0f} % less out of sample and {100 * MP_POST_PUBLICATION:.0f} % less after publication; "
             f"{100 * st.post_publication_mean:.3f} %/day gross gives a net Sharpe of "
             f"{st.post_publication_net_sharpe:.2f} at this cost. "
             f"<i>Decline by period (bars): the study's time-variation figures [secondary]; the last period's "
@@ -152,3 +173,16 @@ class StudyView(QWidget):
         self.cum_plot.enableAutoRange()
         self.cost_plot.enableAutoRange()
         self.decay_plot.enableAutoRange()
+
+    def _readouts(self, st: Study) -> None:
+        self.cum_text.setText(
+            f"Gross {100 * st.mean_daily:.2f} %/day, daily volatility {100 * st.sd_daily:.2f} %: "
+            f"<b>{100 * st.gross_cumulative:+,.0f} %</b> over {st.days} days (reported "
+            f"{escape(LLT_REPORTED_COSTS[0][1])}); net {100 * st.net_cumulative:+,.0f} %.")
+        reported = ", ".join(f"{v:.2f} at {bp:g} bp" for bp, v in LLT_REPORTED_NET_SHARPE)
+        self.cost_text.setText(
+            f"{st.cost_bp:.1f} bp × {100 * st.turnover:.0f} %/day ({st.turnover:.1f} bp a day per bp): "
+            f"{100 * st.mean_daily:.2f} → {100 * st.net_mean_daily:.2f} %/day, <b>Sharpe {st.net_sharpe:.2f}</b>, {100 * st.net_cumulative:+,.0f} %. "
+            f"Reported: {reported}.")
+        self.decay_text.setText("Sharpe by period: " + "; ".join(
+            f"{escape(p.label)} {p.sharpe:.2f} ({p.days} days, t = {p.t:.2f})" for p in st.periods) + ".")

@@ -79,9 +79,9 @@ class TradingPanel(Panel):
     def _study_page(self) -> QWidget:
         v = self.study_view = StudyView(self.theme)
         for name, widget, title in (("study", v, "The study, read precisely"),
-                                    ("study_cumulative", v.cum_plot, "Cumulative return before and after costs"),
-                                    ("study_costs", v.cost_plot, "Net Sharpe against cost"),
-                                    ("study_decay", v.decay_plot, "Sharpe by period"),
+                                    ("study_cumulative", v.cum_box, "Cumulative return before and after costs"),
+                                    ("study_costs", v.cost_box, "Net Sharpe against cost"),
+                                    ("study_decay", v.decay_box, "Sharpe by period"),
                                     ("study_stats", v.tabs, "Statistics and the study's figures")):
             self.name_view(name, widget, title)
         return self.slider_page(("cost_bp", "turnover_pct", "m_tests"), v)
@@ -89,8 +89,8 @@ class TradingPanel(Panel):
     def _lookahead_page(self) -> QWidget:
         v = self.lookahead_view = LookaheadView(self.theme)
         for name, widget, title in (("lookahead", v, "Look-ahead bias simulated"),
-                                    ("lookahead_pnl", v.pnl_plot, "Cumulative P&L across the cutoff"),
-                                    ("lookahead_hits", v.hit_plot, "Hit rate across the cutoff"),
+                                    ("lookahead_pnl", v.pnl_box, "Cumulative P&L across the cutoff"),
+                                    ("lookahead_hits", v.hit_box, "Hit rate across the cutoff"),
                                     ("lookahead_figures", v.text, "Sharpe and t before and after the cutoff")):
             self.name_view(name, widget, title)
         self.remedy_combo = QComboBox()
@@ -115,8 +115,8 @@ class TradingPanel(Panel):
                                     ("extraction_confusion", v.confusion_cell, "Confusion matrix of the held-out headlines"),
                                     ("extraction_scores", v.scores, "Precision, recall and F1 per class"),
                                     ("extraction_figures", v.figures, "Accuracy, F1 and Cohen's kappa"),
-                                    ("extraction_reliability", v.reliability_plot, "Reliability diagram"),
-                                    ("extraction_drift", v.drift_plot, "Predicted class shares under drift"),
+                                    ("extraction_reliability", v.reliability_box, "Reliability diagram"),
+                                    ("extraction_drift", v.drift_box, "Predicted class shares under drift"),
                                     ("extraction_drift_figures", v.drift_text, "ECE, Brier and PSI"),
                                     ("extraction_audit", v.audit_box, "The run's audit record"),
                                     ("extraction_governance", v.governance, "Governance duties")):

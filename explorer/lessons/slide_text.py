@@ -169,6 +169,9 @@ def _cells(view: QAbstractItemView, window: QWidget, name: str, out: list[DrawnT
                 else fm.horizontalAdvance(str(text).split("\n")[0])
             where = _window_rect(port, rect, window)
             drawn = QRectF(where.x(), where.y(), min(width + 6, where.width() * 4), where.height())
+            if width + 6 > where.width() and view.wordWrap() and _wraps_into(str(text), cell_font, where):
+                drawn = QRectF(where)      # wrapped onto lines that fit the cell: cut only where the view cuts it
+                width = where.width() - 6
             out.append(DrawnText(str(text), drawn, where.intersected(clip) if width + 6 > where.width() else clip,
                                  _px(cell_font), "cell", name))
     for header, orient in ((getattr(view, "horizontalHeader", None), Qt.Horizontal),
@@ -188,6 +191,15 @@ def _cells(view: QAbstractItemView, window: QWidget, name: str, out: list[DrawnT
             rect = QRect(pos, 0, size, h.height()) if orient == Qt.Horizontal else QRect(0, pos, h.width(), size)
             where = _window_rect(h.viewport(), rect, window).intersected(hclip)
             out.append(DrawnText(str(text), where, hclip, _px(h.font()), "cell", name + ":header"))
+
+
+def _wraps_into(text: str, font: QFont, cell: QRectF) -> bool:
+    """A word-wrapped view lays ``text`` on as many lines as the cell's width needs: it is whole when
+    those lines fit the cell's height (and no single word is wider than the cell)."""
+    fm = QFontMetricsF(font)
+    room = QRectF(0, 0, cell.width() - 6, 1e6)
+    need = fm.boundingRect(room, int(Qt.TextWordWrap), text)
+    return need.width() <= room.width() + 0.5 and need.height() <= cell.height() + 0.5
 
 
 def _scene(view: QGraphicsView, window: QWidget, name: str, out: list[DrawnText]) -> None:

@@ -86,6 +86,29 @@ def test_a_cut_label_fails(qtbot):
     assert "d" in _checks(view_problems(win, panel, focus, "", presenter=False))
 
 
+@pytest.mark.parametrize("row_fits", [True, False])
+def test_a_word_wrapped_cell_is_cut_only_when_its_lines_do_not_fit(qtbot, row_fits):
+    from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
+
+    from explorer.lessons.slide_text import collect
+
+    win = QWidget()
+    qtbot.addWidget(win)
+    win.resize(600, 400)
+    table = QTableWidget(1, 1, win)
+    table.setGeometry(0, 0, 600, 400)
+    table.setWordWrap(True)
+    text = "a figure of 0.34 % a day, written in a sentence far too long for one line of this narrow cell " * 2
+    table.setColumnWidth(0, 200)
+    table.horizontalHeader().setSectionResizeMode(QHeaderView.Fixed)
+    table.setItem(0, 0, QTableWidgetItem(text))
+    table.setRowHeight(0, 360 if row_fits else 40)
+    win.show()
+    qtbot.waitExposed(win)
+    cell = [t for t in collect(win) if t.kind == "cell" and "0.34" in t.text]
+    assert len(cell) == 1 and cell[0].cut is not row_fits
+
+
 def test_cited_numbers_are_figures_not_names():
     text = "On 8 H100s (fp16, Llama-3-70B) LLM.int8() from 2022 keeps 1.0% of columns, 2,765× and 0.0615."
     assert cited_numbers(text) == ["8", "1.0", "2,765", "0.0615"]
