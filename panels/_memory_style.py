@@ -26,6 +26,7 @@ CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer":
 # mode (the slide check's readability floor, issue 38); 0.7 drew 16 px on an 800-line screen.
 SMALL_LABEL = 0.75
 SETUP_SHARE = 0.15      # the set-up line shows where it takes at most this share of its chart's height
+SETUP_CHART_PX = 240    # and leaves the chart at least this tall
 
 
 def _gb(x: float) -> str:
@@ -58,7 +59,9 @@ class _SetupLine(QLabel):
         return QSize(0, 0)
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
-        return QSize(super().sizeHint().width(), self.heightForWidth(max(self.width(), 200)))
+        holder = self.parentWidget()   # as wide as its chart: a hint for a narrower width was lines too tall
+        width = holder.width() if holder is not None and holder.width() > 200 else max(self.width(), 200)
+        return QSize(super().sizeHint().width(), self.heightForWidth(width))
 
 
 class MemoryChart(QWidget):
@@ -101,7 +104,8 @@ class MemoryChart(QWidget):
         lay = holder.layout()
         need = self.setup.heightForWidth(holder.width()) + lay.spacing()
         rest = lay.minimumSize().height()      # the line adds nothing to it (``_SetupLine``)
-        shown = bool(self.setup.text()) and holder.height() >= rest + need and need <= SETUP_SHARE * holder.height()
+        shown = (bool(self.setup.text()) and holder.height() - need >= max(rest, SETUP_CHART_PX)
+                 and need <= SETUP_SHARE * holder.height())
         if shown != self.setup.isVisibleTo(holder):
             self.setup.setVisible(shown)
 

@@ -147,12 +147,14 @@ class TrafficView(MemoryChart):
         pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brushes=[fill] * len(ys), hatches=[hatch] * len(ys),
                  pen=self._pen(self.theme.fg, 1))
         top = max(max(vals, default=0.0), 1e-9)
-        metrics = QFontMetrics(self._font(SMALL_LABEL))
+        row_px = p.getViewBox().height() / max(len(ys), 1)     # a short chart (a crowded window) keeps its
+        scale = SMALL_LABEL if QFontMetrics(self._font(SMALL_LABEL)).height() <= 0.9 * row_px else 0.68  # rows apart
+        metrics = QFontMetrics(self._font(scale))
         width_px = max(p.getViewBox().width(), 200.0)
         x_max = top * 1.2
         for y, c, v in zip(ys, comms, vals):
             text = f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {c.links}"
-            pool.text(text, (v + top * 0.01, y), (0, 0.5), self._font(SMALL_LABEL), self.theme.fg)
+            pool.text(text, (v + top * 0.01, y), (0, 0.5), self._font(scale), self.theme.fg)
             x_max = max(x_max, range_end_for_label(v, 0.0, metrics.horizontalAdvance(text) + 16, width_px,
                                                    0.2 * width_px))   # the label must end inside the plot
         pool.end()
