@@ -14,7 +14,8 @@ from explorer.ui.label_layer import PAD as LABEL_PAD
 from explorer.ui.live_text import LiveText
 from explorer.ui.pool import ItemPool
 from explorer.ui.widgets import cache_static, make_plot
-from panels._memory_style import CATEGORY_COLOR, CATEGORY_PATTERN, SMALL_LABEL, MemoryChart, _gb  # noqa: F401 (importable here)
+from panels._memory_style import CATEGORY_COLOR, CATEGORY_PATTERN, _gb  # noqa: F401 (importable here)
+from panels._memory_style import SMALL_LABEL, MemoryChart
 
 DRAWN_GPUS = 4
 
@@ -148,7 +149,8 @@ class BarsView(MemoryChart):
                         if metrics.horizontalAdvance(f.format("W", widest[1])) + 2 * LABEL_PAD + 6 <= room_px), "{}")
             backing = self._brush(self.theme.bg)
             for letter, value, x, y in placed:
-                pool.text(fmt.format(letter, value), (x, y), (0.5, 0.5), self._font(SMALL_LABEL), self.theme.fg, backing)
+                pool.text(fmt.format(letter, value), (x, y), (0.5, 0.5), self._font(SMALL_LABEL), self.theme.fg,
+                          backing)
         pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks["fill"],
                  hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
         return float(base.max()) if len(xs) else 0.0

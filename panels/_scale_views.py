@@ -207,7 +207,8 @@ class ClusterAndTriage(Tabs):
             self.curve.setData(sweep.n_gpus, sweep.interruptions_per_day)
         self.here_point.setData([c.n_gpus], [c.interruptions_per_day])
         big = sweep.largest
-        write = f"{c.checkpoint_seconds:,.0f} s" if c.checkpoint_seconds < 120 else f"{c.checkpoint_seconds / 60:,.3g} min"
+        delta = c.checkpoint_seconds
+        write = f"{delta:,.0f} s" if delta < 120 else f"{delta / 60:,.3g} min"
         self.text.setText(   # the step's whole set-up: a slide showing only this chart still names it
             f"▲ this scenario: {c.n_gpus:,} GPUs → {c.interruptions_per_day:,.2f} interruptions/day (job MTBF "
             f"{c.mtbf_seconds / 3600:,.1f} h), best goodput {c.goodput_at_daly:.1%} with a {write} checkpoint and a "
