@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from engines.core.hardware import gpu as gpu_spec
 
 from explorer.ui.label_layer import PAD as LABEL_PAD
 from explorer.ui.label_layer import range_end_for_label
@@ -20,6 +22,13 @@ CATEGORY_PATTERN = {"params": Qt.NoBrush, "grads": Qt.BDiagPattern, "optimizer":
                     "activations": Qt.Dense6Pattern, "buffers": Qt.CrossPattern, "reserve": Qt.Dense7Pattern}
 
 
+# On-chart labels against the text size: 0.75 keeps them at ≥ 2.2 % of the screen's height in presenter
+# mode (the slide check's readability floor, issue 38); 0.7 drew 16 px on an 800-line screen.
+SMALL_LABEL = 0.75
+SETUP_SHARE = 0.15      # the set-up line shows where it takes at most this share of its chart's height
+SETUP_CHART_PX = 240    # and leaves the chart at least this tall
+
+
 def _gb(x: float) -> str:
     return f"{x / 1e9:,.2f} GB" if x < 1e12 else f"{x / 1e12:,.2f} TB"
 
@@ -28,6 +37,31 @@ def _nice_ceil(x: float) -> float:
     """The next 1, 2, 2.5 or 5 × 10^k at or above ``x``: axis ranges that rarely change re-render rarely."""
     e = 10.0 ** np.floor(np.log10(x))
     return next(m * e for m in (1, 2, 2.5, 5, 10) if m * e >= x * (1 - 1e-9))
+
+
+def setup_text(sc) -> str:
+    """The set-up a chart is drawn for, in one line under it: a tour step that shows only the chart
+    (presenter mode) still says which model, cluster and batch its figures belong to."""
+    accum = f", {sc.grad_accum} micro-batches accumulated" if sc.grad_accum > 1 else ""
+    return (f"{sc.arch.label} on {sc.n_gpus} × {gpu_spec(sc.gpu).label} (TP {sc.tp} × PP {sc.pp} × DP {sc.dp}, "
+            f"{sc.gpus_per_node} per node, {sc.internode_gbps:,g} GB/s per GPU between nodes); micro-batch "
+            f"{sc.micro_batch} × {sc.seq_len:,} tokens{accum}; recompute: {sc.recompute}.")
+
+
+class _SetupLine(QLabel):
+    """A word-wrapped line that asks for its height but never forces it: the chart's minimum height
+    stays the chart's (``MemoryChart._fit_setup`` hides the line where there is no room for it)."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt name)
+        return False
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        return QSize(0, 0)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        holder = self.parentWidget()   # as wide as its chart: a hint for a narrower width was lines too tall
+        width = holder.width() if holder is not None and holder.width() > 200 else max(self.width(), 200)
+        return QSize(super().sizeHint().width(), self.heightForWidth(width))
 
 
 class MemoryChart(QWidget):
@@ -41,6 +75,39 @@ class MemoryChart(QWidget):
         self._drawn: dict[str, object] = {}
         self.box = QVBoxLayout(self)
         self.box.setContentsMargins(0, 0, 0, 0)
+        self.setup = _SetupLine()           # the scenario the chart shows (placed by each view)
+        self.setup.setWordWrap(True)
+        self.setup.setAccessibleName("Set-up of the chart")
+
+    def show_setup(self, scenario) -> None:
+        text = setup_text(scenario)
+        if self.setup.text() != text:
+            self.setup.setText(text)
+        holder = self.setup.parentWidget()
+        if holder is not None and not holder.property("fits_setup"):
+            holder.setProperty("fits_setup", True)
+            holder.installEventFilter(self)
+        self._fit_setup()
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Resize and obj is self.setup.parentWidget():
+            self._fit_setup()
+        return False
+
+    def _fit_setup(self) -> None:
+        """The set-up line shows only where the chart keeps its own minimum height beside it: in a
+        tour's slide (the view alone) it names the scenario; in a crowded window the panel's verdict
+        already does, and the line would push the chart out of its scroll area."""
+        holder = self.setup.parentWidget()
+        if holder is None or holder.layout() is None or holder.width() <= 1:
+            return
+        lay = holder.layout()
+        need = self.setup.heightForWidth(holder.width()) + lay.spacing()
+        rest = lay.minimumSize().height()      # the line adds nothing to it (``_SetupLine``)
+        shown = (bool(self.setup.text()) and holder.height() - need >= max(rest, SETUP_CHART_PX)
+                 and need <= SETUP_SHARE * holder.height())
+        if shown != self.setup.isVisibleTo(holder):
+            self.setup.setVisible(shown)
 
     def _bar_plot(self, title: str, left: str, bottom: str, accessible: str) -> pg.PlotWidget:
         """A fixed (no mouse) plot in this view's box, its static parts cached, its items pooled
@@ -49,6 +116,7 @@ class MemoryChart(QWidget):
         self.plot.setAccessibleName(accessible)
         self.plot.setMouseEnabled(x=False, y=False)
         self.box.addWidget(self.plot)
+        self.box.addWidget(self.setup)
         cache_static(self.plot)
         self.pool = ItemPool(self.plot)
         self.plot.getViewBox().sigResized.connect(self._resized)

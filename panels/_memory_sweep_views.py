@@ -15,7 +15,7 @@ from explorer.ui.fast_items import Scatter
 from explorer.ui.label_layer import range_end_for_label
 from explorer.ui.pool import ItemPool
 from explorer.ui.widgets import RowLegend, cache_static, make_plot
-from panels._memory_style import MemoryChart, _nice_ceil  # noqa: F401 (_nice_ceil: importable here)
+from panels._memory_style import SMALL_LABEL, MemoryChart, _nice_ceil  # noqa: F401 (_nice_ceil: importable here)
 
 SWEEP_POINTS = 160  # points drawn per sweep curve: log-spaced, plenty for a 1…1024 log axis
 SWEEP_STYLES = (Qt.SolidLine, Qt.DashLine, Qt.DotLine, Qt.DashDotLine, Qt.SolidLine, Qt.DashDotDotLine)
@@ -43,7 +43,11 @@ class SweepView(MemoryChart):
         self.plot.getPlotItem().layout.addItem(self.legend, 5, 1)
         self.marker = pg.InfiniteLine(angle=90, movable=False)  # the scenario's GPU count
         self.plot.addItem(self.marker)
+        self.here = pg.TextItem(anchor=(0, 1))                   # your strategy's bytes at that count
+        self.here.setZValue(5)
+        self.plot.addItem(self.here)
         self.box.addWidget(self.plot)
+        self.box.addWidget(self.setup)
         cache_static(self.plot)
         self.pool = ItemPool(self.plot)
         self.plot.getViewBox().sigResized.connect(lambda *_a: self._fit_legend())
@@ -70,6 +74,7 @@ class SweepView(MemoryChart):
         """The curves redraw only when the sweep changes (not on a GPU-count edit, which just moves
         the dotted marker)."""
         sw, strategy = study.sweep, study.scenario.strategy
+        self.show_setup(study.scenario)
         cap = sw.gpu_memory / 1e9
         if self._changed("sweep", (sw.totals.tobytes(), strategy, cap)):
             for row, s in enumerate(sw.strategies):
@@ -101,8 +106,14 @@ class SweepView(MemoryChart):
             ticks = [v for v in nice if lo / 1.5 <= v <= hi * 1.5]
             self._set_axes(self.plot, "sweep", left=[(np.log10(v), f"{v:g}") for v in ticks],
                            bottom=[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)],
-                           x_range=(-0.06, np.log10(1024) * 1.02), y_range=(np.log10(lo / 1.3), np.log10(hi * 1.4)))
+                           x_range=(-0.06, np.log10(1024) * 1.05), y_range=(np.log10(lo / 1.3), np.log10(hi * 1.4)))
         self.marker.setPos(np.log10(study.scenario.n_gpus))
+        own = study.own.total / 1e9
+        self.here.setText(f"{STRATEGY_SHORT[strategy]}: {own:,.0f} GB at {study.scenario.n_gpus:,} GPUs",
+                          color=self.theme.fg)
+        self.here.setFont(self._font(0.85))
+        self.here.setAnchor((0, 1) if study.scenario.n_gpus <= 64 else (1, 1))   # it ends inside the chart
+        self.here.setPos(np.log10(study.scenario.n_gpus), np.log10(max(own, 1e-9)))
 
 
 class TrafficView(MemoryChart):
@@ -122,6 +133,7 @@ class TrafficView(MemoryChart):
 
     def show_result(self, study: MemoryStudy) -> None:
         self.study = study
+        self.show_setup(study.scenario)
         by = study.by_strategy()
         shown = [s for s in STRATEGIES if by.get(s) is not None]
         comms = [by[s].comm for s in shown]
@@ -135,12 +147,14 @@ class TrafficView(MemoryChart):
         pool.bar(x0=[0] * len(ys), y=ys, width=vals, height=0.6, brushes=[fill] * len(ys), hatches=[hatch] * len(ys),
                  pen=self._pen(self.theme.fg, 1))
         top = max(max(vals, default=0.0), 1e-9)
-        metrics = QFontMetrics(self._font(0.72))
+        row_px = p.getViewBox().height() / max(len(ys), 1)     # a short chart (a crowded window) keeps its
+        scale = SMALL_LABEL if QFontMetrics(self._font(SMALL_LABEL)).height() <= 0.9 * row_px else 0.68  # rows apart
+        metrics = QFontMetrics(self._font(scale))
         width_px = max(p.getViewBox().width(), 200.0)
         x_max = top * 1.2
         for y, c, v in zip(ys, comms, vals):
             text = f"{v:,.1f} GB ({c.psi_multiple:.2f}Ψ), {c.seconds * 1e3:,.0f} ms, {c.links}"
-            pool.text(text, (v + top * 0.01, y), (0, 0.5), self._font(0.72), self.theme.fg)
+            pool.text(text, (v + top * 0.01, y), (0, 0.5), self._font(scale), self.theme.fg)
             x_max = max(x_max, range_end_for_label(v, 0.0, metrics.horizontalAdvance(text) + 16, width_px,
                                                    0.2 * width_px))   # the label must end inside the plot
         pool.end()

@@ -7,7 +7,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFontMetrics
-from PySide6.QtWidgets import QDoubleSpinBox, QGraphicsItem, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from engines.core.scenario import STRATEGIES
 from engines.memory import STRATEGY_SHORT
@@ -75,7 +75,13 @@ class StepTimeView(MemoryChart):
         self.box.setSpacing(2)
         self.box.addWidget(self.offload_rates)
         self.box.addWidget(self.readout)
-        self.box.addWidget(self.plot, 1)
+        self.chart = QWidget()          # the chart and its set-up line: what a tour step focuses on
+        chart_box = QVBoxLayout(self.chart)
+        chart_box.setContentsMargins(0, 0, 0, 0)
+        chart_box.setSpacing(2)
+        chart_box.addWidget(self.plot, 1)
+        chart_box.addWidget(self.setup)
+        self.box.addWidget(self.chart, 1)
         # the letters' key inside the chart: a tour step that shows only the chart still says what C, R, D mean
         self.key = RowLegend(colCount=4, frame=False)
         self.key_samples = {part: pg.BarGraphItem(x=[0], height=[1], width=1) for part in PARTS}
@@ -118,6 +124,7 @@ class StepTimeView(MemoryChart):
 
     def show_result(self, r: StepTimeStudy) -> None:
         self.result = r
+        self.show_setup(r.scenario)
         shown, times = r.shown, r.times
         if not shown or not self._changed("time", (shown, times, r.fits, r.strategy)):
             return
@@ -205,6 +212,7 @@ class ThroughputView(MemoryChart):
         self.marker = pg.InfiniteLine(angle=90, movable=False)
         self.plot.addItem(self.marker)
         self.box.addWidget(self.plot)
+        self.box.addWidget(self.setup)
         cache_static(self.plot)
 
     def apply_theme(self, theme) -> None:
@@ -215,8 +223,11 @@ class ThroughputView(MemoryChart):
         self.legend.setColumnCount(3)   # two rows: fits beside the long "◀ yours" entry at any width
         self.legend.updateSize()
 
-    def show_result(self, r: ThroughputStudy) -> None:
-        """The curves redraw when the sweep or your strategy changes; a GPU-count edit moves the marker."""
+    def show_result(self, r: ThroughputStudy, scenario=None) -> None:
+        """The curves redraw when the sweep or your strategy changes; a GPU-count edit moves the marker.
+        ``scenario`` (the study's) is named under the chart."""
+        if scenario is not None:
+            self.show_setup(scenario)
         if self._changed("tput", r.key):   # the sweep and your strategy (its scenario, less the count)
             self._draw(r)
         self.marker.setPos(np.log10(r.n_gpus))

@@ -14,7 +14,8 @@ from explorer.ui.label_layer import PAD as LABEL_PAD
 from explorer.ui.live_text import LiveText
 from explorer.ui.pool import ItemPool
 from explorer.ui.widgets import cache_static, make_plot
-from panels._memory_style import CATEGORY_COLOR, CATEGORY_PATTERN, MemoryChart, _gb  # noqa: F401 (importable here)
+from panels._memory_style import CATEGORY_COLOR, CATEGORY_PATTERN, _gb  # noqa: F401 (importable here)
+from panels._memory_style import SMALL_LABEL, MemoryChart
 
 DRAWN_GPUS = 4
 
@@ -69,6 +70,7 @@ class BarsView(MemoryChart):
 
     def show_result(self, study: MemoryStudy) -> None:
         self.study = study
+        self.show_setup(study.scenario)
         by = study.by_strategy()
         yours = study.scenario.strategy
         shown = [s for s in STRATEGIES if by.get(s) is not None]
@@ -88,7 +90,7 @@ class BarsView(MemoryChart):
         line_h = self._text_height(p, y_top, 0.75)
         # a block gets a label only when some of it still shows above and below the label's box: a label
         # as tall as its block hid the block, and the stack read as floating pieces at presenter sizes
-        label_min = max(0.07 * y_top, 1.5 * self._text_height(p, y_top, 0.7))
+        label_min = max(0.07 * y_top, 1.5 * self._text_height(p, y_top, SMALL_LABEL))
         self._stack(xs, values, 0.62, label_min=label_min, avoid=(cap - 0.6 * line_h, cap + 0.6 * line_h),
                     room_px=room)
         pool.line(cap, 0, self._pen(self.theme.error, 2.5, Qt.DashLine))  # labelled in the free right margin
@@ -141,13 +143,14 @@ class BarsView(MemoryChart):
                 placed.append((CATEGORY_LETTERS[cat], float(hh), x, y))
             base = base + h
         if placed:   # one format for the whole chart: the longest that fits between two stacks
-            metrics = QFontMetrics(self._font(0.7))
+            metrics = QFontMetrics(self._font(SMALL_LABEL))
             widest = max(placed, key=lambda p: p[1])
             fmt = next((f for f in ("{} {:,.2f}", "{} {:,.0f}")
                         if metrics.horizontalAdvance(f.format("W", widest[1])) + 2 * LABEL_PAD + 6 <= room_px), "{}")
             backing = self._brush(self.theme.bg)
             for letter, value, x, y in placed:
-                pool.text(fmt.format(letter, value), (x, y), (0.5, 0.5), self._font(0.7), self.theme.fg, backing)
+                pool.text(fmt.format(letter, value), (x, y), (0.5, 0.5), self._font(SMALL_LABEL), self.theme.fg,
+                          backing)
         pool.bar(x=blocks["x"], y0=blocks["y0"], height=blocks["height"], width=width, brushes=blocks["fill"],
                  hatches=blocks["hatch"], pen=self._pen(self.theme.fg, 1))
         return float(base.max()) if len(xs) else 0.0
@@ -166,11 +169,29 @@ class ShardingView(MemoryChart):
         self.plot.setMouseEnabled(x=False, y=False)
         self.box.addWidget(self.caption)      # the caption and its chart are one view (a tour's focus)
         self.box.addWidget(self.plot, 1)
+        self.box.addWidget(self.setup)
         cache_static(self.plot)
         self.pool = ItemPool(self.plot)
         self.study: MemoryStudy | None = None
         self.index = 0
         self.plot.getViewBox().sigResized.connect(self._resized)
+
+    def _label_ys(self, blocks, cap: float, line_h: float, y_top: float, metrics) -> list[float]:
+        """Each block's label height: its block's middle, one line above the label below, clear of
+        the memory line's label (data units of a chart ``y_top`` high)."""
+        per_px = y_top / max(self.plot.getViewBox().height(), 120.0)          # data units per pixel
+        base, next_label = 0.0, (metrics.height() / 2 + LABEL_PAD + 1) * per_px   # on the axis, not across it
+        ys = []
+        for block in blocks:
+            total = block.total / 1e9
+            label_y = max(base + total / 2, next_label)
+            if cap - 0.7 * line_h < label_y < cap + 1.6 * line_h:  # keep clear of the memory line's label
+                label_y = cap - 0.7 * line_h if label_y < cap and cap - 0.7 * line_h >= next_label \
+                    else cap + 1.6 * line_h
+            next_label = label_y + line_h
+            ys.append(label_y)
+            base += total
+        return ys
 
     def apply_theme(self, theme) -> None:
         super().apply_theme(theme)
@@ -185,6 +206,7 @@ class ShardingView(MemoryChart):
     def show_result(self, study: MemoryStudy) -> None:
         """Take ``study``'s frames; draw the frame shown now (the panel moves it with ``show_frame``)."""
         self.study = study
+        self.show_setup(study.scenario)
         self.show_frame(self.index)
 
     def show_frame(self, index: int) -> None:
@@ -205,15 +227,20 @@ class ShardingView(MemoryChart):
         n = frame.dp
         drawn = min(DRAWN_GPUS, n)
         xs = list(range(drawn))
+        blocks = study.shard_blocks(index)
+        metrics = QFontMetrics(self._font(SMALL_LABEL))
         y_top = max(frames[0].total / 1e9 * 1.12, self._top_with_labels(p, [(cap, 1)], 0.75))
-        line_h = self._text_height(p, y_top, 0.72)
-        metrics = QFontMetrics(self._font(0.72))
+        for _ in range(12):   # the labels' stack must end inside the chart: a short chart needs a higher top
+            line_h = self._text_height(p, y_top, SMALL_LABEL)
+            label_ys = self._label_ys(blocks, cap, line_h, y_top, metrics)
+            if not label_ys or label_ys[-1] + 0.6 * line_h <= y_top:
+                break
+            y_top *= 1.15
         label_px = 0.0
-        per_px = y_top / max(p.getViewBox().height(), 120.0)          # data units per pixel
         solid = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
         fading = {"x": [], "y0": [], "height": [], "fill": [], "hatch": []}
-        base, next_label = 0.0, (metrics.height() / 2 + LABEL_PAD + 1) * per_px   # labels sit on the axis, not across it
-        for block in study.shard_blocks(index):
+        base = 0.0
+        for block, label_y in zip(blocks, label_ys):
             cat, split, sharding = block.category, block.split, block.sharding
             total, kept = block.total / 1e9, block.kept / 1e9
             fill, hatch = self._category_brushes(cat)
@@ -228,15 +255,10 @@ class ShardingView(MemoryChart):
                 group["fill"] += [brushes[0]] * drawn
                 group["hatch"] += [brushes[1]] * drawn
             label = block.label                  # the engine says what the block is and where it goes
-            label_y = max(base + total / 2, next_label)
-            if cap - 0.7 * line_h < label_y < cap + 1.6 * line_h:  # keep clear of the memory line's label
-                label_y = cap - 0.7 * line_h if label_y < cap and cap - 0.7 * line_h >= next_label \
-                    else cap + 1.6 * line_h
-            next_label = label_y + line_h
             text = f"{CATEGORY_LETTERS[cat]} {label}: {total:,.2f}"
             widest = text.replace(f"1/{block.shard}", "1/8888") if sharding else text   # the room does not change
             label_px = max(label_px, metrics.horizontalAdvance(widest) + 2 * LABEL_PAD)  # with a GPU count
-            pool.text(text, (drawn - 1 + 0.33, label_y), (0, 0.5), self._font(0.72), self.theme.fg)
+            pool.text(text, (drawn - 1 + 0.33, label_y), (0, 0.5), self._font(SMALL_LABEL), self.theme.fg)
             base += total
         for group, edge in ((solid, self._pen(self.theme.fg, 1)), (fading, self._pen(self.theme.fg, 1, Qt.DotLine))):
             if group["x"]:

@@ -51,6 +51,21 @@ class TPView(pg.PlotWidget):
         self.theme = theme
         self._draw()
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if event is not None and event.oldSize() != event.size():   # pyqtgraph calls it with None
+            self._draw()     # the captions' room above and below the rows is worked out in pixels
+
+    def _y_range(self, rows: int, small: QFont, bold: QFont) -> tuple[float, float, float]:
+        """(top, bottom, phase caption's y): room above the rows for the region and phase captions and
+        below them for the two-line collective names, in pixels, so they neither overlap nor get cut."""
+        h = max(self.getViewBox().height(), 100.0)
+        above = QFontMetrics(small).height() + QFontMetrics(bold).height() + 6
+        below = 2 * QFontMetrics(small).height() + 6
+        k_above, k_below = min(above / h, 0.4), min(below / h, 0.4)
+        span = (rows + 0.1) / max(1 - k_above - k_below, 0.2)   # data units across the whole view
+        return -0.5 - k_above * span, rows - 0.4 + k_below * span, -0.5 - QFontMetrics(small).height() / h * span
+
     def _draw(self) -> None:
         th = self.theme
         self.setBackground(th.bg)
@@ -59,6 +74,10 @@ class TPView(pg.PlotWidget):
         rects = []
         font = QFont()
         font.setPointSizeF(th.point_size * 0.8)
+        bold = QFont()
+        bold.setPointSizeF(th.point_size)
+        bold.setBold(True)
+        top, bottom, phase_y = self._y_range(rows, font, bold)
         for i, st in enumerate(self.steps):
             done = i <= self.current
             alpha = 1.0 if done else 0.25
@@ -94,13 +113,10 @@ class TPView(pg.PlotWidget):
             p.setWidthF(3)
             p.setCosmetic(True)
             self.highlight.setPen(p)
-            bold = QFont()
-            bold.setPointSizeF(th.point_size)
-            bold.setBold(True)
             for phase in ("forward", "backward"):  # phase captions above the columns
                 idx = [i for i, s in enumerate(self.steps) if s.phase == phase]
                 if idx:
-                    self.texts.add(f"{phase} pass", (idx[0] * 1.2, -1.0), (0, 1), th.fg, bold)
+                    self.texts.add(f"{phase} pass", (idx[0] * 1.2, phase_y), (0, 1), th.fg, bold)
             for i, st in enumerate(self.steps):  # region captions where the region changes
                 if i == 0 or self.steps[i - 1].region != st.region:
                     self.texts.add(st.region.upper() if st.region == "mlp" else st.region, (i * 1.2, -0.5), (0, 1),
@@ -112,8 +128,13 @@ class TPView(pg.PlotWidget):
             self._ticks = ticks
         self.getAxis("left").setTextPen(pen(th.fg, 1))
         n = max(1, len(self.steps))
-        self.setXRange(-0.2, n * 1.2, padding=0)
-        self.setYRange(-1.8, rows + 0.9, padding=0)
+        # the last column's collective name is centred on it: room on the right for its wider half
+        names = [st.collective for st in self.steps[-1:] if st.collective]
+        half_px = max((QFontMetrics(font).horizontalAdvance(w) for n_ in names for w in n_.split("-")), default=0) / 2
+        a = min((half_px + 6) / max(self.getViewBox().width(), 100.0), 0.3) if half_px else 0.0
+        right = max(n * 1.2, ((n - 1) * 1.2 + 0.5 + 0.2 * a) / (1 - a))   # its centre + half its width, in data
+        self.setXRange(-0.2, right, padding=0)
+        self.setYRange(top, bottom, padding=0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,6 +288,10 @@ class StageMemoryChart:
         self.cap.setPen(pg.mkPen(th.error, width=2, style=Qt.DashLine))
         self.plot.getAxis("bottom").setTicks([[(i, f"{i} ({st.layers} L)") for i, st in enumerate(study.stage_memory)]])
         self.plot.setXRange(-0.6, max(n, 1) - 0.4, padding=0)
+        lay = study.layout   # the layout under the chart: a slide showing only this chart still names it
+        label = f"pipeline stage · DP {lay.dp} × TP {lay.tp} × PP {lay.pp}"
+        if self.plot.getAxis("bottom").labelText != label:
+            self.plot.getAxis("bottom").setLabel(label)
         self._fit = (max(max(base, default=0), cap), QFontMetrics(font).height())
         self._fit_y()
 

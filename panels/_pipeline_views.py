@@ -138,7 +138,7 @@ class GanttView(pg.GraphicsLayoutWidget):
     def __init__(self, theme: Theme, title: str) -> None:
         super().__init__()
         self.theme = theme
-        self.setMinimumHeight(300)
+        self.setMinimumHeight(260)   # with the bubble texts under it, it fits a 1280×800 slide
         self.gantt = self.addPlot(row=0, col=0, axisItems={"bottom": bottom_axis()})
         self.flight = self.addPlot(row=1, col=0, axisItems={"bottom": bottom_axis()})
         self.ci.layout.setRowStretchFactor(0, 3)   # the rows carry the micro-batch numbers: most room
@@ -252,6 +252,8 @@ class GanttView(pg.GraphicsLayoutWidget):
         top = max(sim.peak_in_flight) + 0.5
         if top != getattr(self, "_flight_top", None):
             self.flight.setYRange(0, top, padding=0)
+            peak = max(sim.peak_in_flight)   # the short in-flight chart: 0 and the peak, ticks that never collide
+            self.flight.getAxis("left").setTicks([[(0, "0"), (peak, str(peak))]])
             self._flight_top = top
 
     def _rank_ticks(self) -> None:

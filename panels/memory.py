@@ -176,7 +176,7 @@ class MemoryPanel(Panel):
                                     ("step", self.step_view, "Memory through the checked step"),
                                     ("cluster", self.cluster_view, "Measured on your cluster"),
                                     ("time", self.time_view, "Seconds per step by strategy"),
-                                    ("time_bars", self.time_view.plot, "Stacked step time"),
+                                    ("time_bars", self.time_view.chart, "Stacked step time"),
                                     ("time_verdict", self.time_view.readout, "Step time of your strategy"),
                                     ("throughput", self.tput_view, "Throughput against GPU count")):
             self.name_view(name, widget, title)
@@ -244,7 +244,7 @@ class MemoryPanel(Panel):
             self.time_view.show_result(self.times)
         elif shown is self.tput_view:
             self.tput = throughput_study(study, knobs, previous=self.tput)
-            self.tput_view.show_result(self.tput)
+            self.tput_view.show_result(self.tput, study.scenario)
 
     def show_frame(self, index: int) -> None:
         """The shared timeline's frame, to the checked step while its page shows, else to sharding."""

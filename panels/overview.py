@@ -7,7 +7,9 @@ import numpy as np
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QFrame, QGridLayout, QVBoxLayout, QWidget
 
+from engines.memory.analytic import optimizer_bytes_per_param, weight_bytes
 from engines.overview import Overview, Params, human_bytes, human_count, summarize
+from engines.overview.summary import BYTES_PER_PARAM_MIXED_ADAM
 from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import PAD, Label, label_layer, range_end_for_label
 from explorer.ui.live_text import LiveText
@@ -118,7 +120,7 @@ class OverviewPanel(Panel):
         self.bars = Bars(x=[0, 1, 2], height=[0, 0, 0], width=0.6)
         self.plot.addItem(self.bars)
         self.labels = label_layer(self.plot)  # painted at the bars' tops: no second paint when the range moves
-        self.plot.getAxis("bottom").setTicks([[(0, "model state"), (1, "one GPU"), (2, "all GPUs")]])
+        self._ticks: list | None = None
         self.plot.setMouseEnabled(x=False, y=False)
         self.body.addWidget(self.plot, 1)
         self.name_view("state_chart", self.plot, "Training state against GPU memory")
@@ -132,6 +134,9 @@ class OverviewPanel(Panel):
                                              f"({o.layers} layers × {human_count(o.layer_params)} + "
                                              f"{human_count(o.embedding_params)} embedding)")
         self.cards["state"].set(human_bytes(o.training_state_bytes), sc)
+        w, k = weight_bytes("bf16"), optimizer_bytes_per_param("adamw", "bf16")   # the 16 B/param, part by part
+        self.cards["state"].set_caption(f"training state at {BYTES_PER_PARAM_MIXED_ADAM} B/param: {w:g} bf16 weight "
+                                        f"+ {w:g} bf16 gradient + {k:g} fp32 master and Adam moments")
         self.cards["gpu"].set(human_bytes(o.gpu_memory_bytes), sc)
         self.cards["gpu"].set_caption(f"{o.gpu_label}, per GPU (1 GB = 10⁹ B)")
         self.cards["layout"].set(f"{o.n_gpus} = {o.dp} × {o.tp} × {o.pp}", sc)
@@ -149,6 +154,10 @@ class OverviewPanel(Panel):
         base = float(np.floor(tops.min()))              # bars rise from the decade below the smallest
         self.bars.setOpts(y0=[base] * 3, height=tops - base,
                           brushes=[brush(t.color(5)), brush(t.color(4)), brush(t.color(2))], pens=[pen(t.fg, 1)] * 3)
+        ticks = [(0, f"state: {o.gpus_to_hold_state:,} GPUs' worth"), (1, "one GPU"), (2, f"all {o.n_gpus:,} GPUs")]
+        if ticks != self._ticks:   # the slide names the counts under the bars (a tour shows the chart alone)
+            self._ticks = ticks
+            self.plot.getAxis("bottom").setTicks([ticks])
         font = QFont()
         font.setPointSizeF(t.point_size)
         self.labels.set_labels([Label(f"{v:,.1f} GB", float(x), float(h), (0.5, 1.0), font, t.fg)

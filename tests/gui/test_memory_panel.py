@@ -238,5 +238,5 @@ def test_tour_views_are_named(make_panel):
     assert views["sweep"] is p.sweep_view and views["traffic"] is p.traffic_view and views["bars"] is p.bars_view
     assert p.sharding_view.plot.parentWidget() is views["sharding"] and \
         p.sharding_view.caption.parentWidget() is views["sharding"]
-    assert views["time_bars"] is p.time_view.plot and views["measured"] is p.measure_view
+    assert views["time_bars"] is p.time_view.chart and views["measured"] is p.measure_view
     assert p.view_widget("fp32_grad_accum") is p.fp32_acc        # a parameter's control, through the binder
