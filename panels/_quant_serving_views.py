@@ -3,7 +3,7 @@ the frozen ``engines.quant.study`` result they are handed)."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QSpinBox, QTableWidget,
                                QTableWidgetItem, QWidget)
 
@@ -59,13 +59,38 @@ class ServingView(QWidget):
                 text = (f"{v:,.1f}" if isinstance(v, float) and key != "weight_bits" else
                         f"{v:.3f}" if key == "weight_bits" else ("yes" if v is True else "NO" if v is False else str(v)))
                 table.setItem(r, c, QTableWidgetItem(text))
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Every column in view at the current font and width: the numbers as wide as they are, and the
+        width left shared by the format names, the matmul notes and the notes, which wrap. Again after
+        a font change (presenter mode) or a resize: widths from the old font cut the numbers."""
+        table, cols = self.table, SERVING_COLUMNS
+        if table.columnCount() != len(cols):
+            return
+        header = table.horizontalHeader()
+        for c in range(len(cols)):
+            header.setSectionResizeMode(c, QHeaderView.Interactive)
         table.resizeColumnsToContents()
-        # every column in view: long format names and matmul notes wrap, the note takes the width left
-        for c, chars in ((0, 24), (cols.index("mma"), 18)):
-            table.setColumnWidth(c, min(table.columnWidth(c), table.fontMetrics().averageCharWidth() * chars))
-        table.horizontalHeader().setSectionResizeMode(len(cols) - 1, QHeaderView.Stretch)
+        wrapped = {0: 0.32, cols.index("mma"): 0.22}             # shares of the room the numbers leave
+        fixed = sum(table.columnWidth(c) for c in range(len(cols) - 1) if c not in wrapped)
+        room = max(0, table.viewport().width() - fixed)
+        least = table.fontMetrics().averageCharWidth() * 9
+        for c, share in wrapped.items():
+            table.setColumnWidth(c, max(least, min(table.columnWidth(c), int(room * share))))
+        header.setSectionResizeMode(len(cols) - 1, QHeaderView.Stretch)
         table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrapping
         self.fit()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.FontChange, QEvent.StyleChange):
+            QTimer.singleShot(0, self.fit_columns)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            QTimer.singleShot(0, self.fit_columns)
 
     def fit(self) -> None:
         """Every format in view without scrolling the table (at presenter sizes it showed three rows);
