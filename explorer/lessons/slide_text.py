@@ -168,6 +168,11 @@ def _cells(view: QAbstractItemView, window: QWidget, name: str, out: list[DrawnT
             width = QFontMetricsF(cell_font).horizontalAdvance(str(text).split("\n")[0]) if cell_font is not font \
                 else fm.horizontalAdvance(str(text).split("\n")[0])
             where = _window_rect(port, rect, window)
+            if view.wordWrap() and "\n" not in str(text):     # wrapped by the delegate: cut only if the lines overflow
+                box = QRectF(0, 0, max(1.0, where.width() - 6), 1e6)
+                lines = QFontMetricsF(cell_font).boundingRect(box, int(Qt.TextWordWrap), str(text))
+                if lines.width() <= box.width() + 0.5 and lines.height() <= where.height():
+                    width = min(width, box.width())
             drawn = QRectF(where.x(), where.y(), min(width + 6, where.width() * 4), where.height())
             out.append(DrawnText(str(text), drawn, where.intersected(clip) if width + 6 > where.width() else clip,
                                  _px(cell_font), "cell", name))
