@@ -6,7 +6,7 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHeaderView, QWidget
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QSizePolicy, QTableWidget, QWidget
 
 from engines.qeval.compare import (METRICS, Comparison, SurvivalCurve, baseline_of, find, floor_of, shown_rows,
                                    survival_curve)
@@ -318,21 +318,26 @@ class CalibrationView(QWidget):
         self.legend_items: list = []
         self.note = LiveText()
         self.table.verticalHeader().show()        # row numbers name the chart's bars
-        grid.addWidget(self.table, 0, 0, 1, 2)
-        grid.addWidget(p, 1, 0)
-        grid.addWidget(self.note, 1, 1)
-        grid.setColumnStretch(0, 3)
-        grid.setColumnStretch(1, 2)
-        grid.setRowStretch(0, 2)
-        grid.setRowStretch(1, 3)
+        # The table beside the bars, every row in view: above them it had room for two rows at 1280×800
+        # presenter size, and the bars are read by their row numbers. The note runs under both.
+        self.table.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.table.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Preferred)
+        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(p, 0, 1)
+        grid.addWidget(self.note, 1, 0, 1, 2)
+        grid.setColumnStretch(1, 1)
+        grid.setRowStretch(0, 1)
 
     def show_result(self, result: Comparison) -> None:
         rows = result.calibration
         domains = [d for d in DOMAINS if any(d in r.change_by_domain for r in rows)]
-        heads = ["configuration", "calibrated on", "tokens"] + [f"Δ perplexity\non {d}" for d in domains]
-        fill_table(self.table, heads, [[r.label, r.calib_domain, str(r.calib_tokens or "—")] +
-                                       [pct(r.change_by_domain.get(d, float('nan')), 1, True) for d in domains]
-                                       for r in rows])
+        # the label already names the calibration text and size ("W3 g128 GPTQ (prose 256)"): no columns repeat it
+        heads = ["configuration"] + [f"Δ perplexity\non {d}" for d in domains]
+        fill_table(self.table, heads, [[r.label] + [pct(r.change_by_domain.get(d, float('nan')), 1, True)
+                                                    for d in domains] for r in rows])
+        self.table.horizontalHeader().setStretchLastSection(False)      # as wide as its columns, no wider
         t, plot = self.theme, self.plot
         for b in self.bars:
             plot.removeItem(b)
