@@ -54,6 +54,7 @@ class CompareView(QWidget):
         self.points = pg.ScatterPlotItem()
         self.plot.addItem(self.points)
         self.labels: list[pg.TextItem] = []
+        self.plot.getPlotItem().vb.sigResized.connect(self._place_labels)
         self.note = LiveText()
         grid.addWidget(self.table, 0, 0, 1, 2)
         grid.addWidget(self.plot, 1, 0)
@@ -62,6 +63,21 @@ class CompareView(QWidget):
         grid.setColumnStretch(1, 2)
         grid.setRowStretch(0, 3)
         grid.setRowStretch(1, 2)
+
+    def _place_labels(self, *_args) -> None:
+        """Row numbers of points that crowd together (many rows sit at 0 % identical) stacked in lanes
+        above their points, left to right, so no number covers another."""
+        vb = self.plot.getPlotItem().vb
+        (x0, x1), _ = vb.viewRange()
+        scale = vb.width() / (x1 - x0) if x1 > x0 else 0.0
+        lanes: dict[int, list[float]] = {}          # per height band, each lane's right end in pixels
+        for label in sorted(self.labels, key=lambda item: item.pos().x()):
+            width = label.textItem.boundingRect().width()
+            left = (label.pos().x() - x0) * scale + 0.2 * width
+            ends = lanes.setdefault(round(label.pos().y() / 10), [])
+            lane = next((k for k, end in enumerate(ends) if left >= end + 4), len(ends))
+            ends[lane:lane + 1] = [left + width]
+            label.setAnchor((-0.2, 1.1 + lane))
 
     def selected_config(self, shown) -> QuantConfig | None:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
@@ -106,7 +122,12 @@ class CompareView(QWidget):
             self.labels.append(label)
         self.points.setData(spots)
         self.plot.setYRange(-5, 115)          # room above 100 % for the row numbers
-        self.plot.enableAutoRange(axis="x")
+        xs = [s["pos"][0] for s in spots]
+        if xs:                                # a known range: the labels are placed in pixels from it
+            self.plot.setXRange(min(xs) - 0.25, max(xs) + 0.45, padding=0)
+        else:
+            self.plot.enableAutoRange(axis="x")
+        self._place_labels()
         self.note.setText(
             "Each point is a table row (its number). Across: perplexity change (log scale). Up: greedy "
             "continuations still identical to the baseline's after 128 tokens. <b>Bold</b> cells: perplexity within 2 % while most long outputs differ. Different "
@@ -125,7 +146,7 @@ class CompoundView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         s = self.survival_plot = make_plot(theme, "Identical after t tokens",
-                                           "share of continuations (%)", "tokens generated t")
+                                           "identical (%)", "tokens generated t")   # short: the axis is a legend's height shorter
         s.setAccessibleName("Survival of greedy continuations with the geometric prediction")
         s.setMouseEnabled(x=False, y=False)
         legend_below(s, most=2)
@@ -309,7 +330,7 @@ class CalibrationView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.table = make_table("Calibrated configurations by evaluation domain")
-        p = self.plot = make_plot(theme, "Perplexity change on each held-out domain", "perplexity change (%)",
+        p = self.plot = make_plot(theme, "Perplexity change on each held-out domain", "Δ perplexity (%)",
                                   "table row")
         p.setAccessibleName("Perplexity change per domain for each calibrated configuration")
         p.setMouseEnabled(x=False, y=False)
