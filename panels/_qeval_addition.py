@@ -5,7 +5,7 @@ Pure drawing of :class:`engines.qeval.addition.HardTaskRun`.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHeaderView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QVBoxLayout, QWidget
 
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
@@ -39,10 +39,12 @@ class AdditionView(QWidget):
         grid.addWidget(p, 0, 0)
         grid.addLayout(side, 0, 1)
         grid.addWidget(self.table, 1, 0, 1, 2)
-        grid.setColumnStretch(0, 3)
-        grid.setColumnStretch(1, 2)
+        grid.setColumnStretch(0, 1)          # the words as wide as the chart: fewer lines, a shorter view
+        grid.setColumnStretch(1, 1)
         grid.setRowStretch(0, 1)
-        self.table.setMinimumHeight(self.table.fontMetrics().height() * 9)
+        # every bit width's row in view, the table no taller: a fixed nine lines scrolled half a row away
+        self.table.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
 
     def show(self, run) -> None:
         t, plot = self.theme, self.plot

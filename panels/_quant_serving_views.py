@@ -79,7 +79,7 @@ class ServingView(QWidget):
         chars = table.fontMetrics().averageCharWidth()
         # Too little room (1280×800 presenter) and the notes wrapped every row to three or four lines,
         # pushing the last formats off the slide: the notes then live in each row's tooltip.
-        narrow = room < chars * 50
+        narrow = room < chars * 60
         table.setColumnHidden(note, narrow)
         wrapped = {0: 0.55} if narrow else {0: 0.32, mma: 0.22}   # shares of the room
         for c, share in wrapped.items():

@@ -219,10 +219,14 @@ class SizingBox(QWidget):
         self.plot.setMinimumHeight(0)
         self.plot.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Ignored)   # takes what the words leave
         box.addWidget(self.plot, 1)
+        box.addStretch(0)                    # the room, while the chart is hidden: the words stay on top
+        self.text.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        self.plot.setVisible(self.height() - self.text.height() >= 9 * self.fontMetrics().height())
+        words = self.text.heightForWidth(self.text.width())     # what the words need, not what they were given
+        words = words if words > 0 else self.text.sizeHint().height()
+        self.plot.setVisible(self.height() - words >= 9 * self.fontMetrics().height())
 
 
 def draw_sizing(plot, theme, study: DeploymentStudy | None) -> None:
