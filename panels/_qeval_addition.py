@@ -39,12 +39,18 @@ class AdditionView(QWidget):
         grid.addWidget(p, 0, 0)
         grid.addLayout(side, 0, 1)
         grid.addWidget(self.table, 1, 0, 1, 2)
-        grid.setColumnStretch(0, 1)          # the words as wide as the chart: fewer lines, a shorter view
-        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(0, 3)
+        grid.setColumnStretch(1, 2)
         grid.setRowStretch(0, 1)
-        # every bit width's row in view, the table no taller: a fixed nine lines scrolled half a row away
+        # every bit width's row in view and the table no taller (a fixed nine lines scrolled the last
+        # row, the one the tour talks about, half away): the chart above takes what is left
         self.table.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
-        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.table.verticalHeader().sectionResized.connect(lambda *_a: self._fit_table())
+
+    def _fit_table(self) -> None:
+        t = self.table
+        t.setMinimumHeight(t.verticalHeader().length() + t.horizontalHeader().height() + 2 * t.frameWidth()
+                           + (t.horizontalScrollBar().sizeHint().height() if t.horizontalScrollBar().isVisible() else 0))
 
     def show(self, run) -> None:
         t, plot = self.theme, self.plot
@@ -77,6 +83,7 @@ class AdditionView(QWidget):
                         [f"{100 * em[n]:.1f}" for n in range(1, 7)])
         fill_table(self.table, heads, rows)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self._fit_table()
         n = run.rows[0].score.by_length[0].problems
         origin = ("the checkpoint that ships with the app" if run.shipped else "a model retrained here")
         self.facts.setText(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QGridLayout, QHeaderView, QSizePolicy, QTableWidget, QWidget
 
 from engines.qeval.compare import (METRICS, Comparison, SurvivalCurve, baseline_of, find, floor_of, shown_rows,
@@ -65,18 +65,20 @@ class CompareView(QWidget):
         grid.setRowStretch(1, 2)
 
     def _place_labels(self, *_args) -> None:
-        """Row numbers of points that crowd together (many rows sit at 0 % identical) stacked in lanes
-        above their points, left to right, so no number covers another."""
+        """Row numbers of crowded points (many sit at 0 % identical) stacked in lanes above them, each in
+        the lowest lane where it covers no number placed before."""
         vb = self.plot.getPlotItem().vb
-        (x0, x1), _ = vb.viewRange()
-        scale = vb.width() / (x1 - x0) if x1 > x0 else 0.0
-        lanes: dict[int, list[float]] = {}          # per height band, each lane's right end in pixels
+        (x0, x1), (y0, y1) = vb.viewRange()
+        sx, sy = (vb.width() / (x1 - x0) if x1 > x0 else 0.0), (vb.height() / (y1 - y0) if y1 > y0 else 0.0)
+        placed: list[QRectF] = []                   # in pixels, y downwards
         for label in sorted(self.labels, key=lambda item: item.pos().x()):
-            width = label.textItem.boundingRect().width()
-            left = (label.pos().x() - x0) * scale + 0.2 * width
-            ends = lanes.setdefault(round(label.pos().y() / 10), [])
-            lane = next((k for k, end in enumerate(ends) if left >= end + 4), len(ends))
-            ends[lane:lane + 1] = [left + width]
+            box = label.textItem.boundingRect()
+            left = (label.pos().x() - x0) * sx + 0.2 * box.width()
+            base = (y1 - label.pos().y()) * sy
+            lanes = [QRectF(left, base - (1.1 + k) * box.height(), box.width(), box.height()) for k in range(8)]
+            lane = next((k for k, r in enumerate(lanes)      # never above the chart, over its title
+                         if r.top() >= 0 and not any(r.intersects(other) for other in placed)), 0)
+            placed.append(lanes[lane])
             label.setAnchor((-0.2, 1.1 + lane))
 
     def selected_config(self, shown) -> QuantConfig | None:
@@ -338,6 +340,7 @@ class CalibrationView(QWidget):
         self.bars: list = []
         self.legend_items: list = []
         self.note = LiveText()
+        self.note.setToolTip("Build other calibrated configurations on the Configurations tab.")
         self.table.verticalHeader().show()        # row numbers name the chart's bars
         # The table beside the bars, every row in view: above them it had room for two rows at 1280×800
         # presenter size, and the bars are read by their row numbers. The note runs under both.
@@ -383,11 +386,10 @@ class CalibrationView(QWidget):
         plot.enableAutoRange()
         self.note.setText(
             "GPTQ and AWQ fit the rounding to a calibration text; plain RTN uses none. Each bar pair is a table "
-            "row judged on both held-out domains: calibrating on one domain and judging on the other is the "
-            "mismatch. GPTQ fits each layer's outputs to that text; AWQ only takes per-channel scales from it, "
-            "which is why AWQ is reported to depend less on the calibration set (Lin et al. 2024, arXiv "
-            "2306.00978, §4). At 3 bits GPTQ's result even moves with the CPU thread count: compare rows "
-            "measured alike (each says how). Build others on the Configurations tab.")
+            "row on both held-out domains; the one it was not calibrated on shows the mismatch. GPTQ fits "
+            "each layer's outputs to that text; AWQ only takes per-channel scales from it, so AWQ is reported to "
+            "depend less on it (Lin et al. 2024, arXiv 2306.00978, §4). At 3 bits GPTQ even moves with the CPU "
+            "thread count: compare rows measured alike.")
 
 
 __all__ = ["CompareView", "CompoundView", "TasksView", "RankingView", "CalibrationView", "shown_rows", "baseline_of",
