@@ -48,6 +48,10 @@ class FixesView(QWidget):
         self.fix_text = label(g, 2, 1)
         g.setRowStretch(1, 1)
         g.setRowStretch(2, 1)
+        # half the width each: in a narrower first column every bar's name took two lines, and the bars'
+        # chart, a line per name, pushed the view past a projector's height
+        g.setColumnStretch(0, 1)
+        g.setColumnStretch(1, 1)
         self.result: FixesStudy | None = None
         self._curve = None               # the sweep drawn: a new α only moves the marker
         self.sq_items, self.dist_items = Items(self.sq_plot), Items(self.dist_plot)
