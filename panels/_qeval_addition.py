@@ -47,8 +47,19 @@ class AdditionView(QWidget):
         self.table.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
         self.table.verticalHeader().sectionResized.connect(lambda *_a: self._fit_table())
 
+    def hideEvent(self, event) -> None:
+        """A hidden tab asks for no height: the panel's other tabs need not make room for these rows."""
+        super().hideEvent(event)
+        self.table.setMinimumHeight(0)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._fit_table()
+
     def _fit_table(self) -> None:
         t = self.table
+        if not self.isVisible():
+            return
         t.setMinimumHeight(t.verticalHeader().length() + t.horizontalHeader().height() + 2 * t.frameWidth()
                            + (t.horizontalScrollBar().sizeHint().height() if t.horizontalScrollBar().isVisible() else 0))
 
