@@ -5,7 +5,7 @@ Pure drawing of :class:`engines.qeval.addition.HardTaskRun`.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHeaderView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QVBoxLayout, QWidget
 
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
@@ -42,7 +42,26 @@ class AdditionView(QWidget):
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
         grid.setRowStretch(0, 1)
-        self.table.setMinimumHeight(self.table.fontMetrics().height() * 9)
+        # every bit width's row in view and the table no taller (a fixed nine lines scrolled the last
+        # row, the one the tour talks about, half away): the chart above takes what is left
+        self.table.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
+        self.table.verticalHeader().sectionResized.connect(lambda *_a: self._fit_table())
+
+    def hideEvent(self, event) -> None:
+        """A hidden tab asks for no height: the panel's other tabs need not make room for these rows."""
+        super().hideEvent(event)
+        self.table.setMinimumHeight(0)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        t = self.table
+        if not self.isVisible():
+            return
+        t.setMinimumHeight(t.verticalHeader().length() + t.horizontalHeader().height() + 2 * t.frameWidth()
+                           + (t.horizontalScrollBar().sizeHint().height() if t.horizontalScrollBar().isVisible() else 0))
 
     def show(self, run) -> None:
         t, plot = self.theme, self.plot
@@ -75,6 +94,7 @@ class AdditionView(QWidget):
                         [f"{100 * em[n]:.1f}" for n in range(1, 7)])
         fill_table(self.table, heads, rows)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self._fit_table()
         n = run.rows[0].score.by_length[0].problems
         origin = ("the checkpoint that ships with the app" if run.shipped else "a model retrained here")
         self.facts.setText(

@@ -1,7 +1,7 @@
 """Read-only tables of the quantization-evaluation panel's views: one look for every tab."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 
@@ -26,8 +26,18 @@ def fill_table(table: QTableWidget, heads: list[str], rows: list[list[str]], bol
     table.horizontalHeader().setStretchLastSection(True)
 
 
+class FitTable(QTableWidget):
+    """A table whose columns follow its font: presenter mode enlarges the text after the cells were
+    filled, and widths measured in the old font elided every number ('48 …')."""
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.FontChange, QEvent.StyleChange) and self.columnCount():
+            QTimer.singleShot(0, self.resizeColumnsToContents)
+
+
 def make_table(name: str) -> QTableWidget:
-    t = QTableWidget()
+    t = FitTable()
     t.setAccessibleName(name)
     t.verticalHeader().hide()
     t.setWordWrap(False)            # one line a configuration: a narrow panel scrolls sideways instead

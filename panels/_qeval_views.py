@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHeaderView, QWidget
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QSizePolicy, QTableWidget, QWidget
 
 from engines.qeval.compare import (METRICS, Comparison, SurvivalCurve, baseline_of, find, floor_of, shown_rows,
                                    survival_curve)
@@ -54,6 +54,7 @@ class CompareView(QWidget):
         self.points = pg.ScatterPlotItem()
         self.plot.addItem(self.points)
         self.labels: list[pg.TextItem] = []
+        self.plot.getPlotItem().vb.sigResized.connect(self._place_labels)
         self.note = LiveText()
         grid.addWidget(self.table, 0, 0, 1, 2)
         grid.addWidget(self.plot, 1, 0)
@@ -62,6 +63,23 @@ class CompareView(QWidget):
         grid.setColumnStretch(1, 2)
         grid.setRowStretch(0, 3)
         grid.setRowStretch(1, 2)
+
+    def _place_labels(self, *_args) -> None:
+        """Row numbers of crowded points (many sit at 0 % identical) stacked in lanes above them, each in
+        the lowest lane where it covers no number placed before."""
+        vb = self.plot.getPlotItem().vb
+        (x0, x1), (y0, y1) = vb.viewRange()
+        sx, sy = (vb.width() / (x1 - x0) if x1 > x0 else 0.0), (vb.height() / (y1 - y0) if y1 > y0 else 0.0)
+        placed: list[QRectF] = []                   # in pixels, y downwards
+        for label in sorted(self.labels, key=lambda item: item.pos().x()):
+            box = label.textItem.boundingRect()
+            left = (label.pos().x() - x0) * sx + 0.2 * box.width()
+            base = (y1 - label.pos().y()) * sy
+            lanes = [QRectF(left, base - (1.1 + k) * box.height(), box.width(), box.height()) for k in range(8)]
+            lane = next((k for k, r in enumerate(lanes)      # never above the chart, over its title
+                         if r.top() >= 0 and not any(r.intersects(other) for other in placed)), 0)
+            placed.append(lanes[lane])
+            label.setAnchor((-0.2, 1.1 + lane))
 
     def selected_config(self, shown) -> QuantConfig | None:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
@@ -106,7 +124,12 @@ class CompareView(QWidget):
             self.labels.append(label)
         self.points.setData(spots)
         self.plot.setYRange(-5, 115)          # room above 100 % for the row numbers
-        self.plot.enableAutoRange(axis="x")
+        xs = [s["pos"][0] for s in spots]
+        if xs:                                # a known range: the labels are placed in pixels from it
+            self.plot.setXRange(min(xs) - 0.25, max(xs) + 0.45, padding=0)
+        else:
+            self.plot.enableAutoRange(axis="x")
+        self._place_labels()
         self.note.setText(
             "Each point is a table row (its number). Across: perplexity change (log scale). Up: greedy "
             "continuations still identical to the baseline's after 128 tokens. <b>Bold</b> cells: perplexity within 2 % while most long outputs differ. Different "
@@ -125,7 +148,7 @@ class CompoundView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         s = self.survival_plot = make_plot(theme, "Identical after t tokens",
-                                           "share of continuations (%)", "tokens generated t")
+                                           "identical (%)", "tokens generated t")   # short: the axis is a legend's height shorter
         s.setAccessibleName("Survival of greedy continuations with the geometric prediction")
         s.setMouseEnabled(x=False, y=False)
         legend_below(s, most=2)
@@ -309,7 +332,7 @@ class CalibrationView(QWidget):
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         self.table = make_table("Calibrated configurations by evaluation domain")
-        p = self.plot = make_plot(theme, "Perplexity change on each held-out domain", "perplexity change (%)",
+        p = self.plot = make_plot(theme, "Perplexity change on each held-out domain", "Δ perplexity (%)",
                                   "table row")
         p.setAccessibleName("Perplexity change per domain for each calibrated configuration")
         p.setMouseEnabled(x=False, y=False)
@@ -317,22 +340,28 @@ class CalibrationView(QWidget):
         self.bars: list = []
         self.legend_items: list = []
         self.note = LiveText()
+        self.note.setToolTip("Build other calibrated configurations on the Configurations tab.")
         self.table.verticalHeader().show()        # row numbers name the chart's bars
-        grid.addWidget(self.table, 0, 0, 1, 2)
-        grid.addWidget(p, 1, 0)
-        grid.addWidget(self.note, 1, 1)
-        grid.setColumnStretch(0, 3)
-        grid.setColumnStretch(1, 2)
-        grid.setRowStretch(0, 2)
-        grid.setRowStretch(1, 3)
+        # The table beside the bars, every row in view: above them it had room for two rows at 1280×800
+        # presenter size, and the bars are read by their row numbers. The note runs under both.
+        self.table.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.table.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Preferred)
+        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(p, 0, 1)
+        grid.addWidget(self.note, 1, 0, 1, 2)
+        grid.setColumnStretch(1, 1)
+        grid.setRowStretch(0, 1)
 
     def show_result(self, result: Comparison) -> None:
         rows = result.calibration
         domains = [d for d in DOMAINS if any(d in r.change_by_domain for r in rows)]
-        heads = ["configuration", "calibrated on", "tokens"] + [f"Δ perplexity\non {d}" for d in domains]
-        fill_table(self.table, heads, [[r.label, r.calib_domain, str(r.calib_tokens or "—")] +
-                                       [pct(r.change_by_domain.get(d, float('nan')), 1, True) for d in domains]
-                                       for r in rows])
+        # the label already names the calibration text and size ("W3 g128 GPTQ (prose 256)"): no columns repeat it
+        heads = ["configuration"] + [f"Δ perplexity\non {d}" for d in domains]
+        fill_table(self.table, heads, [[r.label] + [pct(r.change_by_domain.get(d, float('nan')), 1, True)
+                                                    for d in domains] for r in rows])
+        self.table.horizontalHeader().setStretchLastSection(False)      # as wide as its columns, no wider
         t, plot = self.theme, self.plot
         for b in self.bars:
             plot.removeItem(b)
@@ -357,11 +386,10 @@ class CalibrationView(QWidget):
         plot.enableAutoRange()
         self.note.setText(
             "GPTQ and AWQ fit the rounding to a calibration text; plain RTN uses none. Each bar pair is a table "
-            "row judged on both held-out domains: calibrating on one domain and judging on the other is the "
-            "mismatch. GPTQ fits each layer's outputs to that text; AWQ only takes per-channel scales from it, "
-            "which is why AWQ is reported to depend less on the calibration set (Lin et al. 2024, arXiv "
-            "2306.00978, §4). At 3 bits GPTQ's result even moves with the CPU thread count: compare rows "
-            "measured alike (each says how). Build others on the Configurations tab.")
+            "row on both held-out domains; the one it was not calibrated on shows the mismatch. GPTQ fits "
+            "each layer's outputs to that text; AWQ only takes per-channel scales from it, so AWQ is reported to "
+            "depend less on it (Lin et al. 2024, arXiv 2306.00978, §4). At 3 bits GPTQ even moves with the CPU "
+            "thread count: compare rows measured alike.")
 
 
 __all__ = ["CompareView", "CompoundView", "TasksView", "RankingView", "CalibrationView", "shown_rows", "baseline_of",

@@ -3,7 +3,7 @@ the frozen ``engines.quant.study`` result they are handed)."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QSpinBox, QTableWidget,
                                QTableWidgetItem, QWidget)
 
@@ -43,10 +43,9 @@ class ServingView(QWidget):
     def show_result(self, s: ServingStudy) -> None:
         rows = s.rows
         self.title.setText(
-            f"<b>{s.model}</b> on <b>{s.gpu}</b>, batch {s.batch}, "
-            f"context {s.context:,}, KV cache {s.kv_bits}-bit: decode reads every weight and the"
-            f" KV cache once per step, so tokens/s ≈ batch × bandwidth / bytes. Your scenario's weights: "
-            f"{s.weight_bits}-bit.")
+            f"<b>{s.model}</b> on <b>{s.gpu}</b>, batch {s.batch}, context {s.context:,}, KV cache "
+            f"{s.kv_bits}-bit, your weights {s.weight_bits}-bit. Decode reads all weights and the KV cache "
+            f"each step: tokens/s ≈ batch × bandwidth / bytes.")
         table, cols = self.table, SERVING_COLUMNS
         table.setColumnCount(len(cols))
         table.setHorizontalHeaderLabels(list(SERVING_HEADS))
@@ -55,17 +54,58 @@ class ServingView(QWidget):
             for c, key in enumerate(cols):
                 v = row[key]
                 if key == "mma" and not row["tensor_core"]:
-                    v = f"{v} (no tensor cores here: bf16)"
+                    v = f"bf16 (no {v} tensor cores here)"      # short: the column wraps at presenter sizes
                 text = (f"{v:,.1f}" if isinstance(v, float) and key != "weight_bits" else
                         f"{v:.3f}" if key == "weight_bits" else ("yes" if v is True else "NO" if v is False else str(v)))
-                table.setItem(r, c, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                item.setToolTip(f"{row['format']}: {row['note']}")   # the note, also where its column is hidden
+                table.setItem(r, c, item)
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Every column in view at the current font and width: the numbers as wide as they are, and the
+        width left shared by the format names, the matmul notes and the notes, which wrap. Again after
+        a font change (presenter mode) or a resize: widths from the old font cut the numbers."""
+        table, cols = self.table, SERVING_COLUMNS
+        if table.columnCount() != len(cols) or not self.isVisible():   # a hidden tab has no width yet:
+            return                                  # its rows wrapped to one word made the panel too tall
+        header = table.horizontalHeader()
+        for c in range(len(cols)):
+            header.setSectionResizeMode(c, QHeaderView.Interactive)
         table.resizeColumnsToContents()
-        # every column in view: long format names and matmul notes wrap, the note takes the width left
-        for c, chars in ((0, 24), (cols.index("mma"), 18)):
-            table.setColumnWidth(c, min(table.columnWidth(c), table.fontMetrics().averageCharWidth() * chars))
-        table.horizontalHeader().setSectionResizeMode(len(cols) - 1, QHeaderView.Stretch)
+        note, mma = len(cols) - 1, cols.index("mma")
+        fixed = sum(table.columnWidth(c) for c in range(note) if c not in (0, mma))
+        room = max(0, table.viewport().width() - fixed)           # what the numbers leave to the words
+        chars = table.fontMetrics().averageCharWidth()
+        # Too little room (1280×800 presenter) and the notes wrapped every row to three or four lines,
+        # pushing the last formats off the slide: the notes then live in each row's tooltip.
+        narrow = room < chars * 60
+        table.setColumnHidden(note, narrow)
+        wrapped = {0: 0.55} if narrow else {0: 0.32, mma: 0.22}   # shares of the room
+        for c, share in wrapped.items():
+            table.setColumnWidth(c, max(chars * 9, min(table.columnWidth(c), int(room * share))))
+        header.setSectionResizeMode(mma if narrow else note, QHeaderView.Stretch)
         table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrapping
         self.fit()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() in (QEvent.FontChange, QEvent.StyleChange):
+            QTimer.singleShot(0, self.fit_columns)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        QTimer.singleShot(0, self.fit_columns)
+
+    def hideEvent(self, event) -> None:
+        """A hidden tab asks for no height: the panel's other tabs need not make room for these rows."""
+        super().hideEvent(event)
+        self.table.setMinimumHeight(0)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            QTimer.singleShot(0, self.fit_columns)
 
     def fit(self) -> None:
         """Every format in view without scrolling the table (at presenter sizes it showed three rows);

@@ -48,6 +48,10 @@ class FixesView(QWidget):
         self.fix_text = label(g, 2, 1)
         g.setRowStretch(1, 1)
         g.setRowStretch(2, 1)
+        # half the width each: in a narrower first column every bar's name took two lines, and the bars'
+        # chart, a line per name, pushed the view past a projector's height
+        g.setColumnStretch(0, 1)
+        g.setColumnStretch(1, 1)
         self.result: FixesStudy | None = None
         self._curve = None               # the sweep drawn: a new α only moves the marker
         self.sq_items, self.dist_items = Items(self.sq_plot), Items(self.dist_plot)
@@ -81,7 +85,7 @@ class FixesView(QWidget):
             self.sq_plot.setYRange(max(0.0, s.best[1] - 0.35 * (top - s.best[1])), top, padding=0.05)
         items.get("alpha", lambda: pg.InfiniteLine(angle=90, pen=pen(th.fg, 2, Qt.DotLine))).setPos(s.alpha)
         self.fix_text.setText(
-            f"Decompose (LLM.int8) keeps {s.int8_fp16_fraction:.1%} of input columns in fp16; rotate spreads"
+            f"Decompose (LLM.int8) keeps {s.int8_fp16_fraction:.1%} of input columns in 16-bit; rotate spreads"
             f" each spike over all channels; smooth divides channel j by s_j = max|X_j|^α / max|W_j|^(1−α). "
             f"Best α on this layer: {s.best[0]:.2f} (error {s.best[1]:.4f}); naive per-tensor W8A8 "
             f"{s.naive_error:.4f}.")
@@ -262,12 +266,13 @@ class GroupsView(QWidget):
             pen=pen(th.color(4), 2), symbol="s", symbolBrush=th.color(4), symbolSize=12))
         for i, r in enumerate(sweep):
             t = items.get(("group", i), lambda: pg.TextItem("", color=th.fg, anchor=(0, 1)))
-            t.setText(f"g{r['group']}")
+            t.setText(f"g{r['group']}: {r['bpw']:.3g} bits\nerror {r['error']:.4f}")   # the figures the tour cites
+            t.setAnchor((1, 1) if len(sweep) > 1 and r['bpw'] == max(q['bpw'] for q in sweep) else (0, 1))   # rightmost reads left
             t.setPos(r["bpw"], r["error"])
         items.drop(*[k for k in items.made if k[0] == "group" and k[1] >= len(sweep)])
         if sweep:   # room above and to the right of the points for their labels
             xs, ys = [r["bpw"] for r in sweep], [r["error"] for r in sweep]
             x_span, y_span = max(xs) - min(xs) or 1.0, max(ys) - min(ys) or max(ys) or 1.0
-            gp.setRange(xRange=(min(xs), max(xs) + 0.18 * x_span), yRange=(min(ys), max(ys) + 0.15 * y_span))
+            gp.setRange(xRange=(min(xs), max(xs) + 0.18 * x_span), yRange=(min(ys), max(ys) + 0.25 * y_span))
         bar_chart(self.scheme_plot, th, [r["scheme"] for r in a.schemes],
-                  [r["relative_error"] for r in a.schemes], "{:.3f}")
+                  [r["relative_error"] for r in a.schemes], "{:.4f}")   # four digits, as the fixes' bars

@@ -7,10 +7,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
 from engines.core.hardware import gpu as gpu_spec
 from engines.serving import GIB, WEIGHT_BITS_EFFECTIVE, DeploymentStudy, ReplicaMemory, capacity
+from explorer.ui.bar_chart import bar_chart
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import brush, legend_below, make_plot, pen
@@ -152,7 +153,9 @@ class LoadChart(QWidget):
             ttft_top = max(ttft_top, float(ttft[ok].max()) if ok.any() else 0.0)
             line = self.sat_lines[policy]
             line.setPos(c.saturation_rate_per_s)
-            line.label.setText(f"{policy} saturates: {c.saturation_rate_per_s:,.2f}")
+            line.label.setText(f"{policy} saturates: {c.saturation_rate_per_s:,.2f}" + (
+                f" ({c.saturation_rate_per_s / curves['static'].saturation_rate_per_s:.1f}× static)"
+                if policy == "continuous" else ""))
         self.target_line.setPos(target.ttft_p90_s)
         y_top = min(max(ttft_top, target.ttft_p90_s), 5 * target.ttft_p90_s) * 1.05
         self.plot.setXRange(0, top_rate, padding=0)
@@ -202,6 +205,43 @@ class LoadChart(QWidget):
         self.draw(self.study)
 
 
+class SizingBox(QWidget):
+    """The sizing in words, and as bars where there is room for them: squeezed into a few lines (the
+    1280×800 window) the chart cut its own labels, and asking for its height squeezed the load chart."""
+
+    def __init__(self, theme) -> None:
+        super().__init__()
+        box = QVBoxLayout(self)
+        self.text = LiveText("…")
+        box.addWidget(self.text)
+        self.plot = make_plot(theme, "One replica's rate (requests/s)", "", "requests per second")
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.setMinimumHeight(0)
+        self.plot.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Ignored)   # takes what the words leave
+        box.addWidget(self.plot, 1)
+        box.addStretch(0)                    # the room, while the chart is hidden: the words stay on top
+        self.text.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        words = self.text.heightForWidth(self.text.width())     # what the words need, not what they were given
+        words = words if words > 0 else self.text.sizeHint().height()
+        self.plot.setVisible(self.height() - words >= 9 * self.fontMetrics().height())
+
+
+def draw_sizing(plot, theme, study: DeploymentStudy | None) -> None:
+    """One replica's rates as bars, so the sizing is a picture and not a paragraph alone: the roofline
+    bound, the simulated saturation, the most the sizing allows, and what each replica carries."""
+    z = study.sizing if study is not None else None
+    if z is None or not z.feasible:
+        bar_chart(plot, theme, [], [])
+        return
+    bar_chart(plot, theme, ["roofline bound", "saturation (simulated)", "most allowed per replica",
+                            "carried per replica"],
+              [z.roofline_rate_per_replica, z.saturation_rate_per_replica, z.max_rate_per_replica,
+               z.rate_per_s / z.replicas], "{:,.2f}")
+
+
 def sizing_words(study: DeploymentStudy) -> tuple[str, str]:
     """The sizing in words (rich text) and a tooltip with the curves' rates under the target."""
     z, target, curves = study.sizing, study.target, study.curves
@@ -217,7 +257,7 @@ def sizing_words(study: DeploymentStudy) -> tuple[str, str]:
     binds = (f"headroom binds (≤ {z.max_utilisation:.0%})" if z.limited_by == "headroom"
              else f"the target binds below {z.max_utilisation:.0%}")
     return (f"<b>{z.replicas:,} replicas × {z.gpus_per_replica} GPU = {z.gpus:,} GPUs</b> for {z.rate_per_s:,.0f} "
-            f"req/s: {z.rate_per_s / z.replicas:,.2f} req/s each, <b>utilisation {z.utilisation:.0%}</b> of "
+            f"req/s under {goal}: {z.rate_per_s / z.replicas:,.2f} req/s each, <b>utilisation {z.utilisation:.0%}</b> of "
             f"{z.saturation_rate_per_replica:,.2f} req/s saturation (roofline {z.roofline_rate_per_replica:,.2f}). "
             f"At most {z.max_rate_per_replica:,.2f} req/s per replica: {binds}; there p90 TTFT "
             f"{a.ttft_p90_s:.3g} s, TPOT {a.tpot_p90_s * 1e3:.3g} ms ★ over {a.requests:,} simulated requests, "

@@ -18,7 +18,7 @@ from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.live_text import LiveText, pin_size
 from explorer.ui.widgets import ErrorLabel, Tabs, brush, make_plot, pen, set_title
-from panels._serving_views import LoadChart, ReplicaMemoryChart, sizing_words
+from panels._serving_views import LoadChart, ReplicaMemoryChart, SizingBox, draw_sizing, sizing_words
 
 N_FRAMES = 200
 BITS = {"bf16 (16-bit)": 16, "8-bit (fp8/int8)": 8, "int4 (g128)": 4}
@@ -110,11 +110,8 @@ class ServingPanel(Panel):
         # Sizing and the decode measurement share one tabbed cell: side by side they needed more
         # height than a 1080p projector gives the panel at presenter text size.
         self.side_tabs = Tabs()
-        size_box = QWidget()
-        sb = QVBoxLayout(size_box)
-        self.sizing_text = LiveText("…")
-        sb.addWidget(self.sizing_text)
-        sb.addStretch(1)
+        size_box = SizingBox(ctx.theme)
+        self.sizing_text, self.sizing_plot = size_box.text, size_box.plot
         self.side_tabs.addTab(size_box, "Sizing for the traffic estimate")
         bench_box = QWidget()
         bb = QVBoxLayout(bench_box)
@@ -258,6 +255,7 @@ class ServingPanel(Panel):
             text, tip = sizing_words(self.study)
             self.sizing_text.setText(text)
             self.sizing_text.setToolTip(tip)
+        draw_sizing(self.sizing_plot, self.ctx.theme, self.study)
 
     def timeline(self) -> TimelineSpec | None:
         if self.memory is None:

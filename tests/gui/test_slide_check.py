@@ -109,6 +109,23 @@ def test_a_word_wrapped_cell_is_cut_only_when_its_lines_do_not_fit(qtbot, row_fi
     assert len(cell) == 1 and cell[0].cut is not row_fits
 
 
+def test_a_wrapped_table_cell_is_cut_only_when_its_lines_overflow(qtbot):
+    from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
+
+    win, panel, focus = _slide(qtbot)
+    table = QTableWidget(1, 1)
+    table.setWordWrap(True)
+    table.setItem(0, 0, QTableWidgetItem("fp16 scale + zero per 128; de-quantized in the kernel"))
+    table.setColumnWidth(0, 160)
+    focus.layout().addWidget(table)
+    table.setRowHeight(0, table.fontMetrics().height() * 5)      # room for every wrapped line
+    qtbot.wait(20)
+    assert "d" not in _checks(view_problems(win, panel, focus, "", presenter=False))
+    table.setRowHeight(0, table.fontMetrics().height())          # one line shown: the rest is cut
+    qtbot.wait(20)
+    assert "d" in _checks(view_problems(win, panel, focus, "", presenter=False))
+
+
 def test_cited_numbers_are_figures_not_names():
     text = "On 8 H100s (fp16, Llama-3-70B) LLM.int8() from 2022 keeps 1.0% of columns, 2,765× and 0.0615."
     assert cited_numbers(text) == ["8", "1.0", "2,765", "0.0615"]
