@@ -21,7 +21,8 @@ ROW_TEXT_SHARE = 0.4   # a label's pixel size against a row's height: its own li
 
 class TreeGraph(pg.PlotWidget):
     """The tree laid out left to right; squares are questions, diamonds outcomes. The path taken is
-    drawn thick and solid with filled nodes, the rest thin and dashed; the current node is starred."""
+    drawn thick and solid with filled nodes, the rest thin and dashed; the current node is starred
+    (its symbol and its label)."""
 
     def __init__(self, theme: Theme) -> None:
         super().__init__()
@@ -42,7 +43,6 @@ class TreeGraph(pg.PlotWidget):
         self._label_pool = _TextPool(self, 4)
         self._nodes = self._layer(pg.ScatterPlotItem(), 5)
         self._star = self._layer(pg.ScatterPlotItem(), 6)
-        self._here_pool = _TextPool(self, 7)
 
     def _layer(self, item, z: float):
         item.setZValue(z)
@@ -102,28 +102,29 @@ class TreeGraph(pg.PlotWidget):
             hot = nid in on_path
             spots.append({"pos": (x, y), "symbol": "d" if node.is_outcome else "s", "size": 26 if hot else 18,
                           "brush": brush(accent if hot else th.panel_bg), "pen": pen(th.fg, 2.5 if hot else 1)})
-            text = node.label + (" ✓" if hot and nid != path[-1] else "")
+            # passed nodes are ticked; the current one is starred in its own label (a separate
+            # "you are here" line ran into the Yes/No words and the labels of the next layer)
+            text = node.label + (" ★" if path and nid == path[-1] else " ✓" if hot else "")
             # outcomes end a row: their label reads on to the right; a question's sits above it
             anchor = (-0.12, 0.5) if node.is_outcome else (0.5, 1.25)
             item = self._label_pool.take(text, th.fg, font, anchor, backing)
             item.setPos(x, y)
-            w = metrics.horizontalAdvance(text) + 24
-            self._label_px.append((x, 0.0, w) if node.is_outcome else (x, w / 2, w / 2))
+            # the item's own box (text plus its document margins) with the anchor's offset: the
+            # advance alone left the widest outcome labels cut at the chart's right edge
+            w = max(item.textItem.boundingRect().width(), metrics.horizontalAdvance(text)) + 6
+            self._label_px.append((x, 0.0, w * 1.12 + 6) if node.is_outcome else (x, w / 2, w / 2))
             self._node_labels.append(item)
         self._label_pool.end()
         shown = [(s["pos"], s["symbol"], s["size"]) for s in spots], th   # setData costs milliseconds
         if shown != getattr(self, "_nodes_shown", None):
             self._nodes_shown = shown
             self._nodes.setData(spots=spots)
-        self._here_pool.begin()
         if path:
             x, y = pos[path[-1]]
             if ((x, y), th) != getattr(self, "_star_shown", None):
                 self._star_shown = ((x, y), th)
                 self._star.setData([x], [y], symbol="star", size=30, brush=brush(th.palette[5]), pen=pen(th.fg, 1.5))
-            self._here_pool.take("★ you are here", th.fg, font, (0.5, -0.45), backing).setPos(x, y)
         self._star.setVisible(bool(path))
-        self._here_pool.end()
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
         self._x_span = (min(xs), max(xs))
