@@ -154,6 +154,7 @@ def _cells(view: QAbstractItemView, window: QWidget, name: str, out: list[DrawnT
         return
     font = view.font()
     fm = QFontMetricsF(font)
+    wraps = bool(getattr(view, "wordWrap", lambda: False)())   # QTableView wraps cells when asked
     root = view.rootIndex()
     for r in range(min(model.rowCount(root), 500)):
         for c in range(min(model.columnCount(root), 50)):
@@ -168,6 +169,14 @@ def _cells(view: QAbstractItemView, window: QWidget, name: str, out: list[DrawnT
             width = QFontMetricsF(cell_font).horizontalAdvance(str(text).split("\n")[0]) if cell_font is not font \
                 else fm.horizontalAdvance(str(text).split("\n")[0])
             where = _window_rect(port, rect, window)
+            if wraps and width + 6 > where.width():     # a wrapping cell is cut only if its lines outgrow it
+                lines = QFontMetricsF(cell_font).boundingRect(QRectF(0, 0, where.width() - 6, 1e6),
+                                                             int(Qt.TextWordWrap), str(text))
+                if lines.width() <= where.width() - 6 + 0.5 and lines.height() <= where.height() + 0.5:
+                    top = where.y() + (where.height() - lines.height()) / 2
+                    out.append(DrawnText(str(text), QRectF(where.x(), top, lines.width() + 6, lines.height()),
+                                         clip, _px(cell_font), "cell", name))
+                    continue
             drawn = QRectF(where.x(), where.y(), min(width + 6, where.width() * 4), where.height())
             out.append(DrawnText(str(text), drawn, where.intersected(clip) if width + 6 > where.width() else clip,
                                  _px(cell_font), "cell", name))

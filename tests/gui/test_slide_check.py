@@ -86,6 +86,26 @@ def test_a_cut_label_fails(qtbot):
     assert "d" in _checks(view_problems(win, panel, focus, "", presenter=False))
 
 
+def test_a_wrapped_table_cell_is_cut_only_when_its_row_is_too_short(qtbot):
+    """A word-wrapped cell wider than one line was reported cut (its one-line width against the
+    column's), though the row shows every line; a row too short for the lines is still cut."""
+    from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
+
+    win, panel, focus = _slide(qtbot)
+    table = QTableWidget(1, 1)
+    table.setWordWrap(True)
+    table.setItem(0, 0, QTableWidgetItem("a requirement in words far longer than its column " * 3))
+    table.setColumnWidth(0, 260)
+    table.setMinimumHeight(260)
+    focus.layout().addWidget(table)
+    table.setRowHeight(0, 150)
+    qtbot.wait(20)
+    assert "d" not in _checks(view_problems(win, panel, focus, "", presenter=False))
+    table.setRowHeight(0, 30)
+    qtbot.wait(20)
+    assert "d" in _checks(view_problems(win, panel, focus, "", presenter=False))
+
+
 def test_cited_numbers_are_figures_not_names():
     text = "On 8 H100s (fp16, Llama-3-70B) LLM.int8() from 2022 keeps 1.0% of columns, 2,765× and 0.0615."
     assert cited_numbers(text) == ["8", "1.0", "2,765", "0.0615"]
