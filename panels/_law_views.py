@@ -183,13 +183,14 @@ class DeadlineTimeline(pg.PlotWidget):
         """Each label in the first of the lanes (top down) where it clears the last label there, at the
         chart's scale, the lanes a label's height apart: every fourth label in a fixed lane ran two close
         deadlines' labels into each other."""
-        pitch = getattr(self, "_label_h", 40) * 2.5 / max(self.getViewBox().height(), 100.0)   # y range 2.5
-        ends = [float("-inf")] * max(1, min(LANES, int(2.2 / pitch) + 1))   # each lane's last label's right end, px
+        # a label's height in y units (the range is 2.5), at most the old fixed 0.55 a short chart needs
+        pitch = min(0.55, getattr(self, "_label_h", 40) * 2.5 / max(self.getViewBox().height(), 100.0))
+        ends = [float("-inf")] * min(LANES, int(1.65 / pitch + 1e-9) + 1)   # each lane's last label's right end, px
         for label, (x, px) in zip(getattr(self, "_labels", []), self._label_px):
             left = x / per_px
             lane = next((i for i, end in enumerate(ends) if left >= end), ends.index(min(ends)))
             ends[lane] = left + px
-            label.setPos(x, 1.25 - lane * pitch)
+            label.setPos(x, 1.0 - lane * pitch)       # lanes from 1.0 down to -0.65 at most
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
