@@ -210,9 +210,10 @@ class SupportFines(QWidget):
             f"case's circumstances (Art 64(5))." + (f"<br><i>{f.note}</i>" if f.note else ""))
         dashes = (Qt.SolidLine, Qt.DashLine, Qt.DotLine)
         c = t.fine_curve
-        for k, line in enumerate(c.tiers):
-            self.fine_plot.plot(_meur(c.turnover_eur), _meur(line.max_eur),
-                                pen=pen(th.palette[line.tier], 3, dashes[k]), name=f"tier {line.tier}, {line.paragraph}")
+        for k, line in enumerate(c.tiers):           # the legend says each tier's two arms (fixed sum, share)
+            fixed, share = support.FINE_TIERS[line.tier][:2]
+            self.fine_plot.plot(_meur(c.turnover_eur), _meur(line.max_eur), pen=pen(th.palette[line.tier], 3, dashes[k]),
+                                name=f"tier {line.tier}, {line.paragraph}: €{fixed / 1e6:g} M or {share:.1%}")
         x, y = _meur((f.turnover_eur, f.max_eur))          # max_eur is 0 when exempt
         self.fine_plot.addItem(pg.ScatterPlotItem([x], [y], size=14, symbol="o",
                                                   brush=pg.mkBrush(th.palette[5]), pen=pen(th.fg, 1)))

@@ -101,6 +101,9 @@ def _ts(moment: date | datetime) -> float:
     return moment.timestamp()
 
 
+LANES = 6          # most heights a deadline's label can be written at (as many as the chart's height holds)
+
+
 class DeadlineTimeline(pg.PlotWidget):
     """Events and deadlines on a date axis: each a vertical line with its name and date written next
     to it (line style, not colour alone, separates events from deadlines)."""
@@ -135,6 +138,7 @@ class DeadlineTimeline(pg.PlotWidget):
         self._drawn = key
         self.clear()
         self._label_px: list[tuple[float, float]] = []   # (x, pixels its label needs right of the line)
+        self._labels: list[pg.TextItem] = []
         self.setTitle(self.title, color=th.fg, size=f"{th.point_size:.0f}pt")
         if not marks:
             return
@@ -144,6 +148,7 @@ class DeadlineTimeline(pg.PlotWidget):
                   "rule": (th.muted, Qt.DotLine, 2)}
         ordered = sorted(marks, key=lambda m: _ts(m[0]))
         metrics = QFontMetrics(font)
+        self._label_h = 2 * metrics.lineSpacing() + 12       # two lines, the item's margins and a gap
         for i, (moment, text, kind) in enumerate(ordered):
             color, style, width = styles[kind]
             x = _ts(moment)
@@ -153,9 +158,10 @@ class DeadlineTimeline(pg.PlotWidget):
             label = pg.TextItem(words, color=th.fg, anchor=(0, 0.5), fill=brush(th.bg, 0.85))
             label.setZValue(10)                  # over every line: a later line no longer strikes it through
             label.setFont(font)
-            label.setPos(x, 1.0 - (i % 4) * 0.55)
+            label.setPos(x, 1.0 - (i % LANES) * 0.55)
             self.addItem(label)
             self._label_px.append((x, max(metrics.horizontalAdvance(line) for line in words.split("\n")) + 12))
+            self._labels.append(label)
         self._fit_x()
         self.setYRange(-1.0, 1.5, padding=0)
 
@@ -171,6 +177,20 @@ class DeadlineTimeline(pg.PlotWidget):
         view_px = max(self.getViewBox().width(), 200.0)
         right = max([hi + 0.1 * span] + [range_end_for_label(x, left, px, view_px, 0.3 * view_px) for x, px in marks])
         self.setXRange(left, right, padding=0)
+        self._lanes((right - left) / view_px)
+
+    def _lanes(self, per_px: float) -> None:
+        """Each label in the first of the lanes (top down) where it clears the last label there, at the
+        chart's scale, the lanes a label's height apart: every fourth label in a fixed lane ran two close
+        deadlines' labels into each other."""
+        # a label's height in y units (the range is 2.5), at most the old fixed 0.55 a short chart needs
+        pitch = min(0.55, getattr(self, "_label_h", 40) * 2.5 / max(self.getViewBox().height(), 100.0))
+        ends = [float("-inf")] * min(LANES, int(1.65 / pitch + 1e-9) + 1)   # each lane's last label's right end, px
+        for label, (x, px) in zip(getattr(self, "_labels", []), self._label_px):
+            left = x / per_px
+            lane = next((i for i, end in enumerate(ends) if left >= end), ends.index(min(ends)))
+            ends[lane] = left + px
+            label.setPos(x, 1.0 - lane * pitch)       # lanes from 1.0 down to -0.65 at most
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)

@@ -67,7 +67,8 @@ OVERLAP_SHARE = 0.25                       # two texts overlap when this much of
 
 _NUMBER = re.compile(r"(?<![\w.,\-−/])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w]|[.,]\d)"
                      r"|(?<![\w.,\-−/])\d+(?:\.\d+)?(?![\w]|[.,]\d)")
-_ORDINAL = re.compile(r"(?:\b(?:Fix|Step|Stage|Figure|Fig\.|Table|Eq\.|Section|Lesson|Chapter)|§)\s*$"   # ordinals
+_ORDINAL = re.compile(r"(?:\b(?:Fix|Step|Stage|Figure|Fig\.|Table|Eq\.|Section|Lesson|Chapter|point|Presumption)|§)\s*$"
+                      r"|\b(?:Arts?|Articles?)\.?\s+(?:\d+(?:\(\w+\))*(?:-\(?)?)?\(?$"   # Art 13(3)-(4): a reference, like §
                       r"|\b(?:Llama|Qwen|Gemma|Mistral|GPT|Phi|DeepSeek)[ -]?$", re.IGNORECASE)      # model names
 _DRAWN_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 

@@ -15,13 +15,17 @@ from explorer.ui.widgets import brush, pen
 NODE_PX = 26    # the largest node symbol, in pixels
 
 
+LABEL_ABOVE = (0.5, 1.25)
+LANES = (LABEL_ABOVE, (0.5, -0.3), (0.5, 2.3))   # a question's label: over its node, under it, a line higher
 FORMER_CAP_PT = 12.0   # the labels' old fixed cap: the least they get, as before
+BURIED = 0.25          # share of a Yes/No word under other text at which it is left out: it cannot be read
 ROW_TEXT_SHARE = 0.4   # a label's pixel size against a row's height: its own line, the node's and a gap
 
 
 class TreeGraph(pg.PlotWidget):
     """The tree laid out left to right; squares are questions, diamonds outcomes. The path taken is
-    drawn thick and solid with filled nodes, the rest thin and dashed; the current node is starred."""
+    drawn thick and solid with filled nodes, the rest thin and dashed; the current node is starred
+    (its symbol and its label)."""
 
     def __init__(self, theme: Theme) -> None:
         super().__init__()
@@ -42,7 +46,6 @@ class TreeGraph(pg.PlotWidget):
         self._label_pool = _TextPool(self, 4)
         self._nodes = self._layer(pg.ScatterPlotItem(), 5)
         self._star = self._layer(pg.ScatterPlotItem(), 6)
-        self._here_pool = _TextPool(self, 7)
 
     def _layer(self, item, z: float):
         item.setZValue(z)
@@ -94,6 +97,7 @@ class TreeGraph(pg.PlotWidget):
         self._word_pool.end()
         self._label_px: list[tuple[float, float, float]] = []  # (node x, px left of it, px right of it)
         self._node_labels: list[pg.TextItem] = []
+        self._question_labels: list[tuple[pg.TextItem, float, float, float]] = []   # (item, x, y, px wide)
         self._label_pool.begin()
         metrics = QFontMetrics(font)
         spots = []                                # every node symbol in one item
@@ -102,31 +106,31 @@ class TreeGraph(pg.PlotWidget):
             hot = nid in on_path
             spots.append({"pos": (x, y), "symbol": "d" if node.is_outcome else "s", "size": 26 if hot else 18,
                           "brush": brush(accent if hot else th.panel_bg), "pen": pen(th.fg, 2.5 if hot else 1)})
-            text = node.label + (" ✓" if hot and nid != path[-1] else "")
+            # passed nodes are ticked; the current one is starred in its own label (a separate
+            # "you are here" line ran into the Yes/No words and the labels of the next layer)
+            text = node.label + (" ★" if path and nid == path[-1] else " ✓" if hot else "")
             # outcomes end a row: their label reads on to the right; a question's sits above it
-            anchor = (-0.12, 0.5) if node.is_outcome else (0.5, 1.25)
+            anchor = (-0.12, 0.5) if node.is_outcome else LABEL_ABOVE
             item = self._label_pool.take(text, th.fg, font, anchor, backing)
             item.setPos(x, y)
-            w = metrics.horizontalAdvance(text) + 24
-            # an outcome's label starts a fraction of its own width right of the node (its anchor's x)
-            self._label_px.append((x, 0.0, w * (1 - anchor[0])) if node.is_outcome else (x, w / 2, w / 2))
+            # the item's own box (text plus its document margins) with the anchor's offset: the
+            # advance alone left the widest outcome labels cut at the chart's right edge
+            w = max(item.textItem.boundingRect().width(), metrics.horizontalAdvance(text)) + 6
+            self._label_px.append((x, 0.0, w * 1.12 + 6) if node.is_outcome else (x, w / 2, w / 2))
             self._node_labels.append(item)
+            if not node.is_outcome:
+                self._question_labels.append((item, x, y, w))
         self._label_pool.end()
         shown = [(s["pos"], s["symbol"], s["size"]) for s in spots], th   # setData costs milliseconds
         if shown != getattr(self, "_nodes_shown", None):
             self._nodes_shown = shown
             self._nodes.setData(spots=spots)
-        self._here_pool.begin()
         if path:
             x, y = pos[path[-1]]
             if ((x, y), th) != getattr(self, "_star_shown", None):
                 self._star_shown = ((x, y), th)
                 self._star.setData([x], [y], symbol="star", size=30, brush=brush(th.palette[5]), pen=pen(th.fg, 1.5))
-            # under an outcome's label (it reads on to the right), clear of the edge coming in from the left
-            here = (-0.12, -0.45) if tree.nodes[path[-1]].is_outcome else (0.5, -0.45)
-            self._here_pool.take("★ you are here", th.fg, font, here, backing).setPos(x, y)
         self._star.setVisible(bool(path))
-        self._here_pool.end()
         xs = [p[0] for p in pos.values()]
         ys = [p[1] for p in pos.values()]
         self._x_span = (min(xs), max(xs))
@@ -162,7 +166,26 @@ class TreeGraph(pg.PlotWidget):
             lo = min([lo0 - 0.6] + [x - left * per_px for x, left, _right in self._label_px])
             hi = max([hi0 + 0.6] + [x + right * per_px for x, _left, right in self._label_px])
         self.setXRange(lo, hi, padding=0)
+        self._stagger((hi - lo) / width)
         self._place_edge_words_now() if now else self._place_edge_words()
+
+    def _stagger(self, per_px: float) -> None:
+        """Questions in a row (a chain of one-way questions) sit closer than their labels are wide:
+        each label goes above its node where it clears the last one there, else below the node, else
+        a line higher (the lanes), so neighbours no longer write over each other."""
+        rows: dict[float, list[tuple[float, float, pg.TextItem]]] = {}
+        for item, x, y, w in getattr(self, "_question_labels", []):
+            rows.setdefault(round(y, 6), []).append((x / per_px, w, item))
+        for row in rows.values():
+            ends = [float("-inf")] * len(LANES)            # right end, in pixels, of each lane's last label
+            for centre, w, item in sorted(row, key=lambda r: r[0]):
+                left = centre - w / 2
+                lane = next((i for i, end in enumerate(ends) if left >= end), ends.index(min(ends)))
+                ends[lane] = left + w
+                anchor = LANES[lane]
+                if (item.anchor.x(), item.anchor.y()) != anchor:
+                    item.setAnchor(anchor)
+                    item._style = (*item._style[:2], anchor)    # the pool's record of what it set
 
     def _place_edge_words(self) -> None:
         self._words.start()
@@ -188,8 +211,7 @@ class TreeGraph(pg.PlotWidget):
             ax, ay = item.anchor.x(), item.anchor.y()
             return QRectF(p.x() - ax * r.width(), p.y() - ay * r.height(), r.width(), r.height())
 
-        here = [item for item in self._here_pool.items[:self._here_pool.used]]
-        taken = [box_at(item, item.pos().x(), item.pos().y()) for item in self._node_labels + here]
+        taken = [box_at(item, item.pos().x(), item.pos().y()) for item in self._node_labels]
         for item in self._node_labels:
             p = scene_at(item.pos())
             taken.append(QRectF(p.x() - NODE_PX / 2, p.y() - NODE_PX / 2, NODE_PX, NODE_PX))
@@ -210,9 +232,9 @@ class TreeGraph(pg.PlotWidget):
             taken.append(box)
             clean[(x0, y0)] = clean.get((x0, y0), False) or clash == 0
             if clash:
-                crowded.append((item, (x0, y0)))
-        for item, source in crowded:
-            if (item._split and clean[source]) or item._either:   # an edge taken either way needs no word
+                crowded.append((item, (x0, y0), clash > BURIED * _area(box)))
+        for item, source, buried in crowded:   # an edge taken either way needs no word; one mostly under
+            if (item._split and clean[source]) or item._either or buried:   # a label's backing can't be read
                 item.setVisible(False)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)

@@ -130,6 +130,9 @@ def test_cited_numbers_are_figures_not_names():
     text = "On 8 H100s (fp16, Llama-3-70B) LLM.int8() from 2022 keeps 1.0% of columns, 2,765× and 0.0615."
     assert cited_numbers(text) == ["8", "1.0", "2,765", "0.0615"]
     assert cited_numbers("FSDP2 (stage 3) over 8 GPUs, ZeRO Stage 2") == ["8"]     # a stage is a name
+    # an article, its paragraphs and points are references, as § is: the figures are the others
+    law = "Art 13(3)-(4), Arts 13-14 and Art 11(1)(g); Annex IV, point 2; presumption 1 of 3, kept 10 years"
+    assert cited_numbers(law) == ["3", "10"]
 
 
 FULL = os.environ.get("EXPLORER_SLIDE_CHECK") == "full"
