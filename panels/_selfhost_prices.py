@@ -68,26 +68,45 @@ class PriceTable(QWidget):
         self.licence.setWordWrap(True)
         self.licence.setObjectName("muted")
         lay.addWidget(self.licence)
+        self._filled: tuple | None = None
 
     def show_book(self, book: PriceBook, today: date, where: str, used: set[str]) -> None:
+        """Fill the table. Refilling hundreds of cells (each re-measured for its column) took 40 ms on
+        the GUI thread, and a tour step or an edit mostly re-sends the same book: then only the ▶ marks
+        of the rows in use change."""
         rows = book_rows(book, today)
         stale = sum(r["stale"] for r in rows)
         self.where.setText(f"<b>Prices from</b> {escape(where)} — {len(rows)} rows, {stale} older than a year "
                            f"(marked STALE). Rows marked ▶ are the ones the cost view uses now.")
+        filled = (book, today, self.table.font().toString())     # the font: stale rows' bold cells
+        if filled != self._filled:
+            self._filled = filled
+            self._fill(rows)
+        for i, r in enumerate(rows):
+            text = ("▶ " if r["id"] in used else "") + r["what"]
+            if self.table.item(i, 0).text() != text:
+                self.table.item(i, 0).setText(text)
+        self.licence.setText(escape(book.licence))
+
+    def _fill(self, rows: list[dict]) -> None:
+        header = self.table.horizontalHeader()
+        modes = [header.sectionResizeMode(j) for j in range(len(COLUMNS))]
+        for j in range(len(COLUMNS)):
+            header.setSectionResizeMode(j, QHeaderView.Fixed)       # measured once, below, not per cell
         self.table.setRowCount(len(rows))
         bold = QFont()
         bold.setBold(True)
         for i, r in enumerate(rows):
-            mark = "▶ " if r["id"] in used else ""
-            values = (mark + r["what"], age_words(r["observed"], today).split(", ", 1)[1], r["price"], r["observed"],
-                      r["confidence"], r["kind"], r["source"])
+            values = (r["what"], age_words(r["observed"], self._filled[1]).split(", ", 1)[1], r["price"],
+                      r["observed"], r["confidence"], r["kind"], r["source"])
             for j, v in enumerate(values):
                 item = QTableWidgetItem(v)
                 if r["stale"] and COLUMNS[j] == "age":
                     item.setFont(bold)
                 item.setToolTip(r["source"] if COLUMNS[j] == "source" else v)
                 self.table.setItem(i, j, item)
-        self.licence.setText(escape(book.licence))
+        for j, mode in enumerate(modes):
+            header.setSectionResizeMode(j, mode)
 
 
 class PriceEditor(QDialog):

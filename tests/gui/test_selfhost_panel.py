@@ -150,3 +150,28 @@ def test_a_tall_hidden_page_does_not_stretch_the_page_shown(make_panel):
     assert p.ops_tabs.minimumSizeHint().height() < tall       # it no longer sets the minimum
     p.ops_tabs.setCurrentIndex(p.ops_tabs.count() - 1)
     assert p.ops_tabs.minimumSizeHint().height() >= tall      # shown, its text keeps its room
+
+
+def test_the_price_table_moves_its_marks_and_refills_only_for_a_new_book_or_day(qapp):
+    from datetime import date
+
+    from engines.selfhost import load_prices
+    from panels._selfhost_prices import PriceTable, book_rows
+
+    book, today = load_prices(), date(2026, 12, 4)
+    ids = [r["id"] for r in book_rows(book, today)]
+    view = PriceTable()
+    view.show_book(book, today, "shipped", {ids[0]})
+    table = view.table
+    price_cell = table.item(1, 2)
+
+    def marked() -> list[int]:
+        return [i for i in range(table.rowCount()) if table.item(i, 0).text().startswith("▶ ")]
+
+    assert marked() == [0]
+    view.show_book(book, today, "shipped", {ids[1], ids[2]})
+    assert marked() == [1, 2] and table.item(1, 2) is price_cell          # marks moved, cells kept
+    later = date(2028, 1, 1)                                               # another day: ages change
+    view.show_book(book, later, "shipped", {ids[1]})
+    assert marked() == [1] and table.item(1, 2) is not price_cell
+    assert all("STALE" in table.item(i, 1).text() for i in range(table.rowCount()))   # all over a year old
