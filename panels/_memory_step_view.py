@@ -58,19 +58,30 @@ class StepView(QWidget):
         box.addWidget(self.readout)
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self._items: list = []
+        self._drawn = False
         self.frame = 0
 
 
     def show_result(self, timeline: StepTimeline) -> None:
-        """Draw a new check's step, opened on its peak (what must fit) until the timeline moves."""
+        """Draw a new check's step, opened on its peak (what must fit) until the timeline moves. A
+        hidden view draws when shown: a tour step that re-sends a check to the hidden memory panel
+        spent 30-40 ms laying out bands nobody saw (A1 step 1)."""
         self.timeline = timeline
-        self._draw()
+        self._drawn = False
+        if self.isVisible():
+            self._draw()
         self.show_frame(timeline.peak_index)
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if self.timeline is not None and not self._drawn:
+            self._draw()
+        super().showEvent(event)
 
     def _draw(self) -> None:
         """Bands as curves on top of each other with fills between; the items are made once and given
         new data (making them anew cost tens of ms on the GUI thread when a check arrived)."""
         t, pi, th = self.timeline, self.plot.getPlotItem(), self.theme
+        self._drawn = True
         if not self._items:
             lower = pg.PlotDataItem()
             self._items = [lower]
@@ -118,7 +129,9 @@ class StepView(QWidget):
     def apply_theme(self, theme) -> None:
         self.theme = theme
         if self.timeline is not None:
-            self._draw()
+            self._drawn = False
+            if self.isVisible():
+                self._draw()
             self.show_frame(self.frame)
 
 

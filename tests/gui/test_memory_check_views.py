@@ -61,6 +61,19 @@ def test_the_check_animates_rank_0_through_the_step(make_panel, ctx):
     assert p.timeline().name == "" and p.timeline().n_frames == len(p.frames)
 
 
+def test_a_hidden_step_view_draws_its_bands_when_shown(make_panel, ctx):
+    _tiny(ctx)
+    p = make_panel(MemoryPanel)
+    p.update_params(pytorch_check=True)
+    assert p.settle()
+    view = p.step_view
+    assert not view.isVisible() and view._items == []      # the check's page is not shown: nothing laid out
+    assert f"{p.check.timeline.peak.total / 1e9:,.2f} GB" in view.readout.text()   # its words are in step
+    p.measure_view.show_page(view)
+    top = view._items[-2]                                    # the highest band's upper edge: the totals
+    assert top.yData is not None and max(top.yData) == pytest.approx(p.check.timeline.peak.total / 1e9)
+
+
 def test_the_shared_player_drives_the_step_view(window):
     """Keys, play and the timeline dock move the check's step like every animation: the window binds
     the step's spec when its page shows, opens it on the peak, and hands the sharding one back."""
