@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from contextlib import ExitStack
 import logging
 import os
 from pathlib import Path
@@ -59,8 +60,10 @@ def _least_height(item, width: int) -> int:
         if isinstance(w, QTabWidget):                          # the tallest page's need, under the tab bar
             pages = ([w.widget(i) for i in range(w.count())] if w.tabBar().isVisibleTo(w)
                      else [w.currentWidget()])                 # a tour's focus: only the page shown
-            inside = max((_page_height(page, width) for page in pages), default=0)
             frame = 2 * w.style().pixelMetric(QStyle.PM_DefaultFrameWidth)
+            shown = w.currentWidget()                          # a page is narrower than its tab widget:
+            inset = w.width() - shown.width() if shown is not None and shown.width() > 0 else frame
+            inside = max((_page_height(page, width - inset) for page in pages), default=0)   # 4 px can wrap a line
             return max(item.minimumSize().height(), w.tabBar().sizeHint().height() + inside + frame)
         if w.hasHeightForWidth() and w.layout() is None:       # text that wraps
             return max(w.minimumHeight(), w.heightForWidth(max(1, width)))
@@ -75,10 +78,14 @@ def _least_height(item, width: int) -> int:
     if isinstance(lay, QGridLayout):
         rows: dict[int, int] = {}
         cols = max(1, lay.columnCount())
+        gap = max(0, lay.horizontalSpacing())
+        stretch = [lay.columnStretch(c) for c in range(cols)]
+        room = max(1, inner - (cols - 1) * gap)                # columns share the room by stretch, as Qt does
+        widths = [room * s // sum(stretch) for s in stretch] if all(stretch) else [room // cols] * cols
         for i, kid in enumerate(kids):
-            r, _c, rspan, cspan = lay.getItemPosition(i)
+            r, c, rspan, cspan = lay.getItemPosition(i)
             if rspan == 1:
-                rows[r] = max(rows.get(r, 0), _least_height(kid, inner * cspan // cols))
+                rows[r] = max(rows.get(r, 0), _least_height(kid, sum(widths[c:c + cspan]) + (cspan - 1) * gap))
         need = sum(rows.values()) + max(0, len(rows) - 1) * max(0, lay.verticalSpacing())
     elif isinstance(lay, QBoxLayout) and lay.direction() in (QBoxLayout.TopToBottom, QBoxLayout.BottomToTop):
         heights = [_least_height(k, inner) for k in kids]
@@ -86,7 +93,8 @@ def _least_height(item, width: int) -> int:
         need = sum(shown) + max(0, len(shown) - 1) * max(0, lay.spacing())
     elif isinstance(lay, QBoxLayout):                          # side by side: hidden ones take no width
         shown = [k for k in kids if not k.isEmpty()]
-        need = max((_least_height(k, inner // max(1, len(shown))) for k in shown), default=0)
+        room = inner - max(0, len(shown) - 1) * max(0, lay.spacing())   # a few px wrap a line differently
+        need = max((_least_height(k, max(1, room // max(1, len(shown)))) for k in shown), default=0)
     elif isinstance(lay, FlowLayout):                          # controls that wrap onto more lines
         return max(item.minimumSize().height(), lay.heightForWidth(max(1, width)))
     elif isinstance(lay, QFormLayout):                         # rows of label and field, or one spanning item
@@ -506,8 +514,11 @@ class MainWindow(QMainWindow):
         """Put the app into ``view``; a bad view raises ValidationError and changes nothing."""
         if not any(c.key == view.panel for c in self.panel_infos):
             raise ValidationError("panel", f"no panel {view.panel!r}", ", ".join(c.key for c in self.panel_infos))
-        self._stage(view)
-        self.ctx.scenario.replace(view.scenario, "Open view")
+        with ExitStack() as held:                  # each built panel redraws once, for the whole view
+            for panel in list(self._instances.values()):
+                held.enter_context(panel.holding())
+            self._stage(view)
+            self.ctx.scenario.replace(view.scenario, "Open view")
         self.show_panel(view.panel)
         if view.frame is not None:
             self.set_frame(view.frame)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import ClassVar
+from typing import Callable, ClassVar, Iterator
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QIcon, QUndoCommand
@@ -57,6 +58,7 @@ class Panel(QWidget):
         self._text_size = ctx.theme.point_size   # the size plot labels without a font of their own have
         self._views: dict[str, QWidget] = {}
         self.sliders: dict[str, QWidget] = {}    # the Params sliders, by field (slider_row)
+        self._held: dict | None = None            # redraws waiting for the view being applied (``holding``)
 
     # --- shell wiring ----------------------------------------------------------------------
     def bind(self) -> None:
@@ -208,6 +210,31 @@ class Panel(QWidget):
         lay.addLayout(self.slider_row(names, extra))
         lay.addWidget(view, 1)
         return page
+
+    # --- one redraw for a whole view ---------------------------------------------------------
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Apply several changes as one: a view's parameters, scenario and tabs arrive one after the
+        other, and each would otherwise recompute and redraw (three times on a compute tour step).
+        Work passed to ``once`` inside runs when the outermost ``holding`` ends, each call once."""
+        outer = self._held is None
+        if outer:
+            self._held = {}
+        try:
+            yield
+        finally:
+            if outer:
+                calls, self._held = self._held, None
+                for call in calls.values():
+                    call()
+
+    def once(self, call: Callable[[], None]) -> None:
+        """``call()`` now, or once when the current ``holding`` ends (calls of the same bound method
+        count as one and keep the place of the first)."""
+        if self._held is None:
+            call()
+        else:
+            self._held.setdefault(getattr(call, "__func__", call), call)
 
     # --- parameters: the panel's own knobs, as one validated, undoable value ---------------
     @property

@@ -116,7 +116,7 @@ class CostView(QWidget):
             ("Per replica", f"{r.rate_per_replica:.2f} req/s = {r.tokens_per_replica:,.0f} output tok/s (steady × η)"),
             ("<b>Utilisation u</b>", f"<b>{pct(r.utilisation)}</b> of the fleet's capacity"),
             ("GPU price", f"${gp.usd_per_gpu_hour:.2f}/GPU-h: {escape(gp.words)}, {escape(ages.get(gp.row_id, ''))}"),
-            ("GPUs + people + fixed", f"{usd(r.gpu_monthly)} + {usd(r.staff_monthly)} + {usd(r.other_monthly)} a month"),
+            ("Each month", f"{usd(r.gpu_monthly)} GPUs + {usd(r.staff_monthly)} people + {usd(r.other_monthly)} fixed"),
             ("<b>Self-hosted</b>", f"<b>{usd(r.self_monthly)}</b> a month, {usd(r.self_per_mtok)} per M output tok"),
             ("<b>API</b>", f"<b>{usd(r.api_monthly)}</b> a month: {escape(r.api.label)}, "
                            f"{escape(ages.get(r.api.id, ''))}"),

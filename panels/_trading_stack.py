@@ -72,8 +72,8 @@ class StackView(QWidget):
                 self.stages.setItem(i, j, item)
         self.stages.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrap
         lay.addWidget(self.stages, 1, 1)
-        lay.setColumnStretch(0, 1)
-        lay.setColumnStretch(1, 1)
+        lay.setColumnStretch(0, 3)       # the figures' text the wider column: fewer lines on a 1080p slide
+        lay.setColumnStretch(1, 2)
         lay.setRowStretch(0, 3)
         lay.setRowStretch(1, 2)
         self.result: StackPricing | None = None

@@ -111,8 +111,8 @@ class StudyView(QWidget):
         grid.addWidget(self.tabs, 1, 1)
         grid.setRowStretch(0, 1)
         grid.setRowStretch(1, 1)
-        grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
+        grid.setColumnStretch(0, 2)       # the statistics' long text the wider column: a 1080p slide holds it
+        grid.setColumnStretch(1, 3)
         self.result: Study | None = None
 
     def show_result(self, st: Study) -> None:

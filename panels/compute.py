@@ -220,10 +220,10 @@ class ComputePanel(Panel):
 
     # --- scenario and parameters ----------------------------------------------------------------------
     def set_scenario(self, scenario) -> None:
-        self._recompute()
+        self.once(self._recompute)
 
     def params_updated(self, changed: frozenset[str]) -> None:
-        self._recompute()
+        self.once(self._recompute)
         if "gemm_n" in changed and self.measured is not None:
             self._schedule_measure()
 
@@ -237,6 +237,9 @@ class ComputePanel(Panel):
         self.error.show_error(None)
         self.grid_view.show_tables(self.study.grid)      # data files: once per theme, a no-op after
         self._stale = set(range(self.tabs.count()))
+        self._draw_tab(self.tabs.currentIndex())
+
+    def _draw_current_tab(self) -> None:
         self._draw_tab(self.tabs.currentIndex())
 
     def _draw_tab(self, index: int) -> None:
@@ -260,7 +263,7 @@ class ComputePanel(Panel):
 
     # --- the machine measurement (job slot) ------------------------------------------------------------
     def _tab_shown(self, index: int) -> None:
-        self._draw_tab(index)
+        self.once(self._draw_current_tab)       # after a held recompute, which draws it already
         if index == TAB_MACHINE and self.measured is None and not self.jobs("measure").running:
             self._schedule_measure()
 

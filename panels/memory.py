@@ -193,15 +193,15 @@ class MemoryPanel(Panel):
         for w, val in ((self.offload_opt, scenario.offload_optimizer), (self.offload_par, scenario.offload_params)):
             with quiet(w):
                 w.setChecked(val)
-        self._recompute()
+        self.once(self._recompute)
         self.cluster_view.show_result(launch_commands(scenario))
         if self.params.pytorch_check:
-            self.run_pytorch_check()
+            self.once(self.run_pytorch_check)
 
     def params_updated(self, changed: frozenset[str]) -> None:
-        self._recompute()
+        self.once(self._recompute)
         if "pytorch_check" in changed and self.params.pytorch_check:
-            self.run_pytorch_check()
+            self.once(self.run_pytorch_check)
 
     def _update(self, **changes) -> None:
         self.error.show_error(self.ctx.scenario.try_update(**changes))

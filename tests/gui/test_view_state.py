@@ -150,3 +150,33 @@ def test_a_worker_that_reads_a_widget_fails(make_panel, ctx):
     assert runner.wait(30_000)
     assert runner.last_error and "worker thread" in runner.last_error
     assert slider.value() == p.params.traffic_per_s          # on the GUI thread it reads as ever
+
+
+def test_a_view_that_changes_parameters_scenario_and_tab_recomputes_the_panel_once(window, monkeypatch):
+    """A tour step arrives as parameters, then a scenario, then a tab: one study and one drawing,
+    not one per change (the compute panel did three of each)."""
+    import dataclasses
+
+    import panels.compute as compute
+
+    window.show_panel("compute")
+    panel = window.current_panel()
+    assert panel.settle()
+    calls: list[object] = []
+    real = compute.study
+    monkeypatch.setattr(compute, "study", lambda scenario, params: calls.append((scenario, params)) or real(scenario, params))
+    drawn: list[int] = []
+    draw = panel._draw_tab
+    monkeypatch.setattr(panel, "_draw_tab",                            # a stale tab is one to draw
+                        lambda index: (index in panel._stale and drawn.append(index)) or draw(index))
+    view = window.view_state()
+    tabs = tuple(panel.tabs.tabText(i) for i in range(panel.tabs.count()))
+    other = next(t for t in tabs if t != panel.tabs.tabText(panel.tabs.currentIndex()))
+    new = dataclasses.replace(view, scenario=view.scenario.with_changes(n_gpus=view.scenario.n_gpus * 2),
+                              params={**view.params, "compute": {**view.params.get("compute", {}),
+                                                                 "serve_req_per_s": 250.0}},
+                              tabs={**view.tabs, "compute": (other,)})
+    window.apply_view_state(new)
+    assert [s.n_gpus for s, _ in calls] == [new.scenario.n_gpus]               # one study, of the new view
+    assert calls[0][1].serve_req_per_s == 250.0
+    assert drawn == [panel.tabs.currentIndex()] and panel.tabs.tabText(panel.tabs.currentIndex()) == other
