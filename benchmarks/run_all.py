@@ -107,8 +107,25 @@ def run_script(path: Path, quick: bool, timeout: int) -> dict:
 
 
 # --- animation frame time, measured here ------------------------------------------------------
+def settle(app, quiet_ms: float = 1.0, most: int = 30) -> float:
+    """Let the event loop finish what a frame started (layouts, the refit a layout request defers
+    to a later turn, the paint Qt posts at low priority) and return its longest turn in ms. A forced
+    ``repaint()`` right after the change would paint before the layout settles and push the rest
+    into the next frame's time."""
+    longest = 0.0
+    for _ in range(most):
+        t = time.perf_counter()
+        app.processEvents()
+        ms = (time.perf_counter() - t) * 1000
+        longest = max(longest, ms)
+        if ms < quiet_ms:
+            break
+    return longest
+
+
 def measure_frames(max_frames: int) -> list[dict]:
-    """Per panel: time from ``timeline.set_position(i)`` until the window has processed the paint."""
+    """Per panel: time from ``timeline.set_position(i)`` until the event loop is quiet again (the
+    panel's paint included), and the longest single turn of the loop among those frames."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("EXPLORER_CONFIG_DIR", tempfile.mkdtemp(prefix="explorer-bench-"))
     sys.path.insert(0, str(ROOT))
@@ -134,22 +151,22 @@ def measure_frames(max_frames: int) -> list[dict]:
         idx = [int(i * (n - 1) / max(1, min(max_frames, n) - 1)) for i in range(min(max_frames, n))]
         for i in idx[:3]:  # warm-up: first draws fill caches
             tl.set_position(i)
-            app.processEvents()
-        times = []
+            settle(app)
+        times, turns = [], []
         for i in idx:
             if tl.position == i:  # an unchanged position draws nothing: step away first (untimed)
                 tl.set_position(i - 1 if i > 0 else i + 1)
                 app.processEvents()
             t0 = time.perf_counter()
             tl.set_position(i)
-            panel.repaint()  # synchronous paint of the panel, as the screen would show it
-            app.processEvents()
+            turns.append(settle(app))
             times.append((time.perf_counter() - t0) * 1000)
         times.sort()
         rows.append({"panel": cls.key, "frames": len(times), "of": n,
                      "p50_ms": times[len(times) // 2], "p95_ms": times[min(len(times) - 1, int(0.95 * len(times)))],
-                     "max_ms": times[-1]})
-        print(f"  frames {cls.key:10} p95 {rows[-1]['p95_ms']:7.1f} ms over {len(times)} frames", flush=True)
+                     "max_ms": times[-1], "turn_ms": max(turns)})
+        print(f"  frames {cls.key:10} p95 {rows[-1]['p95_ms']:7.1f} ms over {len(times)} frames, "
+              f"longest turn {max(turns):.1f} ms", flush=True)
     win.close()
     return rows
 
@@ -205,19 +222,21 @@ def write_report(path: Path, results: list[dict], frames: list[dict], frames_err
         "",
         "## Animation frame time per panel",
         "",
-        "Time from `timeline.set_position(i)` to the panel repainted (offscreen), over frames spread "
-        "evenly across each panel's timeline after three warm-up frames.",
+        "Time from `timeline.set_position(i)` until the event loop is quiet again (layouts and the "
+        "panel's paint done, offscreen), over frames spread evenly across each panel's timeline after three "
+        "warm-up frames; a frame that starts a new chapter switches the panel's view. Longest turn: the "
+        "longest single pass of the event loop during those frames (target ≤ 50 ms).",
         "",
-        "| panel | frames timed | p50 ms | p95 ms | max ms | ≤ 16 ms p95 |",
-        "|---|---|---|---|---|---|",
+        "| panel | frames timed | p50 ms | p95 ms | max ms | longest turn ms | ≤ 16 ms p95 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for f in frames:
         if not f.get("frames"):
-            lines.append(f"| {f['panel']} | no timeline | – | – | – | – |")
+            lines.append(f"| {f['panel']} | no timeline | – | – | – | – | – |")
         else:
             ok = "yes" if f["p95_ms"] <= FRAME_TARGET_MS else "**no**"
             lines.append(f"| {f['panel']} | {f['frames']} of {f['of']} | {fmt(f['p50_ms'])} | {fmt(f['p95_ms'])} | "
-                         f"{fmt(f['max_ms'])} | {ok} |")
+                         f"{fmt(f['max_ms'])} | {fmt(f.get('turn_ms'))} | {ok} |")
     if frames_error:
         lines += ["", f"Frame measurement problem: `{frames_error.strip().splitlines()[-1] if frames_error.strip() else '?'}`"]
     lines += ["", "## Each benchmark", "", "| script | arguments | exit | wall s | headline |", "|---|---|---|---|---|"]
