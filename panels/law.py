@@ -294,7 +294,10 @@ class LawPanel(Panel):
         """A named view; one inside the card (help, article, answers, obligations) is also scrolled
         into the card's view, so a tour step pointing at it shows it rather than a frame off the card."""
         widget = super().view_widget(name)
+        if name in ("walk", "card", "tree_graph"):
+            self.card_scroll.show_part(None)    # the card's essentials whole, beside the tree
         if widget is not None and widget is not self.card and self.card.isAncestorOf(widget):
+            self.card_scroll.show_part(widget)
             for ms in (0, 150):                 # again once a presenter fold has resized the card
                 QTimer.singleShot(ms, widget, lambda: self.card_scroll.reveal(widget))   # dropped if it is deleted
         return widget
