@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QLabel, QLayout, QScrollArea, QVBoxLayout, QWidget
 
@@ -197,7 +197,8 @@ class QuestionCard(QScrollArea):
     def show_part(self, widget: QWidget | None) -> None:
         """A tour points at ``widget`` (help, source, answers_widget, outcome or continue_btn): fold the
         other parts away if the card cannot show them all (a part the node lacks changes nothing).
-        ``None``, a step about the whole walk: the outcome or else the answers, unless a part was named."""
+        ``None``, a step about the whole walk: the outcome or else the answers, unless a part was named.
+        The part is then scrolled to, now and once a presenter fold has resized the card."""
         if widget is None:
             if self._focus is not None:
                 return
@@ -206,6 +207,8 @@ class QuestionCard(QScrollArea):
             self._focus = widget
             self._fold()
             self.verticalScrollBar().setValue(0)
+        for ms in (0, 150):
+            QTimer.singleShot(ms, widget, lambda w=widget: self.reveal(w))   # dropped if it is deleted
 
     def reveal(self, widget: QWidget) -> None:
         """Scroll so ``widget`` (inside the card) shows whole where it fits, else its first lines; a
