@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from engines.core.errors import ValidationError
@@ -291,12 +291,12 @@ class LawPanel(Panel):
         self.frame_label.setText(f"{len(w.record())} answers recorded")
 
     def view_widget(self, name: str) -> QWidget | None:
-        """A named view; one inside the card (help, article, answers, obligations) is also scrolled
-        into the card's view, so a tour step pointing at it shows it rather than a frame off the card."""
+        """A named view; one inside the card (help, article, answers, obligations) is shown whole (the card
+        folds the rest if need be) and scrolled to, so a tour step shows it rather than a frame off the card."""
         widget = super().view_widget(name)
-        if widget is not None and widget is not self.card and self.card.isAncestorOf(widget):
-            for ms in (0, 150):                 # again once a presenter fold has resized the card
-                QTimer.singleShot(ms, widget, lambda: self.card_scroll.reveal(widget))   # dropped if it is deleted
+        inside = widget is not None and widget is not self.card and self.card.isAncestorOf(widget)
+        if inside or name in ("walk", "card", "tree_graph"):    # that part, else the card's essentials, whole
+            self.card_scroll.show_part(widget if inside else None)
         return widget
 
     # ---- export --------------------------------------------------------------------------

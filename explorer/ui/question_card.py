@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QLabel, QLayout, QScrollArea, QVBoxLayout, QWidget
 
 from explorer.ui.widgets import WrapButton
 
 TITLE_SCALE = 1.35      # the question reads larger than the card's other text
+REASONS_HEAD = "<b>The rule engine's reasons</b>"   # where an outcome's reading may be folded (see QuestionCard.reveal)
 
 
 def card_label(name: str = "") -> QLabel:
@@ -51,7 +52,7 @@ def outcome_html(head: str = "", obligations: Iterable[tuple[str, str]] = (), ob
         html += f"<b>{escape(obligations_title)}</b><ul>" + "".join(
             f"<li>{escape(t)} <b>({escape(a)})</b></li>" for t, a in obligations) + "</ul>"
     if reasons:
-        html += "<b>The rule engine's reasons</b><ul>" + "".join(
+        html += REASONS_HEAD + "<ul>" + "".join(
             f"<li><b>{escape(a)}</b>: {escape(t)}</li>" for a, t in reasons) + "</ul>"
     return html
 
@@ -59,7 +60,11 @@ def outcome_html(head: str = "", obligations: Iterable[tuple[str, str]] = (), ob
 class QuestionCard(QScrollArea):
     """The card in a scroll area that never scrolls sideways. ``answered(id)`` is emitted for an answer
     button, ``continued()`` for the continue button; :meth:`show_node` draws a node; panels add their
-    own rows (back, restart, an error line) with :meth:`add`."""
+    own rows (back, restart, an error line) with :meth:`add`.
+
+    A part a tour points at (:meth:`reveal`) is shown whole: when the card is taller than its view, the
+    other parts (and an outcome's reasons) fold behind one "show the whole card" button rather than
+    leaving a slide with text half scrolled away (issue 38); the next node opens the whole card."""
 
     answered = Signal(str)
     continued = Signal()
@@ -80,9 +85,16 @@ class QuestionCard(QScrollArea):
         self.outcome = card_label()
         self.continue_btn = WrapButton()         # a long tree title wraps, not widens the card
         self.continue_btn.clicked.connect(self.continued)
+        self.more_btn = WrapButton("▾ Show the whole card")   # the folded parts, one click away
+        self.more_btn.setObjectName("muted")
+        self.more_btn.clicked.connect(self.unfold)
+        self.more_btn.hide()
         for w in (self.kind, self.title, self.help, self.source, self.answers_widget, self.outcome,
-                  self.continue_btn):
+                  self.continue_btn, self.more_btn):
             self._lay.addWidget(w)
+        self._shown: dict[QWidget, bool] = {}   # each part: has something to show for this node
+        self._outcome_html = ""
+        self._focus: QWidget | None = None
         self._lay.addStretch(1)
         self.buttons: list[WrapButton] = []
         self.title_point_size: float | None = None
@@ -105,11 +117,7 @@ class QuestionCard(QScrollArea):
         when ``continue_title`` names the next tree."""
         self.kind.setText(("OUTCOME" if node.is_outcome else "QUESTION") + f" · {escape(tree_title)}")
         self.title.setText(f"<b>{escape(node.text)}</b>")
-        font = QFont(self.title.font())
-        font.setPointSizeF((self.title_point_size or self.font().pointSizeF()) * TITLE_SCALE)
-        self.title.setFont(font)
         self.help.setText(escape(node.help))
-        self.help.setVisible(bool(node.help))
         self.source.setText(source_html(node))
         for b in self.buttons:
             self.answers_box.removeWidget(b)
@@ -123,16 +131,90 @@ class QuestionCard(QScrollArea):
             b.clicked.connect(lambda _=False, aid=a.id: self.answered.emit(aid))
             self.answers_box.addWidget(b)
             self.buttons.append(b)
-        self.answers_widget.setVisible(bool(self.buttons))
-        self.outcome.setText(outcome)
-        self.outcome.setVisible(bool(outcome))
-        self.continue_btn.setVisible(continue_title is not None)
+        self._outcome_html = outcome
         if continue_title is not None:
             self.continue_btn.setText(f"Continue ▶ {continue_title}")
+        self._shown = {self.help: bool(node.help), self.source: True, self.answers_widget: bool(self.buttons),
+                       self.outcome: bool(outcome), self.continue_btn: continue_title is not None}
+        self.unfold()
         self.verticalScrollBar().setValue(0)     # a new node is read from its top
 
+    def unfold(self) -> None:
+        """Every part of the node, as the card shows it when no tour points into it."""
+        self._focus = None
+        self._title_scale(TITLE_SCALE)
+        self.outcome.setText(self._outcome_html)
+        self.title.show()
+        for w, shown in self._shown.items():
+            w.setVisible(shown)
+        self.more_btn.hide()
+
+    def _fold(self) -> None:
+        """Show the focused part whole if the card cannot show everything: the other parts (and, if
+        still too tall, an outcome's reasons) wait behind ``more_btn``. Heights are measured at the
+        view's width (height-for-width of the card's layout), never painted to find out."""
+        focus = self._focus
+        self.unfold()
+        self._focus = focus
+        width, room = self.viewport().width(), self.viewport().height()
+        if focus is None or width < 50 or self._lay.totalHeightForWidth(width) <= room:
+            return
+        folded = [w for w, shown in self._shown.items() if shown and w is not focus]
+        for w in folded:
+            w.hide()
+        names = [self._part_name(w) for w in folded]
+        self.more_btn.show()
+        if self._lay.totalHeightForWidth(width) > room:      # the question no larger than the rest
+            self._title_scale(1.0)
+        head, reasons, _rest = self._outcome_html.partition(REASONS_HEAD)
+        if focus is self.outcome and reasons and self._lay.totalHeightForWidth(width) > room:
+            self.outcome.setText(head)
+            names.append("the rule engine's reasons")
+        if focus is self.outcome and self._lay.totalHeightForWidth(width) > room:
+            self.title.hide()                    # the rule engine's head line says the outcome too
+            names.insert(0, "the heading")
+        self.more_btn.setToolTip("Folded to fit: " + ", ".join(names))
+        self.more_btn.setVisible(bool(names))
+        # laid out now at its new height, not in a later pass (a slide is judged as shown)
+        self.body.resize(width, max(room, self._lay.totalHeightForWidth(width)))
+        self._lay.activate()
+
+    def _title_scale(self, scale: float) -> None:
+        font = QFont(self.title.font())
+        font.setPointSizeF((self.title_point_size or self.font().pointSizeF()) * scale)
+        if font != self.title.font():
+            self.title.setFont(font)
+
+    def _part_name(self, w: QWidget) -> str:
+        return {id(self.help): "what it means", id(self.source): "the article", id(self.answers_widget): "the answers",
+                id(self.outcome): "the outcome", id(self.continue_btn): "continue"}[id(w)]
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if self._focus is not None and event.size() != event.oldSize():
+            self._fold()
+
+    def show_part(self, widget: QWidget | None) -> None:
+        """A tour points at ``widget`` (help, source, answers_widget, outcome or continue_btn): fold the
+        other parts away if the card cannot show them all (a part the node lacks changes nothing).
+        ``None``, a step about the whole walk: the outcome or else the answers, unless a part was named.
+        The part is then scrolled to, now and once a presenter fold has resized the card."""
+        if widget is None:
+            if self._focus is not None:
+                return
+            widget = self.outcome if self._shown.get(self.outcome) else self.answers_widget
+        if self._shown.get(widget) and widget is not self._focus:
+            self._focus = widget
+            self._fold()
+            self.verticalScrollBar().setValue(0)
+        for ms in (0, 150):
+            QTimer.singleShot(ms, widget, lambda w=widget: self.reveal(w))   # dropped if it is deleted
+
     def reveal(self, widget: QWidget) -> None:
-        """Scroll so ``widget`` (inside the card) shows whole where it fits, else its first lines."""
+        """Scroll so ``widget`` (inside the card) shows whole where it fits, else its first lines; a
+        late call for a part other than the one :meth:`show_part` was given (a past step's) is ignored."""
+        if self._focus is not None and widget is not self._focus:
+            return
         if not widget.isVisible():
             return
         top = widget.mapTo(self.body, QPoint(0, 0)).y()

@@ -20,6 +20,8 @@ LANES = (LABEL_ABOVE, (0.5, -0.3), (0.5, 2.3))   # a question's label: over its 
 FORMER_CAP_PT = 12.0   # the labels' old fixed cap: the least they get, as before
 BURIED = 0.25          # share of a Yes/No word under other text at which it is left out: it cannot be read
 ROW_TEXT_SHARE = 0.4   # a label's pixel size against a row's height: its own line, the node's and a gap
+LEAST_TEXT_SHARE = 0.88   # of the theme's label size, however many rows: in presenter mode the labels stayed at
+                          # 12 pt while the slide's other text grew to 2.2 % of the screen's height (issue 38)
 
 
 class TreeGraph(pg.PlotWidget):
@@ -140,9 +142,10 @@ class TreeGraph(pg.PlotWidget):
     def _label_px_size(self, pos: dict[str, tuple[float, float]]) -> int:
         """Label text in pixels: the theme's size (so presenter mode and Ctrl+= reach the tree) as far
         as a row of the tree holds it (one row per leaf: a label above its node, and the node); never
-        below the 12 pt × 0.9 the labels had when the size was capped there."""
+        below the 12 pt × 0.9 the labels had when the size was capped there, nor below LEAST_TEXT_SHARE of the theme's."""
         theme_px = QFontInfo(self._theme_font()).pixelSize() * 0.9
-        floor_px = min(theme_px, QFontInfo(self._theme_font(FORMER_CAP_PT)).pixelSize() * 0.9)
+        floor_px = max(min(theme_px, QFontInfo(self._theme_font(FORMER_CAP_PT)).pixelSize() * 0.9),
+                       theme_px * LEAST_TEXT_SHARE)   # presenter text reaches the labels even in a crowded tree
         ys = [p[1] for p in pos.values()] or [0.0]
         rows = max(ys) - min(ys) + 1.8                       # the y range draw() sets
         height = self.getViewBox().height()

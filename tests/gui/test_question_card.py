@@ -67,3 +67,29 @@ def test_both_tree_views_use_the_one_card(make_panel):
     assert isinstance(law.card_scroll, QuestionCard) and isinstance(host.privacy.card, QuestionCard)
     assert law.answer_buttons and law.answer_buttons == law.card_scroll.buttons
     assert host.privacy.buttons and host.privacy.buttons == host.privacy.card.buttons
+
+
+def test_a_part_a_tour_points_at_is_shown_whole_and_the_rest_folds(qtbot):
+    """A card taller than its view left a slide with text half scrolled away: the part a step names
+    is shown whole, the others wait behind one button, which (like the next node) opens everything."""
+    card = QuestionCard()
+    qtbot.addWidget(card)
+    card.resize(420, 360)
+    card.show()
+    node = _node(help="A long help text. " * 12, summary="A long paraphrase of the article. " * 10,
+                 obligations=(("Keep a policy", "Art 24"),))
+    outcome = outcome_html("Rule engine: in scope", node.obligations, "Obligations", (("Art 2", "why " * 60),))
+    card.show_node(node, "t", node.answers, outcome)
+    assert card.source.isVisible() and card.help.isVisible() and not card.more_btn.isVisible()
+    card.show_part(card.outcome)
+    assert card.outcome.isVisible() and not card.source.isVisible() and not card.help.isVisible()
+    assert card.more_btn.isVisible() and not card.answers_widget.isVisible()
+    assert card.body.layout().totalHeightForWidth(card.viewport().width()) <= card.viewport().height()
+    assert "Rule engine: in scope" in shown(card.outcome) and "why why" not in shown(card.outcome)
+    card.show_part(card.continue_btn)                  # the node has no continue button: nothing changes
+    assert card.outcome.isVisible() and not card.source.isVisible()
+    card.more_btn.click()
+    assert card.source.isVisible() and card.help.isVisible() and "why why" in shown(card.outcome)
+    card.show_part(card.source)
+    card.show_node(node, "t", node.answers, outcome)   # the next node: the whole card again
+    assert card.source.isVisible() and card.outcome.isVisible() and not card.more_btn.isVisible()

@@ -58,3 +58,20 @@ def test_labels_grow_with_the_room_and_the_theme_not_a_fixed_cap(qtbot):
     assert large > plain and large > 17                                # 12 pt × 0.9 was 14 px
     graph.resize(700, 300)
     qtbot.waitUntil(lambda: _label_px(graph) < large)                  # a short chart: rows hold less
+
+
+def test_presenter_labels_stay_near_the_theme_size_in_a_crowded_tree(qtbot):
+    """In presenter mode a short chart of the thirteen-leaf scope tree kept its labels at the old 12 pt
+    floor (14 px at 1280×800 beside 23 px slide text): the slide check's 2.2 % rule failed on every walk."""
+    from PySide6.QtGui import QFont, QFontInfo
+
+    tree = sorted(TREES.values(), key=lambda t: len(t.nodes))[-1]
+    graph = _fresh(qtbot, tree, [tree.root])
+    graph.theme = THEMES["light"].scaled(1.6)
+    graph.resize(700, 300)
+    qtbot.wait(20)
+    graph.draw(tree, [tree.root], layout(tree))
+    font = QFont()
+    font.setPointSizeF(graph.theme.point_size)
+    theme_px = QFontInfo(font).pixelSize()
+    assert _label_px(graph) >= int(theme_px * 0.9 * 0.88) > 14
