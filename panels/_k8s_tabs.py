@@ -225,7 +225,7 @@ class HpaView(QWidget):
         super().__init__()
         lay = QVBoxLayout(self)
         self.plot = make_plot(theme, "HPA over the run", "replicas", "simulated s")
-        self.plot.setMinimumHeight(180)
+        self.plot.setMinimumHeight(120)   # the tab sets the command-line slide's least height
         self.cursor = None
         self.theme = theme
         lay.addWidget(self.plot, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from PySide6.QtCore import QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from engines.k8s.explain import node_status
@@ -74,7 +74,7 @@ class ClusterView(QWidget):
         self.tiles: list[tuple[QRectF, str]] = []
         self._drawn: list[tuple[str, QRectF, QFont]] = []
         self._drawn_for: tuple | None = None
-        self.setMinimumHeight(260)
+        self.setMinimumHeight(200)   # a slide of the command line at 1280x800 fits (its tiles then show "…")
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
 
     def set_frame(self, frame: Frame | None, timeline=None) -> None:
@@ -274,6 +274,14 @@ class GraphView(QWidget):
         self.frame, self.timeline = frame, timeline
         self.update()
 
+    def least_height(self) -> int:
+        """The height below which node labels cannot clear each other: two layer gaps, each a node
+        and its label, plus the margins and one label line."""
+        font = QFont()
+        font.setPointSizeF(self.theme.point_size * 0.75)
+        label_h = QFontMetrics(font).height() + 2
+        return 30 + label_h + 2 * (18 + 2 * label_h)
+
     def graph(self):
         """The ownership graph and its layout, built once per frame (not on every repaint)."""
         if self._graph is None or self._graph[0] is not self.frame:
@@ -300,14 +308,8 @@ class GraphView(QWidget):
         legend_h = legend_rect.height() + 6
         label_h = fm.height() + 2
         # a short view (a tab under the cluster) keeps the graph readable: the key goes first, then the footer
-        need = 2 * (18 + 2 * label_h)             # two layer gaps, each a node and its label clear of the next
-        if self.height() - 30 - label_h < need:   # too short for labels clear of each other: a hint instead
-            hint = fit(fm, self.width() - 20, "Ownership graph: drag the splitter above up to make room for it",
-                       "Graph: drag the splitter up", "")
-            if hint and self.height() >= label_h + 4:
-                hint_rect = QRectF(10, 2, fm.horizontalAdvance(hint), label_h)
-                p.drawText(hint_rect, Qt.AlignLeft | Qt.AlignVCenter, hint)
-                drawn.append((hint, hint_rect, QFont(font)))
+        need = self.least_height() - 30 - label_h   # two layer gaps, each a node and its label clear of the next
+        if self.height() < self.least_height():   # too short for labels clear of each other: nothing
             p.end()
             return
         footer_h = label_h

@@ -28,6 +28,7 @@ from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel
 from panels._k8s_pages import YAML_BUTTON, DumpButton, K8sTabs  # noqa: F401  (YAML_BUTTON stays importable here)
 from panels._k8s_tabs import CommandBar, set_html
+from panels._k8s_split import ClusterSplit
 from panels._k8s_views import ClusterView, GraphView
 
 MODEL_SERVER = "Deploy the scenario's model server"
@@ -84,12 +85,9 @@ class K8sPanel(Panel):
         self.body.addWidget(act, 1)
 
         split = QSplitter(Qt.Horizontal)
-        left = QSplitter(Qt.Vertical)
         self.cluster, self.graph = ClusterView(self.theme), GraphView(self.theme)
         self.cluster.pod_clicked.connect(lambda name: self.update_params(pod=name, why=f"Pod/{name}"))
-        for view in (self.cluster, self.graph):
-            left.addWidget(view)
-        left.setSizes([470, 230])   # the cluster drawing first: the command row took ~30 px of height
+        left = ClusterSplit(self.cluster, self.graph)   # the cluster drawing first; the graph where it fits
         split.addWidget(left)
         tabs = self.tabs = K8sTabs(self.theme, self.params.manifests)
         self.loop, self.events, self.explainer = tabs.loop, tabs.events, tabs.explainer
