@@ -70,6 +70,8 @@ class ClusterView(QWidget):
         self.theme = theme
         self.frame: Frame | None = None
         self.timeline = None
+        self._context: tuple[str, ...] = ()
+        self._twin_since: float | None = None
         self.selected: str | None = None
         self.tiles: list[tuple[QRectF, str]] = []
         self._drawn: list[tuple[str, QRectF, QFont]] = []
@@ -78,7 +80,10 @@ class ClusterView(QWidget):
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
 
     def set_frame(self, frame: Frame | None, timeline=None) -> None:
+        """Show ``frame``; ``timeline`` (the run it is from) says what it follows from (read here, not per paint)."""
         self.frame, self.timeline = frame, timeline
+        self._context = context_lines(timeline, frame) if frame is not None else ()
+        self._twin_since = twin_since(timeline, frame) if frame is not None else None
         self.update()
 
     def _state(self) -> tuple:
@@ -127,12 +132,12 @@ class ClusterView(QWidget):
         # a footer with the simulated time (and the level-triggered twin, if any): tour captions cite
         # both, and in presenter mode the panel's caption line is folded away
         ready = sum(1 for x in f.pods if x["active"] and x["ready"])
-        since = twin_since(self.timeline, f)
+        since = self._twin_since
         twin = f" · {f.twin}" + (f" since t = {since:.0f} s" if since is not None else "") if f.twin else ""
         footer = (f"t = {f.t:.0f} s · {len(nodes)} node{'s' * (len(nodes) != 1)} · {ready} pod{'s' * (ready != 1)} "
                   "Ready" + twin)
         p.setPen(QColor(t.fg))
-        context = fit(fm, self.width() - 16, *context_lines(self.timeline, f), "")
+        context = fit(fm, self.width() - 16, *self._context, "")
         if context and self.height() > 12 * line:     # a short view keeps its room for the nodes
             text(QRectF(8, self.height() - 2 * line - 6, self.width() - 16, line), Qt.AlignLeft, context)
         else:
@@ -258,6 +263,7 @@ class GraphView(QWidget):
         self.theme = theme
         self.frame: Frame | None = None
         self.timeline = None
+        self._context: tuple[str, ...] = ()
         self._graph: tuple | None = None       # (frame, graph, layout) of the frame drawn last
         self._drawn: list[tuple[str, QRectF, QFont]] = []
         self._drawn_for: tuple | None = None
@@ -272,6 +278,7 @@ class GraphView(QWidget):
 
     def set_frame(self, frame: Frame | None, timeline=None) -> None:
         self.frame, self.timeline = frame, timeline
+        self._context = context_lines(timeline, frame) if frame is not None else ()
         self.update()
 
     def least_height(self) -> int:
@@ -318,7 +325,7 @@ class GraphView(QWidget):
         if self.height() - 30 - footer_h - label_h < need:
             footer_h = 0
         # then what the frame follows from, on a line of its own above the graph, where there is room
-        context = fit(fm, self.width() - 20, *context_lines(self.timeline, self.frame), "")
+        context = fit(fm, self.width() - 20, *self._context, "")
         top = label_h if context and self.height() - 30 - legend_h - footer_h - 2 * label_h >= need else 0
         W, H = self.width() - 20, max(self.height() - 30 - legend_h - footer_h - label_h - top, 20)
 
