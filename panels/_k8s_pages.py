@@ -6,12 +6,13 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFileDialog, QHeaderView, QLabel, QPlainTextEdit, QPushButton, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHeaderView, QLabel, QPlainTextEdit, QPushButton,
+                               QTableWidget, QTableWidgetItem, QTabWidget, QTextBrowser, QVBoxLayout, QWidget)
 
 from engines.k8s import MAX_YAML_PODS, YAML_SECONDS
 from explorer.fonts import mono_font
 from panels._k8s_tabs import AddressView, HpaView, WhyView, set_html
+from panels._k8s_frames import context_lines
 
 YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"
 
@@ -19,14 +20,17 @@ YAML_BUTTON = f"Apply and run {YAML_SECONDS} s"
 class LoopView(QTextBrowser):
     """The rule each controller fired this second, grouped by controller."""
 
-    def show_result(self, frame) -> None:
+    def show_result(self, frame, timeline=None) -> None:
         by_controller: dict[str, list[str]] = {}
         for d in frame.decisions:
             by_controller.setdefault(d["controller"], []).append(d["text"])
         # plain text: "3 observed < 4 desired" must not open a tag
         html = "".join(f"<b>{escape(ctrl)}</b><ul>" + "".join(f"<li>{escape(t)}</li>" for t in texts[-6:]) + "</ul>"
                        for ctrl, texts in by_controller.items())
-        set_html(self, html or "<i>No controller acted this second: desired = observed everywhere.</i>")
+        # the second and what it follows from: a tour step cites them, and a slide shows this tab alone
+        since = context_lines(timeline, frame)
+        head = f"<p><i>t = {frame.t:.0f} s" + (f" · {escape(since[-1])}" if since else "") + "</i></p>"
+        set_html(self, head + (html or "<i>No controller acted this second: desired = observed everywhere.</i>"))
 
 
 class EventsView(QTableWidget):
@@ -46,6 +50,25 @@ class EventsView(QTableWidget):
         header.setSectionResizeMode(0, QHeaderView.Fixed)    # sized in show_result: the spanning
         header.setSectionResizeMode(1, QHeaderView.ResizeToContents)   # message would count as its content
         header.setSectionResizeMode(2, QHeaderView.Stretch)    # an object name wraps at its "/" and "-"
+        self.setVerticalScrollMode(QAbstractItemView.ScrollPerItem)
+        self.verticalScrollBar().valueChanged.connect(self._whole_rows)
+
+    def updateGeometries(self) -> None:  # noqa: N802
+        super().updateGeometries()
+        self._whole_rows()
+
+    def _whole_rows(self) -> None:
+        """Show only whole rows: the strip a row would be cut by is left out of the viewport, so the
+        bottom line never shows half an event (it scrolls into view whole)."""
+        margins = self.viewportMargins()
+        room = self.height() - 2 * self.frameWidth() - margins.top()
+        used, row = 0, max(self.rowAt(0), 0)
+        while row < self.rowCount() and used + self.rowHeight(row) <= room:
+            used += self.rowHeight(row)
+            row += 1
+        bottom = room - used if row < self.rowCount() else 0
+        if margins.bottom() != bottom:
+            self.setViewportMargins(margins.left(), margins.top(), margins.right(), bottom)
 
     def show_result(self, frame) -> None:
         """kubectl get events, newest first, two table rows per event (the fields, then the message

@@ -17,6 +17,7 @@ from engines.k8s.kubectl import ACCEPTED_NOTE, operator_commands
 from engines.k8s.why import WHY_KINDS
 from explorer.binder import quiet
 from explorer.ui.widgets import make_plot, pen
+from panels._k8s_frames import context_lines
 
 BUTTONS = (("delete pod", "Delete pod"), ("relabel pod", "Relabel pod"), ("scale up", "Scale +1"),
            ("scale down", "Scale −1"), ("cordon", "Cordon node"), ("uncordon", "Uncordon node"), ("drain", "Drain node"),
@@ -190,7 +191,8 @@ class AddressView(QTextBrowser):
 
     def set_frame(self, frame, timeline) -> None:
         """Lists, not tables: the tab is ~330 px wide, and an address must not wrap mid-number."""
-        html = []
+        since = context_lines(timeline, frame)
+        html = [f"<p><i>t = {frame.t:.0f} s" + (f" · {escape(since[-1])}" if since else "") + "</i></p>"]
         for svc in frame.services:
             pin = self._pin(timeline, svc["name"])
             pinned = pin[0] if pin and pin[1] <= frame.t else None
@@ -223,7 +225,7 @@ class HpaView(QWidget):
         super().__init__()
         lay = QVBoxLayout(self)
         self.plot = make_plot(theme, "HPA over the run", "replicas", "simulated s")
-        self.plot.setMinimumHeight(180)
+        self.plot.setMinimumHeight(120)   # the tab sets the command-line slide's least height
         self.cursor = None
         self.theme = theme
         lay.addWidget(self.plot, 1)
@@ -234,16 +236,29 @@ class HpaView(QWidget):
         self.text = QTextBrowser()
         lay.addWidget(self.text, 1)
         self._timeline = None
+        self._run = ""          # the plan and the replica changes over the whole run (HTML)
 
-    def set_timeline(self, timeline) -> None:
+    def set_timeline(self, timeline, plan=None) -> None:
+        """Draw the run; ``plan`` (engines.k8s.scenarios.AutoscalePlan) is what the autoscale run was made from."""
         import pyqtgraph as pg
         if timeline is self._timeline:
             return
         self._timeline = timeline
         self.plot.clear()
         frames = [f for f in timeline.frames if f.hpas] if timeline is not None else []
+        self._run = ""
         if not frames:
             return
+        # when the HPA changed the replica count: tour steps cite those seconds, read off the line
+        changes, last = [], frames[0].hpas[0]["desired"]
+        for f in frames:
+            if f.hpas[0]["desired"] != last:
+                last = f.hpas[0]["desired"]
+                changes.append(f"t = {f.t:.0f} s → {last}")
+        self._run = f"<b>Desired replicas over the run</b>: {frames[0].hpas[0]['desired']} at first; {', '.join(changes)}."
+        if plan is not None and timeline.key == "autoscale":
+            self._run += ("<br><b>Traffic</b> (requests/s): " + " → ".join(f"{rps:g} at t = {t:.0f} s" for t, rps in plan.traffic)
+                          + f".<br><b>The plan</b>: {escape(plan.summary)}")
         t = [f.t for f in frames]
         target = next((f.hpas[0]["metrics"][0]["target"] for f in frames if f.hpas[0]["metrics"]), None)
         pal = self.theme.palette
@@ -270,8 +285,11 @@ class HpaView(QWidget):
                  + (f"; per pod {metric['current']:.1f} against a target of {metric['target']:g}." if metric else "."),
                  f"Replicas: current {h['current']}, desired {h['desired']}; {h['running']} running (a GPU each), "
                  f"<b>{h['pending']} Pending</b>" + (" — no GPU left: capacity, not YAML, is the limit." if h["pending"] else ".")]
+        lines += [f"This second: {escape(d['text'])}" for d in frame.decisions
+                  if d["object"] == f"HorizontalPodAutoscaler {h['name']}"][-1:]
         lines += [f"{escape(c['type'])}={escape(c['status'])} ({escape(c['reason'])}): {escape(c['message'])}"
                   for c in h["conditions"]]
+        lines.append(self._run)
         lines.append("<i>desired = ceil(replicas × current ÷ target) outside a ±10 % tolerance; Pending pods count "
                      "as 0 when scaling up; scale-down waits for the highest recommendation of the last 300 s "
                      "(kubernetes pkg/controller/podautoscaler replica_calculator.go, horizontal.go).</i>")

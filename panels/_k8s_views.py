@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter
 
 from PySide6.QtCore import QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from engines.k8s.explain import node_status
 from engines.k8s.quantity import format_bytes, format_cpu
 from engines.k8s.scenarios import Frame, graph_layout, ownership_graph
 from explorer.theme import ink_on
+from panels._k8s_frames import context_lines, evicted_at, twin_since
 
 # Okabe-Ito roles; every colour is paired with text and a pattern
 STATE_STYLE = {  # badge → (palette index, brush pattern)
@@ -51,14 +52,12 @@ def fit(fm, width: float, *candidates: str) -> str:
     return fm.elidedText(candidates[-1], Qt.ElideRight, int(width))
 
 
-def evicted_at(frame: Frame) -> dict[str, float]:
-    """Pod name → the simulated second of its last Evicted event (the kubelet's or the Eviction API's),
-    read from the frame's event log: the pod object itself keeps no timestamp of it."""
-    out: dict[str, float] = {}
-    for obj, _type, reason, _msg, _count, last in frame.event_log:
-        if reason == "Evicted" and obj.lower().startswith("pod/"):
-            out[obj.split("/", 1)[1]] = last
-    return out
+def fresh_texts(view) -> list[tuple[str, QRectF, QFont]]:
+    """``view``'s drawn texts as a paint now writes them: a repaint is asked for, not done, so a new
+    frame shown a moment ago may not be painted yet; then it is painted off screen (only when asked)."""
+    if view._drawn_for != view._state() and view.isVisible() and not view.size().isEmpty():
+        view.grab()
+    return list(view._drawn)
 
 
 class ClusterView(QWidget):
@@ -70,19 +69,30 @@ class ClusterView(QWidget):
         super().__init__()
         self.theme = theme
         self.frame: Frame | None = None
+        self.timeline = None
+        self._context: tuple[str, ...] = ()
+        self._twin_since: float | None = None
         self.selected: str | None = None
         self.tiles: list[tuple[QRectF, str]] = []
         self._drawn: list[tuple[str, QRectF, QFont]] = []
-        self.setMinimumHeight(300)
+        self._drawn_for: tuple | None = None
+        self.setMinimumHeight(200)   # a slide of the command line at 1280x800 fits (its tiles then show "…")
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
 
-    def set_frame(self, frame: Frame | None) -> None:
-        self.frame = frame
+    def set_frame(self, frame: Frame | None, timeline=None) -> None:
+        """Show ``frame``; ``timeline`` (the run it is from) says what it follows from (read here, not per paint)."""
+        self.frame, self.timeline = frame, timeline
+        self._context = context_lines(timeline, frame) if frame is not None else ()
+        self._twin_since = twin_since(timeline, frame) if frame is not None else None
         self.update()
 
+    def _state(self) -> tuple:
+        return (self.frame, self.timeline, self.selected, self.size(), self.theme, self.theme.point_size)
+
     def drawn_texts(self) -> list[tuple[str, QRectF, QFont]]:
-        """What the last paint wrote (for the slide check: this view paints its own text)."""
-        return list(self._drawn)
+        """What a paint writes now (for the slide check: this view paints its own text): painted
+        afresh off screen when the frame or size changed since the last paint, not yet repainted."""
+        return fresh_texts(self)
 
     def mousePressEvent(self, event) -> None:  # noqa: N802
         for rect, name in self.tiles:
@@ -98,6 +108,7 @@ class ClusterView(QWidget):
         p.fillRect(self.rect(), QColor(t.bg))
         self.tiles = []
         drawn = self._drawn = []
+        self._drawn_for = self._state()
 
         def text(rect: QRectF, flags, s: str, note: bool = True) -> None:
             p.drawText(rect, flags, s)
@@ -121,13 +132,20 @@ class ClusterView(QWidget):
         # a footer with the simulated time (and the level-triggered twin, if any): tour captions cite
         # both, and in presenter mode the panel's caption line is folded away
         ready = sum(1 for x in f.pods if x["active"] and x["ready"])
+        since = self._twin_since
+        twin = f" · {f.twin}" + (f" since t = {since:.0f} s" if since is not None else "") if f.twin else ""
         footer = (f"t = {f.t:.0f} s · {len(nodes)} node{'s' * (len(nodes) != 1)} · {ready} pod{'s' * (ready != 1)} "
-                  "Ready" + (f" · {f.twin}" if f.twin else ""))
-        h = self.height() - 10 - line - 2
+                  "Ready" + twin)
+        p.setPen(QColor(t.fg))
+        context = fit(fm, self.width() - 16, *self._context, "")
+        if context and self.height() > 12 * line:     # a short view keeps its room for the nodes
+            text(QRectF(8, self.height() - 2 * line - 6, self.width() - 16, line), Qt.AlignLeft, context)
+        else:
+            context = ""
+        h = self.height() - 10 - line * (2 if context else 1) - 2
         bold = QFont(font)
         bold.setBold(bool(f.twin))
         p.setFont(bold)
-        p.setPen(QColor(t.fg))
         text(QRectF(8, self.height() - line - 4, self.width() - 16, line), Qt.AlignLeft,
              p.fontMetrics().elidedText(footer, Qt.ElideRight, self.width() - 16))
         p.setFont(font)
@@ -244,17 +262,32 @@ class GraphView(QWidget):
         super().__init__()
         self.theme = theme
         self.frame: Frame | None = None
+        self.timeline = None
+        self._context: tuple[str, ...] = ()
         self._graph: tuple | None = None       # (frame, graph, layout) of the frame drawn last
         self._drawn: list[tuple[str, QRectF, QFont]] = []
-        self.setMinimumHeight(180)
+        self._drawn_for: tuple | None = None
+        self.setMinimumHeight(0)     # under the cluster in a short window: the cluster keeps the room
 
     def drawn_texts(self) -> list[tuple[str, QRectF, QFont]]:
-        """What the last paint wrote (for the slide check: this view paints its own text)."""
-        return list(self._drawn)
+        """What a paint writes now (for the slide check), as :meth:`ClusterView.drawn_texts`."""
+        return fresh_texts(self)
 
-    def set_frame(self, frame: Frame | None) -> None:
-        self.frame = frame
+    def _state(self) -> tuple:
+        return (self.frame, self.timeline, self.size(), self.theme, self.theme.point_size)
+
+    def set_frame(self, frame: Frame | None, timeline=None) -> None:
+        self.frame, self.timeline = frame, timeline
+        self._context = context_lines(timeline, frame) if frame is not None else ()
         self.update()
+
+    def least_height(self) -> int:
+        """The height below which node labels cannot clear each other: two layer gaps, each a node
+        and its label, plus the margins and one label line."""
+        font = QFont()
+        font.setPointSizeF(self.theme.point_size * 0.75)
+        label_h = QFontMetrics(font).height() + 2
+        return 30 + label_h + 2 * (18 + 2 * label_h)
 
     def graph(self):
         """The ownership graph and its layout, built once per frame (not on every repaint)."""
@@ -269,6 +302,7 @@ class GraphView(QWidget):
         t = self.theme
         p.fillRect(self.rect(), QColor(t.bg))
         drawn = self._drawn = []
+        self._drawn_for = self._state()
         if self.frame is None:
             return
         g, pos = self.graph()
@@ -281,20 +315,27 @@ class GraphView(QWidget):
         legend_h = legend_rect.height() + 6
         label_h = fm.height() + 2
         # a short view (a tab under the cluster) keeps the graph readable: the key goes first, then the footer
-        need = 2 * (18 + 2 * label_h)             # two layer gaps, each a node and its label clear of the next
+        need = self.least_height() - 30 - label_h   # two layer gaps, each a node and its label clear of the next
+        if self.height() < self.least_height():   # too short for labels clear of each other: nothing
+            p.end()
+            return
         footer_h = label_h
         if self.height() - 30 - legend_h - footer_h - label_h < need:
             legend_h, legend = 0, ""
         if self.height() - 30 - footer_h - label_h < need:
             footer_h = 0
-        W, H = self.width() - 20, max(self.height() - 30 - legend_h - footer_h - label_h, 20)
+        # then what the frame follows from, on a line of its own above the graph, where there is room
+        context = fit(fm, self.width() - 20, *self._context, "")
+        top = label_h if context and self.height() - 30 - legend_h - footer_h - 2 * label_h >= need else 0
+        W, H = self.width() - 20, max(self.height() - 30 - legend_h - footer_h - label_h - top, 20)
 
         def xy(n):
             x, y = pos[n]
-            return 10 + x * W, 20 + (2 - y) / 2 * H
+            return 10 + x * W, 20 + top + (2 - y) / 2 * H
 
         # graph_layout spaces each layer evenly: a label may use its node's share of the width
         per_layer = Counter(y for _x, y in pos.values())
+        revisions = {r["name"]: r["revision"] for r in self.frame.replicasets if r.get("revision")}
 
         for a, b, data in g.edges(data=True):
             if a not in pos or b not in pos:
@@ -311,6 +352,10 @@ class GraphView(QWidget):
             short = {"Deployment": "deploy", "ReplicaSet": "rs", "Service": "svc", "Pod": ""}[kind]
             slot = max(W / per_layer[pos[n][1]] - 8, fm.horizontalAdvance("…00000"))
             label = fit_name(fm, slot, data["label"] if kind == "Pod" else f"{short}/{data['label']}")
+            if kind == "ReplicaSet" and data["label"] in revisions and fm.horizontalAdvance(label) <= slot:
+                # the Deployment's revision of this ReplicaSet: a rollout's tour step cites it
+                label = fit(fm, slot, f"{label} (revision {revisions[data['label']]})",
+                            f"{label} (rev. {revisions[data['label']]})", label)
             color = QColor(t.palette[2] if data.get("ready", True) else t.palette[0])
             p.setPen(QPen(QColor(t.fg), 1))
             p.setBrush(QBrush(color, Qt.SolidPattern if data.get("ready", True) else Qt.Dense4Pattern))
@@ -331,6 +376,10 @@ class GraphView(QWidget):
                              for s in self.frame.services)
         footer = fm.elidedText(f"t = {self.frame.t:.0f} s · {pods} pod{'s' * (pods != 1)}"
                                + (f" · {services}" if services else ""), Qt.ElideRight, self.width() - 20)
+        if top:
+            context_rect = QRectF(10, 2, fm.horizontalAdvance(context), label_h)
+            p.drawText(context_rect, Qt.AlignLeft | Qt.AlignVCenter, context)
+            drawn.append((context, context_rect, QFont(font)))
         if footer_h:
             footer_rect = QRectF(10, self.height() - legend_h - label_h, fm.horizontalAdvance(footer), label_h)
             p.drawText(footer_rect, Qt.AlignLeft | Qt.AlignVCenter, footer)

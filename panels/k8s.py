@@ -28,6 +28,7 @@ from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel
 from panels._k8s_pages import YAML_BUTTON, DumpButton, K8sTabs  # noqa: F401  (YAML_BUTTON stays importable here)
 from panels._k8s_tabs import CommandBar, set_html
+from panels._k8s_split import ClusterSplit
 from panels._k8s_views import ClusterView, GraphView
 
 MODEL_SERVER = "Deploy the scenario's model server"
@@ -84,13 +85,9 @@ class K8sPanel(Panel):
         self.body.addWidget(act, 1)
 
         split = QSplitter(Qt.Horizontal)
-        left = QSplitter(Qt.Vertical)
-        self.cluster = ClusterView(self.theme)
+        self.cluster, self.graph = ClusterView(self.theme), GraphView(self.theme)
         self.cluster.pod_clicked.connect(lambda name: self.update_params(pod=name, why=f"Pod/{name}"))
-        self.graph = GraphView(self.theme)
-        left.addWidget(self.cluster)
-        left.addWidget(self.graph)
-        left.setSizes([470, 230])   # the cluster drawing first: the command row took ~30 px of height
+        left = ClusterSplit(self.cluster, self.graph)   # the cluster drawing first; the graph where it fits
         split.addWidget(left)
         tabs = self.tabs = K8sTabs(self.theme, self.params.manifests)
         self.loop, self.events, self.explainer = tabs.loop, tabs.events, tabs.explainer
@@ -220,7 +217,7 @@ class K8sPanel(Panel):
             self.index = 0
         self.addresses.reset()
         self.timeline_data = timeline
-        self.hpa.set_timeline(timeline)
+        self.hpa.set_timeline(timeline, self.autoplan)
         self.error.show_error(None)
         self.timeline_changed.emit()
         if self._resume_at is not None:      # after a command: the first second of the loops' answer
@@ -340,9 +337,9 @@ class K8sPanel(Panel):
         deps = " · ".join(deployment_status(d) for d in f.deployments)
         self.caption.setText(f"<b>{self.timeline_data.title}</b> — t = {f.t:.0f} s — {f.caption}"
                              + (f"<br>{deps}" if deps else "") + (f"<br><b>{f.twin}</b>" if f.twin else ""))
-        self.cluster.set_frame(f)
-        self.graph.set_frame(f)
-        self.loop.show_result(f)
+        self.cluster.set_frame(f, self.timeline_data)
+        self.graph.set_frame(f, self.timeline_data)
+        self.loop.show_result(f, self.timeline_data)
         self.events.show_result(f)
         self._explain()
         self._fill_hands_on(f)

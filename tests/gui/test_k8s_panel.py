@@ -423,3 +423,90 @@ def test_apply_at_this_second_runs_the_editor_on_the_cluster_shown(panel):
     assert second == 6 and command.startswith("apply -f -\napiVersion: v1")
     assert panel.timeline_data.frames[7].commands[0].message == "service/api created"
     assert any(s["name"] == "api" and s["cluster_ip"] for s in panel.timeline_data.frames[-1].services)
+
+
+# --- what a slide cites (issue 38) ----------------------------------------------------------------
+def test_the_drawings_say_what_the_frame_follows_from_without_waiting_for_a_repaint(panel):
+    """A slide of one frame cites the second of the action before it (E1 8: power off at t = 10 s). The
+    slide check reads a painted view's texts right after the step is shown, before Qt repaints it."""
+    panel.chooser.setCurrentIndex(panel.chooser.findData("stop-node"))
+    panel.show_frame(5)
+    panel.cluster.repaint()
+    panel.graph.repaint()
+    before = [text for text, _rect, _font in panel.cluster.drawn_texts()]
+    assert not any("since t =" in t for t in before) and any(t.startswith("t = 5 s") for t in before)
+    panel.show_frame(50)                                  # no repaint: the texts must follow anyway
+    for view in (panel.cluster, panel.graph):
+        texts = [text for text, _rect, _font in view.drawn_texts()]
+        assert any("since t = 10 s: power off the node" in t for t in texts), (view, texts)
+        assert any(t.startswith("t = 50 s") for t in texts), (view, texts)
+
+
+def test_a_command_is_cited_at_the_second_it_was_given():
+    """A command's chapter is the frame of its answer (t = 21 s); the second it was given is t = 20 s."""
+    from engines.k8s.scenarios import run_guide
+    from panels._k8s_frames import context_lines
+
+    timeline = run_guide("self-heal", None, commands=[(20, "drain node-1")])
+    assert context_lines(timeline, timeline.frames[26])[-1] == "since t = 20 s: kubectl drain node-1"
+    assert context_lines(timeline, timeline.frames[15])[-1] == "since t = 12 s: kubectl delete pod"
+    assert context_lines(timeline, timeline.frames[3]) == (timeline.title,)
+
+
+def test_the_twin_says_since_when_its_count_holds(panel):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("dropped-events"))
+    for frame, count, since in ((29, "2/3", None), (30, "3/3", 30), (40, "3/3", 30)):
+        panel.show_frame(frame)
+        footer = next(t for t, _r, _f in panel.cluster.drawn_texts() if t.startswith(f"t = {frame} s"))
+        assert f"twin: {count} pods" in footer
+        if since is not None:
+            assert f"since t = {since} s" in footer
+        else:
+            assert "since t = 30 s" not in footer
+
+
+def test_the_graph_names_each_replicasets_revision(panel):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("rolling"))
+    panel.show_frame(22)
+    labels = [t for t, _r, _f in panel.graph.drawn_texts() if t.startswith("rs/")]
+    assert any(t.endswith("(revision 1)") for t in labels) and any(t.endswith("(revision 2)") for t in labels)
+
+
+def test_the_events_table_shows_only_whole_rows(panel, qtbot):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("crashloop"))
+    panel.show_frame(73)
+    events = panel.events
+    panel.tabs.setCurrentWidget(events)
+    for height in (230, 317, 401):
+        events.resize(events.width(), height)
+        qtbot.waitUntil(lambda: events.viewport().height() < events.height())
+        port = events.viewport().height()
+        shown = [r for r in range(events.rowCount()) if events.rowViewportPosition(r) < port]
+        assert len(shown) < events.rowCount()             # more rows than room: it scrolls
+        last = shown[-1]
+        assert events.rowViewportPosition(last) + events.rowHeight(last) <= port
+
+
+def test_a_graph_too_short_to_draw_gives_its_room_to_the_cluster(panel):
+    from panels._k8s_split import ClusterSplit
+
+    split = panel.cluster.parentWidget()
+    assert isinstance(split, ClusterSplit)
+    split.resize(split.width(), 700)
+    cluster, graph = split.sizes()
+    assert graph >= panel.graph.least_height() and cluster == pytest.approx(700 * split.share, abs=12)
+    split.resize(split.width(), panel.cluster.minimumHeight() + panel.graph.least_height() - 20)
+    assert split.sizes()[1] == 0
+
+
+def test_the_autoscaler_tab_cites_its_run_and_its_plan(panel, qtbot):
+    panel.chooser.setCurrentIndex(panel.chooser.findData("autoscale"))
+    assert panel.settle(120_000)
+    qtbot.waitUntil(lambda: panel.timeline_data.key == "autoscale", timeout=10_000)
+    panel.show_frame(300)
+    text = panel.hpa.text.toPlainText()
+    desired = [f.hpas[0]["desired"] for f in panel.timeline_data.frames]
+    first_down = next(i for i in range(1, len(desired)) if desired[i] < desired[i - 1])
+    assert f"t = {panel.timeline_data.frames[first_down].t:.0f} s → {desired[first_down]}" in text
+    assert "ratio 1.19" in text                           # the HPA's own decision this second
+    assert panel.autoplan.summary in text
