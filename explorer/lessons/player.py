@@ -6,8 +6,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import (QApplication, QBoxLayout, QGridLayout, QLayout, QSizePolicy, QStackedWidget,
-                               QTabWidget, QWidget)
+from PySide6.QtWidgets import (QApplication, QBoxLayout, QGridLayout, QLayout, QScrollArea, QSizePolicy,
+                               QStackedWidget, QTabWidget, QWidget)
 
 from engines.core.errors import ValidationError
 from explorer.lessons.tour import Tour, TourStep
@@ -149,6 +149,24 @@ class Fold:
         self._hidden.clear()
 
 
+def _scroll_to(w: QWidget) -> None:
+    """Scroll the scroll areas around ``w`` to it: in the window (nothing folded) a step's focus view
+    may sit below the fold of a long tab, and the step is about that view."""
+    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
+    p = w.parentWidget()
+    while p is not None:
+        if isinstance(p, QScrollArea) and p.widget() is not None and p.widget().isAncestorOf(w):
+            r = QRect(w.mapTo(p.widget(), w.rect().topLeft()), w.size())
+            port = p.viewport().size()
+            for bar, lo, hi, room in ((p.verticalScrollBar(), r.top(), r.bottom(), port.height()),
+                                      (p.horizontalScrollBar(), r.left(), r.right(), port.width())):
+                if hi - lo + 1 > room or lo < bar.value():     # too big for the view: its start in view
+                    bar.setValue(lo)
+                elif hi >= bar.value() + room:
+                    bar.setValue(hi - room + 1)
+        p = p.parentWidget()
+
+
 def _holds(lay: QLayout, w: QWidget) -> bool:
     for i in range(lay.count()):
         item = lay.itemAt(i)
@@ -247,6 +265,8 @@ class TourPlayer(QObject):
             target = panel.view_widget(step.focus)
             if target is not None:
                 self.fold.around(target, panel)
+        elif step.focus and (target := panel.view_widget(step.focus)) is not None:
+            QTimer.singleShot(0, self.marker, lambda: _scroll_to(target) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
         QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)
 
