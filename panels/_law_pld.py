@@ -78,9 +78,9 @@ class DefectWorksheet(QWidget):
         self.exemptions.setWordWrap(True)
         self.exemptions.setTextFormat(Qt.RichText)
         lay.addWidget(self.exemptions)
-        no_waiver = QLabel("Liability cannot be limited or excluded by contract or national law (Art 15).")
-        no_waiver.setWordWrap(True)      # its own line: the exemptions alone fit a 1280×800 slide
-        lay.addWidget(no_waiver)
+        self.no_waiver = QLabel("Liability cannot be limited or excluded by contract or national law (Art 15).")
+        self.no_waiver.setWordWrap(True)      # its own line: the exemptions alone fit a 1280×800 slide
+        lay.addWidget(self.no_waiver)
         lay.addStretch(1)
         self.named = (("art7_worksheet", self.table, "Art 7(2) circumstances as a worksheet"),
                       ("art7_reading", self.reading, "What follows from the worksheet (Art 7(3), 10(2), 11)"),
