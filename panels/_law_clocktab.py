@@ -11,8 +11,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDateEdit, QDateTimeEdit, Q
 from engines.law.clocks import Clocks
 from engines.law.params import Params, moment_text, parse_day, parse_moment
 from explorer.binder import quiet
-from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import ElidedCombo, ErrorLabel
+from panels._law_tools import label as _label
 from panels._law_views import DeadlineTimeline
 
 EVENTS = {"vulnerability": "Actively exploited vulnerability (Art 14(2))", "incident": "Severe incident (Art 14(4))"}
@@ -28,6 +28,7 @@ class ClockTab(QWidget):
     def __init__(self, theme) -> None:
         super().__init__()
         lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)      # the tab's frame is margin enough: both clocks fit a 1280×800 window
         cra_box = QGroupBox("CRA Art 14 reporting clock")
         cra_lay = QHBoxLayout(cra_box)
         form = QFormLayout()
@@ -46,7 +47,7 @@ class ClockTab(QWidget):
         form.addRow("Became aware at:", self.aware_edit)
         form.addRow(self.fix_check, self.fix_edit)
         form.addRow(self.notified_check, self.notified_edit)
-        self.cra_result = LiveText()      # its least height is its wrapped text's: the box never cuts a due date
+        self.cra_result = _label()
         self.cra_error = ErrorLabel()
         form.addRow(self.cra_result)
         form.addRow(self.cra_error)
@@ -58,6 +59,7 @@ class ClockTab(QWidget):
         pld_box = QGroupBox("PLD limitation and expiry clocks")
         pld_lay = QHBoxLayout(pld_box)
         pform = QFormLayout()
+        pform.setVerticalSpacing(2)             # rows close: the result's lines fit the 1280×800 window
         self.placed_edit, self.knowledge_edit = QDateEdit(), QDateEdit()
         for w in (self.placed_edit, self.knowledge_edit):
             w.setCalendarPopup(True)
@@ -70,7 +72,7 @@ class ClockTab(QWidget):
         self.request_edit.setCalendarPopup(True)
         self.request_edit.setDisplayFormat("dd MMM yyyy")
         pform.addRow(self.request_check, self.request_edit)
-        self.pld_result = LiveText()
+        self.pld_result = _label()
         self.pld_error = ErrorLabel()
         pform.addRow(self.pld_result)
         pform.addRow(self.pld_error)

@@ -154,6 +154,7 @@ def _scroll_to(w: QWidget, panel: QWidget) -> None:
     may sit below the fold of a long tab, and the step is about that view. One taller than a scroll
     area shows its top, except in the panel's host, which then stays put (its tabs stay in sight)."""
     QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
+    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # wrapped text, resized, asks again
     p = w.parentWidget()
     while p is not None:
         if isinstance(p, QScrollArea) and p.widget() is not None and p.widget().isAncestorOf(w):
