@@ -38,11 +38,11 @@ class ChecklistTable(QTableWidget):
                 if width:
                     head.resizeSection(col, width)
             head.setStretchLastSection(True)
-        else:
+        else:           # evidence as wide as its references ("DoC-2027-001"): shown whole at presenter sizes
             for col, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch,
-                                        QHeaderView.ResizeToContents, QHeaderView.Stretch, QHeaderView.Interactive)):
+                                        QHeaderView.ResizeToContents, QHeaderView.Stretch,
+                                        QHeaderView.ResizeToContents)):
                 head.setSectionResizeMode(col, mode)
-            head.resizeSection(4, 120)
         self.boxes: list[QComboBox] = []
         for row, (_id, point, summary, tip, choices) in enumerate(rows):
             for col, text in ((0, point), (1, summary)):

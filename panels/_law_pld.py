@@ -39,6 +39,7 @@ class DefectWorksheet(QWidget):
         self.table = QTableWidget(len(defect.CIRCUMSTANCES), 4)
         self.table.setHorizontalHeaderLabels(["Art 7(2)", "Circumstance", "In this case", "Why (note)"])
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the widths
         self.table.setWordWrap(True)
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
         head = self.table.horizontalHeader()
@@ -73,11 +74,13 @@ class DefectWorksheet(QWidget):
         lay.addWidget(self.error)
         self.exemptions = QLabel("<b>Exemptions, Art 11(1): each for the operator to prove</b><ul>" + "".join(
             f"<li><b>({e.letter})</b> {e.who}: {e.proves}" + (f". <i>Limit: {e.limits}</i>" if e.limits else "")
-            + "</li>" for e in defect.EXEMPTIONS) + "</ul>Liability cannot be limited or excluded by contract "
-            "or national law (Art 15).")
+            + "</li>" for e in defect.EXEMPTIONS) + "</ul>")
         self.exemptions.setWordWrap(True)
         self.exemptions.setTextFormat(Qt.RichText)
         lay.addWidget(self.exemptions)
+        self.no_waiver = QLabel("Liability cannot be limited or excluded by contract or national law (Art 15).")
+        self.no_waiver.setWordWrap(True)      # its own line: the exemptions alone fit a 1280×800 slide
+        lay.addWidget(self.no_waiver)
         lay.addStretch(1)
         self.named = (("art7_worksheet", self.table, "Art 7(2) circumstances as a worksheet"),
                       ("art7_reading", self.reading, "What follows from the worksheet (Art 7(3), 10(2), 11)"),
@@ -104,7 +107,6 @@ class DefectWorksheet(QWidget):
                 box.setCurrentIndex(max(0, box.findData(stance)))
                 if self.table.item(row, 3).text() != note:
                     self.table.item(row, 3).setText(note)
-            self.table.resizeRowsToContents()
         self._filling = False
         # the circumstances weighed, by name and with their notes: the reading is a tour's slide on its own,
         # where "(c)" alone would send the audience back to a table it cannot see

@@ -125,7 +125,7 @@ class SupportFines(QWidget):
         fbox = QGroupBox("Maximum administrative fine (CRA Art 64)")
         frow = _Flow(fbox)
         fcol = QVBoxLayout()
-        frow.addLayout(fcol, 2)
+        frow.addLayout(fcol, 3)     # the reading is long, the chart reads at 40 %: the box fits a slide
         fform = QFormLayout()
         self.turnover = QDoubleSpinBox()
         spec = Params.spec("turnover_m_eur")
@@ -158,7 +158,11 @@ class SupportFines(QWidget):
         fcol.addWidget(self.error)
         fcol.addStretch(1)
         self.fine_plot.setMinimumHeight(260)
-        frow.addWidget(self.fine_plot, 3)
+        pcol = QVBoxLayout()             # under the chart, so the reading beside it stays short enough for a slide
+        pcol.addWidget(self.fine_plot, 1)
+        pcol.addWidget(label("Member States lay down the fines within these ceilings (Art 64(1)) and weigh each "
+                             "case's circumstances (Art 64(5)).", name="muted"))
+        frow.addLayout(pcol, 2)
         lay.addWidget(fbox, 1)
         self.named = (("support", box, "Support period and update shelf life"),
                       ("support_timeline", self.support_plot, "Support period on a date axis"),
@@ -206,8 +210,7 @@ class SupportFines(QWidget):
         self.fine_text.setText(
             f"{head}<br>{f.basis}: {f.what}.<br>The higher of {euros(f.fixed_eur)} and {f.share:.1%} of "
             f"{euros(f.turnover_eur)} = {euros(f.share_eur)}; the share decides above "
-            f"{euros(f.crossover_eur)} turnover. Member States lay down the fines (Art 64(1)) and weigh each "
-            f"case's circumstances (Art 64(5))." + (f"<br><i>{f.note}</i>" if f.note else ""))
+            f"{euros(f.crossover_eur)} turnover." + (f"<br><i>{f.note}</i>" if f.note else ""))
         dashes = (Qt.SolidLine, Qt.DashLine, Qt.DotLine)
         c = t.fine_curve
         for k, line in enumerate(c.tiers):           # the legend says each tier's two arms (fixed sum, share)
@@ -217,7 +220,9 @@ class SupportFines(QWidget):
         x, y = _meur((f.turnover_eur, f.max_eur))          # max_eur is 0 when exempt
         self.fine_plot.addItem(pg.ScatterPlotItem([x], [y], size=14, symbol="o",
                                                   brush=pg.mkBrush(th.palette[5]), pen=pen(th.fg, 1)))
-        label = pg.TextItem(f"you: {euros(f.max_eur) if f.max_eur else 'exempt'}", color=th.fg, anchor=(0, 1))
+        right = x > (c.turnover_eur[0] + c.turnover_eur[-1]) / 2e6       # right half: the text to the dot's left
+        label = pg.TextItem(f"you: {euros(f.max_eur) if f.max_eur else 'exempt'}", color=th.fg,
+                            anchor=(1, 1) if right else (0, 1))
         label.setPos(x, y)
         self.fine_plot.addItem(label)
 

@@ -70,7 +70,7 @@ class TechnicalFile(QWidget):
             dlay.addWidget(w)
         dlay.addStretch(1)
         split.addWidget(scrolled(detail))
-        split.setSizes([430, 260])
+        split.setSizes([700, 180])         # every point in sight in a 1280×800 window; the detail scrolls
         lay.addWidget(split, 1)
         self.named = (
             ("annex_vii", self, "Annex VII technical file, with answers of its own, linked to Annex I"),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import (QApplication, QBoxLayout, QGridLayout, QLayout, QSizePolicy, QStackedWidget,
-                               QTabWidget, QWidget)
+from PySide6.QtWidgets import (QApplication, QBoxLayout, QGridLayout, QLayout, QScrollArea, QSizePolicy,
+                               QStackedWidget, QTabWidget, QWidget)
 
 from engines.core.errors import ValidationError
 from explorer.lessons.tour import Tour, TourStep
@@ -149,6 +149,29 @@ class Fold:
         self._hidden.clear()
 
 
+def _scroll_to(w: QWidget, panel: QWidget) -> None:
+    """Scroll the scroll areas around ``w`` to it: in the window (nothing folded) a step's focus view
+    may sit below the fold of a long tab, and the step is about that view. One taller than a scroll
+    area shows its top, except in the panel's host, which then stays put (its tabs stay in sight)."""
+    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
+    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # wrapped text, resized, asks again
+    p = w.parentWidget()
+    while p is not None:
+        if isinstance(p, QScrollArea) and p.widget() is not None and p.widget().isAncestorOf(w):
+            r = QRect(w.mapTo(p.widget(), w.rect().topLeft()), w.size())
+            port, inside = p.viewport().size(), panel.isAncestorOf(p)
+            for bar, lo, hi, room in ((p.verticalScrollBar(), r.top(), r.bottom(), port.height()),
+                                      (p.horizontalScrollBar(), r.left(), r.right(), port.width())):
+                if hi - lo + 1 > room:
+                    if inside:
+                        bar.setValue(lo)
+                elif lo < bar.value():
+                    bar.setValue(lo)
+                elif hi >= bar.value() + room:
+                    bar.setValue(hi - room + 1)
+        p = p.parentWidget()
+
+
 def _holds(lay: QLayout, w: QWidget) -> bool:
     for i in range(lay.count()):
         item = lay.itemAt(i)
@@ -247,6 +270,8 @@ class TourPlayer(QObject):
             target = panel.view_widget(step.focus)
             if target is not None:
                 self.fold.around(target, panel)
+        elif step.focus and (target := panel.view_widget(step.focus)) is not None:
+            QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
         QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)
 

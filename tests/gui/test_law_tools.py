@@ -135,7 +135,7 @@ def test_pld_worksheet_saves_in_params_and_states_art_7_3(make_panel):
     assert "(a) Presentation" not in w.reading.text()
     w.later.setChecked(True)
     assert p.params.later_improvement and "Art 7(3)" in w.reading.text()
-    assert "(d)" in w.exemptions.text() and "Art 15" in w.exemptions.text()
+    assert "(d)" in w.exemptions.text() and "Art 15" in w.no_waiver.text()
     p.clock_tab.request_check.setChecked(True)
     p.clock_tab.request_edit.setDate(QDate(2030, 1, 31))
     assert p.params.request_day == "2030-01-31" and "28 Feb 2030" in p.clock_tab.pld_result.text()

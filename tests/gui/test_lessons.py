@@ -143,6 +143,19 @@ def test_a_tour_in_the_normal_window_folds_the_side_columns_unless_pinned(window
     assert all(d.isVisible() for d in docks) and window.lessons.nav.isVisible()
 
 
+def test_a_step_in_the_window_scrolls_its_focus_view_into_sight(window, qtbot):
+    """Nothing is folded in the window: a chart at the foot of a long tab (the law panel's fine
+    chart under the support period) is scrolled to, or the step shows something else."""
+    from explorer.lessons.slide_text import visible_rect
+
+    window.resize(1280, 800)
+    step = TourStep(panel="law", caption="Look.", tabs=("Support and fines",), focus="fine_plot")
+    assert window.tour.start(Tour("T", "t", (step,)))
+    plot = window.current_panel().view_widget("fine_plot")
+    qtbot.waitUntil(lambda: visible_rect(plot, window).height() >= plot.height() - 1)
+    window.tour.stop()
+
+
 def test_a_step_that_animates_plays_its_chapter(window, qtbot):
     tour = Tour("T", "t", (TourStep(panel="pipeline", caption="Play.", scenario={"pp": 4, "grad_accum": 8},
                                     frame=0, play=True),))
