@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QVBoxLayout, QWidget
 
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRows
 from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
 from panels._qeval_tables import fill_table, make_table
 from panels._qeval_views import SYMBOLS
@@ -38,7 +39,7 @@ class AdditionView(QWidget):
         side.addStretch(1)
         grid.addWidget(p, 0, 0)
         grid.addLayout(side, 0, 1)
-        grid.addWidget(self.table, 1, 0, 1, 2)
+        grid.addWidget(WholeRows(self.table), 1, 0, 1, 2)
         grid.setColumnStretch(0, 3)
         grid.setColumnStretch(1, 2)
         grid.setRowStretch(0, 1)

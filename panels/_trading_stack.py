@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QTableWidg
 from engines.trading import BCS_FIBRE_RTT_S, BCS_MICROWAVE_RTT_S, STAGES, StackPricing
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRows
 from explorer.ui.widgets import brush, make_plot, pen
 
 TIME_TICKS = [(-6, "1 µs"), (-3, "1 ms"), (0, "1 s"), (math.log10(86_400), "1 day"),
@@ -71,7 +72,7 @@ class StackView(QWidget):
                 item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 self.stages.setItem(i, j, item)
         self.stages.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrap
-        lay.addWidget(self.stages, 1, 1)
+        lay.addWidget(WholeRows(self.stages), 1, 1)
         lay.setColumnStretch(0, 3)       # the figures' text the wider column: fewer lines on a 1080p slide
         lay.setColumnStretch(1, 2)
         lay.setRowStretch(0, 3)

@@ -37,6 +37,8 @@ class WholeRows(QWidget):
         super().__init__()
         self.table = table
         table.setParent(self)
+        self.setMinimumSize(table.minimumSize())   # the table's floor is the holder's: a trim may go below it
+        table.setMinimumSize(0, 0)
         table.setVerticalScrollMode(QAbstractItemView.ScrollPerItem)     # a scroll shows the next row whole
         table.setHorizontalScrollMode(QAbstractItemView.ScrollPerItem)
         self.setSizePolicy(table.sizePolicy())
