@@ -62,8 +62,8 @@ class AdditionView(QWidget):
         t = self.table
         if not self.isVisible():
             return
-        rows = t.verticalHeader()    # two rows at least; the rest as the room allows (whole, in the holder)
-        least = sum(rows.sectionSize(i) for i in range(min(2, rows.count())))
+        rows = t.verticalHeader()    # a row at least; the rest as the room allows (whole, in the holder)
+        least = sum(rows.sectionSize(i) for i in range(min(1, rows.count())))
         self.table_box.setMinimumHeight(least + t.horizontalHeader().height() + 2 * t.frameWidth()
                                         + (t.horizontalScrollBar().sizeHint().height() if t.horizontalScrollBar().isVisible() else 0))
 
