@@ -79,9 +79,14 @@ def _least_height(item, width: int) -> int:
         rows: dict[int, int] = {}
         cols = max(1, lay.columnCount())
         gap = max(0, lay.horizontalSpacing())
-        stretch = [lay.columnStretch(c) for c in range(cols)]
-        room = max(1, inner - (cols - 1) * gap)                # columns share the room by stretch, as Qt does
-        widths = [room * s // sum(stretch) for s in stretch] if all(stretch) else [room // cols] * cols
+        where = [lay.getItemPosition(i) for i in range(len(kids))]
+        used = {c for kid, (_r, c0, _rs, cs) in zip(kids, where) if not kid.isEmpty() for c in range(c0, c0 + cs)}
+        used |= {c for c in range(cols) if lay.columnStretch(c)}   # Qt gives a column no width only when it is
+        used = used or set(range(cols))                        # empty and unstretched (a tour's fold: hidden, 0)
+        stretch = [lay.columnStretch(c) if c in used else 0 for c in range(cols)]
+        room = max(1, inner - (len(used) - 1) * gap)           # columns share the room by stretch, as Qt does
+        widths = ([room * s // sum(stretch) for s in stretch] if all(stretch[c] for c in used)
+                  else [room // len(used) if c in used else 0 for c in range(cols)])
         for i, kid in enumerate(kids):
             r, c, rspan, cspan = lay.getItemPosition(i)
             if rspan == 1:

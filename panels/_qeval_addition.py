@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QVBoxLayout, QWidget
 
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRows
 from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
 from panels._qeval_tables import fill_table, make_table
 from panels._qeval_views import SYMBOLS
@@ -38,19 +39,20 @@ class AdditionView(QWidget):
         side.addStretch(1)
         grid.addWidget(p, 0, 0)
         grid.addLayout(side, 0, 1)
-        grid.addWidget(self.table, 1, 0, 1, 2)
-        grid.setColumnStretch(0, 3)
-        grid.setColumnStretch(1, 2)
+        self.table_box = WholeRows(self.table)
+        grid.addWidget(self.table_box, 1, 0, 1, 2)
+        grid.setColumnStretch(0, 1)     # the text as wide as the chart: fewer lines, and the rows below fit a slide
+        grid.setColumnStretch(1, 1)
         grid.setRowStretch(0, 1)
-        # every bit width's row in view and the table no taller (a fixed nine lines scrolled the last
-        # row, the one the tour talks about, half away): the chart above takes what is left
+        # every bit width's row in view where the room allows and the table no taller: the chart above
+        # takes what is left; a slide too small shows the rows that fit whole
         self.table.setSizeAdjustPolicy(QTableWidget.AdjustToContents)
         self.table.verticalHeader().sectionResized.connect(lambda *_a: self._fit_table())
 
     def hideEvent(self, event) -> None:
         """A hidden tab asks for no height: the panel's other tabs need not make room for these rows."""
         super().hideEvent(event)
-        self.table.setMinimumHeight(0)
+        self.table_box.setMinimumHeight(0)
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
@@ -60,8 +62,10 @@ class AdditionView(QWidget):
         t = self.table
         if not self.isVisible():
             return
-        t.setMinimumHeight(t.verticalHeader().length() + t.horizontalHeader().height() + 2 * t.frameWidth()
-                           + (t.horizontalScrollBar().sizeHint().height() if t.horizontalScrollBar().isVisible() else 0))
+        rows = t.verticalHeader()    # a row at least; the rest as the room allows (whole, in the holder)
+        least = sum(rows.sectionSize(i) for i in range(min(1, rows.count())))
+        self.table_box.setMinimumHeight(least + t.horizontalHeader().height() + 2 * t.frameWidth()
+                                        + (t.horizontalScrollBar().sizeHint().height() if t.horizontalScrollBar().isVisible() else 0))
 
     def show(self, run) -> None:
         t, plot = self.theme, self.plot

@@ -14,6 +14,7 @@ from engines.qeval.config import QuantConfig
 from engines.qeval.evaluate import DOMAINS
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRows
 from explorer.ui.widgets import brush, legend_below, log_axes, make_plot, pen
 from panels._qeval_tables import fill_table, make_table
 
@@ -56,7 +57,7 @@ class CompareView(QWidget):
         self.labels: list[pg.TextItem] = []
         self.plot.getPlotItem().vb.sigResized.connect(self._place_labels)
         self.note = LiveText()
-        grid.addWidget(self.table, 0, 0, 1, 2)
+        grid.addWidget(WholeRows(self.table), 0, 0, 1, 2)
         grid.addWidget(self.plot, 1, 0)
         grid.addWidget(self.note, 1, 1)
         grid.setColumnStretch(0, 3)
@@ -230,7 +231,7 @@ class TasksView(QWidget):
         legend_below(p, most=2)
         self.curves: list = []
         self.note = LiveText()
-        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(WholeRows(self.table), 0, 0)
         grid.addWidget(p, 0, 1)
         grid.addWidget(self.note, 1, 0, 1, 2)
         grid.setColumnStretch(0, 3)
@@ -292,7 +293,7 @@ class RankingView(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         self.table = make_table("Configurations ranked by each metric")
         self.note = LiveText()
-        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(WholeRows(self.table), 0, 0)
         grid.addWidget(self.note, 1, 0)
         grid.setRowStretch(0, 1)
 
@@ -348,7 +349,7 @@ class CalibrationView(QWidget):
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.table.setSizePolicy(QSizePolicy.Minimum, QSizePolicy.Preferred)
-        grid.addWidget(self.table, 0, 0)
+        grid.addWidget(WholeRows(self.table), 0, 0)
         grid.addWidget(p, 0, 1)
         grid.addWidget(self.note, 1, 0, 1, 2)
         grid.setColumnStretch(1, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from engines.quant.explore import LayerAnalysis
 from engines.quant.study import FixesStudy
@@ -14,7 +14,7 @@ from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import range_end_for_label
 from explorer.ui.live_text import LiveText
 from explorer.ui.widgets import log_axes, make_plot, pen, set_title
-from panels._quant_views import Items, column, curve, label, rename, tidy
+from panels._quant_views import Items, column, curve, rename, tidy
 
 WONLY_TITLE = "Weight-only error on held-out tokens"
 
@@ -37,17 +37,24 @@ class FixesView(QWidget):
         g.addWidget(header, 0, 0, 1, 2)
         self.fix_plot = make_plot(theme, "Held-out relative output error, W8A8 per-tensor unless named",
                                   "", "relative error")
-        g.addWidget(self.fix_plot, 1, 0)
         self.dist_plot = make_plot(theme, "Per-channel max|x| the int8 scale must cover", "max|x| (log)",
                                    "input channel")
         log_axes(self.dist_plot, y=True)
         tidy(self.dist_plot, theme, legend="below")
-        g.addWidget(self.dist_plot, 1, 1)
         self.sq_plot = make_plot(theme, "SmoothQuant: error against α (migration strength)", "relative error", "α")
-        g.addWidget(self.sq_plot, 2, 0)
-        self.fix_text = label(g, 2, 1)
+        # two columns stacked on their own, not rows shared: the bars' chart (tall, a row per fix) over
+        # the text that reads it, beside the two line charts; shared rows summed both columns' tallest
+        # and pushed the view past a 1280x800 presenter slide
+        left, right = QVBoxLayout(), QVBoxLayout()
+        left.addWidget(self.fix_plot, 1)
+        self.fix_text = QLabel()
+        self.fix_text.setWordWrap(True)
+        left.addWidget(self.fix_text)
+        right.addWidget(self.dist_plot, 1)
+        right.addWidget(self.sq_plot, 1)
+        g.addLayout(left, 1, 0)
+        g.addLayout(right, 1, 1)
         g.setRowStretch(1, 1)
-        g.setRowStretch(2, 1)
         # half the width each: in a narrower first column every bar's name took two lines, and the bars'
         # chart, a line per name, pushed the view past a projector's height
         g.setColumnStretch(0, 1)

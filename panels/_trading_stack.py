@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QTableWidg
 from engines.trading import BCS_FIBRE_RTT_S, BCS_MICROWAVE_RTT_S, STAGES, StackPricing
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRows
 from explorer.ui.widgets import brush, make_plot, pen
 
 TIME_TICKS = [(-6, "1 µs"), (-3, "1 ms"), (0, "1 s"), (math.log10(86_400), "1 day"),
@@ -42,7 +43,7 @@ class StackView(QWidget):
         self.plot.addItem(self.bars)
         self.llm_line = pg.InfiniteLine(angle=90, movable=False, label="one model call", labelOpts={"position": 0.97, "anchors": [(0, 0), (0, 0)]})
         self.race_lines = [pg.InfiniteLine(pos=math.log10(t), angle=90, movable=False, label=name,
-                                           labelOpts={"position": 0.05})
+                                           labelOpts={"position": 0.02, "anchors": [(0, 1), (0, 1)]})
                            for t, name in ((BCS_MICROWAVE_RTT_S, "Chicago–NY 8.1 ms"),)]
         # the fibre route's label to the left of its line, at the top: the microwave line's sits at the foot
         self.fibre_line = pg.InfiniteLine(pos=math.log10(BCS_FIBRE_RTT_S), angle=90, movable=False,
@@ -53,29 +54,27 @@ class StackView(QWidget):
         self.plot.getAxis("bottom").setTicks([TIME_TICKS, []])
         self.plot.setXRange(-7.0, 8.0, padding=0)
         self.plot.setYRange(-0.6, len(STAGES) - 0.4, padding=0)
-        self.plot.setMinimumHeight(220)
-        lay.addWidget(self.plot, 0, 0, 1, 2)
+        self.plot.setMinimumHeight(200)
+        lay.addWidget(self.plot, 0, 0)
         self.text = LiveText()
         self.text.reserve_lines(5)
-        lay.addWidget(self.text, 1, 0)
+        lay.addWidget(self.text, 1, 0)      # the figures at full width: fewer lines on a slide
         self.stages = QTableWidget(len(STAGES), 3)
         self.stages.setHorizontalHeaderLabels(["Stage", "What a language model can do", "Source"])
         self.stages.setAccessibleName("Stages of a trading system and what a language model can do in each")
         self.stages.setWordWrap(True)
         self.stages.verticalHeader().setVisible(False)
         self.stages.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
-        for i, st in enumerate(STAGES):
+        for i, st in enumerate(reversed(STAGES)):      # top down as the chart lists them: execution first
             for j, text in enumerate((st.label, st.fit, st.source)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 self.stages.setItem(i, j, item)
         self.stages.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)   # rows follow the wrap
-        lay.addWidget(self.stages, 1, 1)
-        lay.setColumnStretch(0, 3)       # the figures' text the wider column: fewer lines on a 1080p slide
-        lay.setColumnStretch(1, 2)
-        lay.setRowStretch(0, 3)
-        lay.setRowStretch(1, 2)
+        lay.addWidget(WholeRows(self.stages), 2, 0)
+        lay.setRowStretch(0, 1)
+        lay.setRowStretch(2, 1)
         self.result: StackPricing | None = None
 
     def show_result(self, r: StackPricing) -> None:

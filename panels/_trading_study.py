@@ -16,6 +16,7 @@ from engines.trading import FIGURES, LLT_REPORTED_COSTS, LLT_REPORTED_NET_SHARPE
 from engines.trading.study import MP_OUT_OF_SAMPLE, MP_POST_PUBLICATION
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRows
 from explorer.ui.widgets import Tabs, brush, legend_below, make_plot, pen
 
 
@@ -100,7 +101,7 @@ class StudyView(QWidget):
                       "not checked against the paper's PDF here; \"checked\": read in the version's abstract.")
         note.setWordWrap(True)
         fl.addWidget(note)
-        fl.addWidget(self.figures, 1)
+        fl.addWidget(WholeRows(self.figures), 1)
         self.tabs.addTab(figures_page, "The study's figures")
         self.cum_box, self.cum_text = with_readout(c)
         self.cost_box, self.cost_text = with_readout(s)

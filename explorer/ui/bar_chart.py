@@ -97,7 +97,7 @@ def _fit_bar_chart(plot) -> None:
         view_px -= width - axis.width()     # the view narrows by what the axis grows (laid out later)
         axis.setWidth(width)
     n = len(values)
-    _fit_rows(plot, n * max((name.count("\n") + 1 for name in names), default=1) * metrics.height() * 1.2)
+    _fit_rows(plot, n * _row_lines([name.count("\n") + 1 for name in names]) * metrics.height() * 1.2)
     axis.setTicks([[(n - 1 - i, name) for i, name in enumerate(names)]])
     texts = [fmt.format(v) for v in values]
     label_layer(plot).set_labels([Label(t, v, n - 1 - i, (0, 0.5), font, color)
@@ -111,6 +111,16 @@ def _fit_bar_chart(plot) -> None:
     right = max(high * 1.05, *(v + (v - low) * (label_px(t) + 2 * PAD + 6) / max(view_px - label_px(t) - 14, 40.0)
                                 for v, t in zip(values, texts)))
     plot.setRange(xRange=(low, right), yRange=(-0.6, n - 0.4), padding=0)
+
+
+def _row_lines(lines: list[int]) -> float:
+    """Lines of text a row's spacing must hold so no name touches the next: two neighbours centred on
+    their rows need the mean of their heights, the top and bottom names 0.6 of a row to the edge
+    (the y range). One two-line name among one-line ones no longer doubles every row."""
+    if not lines:
+        return 1.0
+    pairs = [(a + b) / 2 for a, b in zip(lines, lines[1:])]
+    return max(1.0, *pairs, lines[0] / 1.2, lines[-1] / 1.2)
 
 
 def _fit_rows(plot, rows_px: float) -> None:

@@ -57,3 +57,14 @@ def test_anything_else_on_the_chart_is_cleared_as_before(qapp, qtbot):
     plot.addItem(stray)
     bar_chart(plot, theme, ["a"], [2.0])
     assert stray not in plot.getPlotItem().items and _widths(plot) == [2.0]
+
+
+def test_one_wrapped_name_widens_its_neighbours_rows_not_every_row():
+    """Rows are evenly spaced, so the spacing must hold the tallest pair of neighbours (their mean
+    height) and the end names to the range's edge (0.6 of a row), not the tallest name twice over."""
+    from explorer.ui.bar_chart import _row_lines
+
+    assert _row_lines([1, 2, 1, 1, 1]) == 1.5       # a two-line name among one-line ones
+    assert _row_lines([2, 2, 1]) == 2.0             # two two-line neighbours need two lines
+    assert _row_lines([1, 1, 3]) == 2.5             # the bottom name: 1.5 lines to the edge = 0.6 of 2.5
+    assert _row_lines([1, 1]) == 1.0 and _row_lines([]) == 1.0

@@ -88,8 +88,8 @@ def test_user_files(panel, tmp_path):
 
 @pytest.mark.parametrize("font_scale", [1.0, 1.8])
 def test_bar_chart_names_and_values_are_whole_and_apart(make_panel, ctx, qtbot, font_scale):
-    """Each bar's name sits whole on the left axis (a long one wraps, and its row is tall enough
-    for its lines) and each value label ends inside its chart, at projector text sizes too: the
+    """Each bar's name sits whole on the left axis (a long one wraps, and its rows are far enough
+    apart for its lines) and each value label ends inside its chart, at projector text sizes too: the
     names under vertical bars ran into each other."""
     from PySide6.QtGui import QFontMetricsF
     from PySide6.QtWidgets import QTabWidget
@@ -112,8 +112,10 @@ def test_bar_chart_names_and_values_are_whole_and_apart(make_panel, ctx, qtbot, 
                 metrics = QFontMetricsF(axis.style["tickFont"])
                 widest = max(metrics.horizontalAdvance(line) for name in names for line in name.split("\n"))
                 assert axis.width() >= widest + axis.style["tickTextOffset"][0], names
-                lines = max(name.count("\n") + 1 for name in names)
-                assert pi.getViewBox().height() / len(names) >= lines * metrics.height(), names
+                lines = [name.count("\n") + 1 for name in names]       # rows evenly spaced, names centred:
+                row = pi.getViewBox().height() / len(names)               # neighbours apart, the ends inside
+                assert all(row >= (a + b) / 2 * metrics.height() for a, b in zip(lines, lines[1:])), names
+                assert 0.6 * row >= max(lines[0], lines[-1]) / 2 * metrics.height(), names
                 layer = pi._label_layer
                 view = layer.vb.rect().adjusted(-1, -1, 1, 1)
                 assert len(layer.rects()) == len(names)
