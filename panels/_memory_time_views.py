@@ -178,6 +178,8 @@ class StepTimeView(MemoryChart):
                        f"{STRATEGY_SHORT[verdict.fastest_fitting]}, the fastest that fits.")
         pcie = f"; PCIe {st.pcie_bytes / 1e9:,.1f} GB" if st.pcie_bytes else ""
         nvme = f"; NVMe {st.nvme_bytes / 1e9:,.1f} GB" if st.nvme_bytes else ""
+        if st.offload_total:            # the O block: often too thin on the bars to carry its number
+            nvme += f", {st.offload:,.2f} s of it exposed"
         self.readout.setText(
             f"<b>{STRATEGY_SHORT[st.strategy]}: "
             f"{st.total:,.3f} s per step → {st.tokens_per_second:,.0f} tokens/s, MFU {st.mfu * 100:.1f}% "
@@ -230,7 +232,22 @@ class ThroughputView(MemoryChart):
             self.show_setup(scenario)
         if self._changed("tput", r.key):   # the sweep and your strategy (its scenario, less the count)
             self._draw(r)
+        if self._changed("tput-count", (r.key, r.n_gpus)):
+            self._name_curves(r)
         self.marker.setPos(np.log10(r.n_gpus))
+
+    def _name_curves(self, r: ThroughputStudy) -> None:
+        """Each key entry names its strategy and its tokens/s per GPU at the marked count: the curves'
+        heights as figures a slide can cite."""
+        at = np.flatnonzero(r.sweep.n_gpus == r.n_gpus)
+        for row, s in enumerate(r.sweep.strategies):
+            label = self.legend.getLabel(self.curves[row][0])
+            if label is None:
+                continue
+            v = r.per_gpu[row][at[0]] if at.size else np.nan
+            value = f": {v:,.0f}" if np.isfinite(v) else ""
+            label.setText(f"{STRATEGY_SHORT[s]}{value}{' ◀ yours' if s == r.strategy else ''}", color=self.theme.fg,
+                          size=f"{self.theme.point_size * 0.85:.1f}pt")
 
     def _draw(self, r: ThroughputStudy) -> None:
         sw, own = r.sweep, r.strategy
@@ -250,10 +267,6 @@ class ThroughputView(MemoryChart):
             marks.setData(x=np.log10(xs), y=ys, symbol=SYMBOLS[row], size=8,
                           brush=[pg.mkBrush(color) if f else pg.mkBrush(self.theme.bg) for f in fits[ok]],
                           pen=self._pen(color, 1.5))
-            label = self.legend.getLabel(fit)
-            if label is not None:
-                label.setText(f"{STRATEGY_SHORT[s]}{' ◀ yours' if s == own else ''}", color=self.theme.fg,
-                              size=f"{self.theme.point_size * 0.85:.1f}pt")
             finite.append(ys)
         vals = np.concatenate(finite) if finite else np.array([1.0])
         hi = _nice_ceil(float(vals.max()) * 1.1)
