@@ -100,14 +100,20 @@ class StepTimeView(MemoryChart):
         for part, sample in self.key_samples.items():
             sample.setOpts(brush=self._part_brushes(part)[0], pen=self._pen(theme.fg, 1))
         style_legend(self.key, theme)
-        self.key.setColumnCount(4)
-        self.key.updateSize()
+        self._fit_key()
+
+    def _fit_key(self) -> None:
+        """The key in one row where the chart is wide enough: two rows took the bars' room in a
+        1280×800 window, where the tab under the memory charts is short."""
+        # fit_columns allows 45 px beside each label; pyqtgraph's sample and spacing take ~25 px more
+        self.key.fit_columns(self.plot.width() - 60 - 25 * len(PARTS), self.key.text_font, most=len(PARTS))
 
     def show_offload_rates(self, shown: bool) -> None:
         """Only offload reads the rates: the panel shows them while the scenario offloads."""
         self.offload_rates.setVisible(shown)
 
     def _resized(self, *_args) -> None:
+        self._fit_key()
         self._drawn.pop("time", None)
         if self.result is not None and not self.isHidden():   # hidden: not the tab shown
             self.show_result(self.result)
@@ -158,8 +164,9 @@ class StepTimeView(MemoryChart):
         for y, s, st, fits in zip(ys, shown, times, r.fits):
             text = (f"{st.total:,.2f} s · {_rate(st.tokens_per_second)}tok/s · MFU {st.mfu * 100:.0f}% · "
                     f"{'fits' if fits else 'too big'}{' ◀ yours' if s == r.strategy else ''}")
-            pool.text(text, (st.total + top * 0.01, y), (0, 0.5), self._font(LABEL_SCALE), self.theme.fg)
-            x_max = max(x_max, range_end_for_label(st.total, 0.0, label_metrics.horizontalAdvance(text) + 16,
+            start = st.total + top * 0.01           # the label's left end: the range leaves it room from there
+            pool.text(text, (start, y), (0, 0.5), self._font(LABEL_SCALE), self.theme.fg)
+            x_max = max(x_max, range_end_for_label(start, 0.0, label_metrics.horizontalAdvance(text) + 16,
                                                    width_px, 0.2 * width_px))
         pool.end()
         self._set_axes(p, "time", left=[(y, STRATEGY_SHORT[s]) for y, s in zip(ys, shown)],
