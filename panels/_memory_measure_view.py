@@ -128,6 +128,9 @@ class MeasuredView(QWidget):
                 item.setToolTip(row[-1])
                 t.setItem(i, j, item)
         t.resizeRowsToContents()
+        one = t.fontMetrics().height()      # the style pads each row ~5 px: at 1280×800 in presenter mode that
+        for i in range(t.rowCount()):       # padding pushed the total row of the PyTorch check out of view
+            t.setRowHeight(i, max(1, round((t.rowHeight(i) - 5) / one)) * one + 3)
         if rows:
             t.setCurrentCell(picked, 0)
         self._show_reason(picked if rows else -1)
