@@ -185,15 +185,15 @@ class StepTimeView(MemoryChart):
                        f"{STRATEGY_SHORT[verdict.fastest_fitting]}, the fastest that fits.")
         pcie = f"; PCIe {st.pcie_bytes / 1e9:,.1f} GB" if st.pcie_bytes else ""
         nvme = f"; NVMe {st.nvme_bytes / 1e9:,.1f} GB" if st.nvme_bytes else ""
-        if st.offload_total:            # the O block: often too thin on the bars to carry its number
-            nvme += f", {st.offload:,.2f} s of it exposed"
+        # the O block is often too thin on the bars to carry its number
+        exposed = f"; offload traffic exposed {st.offload:,.2f} s" if st.offload_total else ""
         self.readout.setText(
             f"<b>{STRATEGY_SHORT[st.strategy]}: "
             f"{st.total:,.3f} s per step → {st.tokens_per_second:,.0f} tokens/s, MFU {st.mfu * 100:.1f}% "
             f"(HFU {st.hfu * 100:.1f}%)</b>. {compare}<br>Global batch {st.global_batch:,} sequences "
             f"({st.global_tokens:,} tokens); DP traffic {st.comm_bytes / 1e9:,.2f} GB per step, "
             f"{st.comm_bytes_per_sample / 1e6:,.1f} MB per sequence, {st.dp_comm_hidden:,.2f} s of it hidden behind "
-            f"compute (not drawn){pcie}{nvme}." + (" <i>(notes: hover)</i>" if st.notes else "")
+            f"compute (not drawn){pcie}{nvme}{exposed}." + (" <i>(notes: hover)</i>" if st.notes else "")
             )
         self.readout.setToolTip("; ".join(st.notes))
 

@@ -173,9 +173,8 @@ class FaultRunView(QWidget):
             self._mark_off_chart(key, plot, r.records, value)
             plot.enableAutoRange()
         self.text.setText(summary(study))
-        first = next((a for a in r.alarms if r.faults and a.step >= r.faults[0].step), None)
-        self.first_alarm.setText(f"✖ first alarm, step {first.step}: {first.detail}" if first else
-                                 "No alarm fired after the fault." if r.faults else "")
+        first = r.first_alarm()
+        self.first_alarm.setText(f"✖ first alarm, step {first.step}: {first.detail}" if first else "No alarm fired.")
         self.log.setHtml(self._log_html(r))
 
     def _mark_off_chart(self, key: str, plot, records, value) -> None:
