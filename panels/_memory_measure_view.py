@@ -24,7 +24,7 @@ FSDP_CATEGORY_LABELS = {"params": "params (fp32 shard = master)", "grads": "grad
 
 class MeasuredView(QWidget):
     """Analytic against measured, one row per category (or quantity), and a note on the run.
-    ``progress`` is the job slot's progress bar and Cancel button, placed under the buttons."""
+    ``progress`` is the job slot's progress bar and Cancel button, placed after the buttons."""
 
     measure_requested = Signal()
     fsdp_requested = Signal()
@@ -52,9 +52,9 @@ class MeasuredView(QWidget):
                                (self.step_button, self.timing_requested), (self.check_button, self.check_requested)):
             button.clicked.connect(signal)
             buttons.addWidget(button)
+        if progress is not None:              # beside the buttons where the row has room: a row of its own
+            buttons.addWidget(progress)       # took the height the table's last rows needed in a window
         bl.addLayout(buttons)
-        if progress is not None:
-            bl.addWidget(progress)
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["category", "analytic", "measured", "diff", "why they differ"])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
@@ -128,6 +128,9 @@ class MeasuredView(QWidget):
                 item.setToolTip(row[-1])
                 t.setItem(i, j, item)
         t.resizeRowsToContents()
+        one = t.fontMetrics().height()      # the style pads each row ~5 px: at 1280×800 in presenter mode that
+        for i in range(t.rowCount()):       # padding pushed the total row of the PyTorch check out of view
+            t.setRowHeight(i, max(1, round((t.rowHeight(i) - 5) / one)) * one + 3)
         if rows:
             t.setCurrentCell(picked, 0)
         self._show_reason(picked if rows else -1)

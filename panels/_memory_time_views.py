@@ -100,14 +100,20 @@ class StepTimeView(MemoryChart):
         for part, sample in self.key_samples.items():
             sample.setOpts(brush=self._part_brushes(part)[0], pen=self._pen(theme.fg, 1))
         style_legend(self.key, theme)
-        self.key.setColumnCount(4)
-        self.key.updateSize()
+        self._fit_key()
+
+    def _fit_key(self) -> None:
+        """The key in one row where the chart is wide enough: two rows took the bars' room in a
+        1280×800 window, where the tab under the memory charts is short."""
+        # fit_columns allows 45 px beside each label; pyqtgraph's sample and spacing take ~25 px more
+        self.key.fit_columns(self.plot.width() - 60 - 25 * len(PARTS), self.key.text_font, most=len(PARTS))
 
     def show_offload_rates(self, shown: bool) -> None:
         """Only offload reads the rates: the panel shows them while the scenario offloads."""
         self.offload_rates.setVisible(shown)
 
     def _resized(self, *_args) -> None:
+        self._fit_key()
         self._drawn.pop("time", None)
         if self.result is not None and not self.isHidden():   # hidden: not the tab shown
             self.show_result(self.result)
@@ -158,8 +164,9 @@ class StepTimeView(MemoryChart):
         for y, s, st, fits in zip(ys, shown, times, r.fits):
             text = (f"{st.total:,.2f} s · {_rate(st.tokens_per_second)}tok/s · MFU {st.mfu * 100:.0f}% · "
                     f"{'fits' if fits else 'too big'}{' ◀ yours' if s == r.strategy else ''}")
-            pool.text(text, (st.total + top * 0.01, y), (0, 0.5), self._font(LABEL_SCALE), self.theme.fg)
-            x_max = max(x_max, range_end_for_label(st.total, 0.0, label_metrics.horizontalAdvance(text) + 16,
+            start = st.total + top * 0.01           # the label's left end: the range leaves it room from there
+            pool.text(text, (start, y), (0, 0.5), self._font(LABEL_SCALE), self.theme.fg)
+            x_max = max(x_max, range_end_for_label(start, 0.0, label_metrics.horizontalAdvance(text) + 16,
                                                    width_px, 0.2 * width_px))
         pool.end()
         self._set_axes(p, "time", left=[(y, STRATEGY_SHORT[s]) for y, s in zip(ys, shown)],
@@ -178,13 +185,15 @@ class StepTimeView(MemoryChart):
                        f"{STRATEGY_SHORT[verdict.fastest_fitting]}, the fastest that fits.")
         pcie = f"; PCIe {st.pcie_bytes / 1e9:,.1f} GB" if st.pcie_bytes else ""
         nvme = f"; NVMe {st.nvme_bytes / 1e9:,.1f} GB" if st.nvme_bytes else ""
+        # the O block is often too thin on the bars to carry its number
+        exposed = f"; offload traffic exposed {st.offload:,.2f} s" if st.offload_total else ""
         self.readout.setText(
             f"<b>{STRATEGY_SHORT[st.strategy]}: "
             f"{st.total:,.3f} s per step → {st.tokens_per_second:,.0f} tokens/s, MFU {st.mfu * 100:.1f}% "
             f"(HFU {st.hfu * 100:.1f}%)</b>. {compare}<br>Global batch {st.global_batch:,} sequences "
             f"({st.global_tokens:,} tokens); DP traffic {st.comm_bytes / 1e9:,.2f} GB per step, "
             f"{st.comm_bytes_per_sample / 1e6:,.1f} MB per sequence, {st.dp_comm_hidden:,.2f} s of it hidden behind "
-            f"compute (not drawn){pcie}{nvme}." + (" <i>(notes: hover)</i>" if st.notes else "")
+            f"compute (not drawn){pcie}{nvme}{exposed}." + (" <i>(notes: hover)</i>" if st.notes else "")
             )
         self.readout.setToolTip("; ".join(st.notes))
 
@@ -230,7 +239,22 @@ class ThroughputView(MemoryChart):
             self.show_setup(scenario)
         if self._changed("tput", r.key):   # the sweep and your strategy (its scenario, less the count)
             self._draw(r)
+        if self._changed("tput-count", (r.key, r.n_gpus)):
+            self._name_curves(r)
         self.marker.setPos(np.log10(r.n_gpus))
+
+    def _name_curves(self, r: ThroughputStudy) -> None:
+        """Each key entry names its strategy and its tokens/s per GPU at the marked count: the curves'
+        heights as figures a slide can cite."""
+        at = np.flatnonzero(r.sweep.n_gpus == r.n_gpus)
+        for row, s in enumerate(r.sweep.strategies):
+            label = self.legend.getLabel(self.curves[row][0])
+            if label is None:
+                continue
+            v = r.per_gpu[row][at[0]] if at.size else np.nan
+            value = f": {v:,.0f}" if np.isfinite(v) else ""
+            label.setText(f"{STRATEGY_SHORT[s]}{value}{' ◀ yours' if s == r.strategy else ''}", color=self.theme.fg,
+                          size=f"{self.theme.point_size * 0.85:.1f}pt")
 
     def _draw(self, r: ThroughputStudy) -> None:
         sw, own = r.sweep, r.strategy
@@ -250,10 +274,6 @@ class ThroughputView(MemoryChart):
             marks.setData(x=np.log10(xs), y=ys, symbol=SYMBOLS[row], size=8,
                           brush=[pg.mkBrush(color) if f else pg.mkBrush(self.theme.bg) for f in fits[ok]],
                           pen=self._pen(color, 1.5))
-            label = self.legend.getLabel(fit)
-            if label is not None:
-                label.setText(f"{STRATEGY_SHORT[s]}{' ◀ yours' if s == own else ''}", color=self.theme.fg,
-                              size=f"{self.theme.point_size * 0.85:.1f}pt")
             finite.append(ys)
         vals = np.concatenate(finite) if finite else np.array([1.0])
         hi = _nice_ceil(float(vals.max()) * 1.1)

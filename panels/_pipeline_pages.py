@@ -225,7 +225,7 @@ def named_views(s: SchedulesPage, e: ExecutedPage, t, g) -> tuple[tuple[str, QWi
             ("tp_degree", t.tp_spin, "t: tensor-parallel GPUs (scenario TP)"),
             ("sequence_parallel", t.sp_check, "Sequence parallelism"),
             ("layout", g.grid, "DP × TP × PP rank grid and memory per stage"),
-            ("rank_grid", g.layout_view, "DP × TP × PP rank grid"),
+            ("rank_grid", g.ranks, "DP × TP × PP rank grid and its groups"),
             ("stage_memory", g.memory.plot, "Memory per pipeline stage"))
 
 
@@ -294,12 +294,17 @@ class LayoutPage(QWidget):
         row = QHBoxLayout()
         self.layout_view = LayoutView(theme)
         self.layout_view.setAccessibleName("GPUs as DP × TP × PP rank grid, grouped by node")
-        row.addWidget(self.layout_view, 3)
+        # the grid with the groups' text under it: a slide of the grid also says what its groups are
+        self.ranks = QWidget()
+        ranks_box = QVBoxLayout(self.ranks)
+        ranks_box.setContentsMargins(0, 0, 0, 0)
+        ranks_box.addWidget(self.layout_view, 1)
+        self.layout_text = LiveText(min_lines=4)
+        ranks_box.addWidget(self.layout_text)
+        row.addWidget(self.ranks, 3)
         self.memory = StageMemoryChart(theme)
         row.addWidget(self.memory.plot, 2)
         inner.addLayout(row, 1)
-        self.layout_text = LiveText(min_lines=4)
-        inner.addWidget(self.layout_text)
         lay.addWidget(self.grid, 1)
         self.theme = theme
         self.study: LayoutStudy | None = None

@@ -138,7 +138,7 @@ class GanttView(pg.GraphicsLayoutWidget):
     def __init__(self, theme: Theme, title: str) -> None:
         super().__init__()
         self.theme = theme
-        self.setMinimumHeight(260)   # with the bubble texts under it, it fits a 1280×800 slide
+        self.setMinimumHeight(215)   # with the bubble texts under it, the page fits a 1280×800 window unscrolled
         self.gantt = self.addPlot(row=0, col=0, axisItems={"bottom": bottom_axis()})
         self.flight = self.addPlot(row=1, col=0, axisItems={"bottom": bottom_axis()})
         self.ci.layout.setRowStretchFactor(0, 3)   # the rows carry the micro-batch numbers: most room

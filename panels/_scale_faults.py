@@ -75,7 +75,7 @@ class FaultRunView(QWidget):
         outer.addLayout(controls)
 
         grid = QGridLayout()
-        self.loss_plot = make_plot(theme, "Training loss per step", "loss (nats per byte)", "step")
+        self.loss_plot = make_plot(theme, "Training loss per step (nats per byte)", "loss", "step")
         self.loss_plot.setAccessibleName("Loss per step of the faulty and the clean run")
         self.grad_plot = make_plot(theme, "Gradient norm per step (before clipping)", "gradient norm", "step")
         self.grad_plot.setAccessibleName("Gradient norm per step of the faulty and the clean run")
@@ -97,6 +97,9 @@ class FaultRunView(QWidget):
         lay = QVBoxLayout(self.loss_box)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.loss_plot, 1)
+        self.first_alarm = LiveText(min_lines=1)    # what the ✖ on the chart found, said beside it on a slide
+        self.first_alarm.setAccessibleName("The first alarm after the fault")
+        lay.addWidget(self.first_alarm)
         grid.addWidget(self.loss_box, 0, 0)
         grid.addWidget(self.grad_plot, 0, 1)
         self.text = LiveText()
@@ -170,6 +173,8 @@ class FaultRunView(QWidget):
             self._mark_off_chart(key, plot, r.records, value)
             plot.enableAutoRange()
         self.text.setText(summary(study))
+        first = r.first_alarm()
+        self.first_alarm.setText(f"✖ first alarm, step {first.step}: {first.detail}" if first else "No alarm fired.")
         self.log.setHtml(self._log_html(r))
 
     def _mark_off_chart(self, key: str, plot, records, value) -> None:
@@ -222,6 +227,7 @@ class FaultRunView(QWidget):
 
     def apply_theme(self, t) -> None:
         self.theme = t
+        self.first_alarm.reset_height()
         for it in self.items.values():
             it["ref"].setPen(pen(t.fg, 2, Qt.DashLine))
             it["lost"].setPen(pen(t.color(0), 2.5, Qt.DotLine))

@@ -283,6 +283,8 @@ class ServingPanel(Panel):
                 self._ranges[policy] = (end, r.max_batch)
                 plot.setXRange(0, end, padding=0.01)
                 plot.setYRange(-0.6, r.max_batch - 0.4, padding=0)
+                last = r.max_batch - 1   # the first and last slot: every other one ran into its neighbours
+                plot.getAxis("left").setTicks([[(0, "0"), (last, str(last))] if last else [(0, "0")], []])
                 plot.getViewBox().updateMatrix()
             waiting = int(((r.arrival <= now) & (r.start > now)).sum())
             done = int((r.finish <= now).sum())

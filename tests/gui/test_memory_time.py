@@ -64,6 +64,21 @@ def test_throughput_tab_draws_tokens_per_gpu_solid_only_where_it_fits(make_panel
         fits = p.sweep_result.totals[row, sw.n_gpus - 1] <= p.sweep_result.gpu_memory
         assert np.array_equal(np.isfinite(fy), fits & ok)
     assert p.tput_view.marker.value() == pytest.approx(np.log10(sc.n_gpus))
+    at = list(sw.n_gpus).index(sc.n_gpus)              # the key gives each curve's height at the marker
+    label = p.tput_view.legend.getLabel(p.tput_view.curves[0][0]).text
+    assert f": {sw.per_gpu[0][at]:,.0f}" in label
+    ctx.scenario.update(n_gpus=int(sw.n_gpus[at + 1]))  # a count edit moves the figures with the marker
+    label = p.tput_view.legend.getLabel(p.tput_view.curves[0][0]).text
+    assert f": {sw.per_gpu[0][at + 1]:,.0f}" in label
+
+
+def test_step_time_readout_gives_the_offload_time_left_exposed(make_panel, ctx):
+    ctx.scenario.update(n_gpus=8, offload_optimizer=True)
+    p = make_panel(MemoryPanel)
+    p.lower_tabs.setCurrentWidget(p.time_view)
+    own = step_time(ctx.scenario.value, ctx.scenario.value.strategy, p.params.time_knobs)
+    assert own.offload_total > 0
+    assert f"offload traffic exposed {own.offload:,.2f} s" in p.time_view.readout.text()
 
 
 def test_timed_real_steps_fill_the_measured_table_against_the_model(make_panel, ctx):

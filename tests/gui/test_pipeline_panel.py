@@ -74,6 +74,8 @@ def test_layout_view_and_stage_memory(panel):
     summ = panel.layout3d.summary()
     assert summ["tp"]["intra_node"] == summ["tp"]["groups"] == 8
     assert "NVLink" in panel.layout_text.text()
+    grid = panel.view_widget("rank_grid")     # a slide of the grid shows the groups' figures too
+    assert grid.isAncestorOf(panel.layout_view) and grid.isAncestorOf(panel.layout_text)
     assert len(panel.stage_memory) == 4 and all(st.total > 0 for st in panel.stage_memory)
 
 

@@ -13,6 +13,8 @@ def test_the_fault_run_starts_only_when_its_page_is_shown(make_panel, qtbot):
     assert p.settle(240_000) and p.fault_study is not None
     r = p.fault_study.run
     assert (r.first_alarm().step, r.first_alarm().rule) == (p.params.fault_step, "checksum")
+    assert view.loss_box.isAncestorOf(view.first_alarm)        # the loss chart's slide says what the ✖ found
+    assert view.first_alarm.text() == f"✖ first alarm, step {r.first_alarm().step}: {r.first_alarm().detail}"
     assert [a.kind for a in r.actions] == ["replay"]
     assert len(view.items["loss"]["kept"].xData) == len(r.kept)
     assert view.items["loss"]["lost"].xData.size > 0             # the undone steps are drawn apart
