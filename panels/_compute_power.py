@@ -12,6 +12,7 @@ from engines.compute import GridStudy, PowerBudget, PowerStudy, PowerTrace
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import whole_rows
 from explorer.ui.widgets import legend_below, make_plot, pen, set_title
 from panels._compute_common import SourcesBox, big, draw_bars, megawatts, money, mwh, tag, tonnes, watts
 
@@ -115,6 +116,7 @@ class GridView(QWidget):
         self.deals.setWordWrap(True)
         self.deals.setAccessibleName("Gas and nuclear deals for data centres")
         self.deals.setMinimumHeight(190)
+        whole_rows(self.deals)
         lay.addWidget(self.deals, 2)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)
