@@ -6,10 +6,11 @@ import math
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import MachineMeasurement, StepNetwork
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import make_plot, set_title
 from panels._compute_common import SourcesBox, draw_bars, money, tag
 
@@ -45,7 +46,7 @@ class MachineView(QWidget):
         lay.addLayout(top, 3)
         lay.addWidget(self.text)
         bottom.addWidget(self.net_plot, 3)
-        self.market = QTableWidget(0, 4)
+        self.market = WholeRowTable(0, 4)
         self.market.setHorizontalHeaderLabels(["Figure", "Value", "Date", "How sure"])
         self.market.verticalHeader().setVisible(False)
         self.market.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)

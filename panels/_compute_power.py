@@ -6,13 +6,13 @@ from html import escape
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import GridStudy, PowerBudget, PowerStudy, PowerTrace
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
-from explorer.ui.whole_rows import whole_rows
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import legend_below, make_plot, pen, set_title
 from panels._compute_common import SourcesBox, big, draw_bars, megawatts, money, mwh, tag, tonnes, watts
 
@@ -107,7 +107,7 @@ class GridView(QWidget):
         self.text = LiveText()
         self.text.reserve_lines(2)
         lay.addWidget(self.text)
-        self.deals = QTableWidget(0, 6)
+        self.deals = WholeRowTable(0, 6)
         self.deals.setHorizontalHeaderLabels(["Date", "Who", "What", "MW", "Fuel", "How sure"])
         self.deals.verticalHeader().setVisible(False)
         self.deals.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
@@ -116,7 +116,6 @@ class GridView(QWidget):
         self.deals.setWordWrap(True)
         self.deals.setAccessibleName("Gas and nuclear deals for data centres")
         self.deals.setMinimumHeight(190)
-        whole_rows(self.deals)
         lay.addWidget(self.deals, 2)
         self.sources = SourcesBox()
         lay.addWidget(self.sources)

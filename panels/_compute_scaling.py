@@ -13,6 +13,7 @@ from engines.compute import FITS, KAPLAN, ScalingStudy, load_table
 from engines.compute.study import CHINCHILLA_C, ISO_BUDGETS
 from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import Tabs, legend_below, log_axes, make_plot, pen
 from panels._compute_common import SourcesBox, big, eng
 
@@ -88,10 +89,10 @@ class ScalingView(QWidget):
         lay.addLayout(charts, 3)
         lay.addWidget(self.text)
         self.tables = Tabs()
-        self.runs_table = QTableWidget(0, 8)
+        self.runs_table = WholeRowTable(0, 8)
         self.runs_table.setHorizontalHeaderLabels(["Run", "N", "D (tokens)", "6ND", "Reported C", "GPU-hours",
                                                    "Implied MFU", "How sure"])
-        self.fits_table = QTableWidget(0, 9)
+        self.fits_table = WholeRowTable(0, 9)
         self.fits_table.setHorizontalHeaderLabels(["Fit", "E", "A", "B", "α", "β", f"N_opt at {CHINCHILLA_C:g}",
                                                    "D_opt", "Tokens per param"])
         for t, name in ((self.runs_table, "Published runs"), (self.fits_table, "The three fits at Chinchilla's budget")):

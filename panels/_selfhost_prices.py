@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHeaderVi
 
 from engines.selfhost import PriceBook, age_days, age_words, is_stale, parse_price_text
 from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import ErrorLabel
 
 PRICE_FILE = "selfhost-prices.json"
@@ -53,7 +54,7 @@ class PriceTable(QWidget):
         self.where = QLabel()
         self.where.setWordWrap(True)
         lay.addWidget(self.where)
-        self.table = QTableWidget(0, len(COLUMNS))
+        self.table = WholeRowTable(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels([c.capitalize() for c in COLUMNS])
         self.table.setAccessibleName("Price file rows with their dates, ages and sources")
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)

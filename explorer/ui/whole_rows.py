@@ -3,51 +3,47 @@ taller than its room ends on a row boundary instead of a row cut through its tex
 projector shows the cut half-line as garbage; the scroll bar still says there is more)."""
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QTableView
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QTableWidget
 
 
-class _WholeRows(QObject):
-    """Re-fits the table's bottom viewport margin when the table, its rows or its scroll position change."""
+class WholeRowTable(QTableWidget):
+    """A ``QTableWidget`` whose viewport holds whole rows. The bottom viewport margin is set where the
+    view lays itself out (``updateGeometries``, which resets the margins to the headers' room), and
+    again when rows change height or the view scrolls to rows of other heights."""
 
-    def __init__(self, table: QTableView) -> None:
-        super().__init__(table)
-        self.table = table
-        table.viewport().installEventFilter(self)     # the view's own layout resets the margins: re-fit after it
-        table.verticalHeader().sectionResized.connect(self.fit)
-        table.verticalScrollBar().valueChanged.connect(self.fit)
-        model = table.model()
-        for signal in (model.rowsInserted, model.rowsRemoved, model.modelReset, model.layoutChanged):
-            signal.connect(self.fit)
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self._fitting = False
+        self._later = QTimer(self)
+        self._later.setSingleShot(True)
+        self._later.setInterval(0)
+        self._later.timeout.connect(self.updateGeometries)
+        self.verticalHeader().sectionResized.connect(self._later.start)
+        self.verticalScrollBar().valueChanged.connect(self._later.start)
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.Resize:
-            self.fit()
-        return False
+    def updateGeometries(self) -> None:  # noqa: N802 (Qt name)
+        super().updateGeometries()
+        if self._fitting:
+            return
+        self._fitting = True
+        try:
+            kept = self.viewportMargins()
+            margin = self.partial_row_height(self.viewport().height() + kept.bottom())
+            if margin != kept.bottom():
+                self.setViewportMargins(kept.left(), kept.top(), kept.right(), margin)
+        finally:
+            self._fitting = False
 
-    def fit(self, *_args) -> None:
-        """Bottom margin = the part of the room below the last row that fits whole (none when every row
-        below the first shown fits, or when not even one does: then the cut row is better than nothing)."""
-        t = self.table
-        kept = t.viewportMargins()                     # the headers' room, left and top
-        room = t.viewport().height() + kept.bottom()
-        first = t.rowAt(0)
-        margin = 0
-        if first >= 0:
-            top = t.rowViewportPosition(first)
-            bottom = top
-            row = first
-            while row < t.model().rowCount() and bottom + t.rowHeight(row) <= room:
-                bottom += t.rowHeight(row) if not t.isRowHidden(row) else 0
-                row += 1
-            if row < t.model().rowCount() and row > first:
-                margin = room - bottom
-        if margin != kept.bottom():
-            t.setViewportMargins(kept.left(), kept.top(), kept.right(), margin)
-
-
-def whole_rows(table: QTableView) -> QTableView:
-    """Make ``table`` show whole rows only (see the module's docstring); returns it."""
-    if getattr(table, "_whole_rows", None) is None:
-        table._whole_rows = _WholeRows(table)
-    return table
+    def partial_row_height(self, room: int) -> int:
+        """The part of ``room`` (pixels) below the last row that fits whole from the first row shown: 0
+        when every row fits, or when not even one does (a cut row is better than an empty table)."""
+        first, rows = self.rowAt(0), self.rowCount()
+        if first < 0:
+            return 0
+        bottom = self.rowViewportPosition(first)
+        row = first
+        while row < rows and bottom + self.rowHeight(row) <= room:
+            bottom += self.rowHeight(row)
+            row += 1
+        return room - bottom if first < row < rows else 0
