@@ -4,13 +4,13 @@ projector shows the cut half-line as garbage; the scroll bar still says there is
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QTableWidget
+from PySide6.QtWidgets import QAbstractItemView, QTableWidget
 
 
 class WholeRowTable(QTableWidget):
     """A ``QTableWidget`` whose viewport holds whole rows. The bottom viewport margin is set where the
-    view lays itself out (``updateGeometries``, which resets the margins to the headers' room), and
-    again when rows change height or the view scrolls to rows of other heights."""
+    view lays itself out (``QTableView.updateGeometries`` resets the margins to the headers' room, so
+    margins set from outside do not hold), and again when rows change height or the view scrolls."""
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -23,15 +23,21 @@ class WholeRowTable(QTableWidget):
         self.verticalScrollBar().valueChanged.connect(self._later.start)
 
     def updateGeometries(self) -> None:  # noqa: N802 (Qt name)
-        super().updateGeometries()
-        if self._fitting:
+        if self._fitting:              # the viewport resized by our own margin: finished below
+            return
+        super().updateGeometries()     # sets the margins to the headers' room (bottom 0)
+        kept = self.viewportMargins()
+        margin = self.partial_row_height(self.viewport().height() + kept.bottom())
+        if margin == kept.bottom():
             return
         self._fitting = True
         try:
-            kept = self.viewportMargins()
-            margin = self.partial_row_height(self.viewport().height() + kept.bottom())
-            if margin != kept.bottom():
-                self.setViewportMargins(kept.left(), kept.top(), kept.right(), margin)
+            self.setViewportMargins(kept.left(), kept.top(), kept.right(), margin)
+            rows = self.verticalHeader()
+            if not rows.isHidden():    # QTableView sizes it to the viewport it had
+                g = rows.geometry()
+                rows.setGeometry(g.x(), g.y(), g.width(), self.viewport().height())
+            QAbstractItemView.updateGeometries(self)    # scroll ranges, without QTableView's margin reset
         finally:
             self._fitting = False
 
