@@ -220,6 +220,7 @@ class ScalingView(QWidget):
                                         f"{o.constants.A:.5g}", f"{o.constants.B:.6g}", f"{o.constants.alpha:.4g}",
                                         f"{o.constants.beta:.4g}", big(o.params), big(o.tokens),
                                         f"{o.tokens_per_param:.1f}"), o.constants.source) for o in r.optima])
+        self.fits_table.wrap_to_width(0)           # the fits' names wrap: every figure stays in view
 
     @staticmethod
     def _fill(table: QTableWidget, rows) -> None:

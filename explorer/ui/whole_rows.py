@@ -7,6 +7,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget
 
 
+WRAP_MIN_PX = 80      # a wrapping column never gets narrower than this
+
+
 class WholeRowTable(QTableWidget):
     """A ``QTableWidget`` whose viewport holds whole rows. The bottom viewport margin is set where the
     view lays itself out (``QTableView.updateGeometries`` resets the margins to the headers' room, so
@@ -15,6 +18,7 @@ class WholeRowTable(QTableWidget):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self._fitting = False
+        self._wrap_column: int | None = None
         self._later = QTimer(self)
         self._later.setSingleShot(True)
         self._later.setInterval(0)
@@ -40,6 +44,27 @@ class WholeRowTable(QTableWidget):
             QAbstractItemView.updateGeometries(self)    # scroll ranges, without QTableView's margin reset
         finally:
             self._fitting = False
+
+    def wrap_to_width(self, column: int) -> None:
+        """Let ``column`` (long names) give up width, its text wrapping onto more lines, until every
+        column fits the viewport: a slide cannot scroll sideways to the figures beyond it. Call again
+        after the columns were re-measured (``resizeColumnsToContents``)."""
+        self._wrap_column = column
+        self.setWordWrap(True)
+        self._fit_width()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if self._wrap_column is not None:
+            self._fit_width()
+
+    def _fit_width(self) -> None:
+        j = self._wrap_column
+        others = sum(self.columnWidth(c) for c in range(self.columnCount()) if c != j and not self.isColumnHidden(c))
+        want = max(min(self.sizeHintForColumn(j), self.viewport().width() - others), WRAP_MIN_PX)
+        if want != self.columnWidth(j):
+            self.setColumnWidth(j, want)
+            self.resizeRowsToContents()
 
     def partial_row_height(self, room: int) -> int:
         """The part of ``room`` (pixels) below the last row that fits whole from the first row shown: 0
