@@ -19,6 +19,7 @@ class WholeRowTable(QTableWidget):
         super().__init__(*args)
         self._fitting = False
         self._wrap_column: int | None = None
+        self._rows_measured_at = -1
         self._later = QTimer(self)
         self._later.setSingleShot(True)
         self._later.setInterval(0)
@@ -50,6 +51,7 @@ class WholeRowTable(QTableWidget):
         column fits the viewport: a slide cannot scroll sideways to the figures beyond it. Call again
         after the columns were re-measured (``resizeColumnsToContents``)."""
         self._wrap_column = column
+        self._rows_measured_at = -1
         self.setWordWrap(True)
         self._fit_width()
 
@@ -64,6 +66,8 @@ class WholeRowTable(QTableWidget):
         want = max(min(self.sizeHintForColumn(j), self.viewport().width() - others), WRAP_MIN_PX)
         if want != self.columnWidth(j):
             self.setColumnWidth(j, want)
+        if want != self._rows_measured_at:       # rows measured at another width (or columns re-measured)
+            self._rows_measured_at = want
             self.resizeRowsToContents()
 
     def partial_row_height(self, room: int) -> int:
