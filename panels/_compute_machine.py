@@ -47,6 +47,7 @@ class MachineView(QWidget):
         lay.addWidget(self.text)
         bottom.addWidget(self.net_plot, 3)
         self.market = WholeRowTable(0, 4)
+        self.market.rows_follow_width()              # rows as tall as their lines at the width shown
         self.market.setHorizontalHeaderLabels(["Figure", "Value", "Date", "How sure"])
         self.market.verticalHeader().setVisible(False)
         self.market.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)

@@ -108,6 +108,7 @@ class GridView(QWidget):
         self.text.reserve_lines(2)
         lay.addWidget(self.text)
         self.deals = WholeRowTable(0, 6)
+        self.deals.rows_follow_width()              # rows as tall as their lines at the width shown
         self.deals.setHorizontalHeaderLabels(["Date", "Who", "What", "MW", "Fuel", "How sure"])
         self.deals.verticalHeader().setVisible(False)
         self.deals.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)

@@ -188,13 +188,7 @@ class SecurityTable(WholeRowTable):
         h.setSectionResizeMode(2, QHeaderView.Interactive)
         h.setSectionResizeMode(3, QHeaderView.ResizeToContents)
         self.setColumnWidth(2, 220)
-        self._rows_width = -1
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        super().resizeEvent(event)
-        if self.viewport().width() != self._rows_width:
-            self._rows_width = self.viewport().width()
-            self.resizeRowsToContents()
+        self.rows_follow_width()
 
 
 def signal_words(signals: tuple[Signal, ...] | None) -> str:

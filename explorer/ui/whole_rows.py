@@ -20,10 +20,15 @@ class WholeRowTable(QTableWidget):
         self._fitting = False
         self._wrap_column: int | None = None
         self._rows_measured_at = -1
+        self._follow, self._rows_width = False, -1
         self._later = QTimer(self)
         self._later.setSingleShot(True)
         self._later.setInterval(0)
         self._later.timeout.connect(self.updateGeometries)
+        self._rows_later = QTimer(self)
+        self._rows_later.setSingleShot(True)
+        self._rows_later.setInterval(0)
+        self._rows_later.timeout.connect(self._measure_rows)
         self.verticalHeader().sectionResized.connect(self._later.start)
         self.verticalScrollBar().valueChanged.connect(self._later.start)
 
@@ -55,10 +60,23 @@ class WholeRowTable(QTableWidget):
         self.setWordWrap(True)
         self._fit_width()
 
+    def rows_follow_width(self) -> None:
+        """Re-measure the rows' heights whenever the viewport's width changes (once per width, not per
+        edit): word-wrapped rows measured before the table was laid out, or at another window's width,
+        are cut with an ellipsis or left several lines too tall."""
+        self._rows_width = -1
+        self._follow = True
+
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
         if self._wrap_column is not None:
             self._fit_width()
+        elif self._follow and self.viewport().width() != self._rows_width:
+            self._rows_later.start()           # after the header has stretched its columns to the new width
+
+    def _measure_rows(self) -> None:
+        self._rows_width = self.viewport().width()
+        self.resizeRowsToContents()
 
     def _fit_width(self) -> None:
         j = self._wrap_column
