@@ -62,3 +62,24 @@ def test_a_wrapping_column_gives_up_width_so_every_column_is_in_view(qapp, qtbot
     qapp.processEvents()
     assert sum(t.columnWidth(c) for c in range(4)) <= t.viewport().width()
     assert t.rowHeight(0) > t.rowHeight(1)                                   # the long name wrapped
+
+
+def test_rows_follow_the_width_they_are_shown_at(qapp, qtbot):
+    from PySide6.QtWidgets import QHeaderView
+
+    t = _table(2, 2)
+    t.setWordWrap(True)
+    t.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+    t.item(0, 0).setText("words that wrap onto several lines in a narrow table " * 3)
+    t.rows_follow_width()
+    qtbot.addWidget(t)
+    t.resize(260, 400)
+    t.show()
+    qapp.processEvents()
+    narrow = t.rowHeight(0)
+    t.resize(1600, 400)
+    qapp.processEvents()
+    assert narrow > t.rowHeight(0) > 0          # measured again at the wider width, not kept from the narrow one
+    t.resize(260, 400)
+    qapp.processEvents()
+    assert t.rowHeight(0) == narrow
