@@ -54,7 +54,8 @@ class CostView(QWidget):
         labels, named = [], set()
         for r, (name, parts) in enumerate(rows):
             y = len(rows) - 1 - r
-            labels.append(Label(name, 0.0, y + 0.3, (0.0, 1.0), font, t.fg, fill))
+            # hung from the top of the row's band: a short chart cannot push the name out above the plot
+            labels.append(Label(name, 0.0, y + 0.4, (0.0, 0.0), font, t.fg, fill))
             x0 = 0.0
             for i, (part, v) in enumerate(parts):
                 bars = Bars(x0=[x0], y=[y - 0.1], width=[v], height=0.45, brush=hatched(t.color(i), i), pen=pen(t.fg, 1))
@@ -71,11 +72,18 @@ class CostView(QWidget):
         label_layer(plot).set_labels(labels)
         fit_legend_columns(plot)     # entries added after the plot was last resized (drawn when its tab is shown)
 
-    def show_result(self, r: CostStudy) -> None:
+    def show_result(self, r: CostStudy, inputs: tuple[float, float, int] | None = None) -> None:
+        """``inputs``: the knobs behind the figures (PUE, ¢/kWh, MFU %), named on the bar so a slide that
+        shows only the chart still says what it assumed."""
         self.result = r
         b = r.breakdown
         shares = b.shares()
-        self._stack(self.bar_plot, [("one utilised GPU-hour", [(PART_LABELS[p], b.parts()[p]) for p in PARTS])],
+        name = f"one utilised GPU-hour: ${b.total:,.2f}"
+        if inputs is not None:
+            pue, cents, mfu = inputs
+            name += (f" at PUE {pue:g} and {cents:g} ¢/kWh\n× {big(r.run_gpu_hours)} GPU-hours of "
+                     f"{r.run_label} at {mfu}% MFU = {money(r.run_dollars)}")
+        self._stack(self.bar_plot, [(name, [(PART_LABELS[p], b.parts()[p]) for p in PARTS])],
                     lambda v: f"${v:,.2f} ({v / b.total:.0%})" if b.total else "$0")
         self.bar_plot.setXRange(0, b.total * 1.02 if b.total > 0 else 1, padding=0)
         c = r.campus

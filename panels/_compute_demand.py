@@ -6,10 +6,11 @@ from html import escape
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidgetItem, QWidget
 
 from engines.compute import Demand
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import legend_below, make_plot, pen
 from panels._compute_common import SourcesBox, big, eng, tag
 
@@ -29,7 +30,7 @@ class DemandView(QWidget):
         self.text = LiveText()
         self.text.reserve_lines(3)
         lay.addWidget(self.text, 1, 0)
-        self.table = QTableWidget(0, 4)
+        self.table = WholeRowTable(0, 4)
         self.table.setHorizontalHeaderLabels(["Who", "When", "What they said (our summary)", "How sure"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)

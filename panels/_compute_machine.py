@@ -6,10 +6,11 @@ import math
 from html import escape
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import MachineMeasurement, StepNetwork
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import make_plot, set_title
 from panels._compute_common import SourcesBox, draw_bars, money, tag
 
@@ -45,7 +46,8 @@ class MachineView(QWidget):
         lay.addLayout(top, 3)
         lay.addWidget(self.text)
         bottom.addWidget(self.net_plot, 3)
-        self.market = QTableWidget(0, 4)
+        self.market = WholeRowTable(0, 4)
+        self.market.rows_follow_width()              # rows as tall as their lines at the width shown
         self.market.setHorizontalHeaderLabels(["Figure", "Value", "Date", "How sure"])
         self.market.verticalHeader().setVisible(False)
         self.market.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
@@ -61,16 +63,19 @@ class MachineView(QWidget):
         self.network: StepNetwork | None = None
         self._context: dict = {}
 
-    def _log_bars(self, plot, rows: list[tuple[str, float | None, bool]], unit: str) -> None:
+    def _log_bars(self, plot, rows: list[tuple[str, float | None, bool]], unit: str, peak: float = 0.0) -> None:
         """Rows on a log axis from 1 G: measured rows in one style, datasheet rows in another; a row
-        not measured yet says so instead of drawing a bar."""
+        not measured yet says so instead of drawing a bar. Rows below ``peak`` (the GPU's datasheet
+        figure) say how many times below it they are: a log axis hides ratios from the eye."""
         top = max([math.log10(v) for _, v, _ in rows if v] + [12.0])
         bars = []
         for name, v, measured in rows:
             if v is None or v <= 0:
                 bars.append((f"{name}: not measured yet (press Measure)", LOG_FLOOR, 0.0, "", 1))
             else:
-                bars.append((name, LOG_FLOOR, max(math.log10(v) - LOG_FLOOR, 0.02), _rate_text(v, unit),
+                ratio = peak / v if 0 < v < peak else 0.0
+                times = f" (GPU peak {ratio:,.0f}×)" if ratio >= 100 else f" (GPU peak {ratio:.3g}×)" if ratio else ""
+                bars.append((name, LOG_FLOOR, max(math.log10(v) - LOG_FLOOR, 0.02), _rate_text(v, unit) + times,
                              1 if measured else 0))
         draw_bars(plot, self.theme, bars, (LOG_FLOOR, top + 1.4))
         plot.getAxis("bottom").setTicks([[(k, v) for k, v in PREFIX.items() if k <= top + 1.4], []])
@@ -91,8 +96,8 @@ class MachineView(QWidget):
         for c in cpus:
             flop_rows.append((f"{c.label}, {c.precision} (derived)", c.flops, False))
             byte_rows.append((f"{c.label}, DDR5 (derived)", c.bytes_per_s, False))
-        self._log_bars(self.flops_plot, flop_rows, "FLOP/s")
-        self._log_bars(self.bytes_plot, byte_rows, "B/s")
+        self._log_bars(self.flops_plot, flop_rows, "FLOP/s", gpu.peak_flops("bf16"))
+        self._log_bars(self.bytes_plot, byte_rows, "B/s", gpu.bandwidth_gbps * 1e9)
         # the all-reduce against the step's compute
         n = network
         rows = [(f"all-reduce over NVLink ({n.nvlink_bytes_per_s / 1e9:,.0f} GB/s each way)", n.nvlink_seconds),

@@ -6,12 +6,13 @@ from html import escape
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import GridStudy, PowerBudget, PowerStudy, PowerTrace
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import legend_below, make_plot, pen, set_title
 from panels._compute_common import SourcesBox, big, draw_bars, megawatts, money, mwh, tag, tonnes, watts
 
@@ -106,7 +107,8 @@ class GridView(QWidget):
         self.text = LiveText()
         self.text.reserve_lines(2)
         lay.addWidget(self.text)
-        self.deals = QTableWidget(0, 6)
+        self.deals = WholeRowTable(0, 6)
+        self.deals.rows_follow_width()              # rows as tall as their lines at the width shown
         self.deals.setHorizontalHeaderLabels(["Date", "Who", "What", "MW", "Fuel", "How sure"])
         self.deals.verticalHeader().setVisible(False)
         self.deals.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)

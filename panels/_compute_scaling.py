@@ -7,12 +7,14 @@ from html import escape
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from engines.compute import FITS, KAPLAN, ScalingStudy, load_table
 from engines.compute.study import CHINCHILLA_C, ISO_BUDGETS
 from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import Tabs, legend_below, log_axes, make_plot, pen
 from panels._compute_common import SourcesBox, big, eng
 
@@ -21,10 +23,11 @@ SHORT = {"hoffmann": "Hoffmann printed", "hoffmann-unrounded": "Hoffmann unround
 ScalingResult = ScalingStudy     # the name this view's result had before it moved into the engine
 
 
-def _label_anchors(points: list[tuple[str, float, float]]) -> list[tuple[float, float]]:
+def _label_anchors(points: list[tuple[str, float, float]], char_w: float = 0.13,
+                   line_h: float = 0.45) -> list[tuple[float, float]]:
     """A TextItem anchor for each point's name so that names of nearby points overlap as little as possible:
     greedy, largest model first, over eight positions around the point; each name's box is estimated in
-    decades (0.13 per character wide, 0.45 high)."""
+    decades (``char_w`` per character wide, ``line_h`` high: the chart's scale at its font, when known)."""
     boxes: list[tuple[float, float, float, float]] = []
     out: dict[int, tuple[float, float]] = {}
 
@@ -33,7 +36,7 @@ def _label_anchors(points: list[tuple[str, float, float]]) -> list[tuple[float, 
 
     for i in sorted(range(len(points)), key=lambda i: -points[i][2]):
         text, c, n = points[i]
-        x, y, w, h = math.log10(c), math.log10(n), 0.13 * len(text), 0.45
+        x, y, w, h = math.log10(c), math.log10(n), char_w * len(text), line_h
         best = None
         for ax, ay in ((0, 1), (1, 1), (0, 0), (1, 0), (0, 0.5), (1, 0.5), (0.5, 1), (0.5, 0)):
             box = (x - ax * w, y - (1 - ay) * h, x + (1 - ax) * w, y + ay * h)
@@ -88,10 +91,10 @@ class ScalingView(QWidget):
         lay.addLayout(charts, 3)
         lay.addWidget(self.text)
         self.tables = Tabs()
-        self.runs_table = QTableWidget(0, 8)
+        self.runs_table = WholeRowTable(0, 8)
         self.runs_table.setHorizontalHeaderLabels(["Run", "N", "D (tokens)", "6ND", "Reported C", "GPU-hours",
                                                    "Implied MFU", "How sure"])
-        self.fits_table = QTableWidget(0, 9)
+        self.fits_table = WholeRowTable(0, 9)
         self.fits_table.setHorizontalHeaderLabels(["Fit", "E", "A", "B", "α", "β", f"N_opt at {CHINCHILLA_C:g}",
                                                    "D_opt", "Tokens per param"])
         for t, name in ((self.runs_table, "Published runs"), (self.fits_table, "The three fits at Chinchilla's budget")):
@@ -146,6 +149,9 @@ class ScalingView(QWidget):
         self.star = f.plot([], [], pen=None, symbol="star", symbolSize=20, symbolBrush=t.color(4),
                            symbolPen=pen(t.fg, 1), name="scenario")
         self.run_labels: list = []
+        if not getattr(self, "_placing_on_resize", False):
+            f.getViewBox().sigResized.connect(self._place_run_labels)
+            self._placing_on_resize = True
         n_budgets = len(ISO_BUDGETS) + 1
         self.iso_curves, self.iso_marks = [], []
         for k in range(n_budgets):
@@ -188,12 +194,27 @@ class ScalingView(QWidget):
             label = pg.TextItem("", color=t.fg)
             plot.addItem(label)
             self.run_labels.append(label)
-        for label, (text, c, n), anchor in zip(self.run_labels, points, _label_anchors(points)):
+        for label, (text, c, n) in zip(self.run_labels, points):
             label.setText(text)
-            label.setAnchor(anchor)
             label.setPos(math.log10(c), math.log10(n))
+        self._label_points = points
         plot.setXRange(*X_RANGE, padding=0.02)
         plot.setYRange(7.5, 13.5, padding=0.02)
+        self._place_run_labels()
+
+    def _place_run_labels(self, *_args) -> None:
+        """Anchor the names with boxes measured at the chart's present scale: a presenter font on a small
+        chart needs other sides than the window's (re-run when the chart is resized, ten points)."""
+        points = getattr(self, "_label_points", None)
+        if not points:
+            return
+        dx, dy = self.frontier_plot.getViewBox().viewPixelSize()
+        fm = QFontMetricsF(self.run_labels[0].textItem.font())
+        sized = dx > 0 and dy > 0 and self.frontier_plot.isVisible()
+        anchors = _label_anchors(points, fm.averageCharWidth() * 1.1 * dx, fm.height() * dy) if sized \
+            else _label_anchors(points)
+        for label, anchor in zip(self.run_labels, anchors):
+            label.setAnchor(anchor)
 
     def _draw_iso(self, r: ScalingStudy) -> None:
         for item, mark, c in zip(self.iso_curves, self.iso_marks, r.iso):
@@ -219,6 +240,7 @@ class ScalingView(QWidget):
                                         f"{o.constants.A:.5g}", f"{o.constants.B:.6g}", f"{o.constants.alpha:.4g}",
                                         f"{o.constants.beta:.4g}", big(o.params), big(o.tokens),
                                         f"{o.tokens_per_param:.1f}"), o.constants.source) for o in r.optima])
+        self.fits_table.wrap_to_width(0)           # the fits' names wrap: every figure stays in view
 
     @staticmethod
     def _fill(table: QTableWidget, rows) -> None:

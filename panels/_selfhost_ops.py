@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidget, QTableWidg
 
 from engines.selfhost.operate import SECURITY, Day, Month, Signal, Upgrade
 from explorer.ui.live_text import LiveText
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import legend_below, make_plot, pen, set_title
 
 # (Hour field, chart title, unit scale, y label, the metric a server exports)
@@ -143,6 +144,10 @@ class CapacityView(QWidget):
         sizes = [f"{fleet[k]} {when}" for k, when in ((0, "replicas now"), (12, "in a year"), (24, "in two"))
                  if k in fleet]
         set_title(self.plot, f"Monthly cost as traffic grows {growth_pct:g} % a month: " + ", ".join(sizes))
+        # the month the engine's two bills cross for good, read off its months (a label, not a new figure)
+        later = [x.month for i, x in enumerate(months) if all(y.self_monthly < y.api_monthly for y in months[i:])]
+        if later and later[0] > 0:
+            words += f" From month {later[0]} on, self-hosting is the cheaper of the two."
         self.text.setText(words + " Rented capacity to scale up is not guaranteed to be there when you need it.")
 
 
@@ -161,8 +166,10 @@ def upgrade_words(u: Upgrade | None, k8s_hint: str) -> str:
             f"<p>{escape(k8s_hint)}</p>")
 
 
-class SecurityTable(QTableWidget):
-    """The hardening checklist, each practice with the incident or fact behind it and its source."""
+class SecurityTable(WholeRowTable):
+    """The hardening checklist, each practice with the incident or fact behind it and its source. Rows
+    are as tall as their wrapped lines at the width the table has (measured once per width: sized before
+    it was laid out, the cells were cut with an ellipsis), and the view ends on a whole row."""
 
     def __init__(self) -> None:
         super().__init__(len(SECURITY), 4)
@@ -181,7 +188,7 @@ class SecurityTable(QTableWidget):
         h.setSectionResizeMode(2, QHeaderView.Interactive)
         h.setSectionResizeMode(3, QHeaderView.ResizeToContents)
         self.setColumnWidth(2, 220)
-        self.resizeRowsToContents()
+        self.rows_follow_width()
 
 
 def signal_words(signals: tuple[Signal, ...] | None) -> str:

@@ -15,11 +15,13 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHeaderVi
 
 from engines.selfhost import PriceBook, age_days, age_words, is_stale, parse_price_text
 from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import ErrorLabel
 
 PRICE_FILE = "selfhost-prices.json"
 
 COLUMNS = ("what", "age", "price", "observed", "confidence", "kind", "source")
+WRAPPED_SHARE = {"what": 0.17, "age": 0.11, "price": 0.13, "kind": 0.09}   # of the width; the source takes the rest
 
 
 def book_rows(book: PriceBook, today: date) -> list[dict]:
@@ -53,16 +55,20 @@ class PriceTable(QWidget):
         self.where = QLabel()
         self.where.setWordWrap(True)
         lay.addWidget(self.where)
-        self.table = QTableWidget(0, len(COLUMNS))
+        self.table = WholeRowTable(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels([c.capitalize() for c in COLUMNS])
         self.table.setAccessibleName("Price file rows with their dates, ages and sources")
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.table.setWordWrap(False)
+        # long offers, ages and sources wrap in their share of the width instead of being cut with "…" or
+        # pushing the columns after them out of view (a projected slide cannot scroll sideways)
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setVisible(False)          # row numbers: width the sources need more
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.Interactive)
+        for j in (COLUMNS.index("observed"), COLUMNS.index("confidence")):
+            header.setSectionResizeMode(j, QHeaderView.ResizeToContents)
         header.setStretchLastSection(True)
-        header.setSectionResizeMode(0, QHeaderView.Interactive)    # long offers must not push the age away
-        self.table.setColumnWidth(0, 300)
+        self._fitted_width = -1
         lay.addWidget(self.table, 1)
         self.licence = QLabel()
         self.licence.setWordWrap(True)
@@ -107,6 +113,23 @@ class PriceTable(QWidget):
                 self.table.setItem(i, j, item)
         for j, mode in enumerate(modes):
             header.setSectionResizeMode(j, mode)
+        self._fitted_width = -1
+        self._fit_columns()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Give the wrapping columns their share of the width and the rows the height of their lines,
+        once per width (not per edit: an edit only moves the ▶ marks)."""
+        width = self.table.viewport().width()
+        if width == self._fitted_width or not self.table.rowCount():
+            return
+        self._fitted_width = width
+        for name, share in WRAPPED_SHARE.items():
+            self.table.setColumnWidth(COLUMNS.index(name), int(width * share))
+        self.table.resizeRowsToContents()
 
 
 class PriceEditor(QDialog):

@@ -58,7 +58,7 @@ class PrivacyView(QWidget):
         row.addStretch(1)
         scroll.add(row)
         split.addWidget(scroll)
-        split.setSizes([700, 480])
+        split.setSizes([560, 620])       # the card holds an outcome whole on a 1280x800 slide
         lay.addWidget(split, 1)
         self.card = scroll
 

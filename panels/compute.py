@@ -255,7 +255,7 @@ class ComputePanel(Panel):
         elif index == TAB_MACHINE:
             self._draw_machine()
         elif index == TAB_COST:
-            self.cost_view.show_result(s.cost)
+            self.cost_view.show_result(s.cost, (s.params.pue, s.params.price_c_per_kwh, s.params.mfu_pct))
         elif index == TAB_POWER:
             self.power_view.show_result(s.power)
         elif index == TAB_GRID:
