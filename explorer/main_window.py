@@ -139,6 +139,17 @@ class PanelHost(QScrollArea):
         super().setWidget(widget)
         self.fit()
 
+    def scrolls(self) -> bool:
+        """Whether its panel needs more height than the tab has (the panel scrolls in it)."""
+        panel = self.widget()
+        if panel is None:
+            return False
+        room = self.maximumViewportSize()
+        least = panel.minimumSizeHint().expandedTo(panel.minimumSize())
+        width = max(room.width(), least.width())
+        need = max(least.height(), _least_height(panel.layout(), width)) if panel.layout() else least.height()
+        return need > room.height() or least.width() > room.width()
+
     def fit(self) -> None:
         panel = self.widget()
         if panel is None:

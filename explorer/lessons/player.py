@@ -149,6 +149,21 @@ class Fold:
         self._hidden.clear()
 
 
+FOCUS_SHARE = 0.35     # in the window, a focus view given less of the panel's height than this gets it all
+
+
+def _cramped(view: QWidget, panel: QWidget) -> bool:
+    """Whether the whole panel leaves ``view`` too little room: the panel scrolls in its tab, or the
+    view has under ``FOCUS_SHARE`` of the tab's height (a 1280×800 laptop squeezes a dense panel's
+    charts to a strip)."""
+    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
+    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # wrapped text, resized, asks again
+    host = panel.parentWidget().parentWidget() if panel.parentWidget() is not None else None
+    if not hasattr(host, "scrolls"):
+        return False
+    return host.scrolls() or view.height() < FOCUS_SHARE * host.viewport().height()
+
+
 def _scroll_to(w: QWidget, panel: QWidget) -> None:
     """Scroll the scroll areas around ``w`` to it: in the window (nothing folded) a step's focus view
     may sit below the fold of a long tab, and the step is about that view. One taller than a scroll
@@ -261,16 +276,16 @@ class TourPlayer(QObject):
         return True
 
     def arrange(self) -> None:
-        """Point at the step's highlight, and in presenter mode fold the panel around its focus."""
+        """Point at the step's highlight, and fold the panel around its focus: in presenter mode, and in
+        the window when the whole panel leaves that view too little room (the step is about it)."""
         step, panel = self.step, self.win.current_panel()
         if step is None or panel is None:
             return
         self.fold.restore()
-        if self.win.presenting and step.focus:
-            target = panel.view_widget(step.focus)
-            if target is not None:
-                self.fold.around(target, panel)
-        elif step.focus and (target := panel.view_widget(step.focus)) is not None:
+        target = panel.view_widget(step.focus) if step.focus else None
+        if target is not None and (self.win.presenting or (self.win.lessons.folds and _cramped(target, panel))):
+            self.fold.around(target, panel)
+        elif target is not None:
             QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
         QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)

@@ -156,6 +156,28 @@ def test_a_step_in_the_window_scrolls_its_focus_view_into_sight(window, qtbot):
     window.tour.stop()
 
 
+def test_a_step_in_a_small_window_folds_the_panel_around_its_focus_view(window, qtbot):
+    """On a 1280×800 laptop the memory panel squeezes its step-time chart to a strip: a tour step
+    about it folds the panel around it (as presenter mode does); with the docks pinned, the user
+    asked for the whole layout, and the panel stays whole."""
+    window.resize(1280, 800)
+    step = TourStep(panel="memory", caption="Look.", tabs=("Step time",), focus="time")
+    assert window.tour.start(Tour("T", "t", (step,)))
+    panel = window.current_panel()
+    chart, bars = panel.view_widget("time"), panel.view_widget("bars")
+    host = panel.parentWidget().parentWidget()
+    qtbot.waitUntil(lambda: not bars.isVisible() and chart.height() >= 0.5 * host.viewport().height())
+    window.tour.stop()
+    window.lessons.set_pin_docks(True)
+    try:
+        assert window.tour.start(Tour("T", "t", (step,)))
+        qtbot.wait(50)
+        assert window.current_panel().view_widget("bars").isVisible()
+    finally:
+        window.tour.stop()
+        window.lessons.set_pin_docks(False)
+
+
 def test_a_step_that_animates_plays_its_chapter(window, qtbot):
     tour = Tour("T", "t", (TourStep(panel="pipeline", caption="Play.", scenario={"pp": 4, "grad_accum": 8},
                                     frame=0, play=True),))
