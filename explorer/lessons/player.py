@@ -6,8 +6,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import (QApplication, QBoxLayout, QGridLayout, QLayout, QScrollArea, QSizePolicy,
-                               QStackedWidget, QTabWidget, QWidget)
+from PySide6.QtWidgets import (QAbstractScrollArea, QApplication, QBoxLayout, QGridLayout, QLayout, QScrollArea,
+                               QSizePolicy, QStackedWidget, QTabWidget, QWidget)
 
 from engines.core.errors import ValidationError
 from explorer.lessons.tour import Tour, TourStep
@@ -155,13 +155,18 @@ FOCUS_SHARE = 0.35     # in the window, a focus view given less of the panel's h
 def _cramped(view: QWidget, panel: QWidget) -> bool:
     """Whether the whole panel leaves ``view`` too little room: the panel scrolls in its tab, or the
     view has under ``FOCUS_SHARE`` of the tab's height (a 1280×800 laptop squeezes a dense panel's
-    charts to a strip)."""
+    charts to a strip). A view of text alone (no chart, table or scroll area) that already shows all
+    its text is not cramped."""
     QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
     QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # wrapped text, resized, asks again
     host = panel.parentWidget().parentWidget() if panel.parentWidget() is not None else None
     if not hasattr(host, "scrolls"):
         return False
-    return host.scrolls() or view.height() < FOCUS_SHARE * host.viewport().height()
+    room = host.viewport().height()
+    text_only = not isinstance(view, QAbstractScrollArea) and not view.findChildren(QAbstractScrollArea)
+    if text_only and view.hasHeightForWidth() and view.heightForWidth(view.width()) <= view.height() <= room:
+        return False            # text that shows whole: folding would only surround it with white
+    return host.scrolls() or view.height() < FOCUS_SHARE * room
 
 
 def _scroll_to(w: QWidget, panel: QWidget) -> None:
