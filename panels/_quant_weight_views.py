@@ -129,6 +129,9 @@ class WeightView(QWidget):
         self.gptq_plot = make_plot(theme, "GPTQ, column by column: error left after feedback vs RTN",
                                    "‖column error‖", "processed column")
         tidy(self.gptq_plot, theme, legend="over")   # room kept above the bars
+        # one row of short names: three stacked entries were taller than the chart a 1280x800 window
+        # leaves it, and ran over the axis
+        self.gptq_plot.getPlotItem().legend.setColumnCount(3)
         self.gptq_plot.getViewBox().sigResized.connect(self._plot_resized)
         self.gptq_text = LiveText()      # under its chart: one view with the numbers it explains
         self.gptq_text.reserve_lines(3)
@@ -201,11 +204,11 @@ class WeightView(QWidget):
         p = self.gptq_plot
         if self._gptq is None:           # made once; frames only update them
             self._gptq = (Bars(x=[], height=[], width=0.4, brush=th.color(5), pen=pen(th.fg, 1),
-                               name="RTN column error"),
+                               name="RTN"),
                           Bars(x=[], height=[], width=0.4, brush=th.color(4), pen=pen(th.fg, 1),
-                               name="GPTQ column error"),
+                               name="GPTQ"),
                           p.plot([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t", symbolBrush=th.color(2),
-                                 name="error pushed onto later columns"))
+                                 name="error pushed onward"))
             p.addItem(self._gptq[0])
             p.addItem(self._gptq[1])
             self._gptq[2].setZValue(5)                      # the pushed-error line over the bars, not hidden
