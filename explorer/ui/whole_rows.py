@@ -72,7 +72,9 @@ class WholeRows(QWidget):
         try:
             t = self.table
             t.setGeometry(0, 0, self.width(), self.height())
-            port = t.viewport()
+            for header in (t.horizontalHeader(), t.verticalHeader()):
+                header.resizeSections()     # stretched and to-contents sections now, not on the header's
+            port = t.viewport()             # own timer: a slide read before it fired saw a half row
             cut_w = port.width() - _whole(t.horizontalHeader(), port.width())
             if cut_w:
                 t.setGeometry(0, 0, self.width() - cut_w, self.height())
