@@ -115,9 +115,6 @@ class StudyView(QWidget):
         fl.addWidget(note)
         fl.addWidget(WholeRows(self.figures), 1)
         self.tabs.addTab(figures_page, "The study's figures")
-        # room for the first two figures (the non-tradable reaction and the tradable drift, which H2
-        # compares): a window too short for it scrolls, and a tour then folds the panel around the tabs
-        self.tabs.setMinimumHeight(self.tabs.fontMetrics().lineSpacing() * 17)
         self.cum_box, self.cum_text = with_readout(c)
         self.cost_box, self.cost_text = with_readout(s)
         self.decay_box, self.decay_text = with_readout(d)
@@ -130,6 +127,17 @@ class StudyView(QWidget):
         grid.setColumnStretch(0, 2)       # the statistics' long text the wider column: a 1080p slide holds it
         grid.setColumnStretch(1, 3)
         self.result: Study | None = None
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Room for the first two figures (the non-tradable reaction and the tradable drift, which H2
+        compares): a window too short for it scrolls, and a tour then folds the panel around the tabs."""
+        super().showEvent(event)
+        self.tabs.setMinimumHeight(self.tabs.fontMetrics().lineSpacing() * 17)
+
+    def hideEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Hidden, it asks for no height: the panel's other tabs need not make room for it."""
+        super().hideEvent(event)
+        self.tabs.setMinimumHeight(0)
 
     def show_result(self, st: Study) -> None:
         self.result = st
