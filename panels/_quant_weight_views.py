@@ -131,7 +131,9 @@ class WeightView(QWidget):
         tidy(self.gptq_plot, theme, legend="over")   # room kept above the bars
         # one row of short names: three stacked entries were taller than the chart a 1280x800 window
         # leaves it, and ran over the axis
-        self.gptq_plot.getPlotItem().legend.setColumnCount(3)
+        legend = self.gptq_plot.getPlotItem().legend
+        legend.setColumnCount(3)
+        legend.layout.setHorizontalSpacing(16)       # each name apart from the next entry's sample
         self.gptq_plot.getViewBox().sigResized.connect(self._plot_resized)
         self.gptq_text = LiveText()      # under its chart: one view with the numbers it explains
         self.gptq_text.reserve_lines(3)
@@ -207,10 +209,10 @@ class WeightView(QWidget):
                                name="RTN"),
                           Bars(x=[], height=[], width=0.4, brush=th.color(4), pen=pen(th.fg, 1),
                                name="GPTQ"),
-                          p.plot([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t", symbolBrush=th.color(2),
-                                 name="error pushed onward"))
-            p.addItem(self._gptq[0])
-            p.addItem(self._gptq[1])
+                          pg.PlotDataItem([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t",
+                                          symbolBrush=th.color(2), name="error pushed onward"))
+            for item in self._gptq:                         # the legend reads left to right: RTN, GPTQ, pushed
+                p.addItem(item)
             self._gptq[2].setZValue(5)                      # the pushed-error line over the bars, not hidden
         rtn, gptq, pushed = self._gptq
         xs = np.arange(len(trace))
