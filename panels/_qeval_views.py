@@ -51,8 +51,7 @@ class CompareView(QWidget):
                               "perplexity change (%)")
         self.plot.setAccessibleName("Perplexity change against share of continuations still identical")
         self.plot.setMouseEnabled(x=False, y=False)
-        # tall enough for its y title: a 1280x800 window squeezed it to a strip that cut the title; a
-        # panel that cannot hold it scrolls, and a tour then folds it around the step's view
+        # tall enough for its y title (a 1280x800 window squeezed it to a strip): a tour then folds the panel
         self.plot.setMinimumHeight(self.plot.fontMetrics().lineSpacing() * 12)
         log_axes(self.plot, x=True)                # labels on the decades only
         self.points = pg.ScatterPlotItem()
@@ -106,9 +105,7 @@ class CompareView(QWidget):
                 bold.update({(r, 3), (r, 6)})
         fill_table(self.table, self.HEADS, rows, bold)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        # the provenance column as wide as its text: stretched into what a narrow window leaves it was
-        # elided ('measured 2026…'); too wide, WholeRows leaves it to a sideways scroll
-        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.horizontalHeader().setStretchLastSection(False)   # provenance unelided; too wide, it scrolls
         self._draw_points(result)
 
     def _draw_points(self, result: Comparison) -> None:
