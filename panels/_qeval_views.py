@@ -51,6 +51,8 @@ class CompareView(QWidget):
                               "perplexity change (%)")
         self.plot.setAccessibleName("Perplexity change against share of continuations still identical")
         self.plot.setMouseEnabled(x=False, y=False)
+        # tall enough for its y title (a 1280x800 window squeezed it to a strip): a tour then folds the panel
+        self.plot.setMinimumHeight(self.plot.fontMetrics().lineSpacing() * 12)
         log_axes(self.plot, x=True)                # labels on the decades only
         self.points = pg.ScatterPlotItem()
         self.plot.addItem(self.points)
@@ -103,6 +105,7 @@ class CompareView(QWidget):
                 bold.update({(r, 3), (r, 6)})
         fill_table(self.table, self.HEADS, rows, bold)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(False)   # provenance unelided; too wide, it scrolls
         self._draw_points(result)
 
     def _draw_points(self, result: Comparison) -> None:

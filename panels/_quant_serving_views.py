@@ -42,9 +42,10 @@ class ServingView(QWidget):
 
     def show_result(self, s: ServingStudy) -> None:
         rows = s.rows
+        bf16 = f" ({s.kv16_gb:,.1f} GB in bf16)" if s.kv_bits != 16 else ""   # what the narrower cache saves
         self.title.setText(
             f"<b>{s.model}</b> on <b>{s.gpu}</b>, batch {s.batch}, context {s.context:,}, KV cache "
-            f"{s.kv_bits}-bit, your weights {s.weight_bits}-bit. Decode reads all weights and the KV cache "
+            f"{s.kv_bits}-bit{bf16}, your weights {s.weight_bits}-bit. Decode reads all weights and the KV cache "
             f"each step: tokens/s ≈ batch × bandwidth / bytes.")
         table, cols = self.table, SERVING_COLUMNS
         table.setColumnCount(len(cols))

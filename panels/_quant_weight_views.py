@@ -129,9 +129,14 @@ class WeightView(QWidget):
         self.gptq_plot = make_plot(theme, "GPTQ, column by column: error left after feedback vs RTN",
                                    "‖column error‖", "processed column")
         tidy(self.gptq_plot, theme, legend="over")   # room kept above the bars
+        # one row of short names: three stacked entries were taller than the chart a 1280x800 window
+        # leaves it, and ran over the axis
+        legend = self.gptq_plot.getPlotItem().legend
+        legend.setColumnCount(3)
+        legend.layout.setHorizontalSpacing(16)       # each name apart from the next entry's sample
         self.gptq_plot.getViewBox().sigResized.connect(self._plot_resized)
         self.gptq_text = LiveText()      # under its chart: one view with the numbers it explains
-        self.gptq_text.reserve_lines(5)
+        self.gptq_text.reserve_lines(3)
         self.gptq_cell = column(self.gptq_plot, self.gptq_text)
         g.addWidget(self.gptq_cell, 0, 0)
         self.awq_plot = make_plot(theme, "AWQ: output MSE against α (s = mean|x|^α)", "MSE", "α")
@@ -201,13 +206,13 @@ class WeightView(QWidget):
         p = self.gptq_plot
         if self._gptq is None:           # made once; frames only update them
             self._gptq = (Bars(x=[], height=[], width=0.4, brush=th.color(5), pen=pen(th.fg, 1),
-                               name="RTN column error"),
+                               name="RTN"),
                           Bars(x=[], height=[], width=0.4, brush=th.color(4), pen=pen(th.fg, 1),
-                               name="GPTQ column error"),
-                          p.plot([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t", symbolBrush=th.color(2),
-                                 name="error pushed onto later columns"))
-            p.addItem(self._gptq[0])
-            p.addItem(self._gptq[1])
+                               name="GPTQ"),
+                          pg.PlotDataItem([], [], pen=pen(th.color(2), 2, Qt.DashLine), symbol="t",
+                                          symbolBrush=th.color(2), name="error pushed onward"))
+            for item in self._gptq:                         # the legend reads left to right: RTN, GPTQ, pushed
+                p.addItem(item)
             self._gptq[2].setZValue(5)                      # the pushed-error line over the bars, not hidden
         rtn, gptq, pushed = self._gptq
         xs = np.arange(len(trace))
@@ -217,11 +222,11 @@ class WeightView(QWidget):
         pushed.setData(xs, [t["pushed"] for t in trace])
         self.fit_gptq_range()
         t = trace[-1]
+        # short: in a 1500×950 window with docks the longer text took a line too many and the tab scrolled
         self.gptq_text.setText(
-            f"Column {k + 1}/{n} (input channel {t['column']}): GPTQ quantizes the column, then spreads its error "
-            f"(‖Δ‖ = {t['pushed']:.3g}) onto the columns not yet quantized through the inverse Hessian of the "
-            f"calibration inputs, so they absorb it. Left bars (RTN) vs right bars (GPTQ): the column's own error "
-            f"‖w − q‖; GPTQ's per-column error may even be larger, yet the layer output error is lower.")
+            f"Column {k + 1}/{n} (input channel {t['column']}) quantized; its error (‖Δ‖ = {t['pushed']:.3g}, "
+            f"dashed) goes onto the columns not yet quantized through the inverse Hessian. Bars: each column's "
+            f"own error ‖w − q‖, RTN left, GPTQ right; GPTQ's may be larger, yet the layer's output error is lower.")
 
     def _plot_resized(self, *_args) -> None:
         self.fit_gptq_range()
@@ -269,11 +274,14 @@ class GroupsView(QWidget):
         self.result, th = a, self.theme
         sweep = a.group_sweep
         gp, items = self.group_plot, self.items
+        set_title(gp, f"Group size, {a.bits}-bit RTN: bits per weight against error")   # the b of b + 32/g
         curve(items, "sweep", [r["bpw"] for r in sweep], [r["error"] for r in sweep], lambda: pg.PlotDataItem(
             pen=pen(th.color(4), 2), symbol="s", symbolBrush=th.color(4), symbolSize=12))
         for i, r in enumerate(sweep):
             t = items.get(("group", i), lambda: pg.TextItem("", color=th.fg, anchor=(0, 1)))
-            t.setText(f"g{r['group']}: {r['bpw']:.3g} bits\nerror {r['error']:.4f}")   # the figures the tour cites
+            # the figures the tour cites; a scale alone (no zero) on the same line, so labels stay two lines high
+            t.setText(f"g{r['group']}: {r['bpw']:.3g} bits ({r['bpw_scale_only']:.4g} scale only)\n"
+                      f"error {r['error']:.4f}")
             t.setAnchor((1, 1) if len(sweep) > 1 and r['bpw'] == max(q['bpw'] for q in sweep) else (0, 1))   # rightmost reads left
             t.setPos(r["bpw"], r["error"])
         items.drop(*[k for k in items.made if k[0] == "group" and k[1] >= len(sweep)])

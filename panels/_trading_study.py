@@ -34,6 +34,19 @@ def with_readout(plot, lines: int = 2) -> tuple[QWidget, LiveText]:
     return box, readout
 
 
+class ShareTable(QTableWidget):
+    """Columns that keep fixed shares of the width: equal shares wrapped the long source and qualifier
+    cells to five lines, so a 1280x800 window showed one figure of the study."""
+
+    SHARES = (0.2, 0.18, 0.3, 0.32)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        width = self.viewport().width()
+        for c, share in enumerate(self.SHARES):
+            self.setColumnWidth(c, int(width * share))
+
+
 class StudyView(QWidget):
     """Cumulative return and net Sharpe against cost on top; the decline by period and the figures below."""
 
@@ -80,13 +93,12 @@ class StudyView(QWidget):
         sl.addWidget(self.stats_text)
         sl.addStretch(1)
         self.tabs.addTab(stats_page, "Statistics")
-        self.figures = QTableWidget(len(FIGURES), 4)
+        self.figures = ShareTable(len(FIGURES), 4)
         self.figures.setHorizontalHeaderLabels(["Figure", "Value", "Where / status", "The authors' qualifier"])
         self.figures.setAccessibleName("The study's figures with version, status and qualifiers")
         self.figures.setWordWrap(True)
         self.figures.verticalHeader().setVisible(False)
-        hh = self.figures.horizontalHeader()
-        hh.setSectionResizeMode(QHeaderView.Stretch)
+        self.figures.horizontalHeader().setStretchLastSection(True)    # the rounding's pixels to the last
         for i, f in enumerate(FIGURES):
             for j, text in enumerate((f.label, f.value, f"{f.where}; {f.status}", f.qualifier or "—")):
                 item = QTableWidgetItem(text)
@@ -115,6 +127,17 @@ class StudyView(QWidget):
         grid.setColumnStretch(0, 2)       # the statistics' long text the wider column: a 1080p slide holds it
         grid.setColumnStretch(1, 3)
         self.result: Study | None = None
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Room for the first two figures (the non-tradable reaction and the tradable drift, which H2
+        compares): a window too short for it scrolls, and a tour then folds the panel around the tabs."""
+        super().showEvent(event)
+        self.tabs.setMinimumHeight(self.tabs.fontMetrics().lineSpacing() * 17)
+
+    def hideEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Hidden, it asks for no height: the panel's other tabs need not make room for it."""
+        super().hideEvent(event)
+        self.tabs.setMinimumHeight(0)
 
     def show_result(self, st: Study) -> None:
         self.result = st

@@ -48,7 +48,7 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
 
     from engines.quant import (awq, fp8_e4m3, gptq, llm_int8, nf4, relative_output_error, rotate, rtn,
                                scheme_errors, smoothquant, w8a8)
-    from engines.quant.affine import check_group, check_matrix, levels_used, quantize
+    from engines.quant.affine import bits_per_value, check_group, check_matrix, levels_used, quantize
 
     w = check_matrix(w, "w").float()
     max_rows = require_int(max_rows, "max_rows", 1)
@@ -105,7 +105,10 @@ def analyse(name: str, w, x_calib=None, x_eval=None, bits: int = 4, group_size: 
         if g is not None and (g >= ws.shape[1] or ws.shape[1] % g):
             continue
         r = rtn(ws, bits, g)
-        res.group_sweep.append({"group": g or ws.shape[1], "bpw": r.bits_per_weight, "error": err(r.dequant)})
+        # bpw_scale_only: the same groups with a scale alone (symmetric, as GPTQ's sym=True checkpoints),
+        # b + 16/g; the figure a slide quotes beside the scale-and-zero cost it measures
+        res.group_sweep.append({"group": g or ws.shape[1], "bpw": r.bits_per_weight, "error": err(r.dequant),
+                                "bpw_scale_only": bits_per_value(bits, g or ws.shape[1], symmetric=True)})
     if not has_x or stop():
         return res.done()
 

@@ -84,7 +84,7 @@ class LayerAnalysis:
     awq_alpha: float | None = None
     awq_curve: list = field(default_factory=list)       # [(alpha, loss)]
     gptq_trace: list = field(default_factory=list)      # per processed column
-    group_sweep: list = field(default_factory=list)     # {group, bpw, error}
+    group_sweep: list = field(default_factory=list)     # {group, bpw, error, bpw_scale_only}
     fixes: tuple[FixError, ...] = ()                    # W8A8: naive, per-channel and the three fixes
     int8_fp16_fraction: float | None = None             # share of input columns LLM.int8 keeps in fp16
     sq_curve: list = field(default_factory=list)        # [(alpha, error)]

@@ -236,6 +236,7 @@ class ServingStudy:
     kv_bits: int
     weight_bits: int
     rows: tuple
+    kv16_gb: float = 0.0     # the same cache in bf16: what a narrower KV width saves (Kwon et al., §3)
 
 
 def serving_study(scenario) -> ServingStudy:
@@ -245,8 +246,9 @@ def serving_study(scenario) -> ServingStudy:
 
     g = gpu(scenario.gpu)
     rows = serving_table(scenario.arch, g, scenario.serve_batch, scenario.serve_context, scenario.kv_bits)
+    (_, kv16), = kv_memory_gb(scenario.arch, scenario.serve_batch, scenario.serve_context, bits=(16,))
     return ServingStudy(scenario.arch.label, g.label, scenario.serve_batch, scenario.serve_context,
-                        scenario.kv_bits, scenario.weight_bits, tuple(rows))
+                        scenario.kv_bits, scenario.weight_bits, tuple(rows), kv16)
 
 
 # --- KV cache ----------------------------------------------------------------------------------

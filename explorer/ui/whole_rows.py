@@ -10,7 +10,7 @@ scroll or a section's resize, never in a paint.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, QTimer
+from PySide6.QtCore import QEvent, QSize, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTableWidget, QWidget
 
 
@@ -52,6 +52,13 @@ class WholeRows(QWidget):
         for signal in (table.verticalScrollBar().valueChanged, table.horizontalScrollBar().valueChanged,
                        table.verticalHeader().sectionResized, table.horizontalHeader().sectionResized):
             signal.connect(self._later.start)
+        table.viewport().installEventFilter(self)  # a scroll bar shown or hidden (a queued call) resizes it
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt name)
+        """The viewport resized without the table (a scroll bar came or went): trim now, not a pass later."""
+        if event.type() == QEvent.Resize and watched is self.table.viewport():
+            self.fit()
+        return False
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
         return self.table.sizeHint()
@@ -72,7 +79,9 @@ class WholeRows(QWidget):
         try:
             t = self.table
             t.setGeometry(0, 0, self.width(), self.height())
-            port = t.viewport()
+            for header in (t.horizontalHeader(), t.verticalHeader()):
+                header.resizeSections()     # stretched and to-contents sections now, not on the header's
+            port = t.viewport()             # own timer: a slide read before it fired saw a half row
             cut_w = port.width() - _whole(t.horizontalHeader(), port.width())
             if cut_w:
                 t.setGeometry(0, 0, self.width() - cut_w, self.height())

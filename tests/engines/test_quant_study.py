@@ -141,3 +141,25 @@ def test_serving_study_and_kv_memory_follow_the_scenario():
     kv = with_memory(kv_study(11, 4), s.arch, s.serve_batch, s.serve_context)
     assert dict(kv.memory.gb) == dict(kv_memory_gb(s.arch, s.serve_batch, s.serve_context))
     assert kv.memory.model == s.arch.label and kv.error("K", "channel") < kv.error("K", "token")
+
+
+def test_serving_study_gives_the_bf16_cache_beside_the_scenarios_width():
+    """B4's sizing slide compares the 4-bit cache with a bf16 one: Llama 3 8B (32 layers, 8 KV heads
+    of 128) at batch 8 and 8,192 tokens holds 2·32·8·128·2 bytes a token, 8.6 GB in bf16."""
+    from engines.core.scenario import Scenario
+
+    s = Scenario(serve_batch=8, serve_context=8192, kv_bits=4)
+    study = serving_study(s)
+    assert study.kv16_gb == pytest.approx(2 * 32 * 8 * 128 * 2 * 8 * 8192 / 1e9)
+    assert round(study.kv16_gb, 1) == 8.6 and study.rows[0]["kv_gb"] == pytest.approx(study.kv16_gb / 4)
+
+
+def test_group_sweep_counts_a_scale_alone_beside_scale_and_zero():
+    """4 + 16/g bits with a symmetric scale alone, 4 + 32/g with an fp16 zero too (GPTQ §4, AWQ g128)."""
+    from engines.quant.explore import analyse
+
+    w = torch.randn(8, 256, generator=torch.Generator().manual_seed(1))
+    a = analyse("toy", w, None, None, bits=4, group_size=128)
+    rows = {r["group"]: r for r in a.group_sweep}
+    assert rows[128]["bpw_scale_only"] == pytest.approx(4.125) and rows[128]["bpw"] == pytest.approx(4.25)
+    assert rows[16]["bpw_scale_only"] == pytest.approx(5.0) and rows[256]["bpw_scale_only"] == pytest.approx(4.0625)
