@@ -282,7 +282,6 @@ class TaskBar(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.label = QLabel("")
-        self.label.setMinimumWidth(1)      # a long status is clipped (its tooltip has it whole), never widens the panel
         self.bar = _ProgressBar()
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(True)
