@@ -307,8 +307,8 @@ class TaskBar(QWidget):
         self.label.setText(text)
 
     def _from_cache(self, origin: Origin) -> None:
-        small = self.font().pointSizeF() * 0.85
-        self.label.setText(f"<span style='font-size:{small:.1f}pt'>{escape(origin.short())}</span>")
+        # relative, not a point size: one fixed in presenter mode stayed 1.6x large in the window
+        self.label.setText(f"<small>{escape(origin.short())}</small>")
         self.label.setToolTip(origin.describe())
 
     def _started(self, label: str) -> None:

@@ -24,6 +24,15 @@ def page_around(inner: QWidget) -> Page:
     return page
 
 
+def on_top(inner: QWidget) -> Page:
+    """``inner`` at the top of a :class:`Page`, the rest blank: a view of text only as tall as its text."""
+    page = Page()
+    lay = QVBoxLayout(page)
+    lay.addWidget(inner)
+    lay.addStretch(1)
+    return page
+
+
 def size_by_current_page(tabs: QTabWidget) -> None:
     """Only the page shown counts toward ``tabs``' minimum height. A stack is as tall as its tallest
     page: the retirement text wrapped at presenter size (744 px) pushed every other page's view, the

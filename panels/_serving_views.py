@@ -115,8 +115,9 @@ class LoadChart(QWidget):
             self.tput_view.addItem(tput)
             self.legend.addItem(tput, f"{policy} tok/s →")   # TTFT in the first column, tok/s in the second
             self.curves[policy] = (ttft, tput)
+        # its label at the left end: the right end is the shaded "unstable" region and its upright word
         self.target_line = pg.InfiniteLine(angle=0, label="TTFT target",
-                                           labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
+                                           labelOpts={"position": 0.03, "anchors": [(0, 1), (0, 1)]})
         # static's label reads right of its line, continuous's left of it: they never overlap
         self.sat_lines = {p: pg.InfiniteLine(angle=90, label="", labelOpts={"position": pos, "anchors": [a, a]})
                           for p, pos, a in (("static", 0.95, (0, 0)), ("continuous", 0.7, (1, 0)))}

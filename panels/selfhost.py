@@ -25,7 +25,7 @@ from panels._selfhost_cost import CostView
 from panels._selfhost_jobs import day_call, planned, sizing_call
 from panels._selfhost_ops import CapacityView, DayView, SecurityTable, signal_words, upgrade_words
 from panels._selfhost_prices import PriceEditor, PricesView, book_rows
-from panels._selfhost_pages import Page, page_around, size_by_current_page
+from panels._selfhost_pages import Page, on_top, page_around, size_by_current_page
 from panels._selfhost_prices import PRICE_FILE, user_price_path  # noqa: F401  (importable here, as before)
 from panels._selfhost_privacy import PrivacyView
 
@@ -212,26 +212,22 @@ class SelfHostPanel(Panel):
         self.capacity_view = CapacityView(self.theme)
         cl.addWidget(self.capacity_view, 1)
         self.ops_tabs.addTab(cap_page, OPS_TITLES[1])
-        up_page = Page()
-        ul = QVBoxLayout(up_page)
+        upgrade = QWidget()          # the step's view: the knob and its figures, not the page's blank below
+        ul = QVBoxLayout(upgrade)
+        ul.setContentsMargins(0, 0, 0, 0)
         ul.addLayout(self._row(("upgrade_days",)))
         self.upgrade_text = LiveText()
         ul.addWidget(self.upgrade_text)
-        ul.addStretch(1)
-        self.ops_tabs.addTab(up_page, OPS_TITLES[2])
+        self.ops_tabs.addTab(on_top(upgrade), OPS_TITLES[2])
         self.security = SecurityTable()
         self.ops_tabs.addTab(page_around(self.security), OPS_TITLES[3])
-        retire = Page()
-        rl = QVBoxLayout(retire)
         self.retire_text = LiveText()
-        rl.addWidget(self.retire_text)
-        rl.addStretch(1)
-        self.ops_tabs.addTab(retire, OPS_TITLES[4])
+        self.ops_tabs.addTab(on_top(self.retire_text), OPS_TITLES[4])
         for name, widget, title in (("day", self.day_view, "A simulated day on the monitoring signals"),
                                     ("capacity", self.capacity_view, "Capacity and cost over months"),
-                                    ("upgrade", up_page, "The surge GPUs an upgrade needs"),
+                                    ("upgrade", upgrade, "The surge GPUs an upgrade needs"),
                                     ("security", self.security, "Security checklist with cited incidents"),
-                                    ("retire", retire, "Retirement signals, computed")):
+                                    ("retire", self.retire_text, "Retirement signals, computed")):
             self.name_view(name, widget, title)
         for field, (plot, *_items) in self.day_view.plots.items():
             self.name_view(f"day_{field}", plot, plot.accessibleName())

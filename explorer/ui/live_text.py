@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QEvent, QSize
+from PySide6.QtCore import QEvent, QObject, QSize, QTimer
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument, Qt
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -129,12 +129,42 @@ class LiveText(QWidget):
 
 def pin_size(widget: QWidget, chars: int = 0, longest: str = "") -> QWidget:
     """Give a widget whose text changes often (a task bar, a frame counter) a fixed size: its updates
-    then stay local. Room for ``chars`` average characters or for the ``longest`` text it will show.
+    then stay local. Room for ``chars`` average characters or for the ``longest`` text it will show,
+    measured again whenever its font changes (presenter mode on or off).
 
     A widget with equal minimum and maximum sizes does not pass layout requests to its parent.
     """
-    hint = widget.sizeHint()
-    fm = widget.fontMetrics()
-    width = max(hint.width(), fm.averageCharWidth() * chars, fm.horizontalAdvance(longest) + 4 if longest else 0)
-    widget.setFixedSize(width, hint.height())
+    repin = widget.findChild(_Repin, options=Qt.FindDirectChildrenOnly) or _Repin(widget)
+    repin.chars, repin.longest = chars, longest
+    repin.fit()
     return widget
+
+
+class _Repin(QObject):
+    """Keeps a pinned widget's size in step with its font. A theme change reaches the parent before
+    its children, so a size measured then (``apply_theme``) is the old text size's: once measured in
+    presenter mode a task bar kept its 1.6x width in the window and widened the panel past its tab
+    (measured by its size hint, it also took the width of whatever status it showed then).
+    A hidden widget's children are re-styled only when shown, so it is measured again then too."""
+
+    def __init__(self, widget: QWidget) -> None:
+        super().__init__(widget)
+        self.chars, self.longest = 0, ""
+        self._soon = QTimer(self)
+        self._soon.setSingleShot(True)
+        self._soon.setInterval(0)              # after the new font has reached the children too
+        self._soon.timeout.connect(self.fit)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() in (QEvent.FontChange, QEvent.Show) and not self._soon.isActive():
+            self._soon.start()
+        return False
+
+    def fit(self) -> None:
+        widget = self.parent()
+        hint = widget.sizeHint()
+        fm = widget.fontMetrics()
+        # the room asked for, not the hint: that grows with the status text shown at the moment
+        asked = max(fm.averageCharWidth() * self.chars, fm.horizontalAdvance(self.longest) + 4 if self.longest else 0)
+        widget.setFixedSize(asked or hint.width(), hint.height())

@@ -53,3 +53,24 @@ def test_the_wrapped_height_follows_a_new_text_and_a_new_font(qapp):
     font.setPointSizeF(font.pointSizeF() * 2)
     text.setFont(font)
     assert text.heightForWidth(200) > 1.5 * tall
+
+
+def test_a_pinned_widget_takes_the_room_asked_at_its_present_font(qtbot):
+    """pin_size's width follows the font (presenter mode on, then off), not the status shown when
+    measured: a task bar pinned in presenter mode kept its 1.6x width in the window."""
+    from PySide6.QtWidgets import QLabel
+
+    from explorer.ui.live_text import pin_size
+
+    label = QLabel("idle")
+    qtbot.addWidget(label)
+    pin_size(label, chars=20)
+    small = label.minimumWidth()
+    label.setText("a status far longer than the twenty characters of room asked for " * 2)
+    pin_size(label, chars=20)
+    assert label.minimumWidth() == small
+    font = label.font()
+    font.setPointSizeF(font.pointSizeF() * 2)
+    label.setFont(font)
+    qtbot.waitUntil(lambda: label.minimumWidth() > 1.6 * small, timeout=2000)
+    assert label.maximumWidth() == label.minimumWidth()
