@@ -58,9 +58,9 @@ def test_distributor_rule_on_the_pld_clock():
 
 
 @pytest.mark.parametrize("placed, latent, says", [
-    ("2027-03-15", True, "15 Mar 2052 (25 years from placing on the market, latent personal injury, Art 17(2))"),
-    ("2027-03-15", False, "15 Mar 2037 (10 years from placing on the market, Art 17(1))"),
-    ("2020-01-01", True, "01 Jan 2030 (10 years from placing on the market, Dir 85/374/EEC Art 11)"),
+    ("2027-03-15", True, "15 Mar 2052 (25 years, latent injury, Art 17(2))"),
+    ("2027-03-15", False, "15 Mar 2037 (10 years, Art 17(1))"),
+    ("2020-01-01", True, "01 Jan 2030 (10 years, 85/374/EEC Art 11)"),
 ])
 def test_the_expiry_line_names_its_period_and_article(placed, latent, says):
     """The PLD clock's expiry line says which period (and rule) set the date, not only the date."""
