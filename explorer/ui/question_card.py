@@ -88,6 +88,7 @@ class QuestionCard(QScrollArea):
         self._answer_grid = QGridLayout()        # the buttons when a tour needs more than one column
         self._answer_grid.setContentsMargins(0, 0, 0, 0)
         self.answers_box.addLayout(self._answer_grid)
+        self._columns = 1
         self.outcome = card_label()
         self.continue_btn = WrapButton()         # a long tree title wraps, not widens the card
         self.continue_btn.clicked.connect(self.continued)
@@ -137,7 +138,7 @@ class QuestionCard(QScrollArea):
             b.setAccessibleName(f"Answer: {a.label}")
             b.clicked.connect(lambda _=False, aid=a.id: self.answered.emit(aid))
             self.buttons.append(b)
-        self._answer_columns(1)
+        self._answer_columns(1, new=True)
         self._outcome_html = outcome
         if continue_title is not None:
             self.continue_btn.setText(f"Continue ▶ {continue_title}")
@@ -194,9 +195,14 @@ class QuestionCard(QScrollArea):
         self.body.resize(width, max(room, self._lay.totalHeightForWidth(width)))
         self._lay.activate()
 
-    def _answer_columns(self, cols: int) -> None:
+    def _answer_columns(self, cols: int, new: bool = False) -> None:
         """The answer buttons in ``cols`` columns, read down each column (the tree file's order). One
-        column is the box layout itself: a grid sizes wrapped text by its narrowest, tallest minimum."""
+        column is the box layout itself: a grid sizes wrapped text by its narrowest, tallest minimum.
+        Moved only when the count changes (or the buttons are ``new``): a moved button measures short
+        until it is laid out again."""
+        if cols == self._columns and not new:
+            return
+        self._columns = cols
         rows = max(1, -(-len(self.buttons) // cols))
         for b in self.buttons:
             self.answers_box.removeWidget(b)
