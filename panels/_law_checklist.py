@@ -6,17 +6,22 @@ from __future__ import annotations
 import html
 from typing import Callable, Iterable, Mapping
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QAbstractItemView, QComboBox, QHeaderView, QTableWidgetItem
 
 from explorer.binder import quiet
+from explorer.ui.whole_rows import WholeRowTable
 
 FIXED = Qt.ItemIsSelectable | Qt.ItemIsEnabled
+CHARS = [None, 16, None, 14, 12]    # the fixed columns' widths in average characters: they grow with the font
+EXTRA_CHARS = 30
 
 
-class ChecklistTable(QTableWidget):
+class ChecklistTable(WholeRowTable):
     """``rows``: (id, point label, summary, tooltip, choices); ``choices`` are (value, label) pairs.
-    ``extra`` names read-only columns after the evidence column. ``changed()`` fires on user edits."""
+    ``extra`` names read-only columns after the evidence column. ``changed()`` fires on user edits.
+    Rows show only whole (a slide never ends on half a row) and fixed widths are counted in characters,
+    so presenter mode's larger text does not cut the summaries to a word each."""
 
     def __init__(self, rows, columns: list[str], changed: Callable[[], None], extra: int = 0) -> None:
         super().__init__(len(rows), len(columns))
@@ -30,13 +35,12 @@ class ChecklistTable(QTableWidget):
         self.setSelectionMode(QAbstractItemView.SingleSelection)
         self.setWordWrap(True)
         head = self.horizontalHeader()
+        self._chars = (CHARS + [EXTRA_CHARS] * extra) if extra else []
         if extra:       # extra text columns: fixed widths that scroll sideways, the last one filling a wide table
-            widths = [None, 180, None, 150, 110] + [340] * extra
-            for col, width in enumerate(widths):
-                head.setSectionResizeMode(col, QHeaderView.ResizeToContents if width is None
+            for col, chars in enumerate(self._chars):
+                head.setSectionResizeMode(col, QHeaderView.ResizeToContents if chars is None
                                           else QHeaderView.Interactive)
-                if width:
-                    head.resizeSection(col, width)
+            self._size_columns()
             head.setStretchLastSection(True)
         else:           # evidence as wide as its references ("DoC-2027-001"): shown whole at presenter sizes
             for col, mode in enumerate((QHeaderView.ResizeToContents, QHeaderView.Stretch,
@@ -63,6 +67,17 @@ class ChecklistTable(QTableWidget):
                     cell.setFlags(FIXED)
                 self.setItem(row, col, cell)
         self.itemChanged.connect(lambda cell: self._user_edit() if cell.column() in (3, 4) else None)
+
+    def _size_columns(self) -> None:
+        em = self.fontMetrics().averageCharWidth()
+        for col, chars in enumerate(self._chars):
+            if chars:
+                self.horizontalHeader().resizeSection(col, chars * em + 12)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if event.type() == QEvent.FontChange and self._chars:
+            self._size_columns()
 
     def _user_edit(self) -> None:
         if not self._filling:

@@ -11,14 +11,15 @@ from datetime import date
 import pyqtgraph as pg
 from PySide6.QtCore import QDate, QDateTime, QTime, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QBoxLayout, QCheckBox, QComboBox, QDateEdit, QDateTimeEdit,
-                               QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHeaderView, QLabel, QLineEdit,
-                               QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QLineEdit,
+                               QScrollArea, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engines.law import reporting, support
 from engines.law.clocks import local
 from engines.law.params import REGIME_FIELDS, Params, moment_text, parse_day, parse_moment
 from engines.law.tools import Tools, support_marks
 from explorer.binder import param_slider, quiet
+from explorer.ui.whole_rows import WRAP_MIN_PX, WholeRowTable
 from explorer.ui.widgets import ErrorLabel, legend_below, make_plot, pen
 from panels._law_views import DeadlineTimeline
 
@@ -230,6 +231,28 @@ class SupportFines(QWidget):
         self.support_plot.theme = theme
 
 
+class _ClockTable(WholeRowTable):
+    """The four clocks' deadlines: the date and report columns stay whole; recipient, start and basis
+    share what width is left and wrap, so every column stays in view on a slide (no sideways scroll)."""
+
+    WRAPS = (2, 3, 4)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.share_width()
+
+    def share_width(self) -> None:
+        self.resizeColumnsToContents()
+        spare = self.viewport().width() - sum(self.columnWidth(c) for c in range(self.columnCount())
+                                              if c not in self.WRAPS)
+        want = {c: self.columnWidth(c) for c in self.WRAPS}
+        if 0 < spare < sum(want.values()):         # in proportion to what each would take unwrapped
+            for c, w in want.items():
+                self.setColumnWidth(c, max(WRAP_MIN_PX, spare * w // sum(want.values())))
+        self.resizeRowsToContents()
+
+
 class FourClocks(QWidget):
     """The "Four clocks" tab: one incident on the CRA, NIS2, GDPR and DORA reporting clocks."""
 
@@ -266,11 +289,10 @@ class FourClocks(QWidget):
         lay.addLayout(top)
         self.clock_error = ErrorLabel()
         lay.addWidget(self.clock_error)
-        self.table = QTableWidget(0, 5)
+        self.table = _ClockTable(0, 5)
         self.table.setHorizontalHeaderLabels(["Due (latest)", "Report", "To", "Counts from", "Basis"])
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setWordWrap(True)
         lay.addWidget(self.table, 2)
@@ -309,11 +331,12 @@ class FourClocks(QWidget):
         ds = c.deadlines if c else ()
         self.table.setRowCount(len(ds))
         for i, dl in enumerate(ds):
-            for j, text in enumerate((local(dl.due), dl.name, dl.recipient, dl.counts_from, dl.basis)):
+            start = f"{dl.counts_from} + {dl.period}".replace(" h", "\u00a0h") if dl.period else dl.counts_from
+            for j, text in enumerate((local(dl.due), dl.name, dl.recipient, start, dl.basis)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(dl.content)
                 self.table.setItem(i, j, item)
-        self.table.resizeRowsToContents()
+        self.table.share_width()
         regimes = c.regimes if c else ()
         notes = [f"{text} ({reporting.REGIME_INFO[r][0].split(',')[0]} {basis})"
                  for r in regimes for text, basis in reporting.NO_FIXED_HOUR[r]]

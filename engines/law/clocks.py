@@ -134,7 +134,9 @@ def pld_clock(p: Params) -> PldClock:
     reg = pld.regime(placed)
     lines = (f"<b>Regime: {'Directive (EU) 2024/2853' if reg == '2024/2853' else 'Directive 85/374/EEC (Art 2(1), 21)'}</b>",
              f"Start proceedings by: {lim['claim_deadline']:%d %b %Y} (3 years from knowledge, Art 16)",
-             f"Rights expire: {lim['expiry']:%d %b %Y} (Art 17)")
+             f"Rights expire: {lim['expiry']:%d %b %Y} ({lim['expiry_years']} years, "
+             + ("85/374/EEC Art 11)" if reg != "2024/2853" else
+                "latent injury, Art 17(2))" if lim["expiry_years"] == 25 else "Art 17(1))"))
     marks = (Mark(placed, "placed on market", "event"), Mark(known, "knowledge", "event"),
              Mark(lim["claim_deadline"], "claim deadline", "deadline"), Mark(lim["expiry"], "expiry", "deadline"),
              Mark(pld.NEW_REGIME_AFTER, "new PLD: after this day", "rule"))

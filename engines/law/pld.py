@@ -89,7 +89,8 @@ def limitation(placed_on_market: date, knowledge: date, latent_personal_injury: 
     the injured person knew or should have known damage, defect and liable operator), but never
     after ``expiry``, because expiry extinguishes the right unless proceedings are pending.
     Products under Directive 85/374/EEC (placed on or before 9 Dec 2026) get its Art 10-11 periods:
-    3 and 10 years, no 25-year extension.
+    3 and 10 years, no 25-year extension. ``expiry_years`` is the expiry period applied (10 or 25),
+    so a view can say which rule set the date.
     """
     placed = _as_date(placed_on_market, "placed_on_market")
     known = _as_date(knowledge, "knowledge")
@@ -100,8 +101,9 @@ def limitation(placed_on_market: date, knowledge: date, latent_personal_injury: 
         raise ValidationError("knowledge", "damage cannot be known before the product was placed on the market",
                               f"≥ {placed.isoformat()}")
     new = regime(placed) == "2024/2853"
-    expiry = add_years(placed, 25 if (new and latent_personal_injury) else 10)
-    return {"claim_deadline": min(add_years(known, 3), expiry), "expiry": expiry}
+    years = 25 if (new and latent_personal_injury) else 10
+    expiry = add_years(placed, years)
+    return {"claim_deadline": min(add_years(known, 3), expiry), "expiry": expiry, "expiry_years": years}
 
 
 def _liable_facts(facts: Mapping[str, object]) -> dict[str, bool]:

@@ -80,14 +80,17 @@ NO_FIXED_HOUR: dict[str, tuple[tuple[str, str], ...]] = {
 
 @dataclass(frozen=True)
 class Deadline:
-    """One report: its name, the latest moment it is due, to whom, the article, and what it counts
-    from (``"awareness"``, ``"classification"``, a fix, or an earlier report's name)."""
+    """One report: its name, the latest moment it is due, to whom, the article, what it counts
+    from (``"awareness"``, ``"classification"``, a fix, or an earlier report's name) and the period
+    the article gives from there ("24 h", "72 h", "14 days", "1 month"): a slide citing "the 72-hour
+    notice" shows that figure, not only the date it leads to."""
     name: str
     due: datetime
     recipient: str
     basis: str
     counts_from: str = "awareness"
     content: str = ""
+    period: str = ""
 
 
 def _same_kind(aware: datetime, name: str, value: datetime | None) -> datetime | None:
@@ -117,30 +120,32 @@ def deadlines(regime: str, aware: datetime, *, classified: datetime | None = Non
         para = "14(2)" if kind == "vulnerability" else "14(4)"
         early = Deadline("CRA early warning", _after_hours(aware, 24), recipient, f"CRA Art {para}(a)",
                          content="Member States where the product is available"
-                                 + ("" if kind == "vulnerability" else "; whether a malicious act is suspected"))
+                                 + ("" if kind == "vulnerability" else "; whether a malicious act is suspected"),
+                         period="24 h")
         note = Deadline("CRA notification", _after_hours(aware, 72), recipient, f"CRA Art {para}(b)",
-                        content="the product, the nature of the exploit or incident, measures taken and advised")
+                        content="the product, the nature of the exploit or incident, measures taken and advised",
+                        period="72 h")
         out += [early, note]
         if kind == "vulnerability":
             if fix_available is not None:
                 out.append(Deadline("CRA final report", fix_available + timedelta(days=14), recipient,
                                     "CRA Art 14(2)(c)", "fix available",
-                                    "severity and impact, the malicious actor where known, the fix"))
+                                    "severity and impact, the malicious actor where known, the fix", "14 days"))
         else:
             out.append(Deadline("CRA final report", add_months(note.due, 1), recipient, "CRA Art 14(4)(c)",
-                                note.name, "severity and impact, root cause, mitigations"))
+                                note.name, "severity and impact, root cause, mitigations", "1 month"))
     elif regime == "nis2":
         early = Deadline("NIS2 early warning", _after_hours(aware, 24), recipient, "NIS2 Art 23(4)(a)",
-                         content="suspected unlawful or malicious act; possible cross-border impact")
+                         content="suspected unlawful or malicious act; possible cross-border impact", period="24 h")
         note = Deadline("NIS2 incident notification", _after_hours(aware, 72), recipient, "NIS2 Art 23(4)(b)",
-                        content="initial assessment: severity, impact, indicators of compromise")
+                        content="initial assessment: severity, impact, indicators of compromise", period="72 h")
         final = Deadline("NIS2 final report", add_months(note.due, 1), recipient, "NIS2 Art 23(4)(d)", note.name,
-                         "detailed description, threat or root cause, mitigation, cross-border impact")
+                         "detailed description, threat or root cause, mitigation, cross-border impact", "1 month")
         out += [early, note, final]
     elif regime == "gdpr":
         out.append(Deadline("GDPR breach notification", _after_hours(aware, 72), recipient,
                             "GDPR Art 33(1)", content="nature of the breach, data subjects and records concerned, "
-                            "likely consequences, measures (Art 33(3)); may come in phases (33(4))"))
+                            "likely consequences, measures (Art 33(3)); may come in phases (33(4))", period="72 h"))
     else:
         if classified is None:
             raise ValidationError("classified", "DORA's clock starts when the incident is classified as major",
@@ -153,13 +158,14 @@ def deadlines(regime: str, aware: datetime, *, classified: datetime | None = Non
             start = "classification" if initial_due == four_h else "awareness"
         initial = Deadline("DORA initial notification", initial_due, recipient,
                            f"DORA Art 19(4)(a); Del. Reg. 2025/301 Art {para}", start,
-                           "the incident, its classification, first impact")
+                           "the incident, its classification, first impact",
+                           "4 h" if start == "classification" else "24 h")
         inter = Deadline("DORA intermediate report", _after_hours(initial_due, 72), recipient,
                          "DORA Art 19(4)(b); Del. Reg. 2025/301 Art 5(1)(b)", initial.name,
-                         "status, impact and recovery so far")
+                         "status, impact and recovery so far", "72 h")
         final = Deadline("DORA final report", add_months(inter.due, 1), recipient,
                          "DORA Art 19(4)(c); Del. Reg. 2025/301 Art 5(1)(c)", inter.name,
-                         "root cause analysis, measures, costs and losses")
+                         "root cause analysis, measures, costs and losses", "1 month")
         out += [initial, inter, final]
     return out
 

@@ -156,7 +156,7 @@ def _cramped(view: QWidget, panel: QWidget) -> bool:
     """Whether the whole panel leaves ``view`` too little room: the panel scrolls in its tab, or the
     view has under ``FOCUS_SHARE`` of the tab's height (a 1280×800 laptop squeezes a dense panel's
     charts to a strip). A view of text alone (no chart, table or scroll area) that already shows all
-    its text is not cramped."""
+    its text is not cramped. A view that a scroll area in the panel cuts short is cramped."""
     QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
     QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # wrapped text, resized, asks again
     host = panel.parentWidget().parentWidget() if panel.parentWidget() is not None else None
@@ -166,7 +166,19 @@ def _cramped(view: QWidget, panel: QWidget) -> bool:
     text_only = not isinstance(view, QAbstractScrollArea) and not view.findChildren(QAbstractScrollArea)
     if text_only and view.hasHeightForWidth() and view.heightForWidth(view.width()) <= view.height() <= room:
         return False            # text that shows whole: folding would only surround it with white
-    return host.scrolls() or view.height() < FOCUS_SHARE * room
+    return host.scrolls() or view.height() < FOCUS_SHARE * room or _scrolled_away(view, panel)
+
+
+def _scrolled_away(view: QWidget, panel: QWidget) -> bool:
+    """A scroll area inside the panel shows less of ``view``'s height than it has: part of the step's
+    view is scrolled out of sight however the panel's own host scrolls (a long answer list on a card)."""
+    p = view.parentWidget()
+    while p is not None and p is not panel:
+        if isinstance(p, QScrollArea) and p.widget() is not None and p.widget().isAncestorOf(view) \
+                and view.height() > p.viewport().height():
+            return True
+        p = p.parentWidget()
+    return False
 
 
 def _scroll_to(w: QWidget, panel: QWidget) -> None:

@@ -113,7 +113,9 @@ def _label(w: QLabel, window: QWidget, clip: QRectF, name: str, out: list[DrawnT
         need = fm.boundingRect(QRectF(box), int(w.alignment()) | Qt.TextWordWrap, text)
     else:
         need = fm.boundingRect(QRectF(box), int(w.alignment()), text)
-    if Qt.mightBeRichText(w.text()):     # sizes set inside the rich text: its own layout says how tall
+    # laid out as rich text (its own layout says how tall) when marked so, not only when it looks so:
+    # a rich-text label of escaped words wraps by QTextDocument, not by the font's metrics
+    if w.textFormat() == Qt.RichText or Qt.mightBeRichText(w.text()):
         doc = QTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(w.font())

@@ -12,12 +12,14 @@ from html import escape
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QFrame, QLabel, QLayout, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QLayout, QScrollArea, QVBoxLayout, QWidget
 
 from explorer.ui.widgets import WrapButton
 
 TITLE_SCALE = 1.35      # the question reads larger than the card's other text
 REASONS_HEAD = "<b>The rule engine's reasons</b>"   # where an outcome's reading may be folded (see QuestionCard.reveal)
+MAX_COLUMNS = 3         # a long answer list a tour points at may take up to this many columns to show whole
+COLUMN_WIDTH = 350      # px: a narrower column would wrap nearly every line of a list
 
 
 def card_label(name: str = "") -> QLabel:
@@ -64,7 +66,8 @@ class QuestionCard(QScrollArea):
 
     A part a tour points at (:meth:`reveal`) is shown whole: when the card is taller than its view, the
     other parts (and an outcome's reasons) fold behind one "show the whole card" button rather than
-    leaving a slide with text half scrolled away (issue 38); the next node opens the whole card."""
+    leaving a slide with text half scrolled away (issue 38); a long answer list on a wide card goes into
+    columns, and the heading folds too when even that is not enough; the next node opens the whole card."""
 
     answered = Signal(str)
     continued = Signal()
@@ -82,6 +85,10 @@ class QuestionCard(QScrollArea):
         self.answers_widget = QWidget()          # a widget, so a tour can point at the answers
         self.answers_box = QVBoxLayout(self.answers_widget)
         self.answers_box.setContentsMargins(0, 0, 0, 0)
+        self._answer_grid = QGridLayout()        # the buttons when a tour needs more than one column
+        self._answer_grid.setContentsMargins(0, 0, 0, 0)
+        self.answers_box.addLayout(self._answer_grid)
+        self._columns = 1
         self.outcome = card_label()
         self.continue_btn = WrapButton()         # a long tree title wraps, not widens the card
         self.continue_btn.clicked.connect(self.continued)
@@ -121,6 +128,7 @@ class QuestionCard(QScrollArea):
         self.source.setText(source_html(node))
         for b in self.buttons:
             self.answers_box.removeWidget(b)
+            self._answer_grid.removeWidget(b)
             b.hide()
             b.setParent(None)
             b.deleteLater()
@@ -129,8 +137,8 @@ class QuestionCard(QScrollArea):
             b = WrapButton("▸ " + a.label)       # plain text: shown as written
             b.setAccessibleName(f"Answer: {a.label}")
             b.clicked.connect(lambda _=False, aid=a.id: self.answered.emit(aid))
-            self.answers_box.addWidget(b)
             self.buttons.append(b)
+        self._answer_columns(1, new=True)
         self._outcome_html = outcome
         if continue_title is not None:
             self.continue_btn.setText(f"Continue ▶ {continue_title}")
@@ -144,7 +152,9 @@ class QuestionCard(QScrollArea):
         self._focus = None
         self._title_scale(TITLE_SCALE)
         self.outcome.setText(self._outcome_html)
+        self._answer_columns(1)
         self.title.show()
+        self.kind.show()
         for w, shown in self._shown.items():
             w.setVisible(shown)
         self.more_btn.hide()
@@ -166,18 +176,48 @@ class QuestionCard(QScrollArea):
         self.more_btn.show()
         if self._lay.totalHeightForWidth(width) > room:      # the question no larger than the rest
             self._title_scale(1.0)
+        for cols in range(2, MAX_COLUMNS + 1):               # a long answer list side by side on a wide card
+            if focus is not self.answers_widget or self._lay.totalHeightForWidth(width) <= room \
+                    or width < COLUMN_WIDTH * cols:
+                break
+            self._answer_columns(cols)
         head, reasons, _rest = self._outcome_html.partition(REASONS_HEAD)
         if focus is self.outcome and reasons and self._lay.totalHeightForWidth(width) > room:
             self.outcome.setText(head)
             names.append("the rule engine's reasons")
-        if focus is self.outcome and self._lay.totalHeightForWidth(width) > room:
-            self.title.hide()                    # the rule engine's head line says the outcome too
+        if focus in (self.outcome, self.answers_widget) and self._lay.totalHeightForWidth(width) > room:
+            self.title.hide()                    # the rule engine's head line, or the tour's caption, says it
+            self.kind.hide()
             names.insert(0, "the heading")
         self.more_btn.setToolTip("Folded to fit: " + ", ".join(names))
         self.more_btn.setVisible(bool(names))
         # laid out now at its new height, not in a later pass (a slide is judged as shown)
         self.body.resize(width, max(room, self._lay.totalHeightForWidth(width)))
         self._lay.activate()
+
+    def _answer_columns(self, cols: int, new: bool = False) -> None:
+        """The answer buttons in ``cols`` columns, read down each column (the tree file's order). One
+        column is the box layout itself: a grid sizes wrapped text by its narrowest, tallest minimum.
+        Moved only when the count changes (or the buttons are ``new``): a moved button measures short
+        until it is laid out again."""
+        if cols == self._columns and not new:
+            return
+        self._columns = cols
+        rows = max(1, -(-len(self.buttons) // cols))
+        for b in self.buttons:
+            self.answers_box.removeWidget(b)
+            self._answer_grid.removeWidget(b)
+        for i, b in enumerate(self.buttons):
+            if cols == 1:
+                self.answers_box.addWidget(b)
+            else:
+                self._answer_grid.addWidget(b, i % rows, i // rows)
+        for c in range(MAX_COLUMNS):
+            self._answer_grid.setColumnStretch(c, 1 if c < cols else 0)
+        pad = 6 if cols == 1 else 2              # side by side, the buttons' borders part them: slimmer
+        self._answer_grid.setSpacing(-1 if cols == 1 else 4)
+        for b in self.buttons:
+            b.layout().setContentsMargins(10, pad, 10, pad)
 
     def _title_scale(self, scale: float) -> None:
         font = QFont(self.title.font())

@@ -55,3 +55,15 @@ def test_distributor_rule_on_the_pld_clock():
     assert not any("Art 8(3)" in line for line in clocks(Params()).pld.lines)
     with pytest.raises(ValidationError):
         defect.distributor_deadline("2030-01-31")
+
+
+@pytest.mark.parametrize("placed, latent, says", [
+    ("2027-03-15", True, "15 Mar 2052 (25 years, latent injury, Art 17(2))"),
+    ("2027-03-15", False, "15 Mar 2037 (10 years, Art 17(1))"),
+    ("2020-01-01", True, "01 Jan 2030 (10 years, 85/374/EEC Art 11)"),
+])
+def test_the_expiry_line_names_its_period_and_article(placed, latent, says):
+    """The PLD clock's expiry line says which period (and rule) set the date, not only the date."""
+    lines = clocks(Params(placed=placed, knowledge="2029-06-01" if placed > "2025" else "2021-01-01",
+                          latent_injury=latent)).pld.lines
+    assert any(line == f"Rights expire: {says}" for line in lines), lines

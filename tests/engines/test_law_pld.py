@@ -17,7 +17,7 @@ def test_regime_after_9_december_2026_art_2_1():
 
 def test_limitation_three_years_from_knowledge_ten_year_expiry():
     r = pld.limitation(date(2027, 3, 15), date(2029, 6, 1))
-    assert r == {"claim_deadline": date(2032, 6, 1), "expiry": date(2037, 3, 15)}
+    assert r == {"claim_deadline": date(2032, 6, 1), "expiry": date(2037, 3, 15), "expiry_years": 10}
 
 
 def test_expiry_cuts_the_limitation_period_art_17_1():
@@ -28,12 +28,12 @@ def test_expiry_cuts_the_limitation_period_art_17_1():
 
 def test_latent_personal_injury_25_years_art_17_2():
     r = pld.limitation(date(2027, 3, 15), date(2045, 1, 1), latent_personal_injury=True)
-    assert r == {"claim_deadline": date(2048, 1, 1), "expiry": date(2052, 3, 15)}
+    assert r == {"claim_deadline": date(2048, 1, 1), "expiry": date(2052, 3, 15), "expiry_years": 25}
 
 
 def test_old_regime_has_no_25_year_rule():
     r = pld.limitation(date(2020, 1, 1), date(2021, 1, 1), latent_personal_injury=True)
-    assert r["expiry"] == date(2030, 1, 1)                   # Dir 85/374/EEC Art 11
+    assert r["expiry"] == date(2030, 1, 1) and r["expiry_years"] == 10      # Dir 85/374/EEC Art 11
 
 
 def test_leap_day():

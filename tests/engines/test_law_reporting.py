@@ -59,6 +59,26 @@ def test_dora_initial_is_4_h_after_classification_capped_at_24_h_after_awareness
     assert ds[2].due == inter.replace(month=inter.month + 1)
 
 
+def test_each_period_leads_from_its_start_to_its_due_date():
+    """The period shown beside a deadline is the one its date was computed with: hours from awareness,
+    classification or the earlier report's deadline, or a calendar month / 14 days (CRA Art 14(2)(c))."""
+    aware, classified = datetime(2026, 11, 13, 17, 30), datetime(2026, 11, 13, 19, 0)
+    ds = all_deadlines(("cra", "nis2", "gdpr", "dora"), aware, classified=classified)
+    ds += deadlines("cra", aware, kind="vulnerability", fix_available=datetime(2026, 11, 20, 9, 0))
+    by_name = {d.name: d.due for d in ds}
+    starts = {"awareness": aware, "classification": classified, "fix available": datetime(2026, 11, 20, 9, 0)}
+    for d in ds:
+        start = starts.get(d.counts_from, by_name.get(d.counts_from))
+        n, unit = d.period.split()
+        if unit == "h":
+            assert d.due == start + timedelta(hours=int(n)), d
+        elif unit == "days":
+            assert d.due == start + timedelta(days=int(n)), d
+        else:
+            assert unit == "month" and n == "1" and d.due == start.replace(month=start.month % 12 + 1), d
+    assert sorted({d.period for d in ds}) == ["1 month", "14 days", "24 h", "4 h", "72 h"]
+
+
 @pytest.mark.parametrize("kwargs, field", [
     ({"regime": "hipaa"}, "regime"),
     ({"regime": "cra", "kind": "breach"}, "kind"),

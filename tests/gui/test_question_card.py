@@ -93,3 +93,28 @@ def test_a_part_a_tour_points_at_is_shown_whole_and_the_rest_folds(qtbot):
     card.show_part(card.source)
     card.show_node(node, "t", node.answers, outcome)   # the next node: the whole card again
     assert card.source.isVisible() and card.outcome.isVisible() and not card.more_btn.isVisible()
+
+
+def test_a_long_answer_list_a_tour_points_at_goes_into_columns_on_a_wide_card(qtbot):
+    """Annex III's nineteen class I entries ran off the card at every size: on a wide card the answers
+    go side by side, read down each column in the tree's order, and the heading folds if need be;
+    a narrow card keeps one column (a column would wrap every word), and the next node has one."""
+    node = _node(answers=tuple(Answer(f"a{i}", f"I-{i} an entry of the class I list", "o") for i in range(21)))
+    for width, columns in ((1200, True), (420, False)):
+        card = QuestionCard()
+        qtbot.addWidget(card)
+        card.resize(width, 420)
+        card.show()
+        qtbot.waitExposed(card)                  # as in the panel: the card is laid out before a tour step
+        card.show_node(node, "t", node.answers)
+        qtbot.wait(20)                           # the new buttons shown, so their heights count
+        card.show_part(card.answers_widget)
+        qtbot.wait(20)                           # laid out
+        xs = sorted({b.x() for b in card.buttons})
+        assert (len(xs) > 1) == columns
+        if columns:
+            assert card.buttons[0].x() == card.buttons[1].x() < card.buttons[-1].x()   # down, then across
+            assert card.body.layout().totalHeightForWidth(card.viewport().width()) <= card.viewport().height()
+        card.show_node(node, "t", node.answers)
+        qtbot.wait(20)
+        assert len({b.x() for b in card.buttons}) == 1

@@ -86,6 +86,23 @@ def test_a_cut_label_fails(qtbot):
     assert "d" in _checks(view_problems(win, panel, focus, "", presenter=False))
 
 
+@pytest.mark.parametrize("fmt", ["rich", "plain"])
+def test_a_rich_text_label_is_measured_as_its_document_lays_it_out(qtbot, fmt):
+    """A label set to rich text wraps by its QTextDocument, whose entities (``&nbsp;``) draw as one
+    character; measured by the font's metrics it would seem several lines taller than it is, and cut.
+    The same text as plain text draws every character of ``&nbsp;`` and is cut at that height."""
+    from PySide6.QtCore import Qt
+
+    win, panel, focus = _slide(qtbot, text="word&nbsp;word " * 40)
+    label = focus.findChild(QLabel)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.RichText)
+    label.setFixedSize(400, label.heightForWidth(400))    # exactly what the rich-text layout needs
+    label.setTextFormat(Qt.RichText if fmt == "rich" else Qt.PlainText)
+    qtbot.wait(20)
+    assert ("d" in _checks(view_problems(win, panel, focus, "", presenter=False))) == (fmt == "plain")
+
+
 @pytest.mark.parametrize("row_fits", [True, False])
 def test_a_word_wrapped_cell_is_cut_only_when_its_lines_do_not_fit(qtbot, row_fits):
     from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
