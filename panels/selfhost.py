@@ -198,6 +198,14 @@ class SelfHostPanel(Panel):
         self.name_view("privacy_card", self.privacy.card, "The question, its source and the answers")
         return page_around(self.privacy)
 
+    def view_widget(self, name: str):
+        """A tour step about the privacy walk shows the card's outcome (else its answers) whole, the other
+        parts folded behind one button if the card is too short (as the law panel does), not half scrolled."""
+        widget = super().view_widget(name)
+        if name in ("privacy", "privacy_card"):
+            self.privacy.card.show_part(None)
+        return widget
+
     def _ops_page(self) -> QWidget:
         self.ops_tabs = Tabs()
         day_page = Page()
