@@ -24,6 +24,12 @@ BUTTONS = (("delete pod", "Delete pod"), ("relabel pod", "Relabel pod"), ("scale
            ("rollout undo", "Undo rollout"), ("rollout pause", "Pause rollout"), ("rollout resume", "Resume rollout"))
 
 
+def paragraphs(lines) -> str:
+    """Each point of an explanation its own paragraph: a gap between them reads as a list of points, and on
+    a slide the text takes the height of the pane rather than a third of it."""
+    return "".join(f"<p>{line}</p>" for line in lines)
+
+
 def set_html(browser: QTextBrowser, html: str) -> None:
     """setHtml re-lays out the document: skip it when the frame did not change the text."""
     if browser.property("html_source") != html:

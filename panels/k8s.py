@@ -27,7 +27,7 @@ from explorer.ui.live_text import LiveText
 from explorer.panel import Panel, TimelineSpec
 from explorer.ui.widgets import ErrorLabel
 from panels._k8s_pages import YAML_BUTTON, DumpButton, K8sTabs  # noqa: F401  (YAML_BUTTON stays importable here)
-from panels._k8s_tabs import CommandBar, set_html
+from panels._k8s_tabs import CommandBar, paragraphs, set_html
 from panels._k8s_split import ClusterSplit
 from panels._k8s_views import ClusterView, GraphView
 
@@ -361,7 +361,7 @@ class K8sPanel(Panel):
             return
         f = self.timeline_data.frames[self.index]
         pod = next((p for p in f.pods if p["name"] == self.params.pod), None) or (f.pods[0] if f.pods else None)
-        set_html(self.explainer, explain_pod(pod).html if pod else "<i>No pods.</i>")
+        set_html(self.explainer, paragraphs(explain_pod(pod).lines) if pod else "<i>No pods.</i>")
 
     # --- exports / theme / selftest -------------------------------------------------------------------
     def result(self) -> object:
