@@ -26,6 +26,18 @@ def test_scenarios_and_frames(panel):
     assert "Placement" in panel.explainer.toHtml()
 
 
+def test_the_explainer_shows_each_point_as_its_own_paragraph(panel):
+    """Run together with line breaks, a short explanation left most of a slide's pane blank (E4 step 12)."""
+    from engines.k8s import explain_pod
+
+    panel.chooser.setCurrentIndex(panel.chooser.findData("model-server"))
+    panel.show_frame(panel.timeline().n_frames - 1)
+    pod = next(p for p in panel.result()["pods"] if p["name"] in panel.explainer.toPlainText())
+    lines = explain_pod(pod).lines
+    assert len(lines) > 3 and panel.explainer.document().blockCount() == len(lines)
+    assert panel.explainer.document().firstBlock().text().startswith(pod["name"])
+
+
 def test_yaml_runs_and_reports_unsupported(panel):
     panel.yaml.setPlainText(panel.yaml.toPlainText().replace("      containers:", "      hostNetwork: true\n      containers:"))
     panel.run_yaml()

@@ -119,6 +119,25 @@ def test_the_privacy_walk_follows_the_buttons(make_panel):
     assert p.privacy.walk.current.id == "o_onprem"
 
 
+def test_a_tour_step_on_the_privacy_walk_shows_the_outcome_whole(make_panel, qtbot):
+    """C1 step 1 on a 1280x800 slide: the outcome (the ~30 days of logs the caption cites) was half scrolled
+    away below the article. Pointing a step at the walk folds the other parts behind one button instead."""
+    p = make_panel(SelfHostPanel, size=(1000, 480))
+    p.tabs.setCurrentIndex(2)
+    p.update_params(privacy_answers=("yes", "no"))
+    card = p.privacy.card
+    qtbot.waitUntil(lambda: card.viewport().height() > 100)
+    width, room = card.viewport().width(), card.viewport().height()
+    assert card.body.layout().totalHeightForWidth(width) > room        # too tall to show whole: the case at hand
+    assert p.view_widget("privacy") is p.privacy
+    assert card.outcome.isVisible() and "30 days" in card.outcome.text()
+    assert not card.source.isVisible() and card.more_btn.isVisible()
+    top = card.outcome.mapTo(card.body, card.outcome.rect().topLeft()).y() - card.verticalScrollBar().value()
+    assert top >= 0 and top + card.outcome.height() <= room          # on screen, uncut
+    card.more_btn.click()
+    assert card.source.isVisible()
+
+
 def test_operating_views_are_drawn_from_the_engine(make_panel, ctx):
     p = _panel(make_panel)
     assert p.day is not None and len(p.day.hours) == 24
