@@ -67,8 +67,10 @@ class _MainThreadCollector(QObject):
             self.long_lived, self.pending = max(0, self.long_lived + self.pending + young - found), 0
 
     def frozen(self) -> None:
-        """Everything alive has just moved to the permanent generation, as after a full pass."""
-        self.long_lived, self.pending = gc.get_freeze_count(), 0
+        """Everything alive has just moved to the permanent generation: the oldest generation is
+        empty, as after a full pass that found all of it garbage. (``gc.get_freeze_count`` would walk
+        the whole permanent generation to count it: 21 ms on the GUI thread with one panel frozen.)"""
+        self.long_lived = self.pending = 0
 
 
 def install_main_thread_gc() -> None:
