@@ -259,7 +259,8 @@ def main() -> int:
     ap.add_argument("--only", help="comma-separated script stems to run (e.g. startup,frames)")
     ap.add_argument("--skip", default="", help="comma-separated script stems to skip")
     ap.add_argument("--out", default=str(HERE / "REPORT.md"))
-    ap.add_argument("--timeout", type=int, default=900, help="seconds allowed per script")
+    ap.add_argument("--timeout", type=int, default=2400,
+                    help="seconds allowed per script (tour_steps walks 30 tours twice: 15–20 min on two cores)")
     ap.add_argument("--max-frames", type=int, default=60, help="frames timed per panel")
     ap.add_argument("--report-only", action="store_true",
                     help=f"rewrite the report from the last run's figures ({RESULTS_CACHE.relative_to(ROOT)})")

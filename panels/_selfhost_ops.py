@@ -123,7 +123,8 @@ class CapacityView(QWidget):
         self.self_line.setPen(pen(theme.color(0), 3))
         self.api_line.setPen(pen(theme.color(5), 3, Qt.DashLine))
 
-    def show_months(self, months: tuple[Month, ...] | None, price_per_replica_month: float, growth_pct: float) -> None:
+    def show_months(self, months: tuple[Month, ...] | None, price_per_replica_month: float, growth_pct: float,
+                    cheaper_from: int | None = None) -> None:
         if not months:
             return
         m = np.array([x.month for x in months], float)
@@ -144,10 +145,8 @@ class CapacityView(QWidget):
         sizes = [f"{fleet[k]} {when}" for k, when in ((0, "replicas now"), (12, "in a year"), (24, "in two"))
                  if k in fleet]
         set_title(self.plot, f"Monthly cost as traffic grows {growth_pct:g} % a month: " + ", ".join(sizes))
-        # the month the engine's two bills cross for good, read off its months (a label, not a new figure)
-        later = [x.month for i, x in enumerate(months) if all(y.self_monthly < y.api_monthly for y in months[i:])]
-        if later and later[0] > 0:
-            words += f" From month {later[0]} on, self-hosting is the cheaper of the two."
+        if cheaper_from:              # the engine's month the two bills cross for good (not month 0)
+            words += f" From month {cheaper_from} on, self-hosting is the cheaper of the two."
         self.text.setText(words + " Rented capacity to scale up is not guaranteed to be there when you need it.")
 
 

@@ -345,7 +345,7 @@ class SelfHostPanel(Panel):
             return
         o = outlook(t, p, self.book)
         self.months, self.upgrade, self.signals = o.months, o.upgrade, o.signals
-        self.capacity_view.show_months(o.months, o.replica_usd_per_month, p.growth_pct_per_month)
+        self.capacity_view.show_months(o.months, o.replica_usd_per_month, p.growth_pct_per_month, o.self_cheaper_from)
         self.upgrade_text.setText(upgrade_words(self.upgrade, K8S_HINT))
         self.retire_text.setText(signal_words(self.signals))
 

@@ -190,6 +190,19 @@ def capacity_plan(tco_result: Tco, params, months: int = MONTHS) -> tuple[Month,
     return tuple(out)
 
 
+def self_cheaper_from(months: tuple[Month, ...]) -> int | None:
+    """The first month from which the self-hosted bill stays below the API's in every month after
+    (None if it never does within the plan): a fleet that is cheaper for a month and dearer once a
+    replica is added has not yet won."""
+    start = None
+    for x in months:
+        if x.self_monthly < x.api_monthly:
+            start = x.month if start is None else start
+        else:
+            start = None
+    return start
+
+
 @dataclass(frozen=True)
 class Upgrade:
     days: float
@@ -270,6 +283,7 @@ class Outlook:
     upgrade: Upgrade
     signals: tuple[Signal, ...]
     replica_usd_per_month: float
+    self_cheaper_from: int | None = None    # see :func:`self_cheaper_from`
 
 
 def outlook(tco_result: Tco, params, book) -> Outlook:
@@ -277,9 +291,10 @@ def outlook(tco_result: Tco, params, book) -> Outlook:
     API in ``book``) for a feasible comparison; a replica's month is price × GPUs × 730 hours."""
     t = tco_result
     cheapest = api_alternatives(book, t.prompt_per_output)[0]
-    return Outlook(capacity_plan(t, params), upgrade_cost(t, params.upgrade_days),
+    months = capacity_plan(t, params)
+    return Outlook(months, upgrade_cost(t, params.upgrade_days),
                    retirement_signals(t, (cheapest[0].label, cheapest[1])),
-                   t.gpu_price.usd_per_gpu_hour * t.gpus_per_replica * HOURS_PER_MONTH)
+                   t.gpu_price.usd_per_gpu_hour * t.gpus_per_replica * HOURS_PER_MONTH, self_cheaper_from(months))
 
 
 SECURITY = (

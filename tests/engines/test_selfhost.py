@@ -287,6 +287,22 @@ def test_the_outlook_gathers_the_operating_figures_with_a_replicas_month():
     assert any(s.name == "A cheaper API exists" and cheapest.label in s.detail for s in o.signals)
 
 
+def test_self_hosting_wins_from_the_month_its_bill_stays_below_the_apis():
+    from engines.selfhost.operate import Month, self_cheaper_from
+
+    def plan(pairs):
+        return tuple(Month(i, 1.0, 1, s, a, 0) for i, (s, a) in enumerate(pairs))
+
+    # cheaper in month 1, dearer again in month 2 (a replica added), cheaper for good from month 3
+    assert self_cheaper_from(plan([(9, 5), (4, 5), (7, 6), (6, 7), (6, 8)])) == 3
+    assert self_cheaper_from(plan([(4, 5), (4, 6)])) == 0
+    assert self_cheaper_from(plan([(4, 5), (6, 5)])) is None      # dearer in the plan's last month
+    p = Params(traffic_per_s=20.0, growth_pct_per_month=10.0, upgrade_days=3.0, gpu_offer="")
+    book = load_prices()
+    o = outlook(tco(Scenario(), p, book, TODAY, _sizing(40.0, 10.0, gpus=2)), p, book)
+    assert o.self_cheaper_from == self_cheaper_from(o.months)
+
+
 def test_the_sizing_key_changes_with_the_peak_not_with_its_factors():
     p = Params(traffic_per_s=20.0, peak_to_average=2.0)
     assert peak_rate(p) == 40.0
