@@ -167,33 +167,39 @@ class QuestionCard(QScrollArea):
         self.unfold()
         self._focus = focus
         width, room = self.viewport().width(), self.viewport().height()
-        if focus is None or width < 50 or self._lay.totalHeightForWidth(width) <= room:
+        if focus is None or width < 50 or self._need(width) <= room:
             return
         folded = [w for w, shown in self._shown.items() if shown and w is not focus]
         for w in folded:
             w.hide()
         names = [self._part_name(w) for w in folded]
         self.more_btn.show()
-        if self._lay.totalHeightForWidth(width) > room:      # the question no larger than the rest
+        if self._need(width) > room:      # the question no larger than the rest
             self._title_scale(1.0)
         for cols in range(2, MAX_COLUMNS + 1):               # a long answer list side by side on a wide card
-            if focus is not self.answers_widget or self._lay.totalHeightForWidth(width) <= room \
+            if focus is not self.answers_widget or self._need(width) <= room \
                     or width < COLUMN_WIDTH * cols:
                 break
             self._answer_columns(cols)
         head, reasons, _rest = self._outcome_html.partition(REASONS_HEAD)
-        if focus is self.outcome and reasons and self._lay.totalHeightForWidth(width) > room:
+        if focus is self.outcome and reasons and self._need(width) > room:
             self.outcome.setText(head)
             names.append("the rule engine's reasons")
-        if focus in (self.outcome, self.answers_widget) and self._lay.totalHeightForWidth(width) > room:
+        if focus in (self.outcome, self.answers_widget) and self._need(width) > room:
             self.title.hide()                    # the rule engine's head line, or the tour's caption, says it
             self.kind.hide()
             names.insert(0, "the heading")
         self.more_btn.setToolTip("Folded to fit: " + ", ".join(names))
         self.more_btn.setVisible(bool(names))
         # laid out now at its new height, not in a later pass (a slide is judged as shown)
-        self.body.resize(width, max(room, self._lay.totalHeightForWidth(width)))
+        self.body.resize(width, max(room, self._need(width)))
         self._lay.activate()
+
+    def _need(self, width: int) -> int:
+        """The body's height at ``width`` as the scroll area will make it: its height for that width,
+        or its layout's minimum if taller (a wrapping button's minimum is two lines, so a long answer
+        list in one column came out taller than its height-for-width said, and ran off the window)."""
+        return max(self._lay.totalHeightForWidth(width), self._lay.totalMinimumSize().height())
 
     def _answer_columns(self, cols: int, new: bool = False) -> None:
         """The answer buttons in ``cols`` columns, read down each column (the tree file's order). One
