@@ -88,8 +88,9 @@ class QuestionCard(QScrollArea):
 
     A part a tour points at (:meth:`reveal`) is shown whole: when the card is taller than its view, the
     other parts (and an outcome's reasons) fold behind one "show the whole card" button rather than
-    leaving a slide with text half scrolled away (issue 38); a long answer list on a wide card goes into
-    columns, and the heading folds too when even that is not enough; the next node opens the whole card."""
+    leaving a slide with text half scrolled away (issue 38); a long answer list or list of obligations on
+    a wide card goes into columns, and the heading folds too when even that is not enough; the next node
+    opens the whole card. Text parts sit at the top of whatever room a fold gives them."""
 
     answered = Signal(str)
     continued = Signal()
@@ -224,13 +225,14 @@ class QuestionCard(QScrollArea):
     def _outcome_columns(self, width: int, room: int) -> None:
         """The outcome's obligations in the fewest columns that fit ``room``, else in the shortest."""
         one, size = self.outcome.text(), self.outcome.font().pointSizeF()
-        best = (self._need(width), one)
+        best, shortest = one, self._need(width)
         for cols in range(2, min(MAX_COLUMNS, width // COLUMN_WIDTH) + 1):
             self.outcome.setText(in_columns(one, cols, size))
-            best = min(best, (self._need(width), self.outcome.text()))
-            if best[0] <= room:
+            if self._need(width) < shortest:
+                best, shortest = self.outcome.text(), self._need(width)
+            if shortest <= room:
                 break
-        self.outcome.setText(best[1])
+        self.outcome.setText(best)
 
     def _need(self, width: int) -> int:
         """The body's height at ``width`` as the scroll area lays it out: its height for that width, or
