@@ -59,14 +59,16 @@ class SbomView(QWidget):
         lay.addWidget(progress)
         self.error = ErrorLabel()
         lay.addWidget(self.error)
+        reading = QWidget()                       # the clause's reading and the advisory's hits: one slide
+        reading_lay = QVBoxLayout(reading)
+        reading_lay.setContentsMargins(0, 0, 0, 0)
         self.findings = QLabel()
-        self.findings.setWordWrap(True)
-        self.findings.setTextFormat(Qt.RichText)
-        lay.addWidget(self.findings)
         self.vulns = QLabel()
-        self.vulns.setWordWrap(True)
-        self.vulns.setTextFormat(Qt.RichText)
-        lay.addWidget(self.vulns)
+        for text in (self.findings, self.vulns):
+            text.setWordWrap(True)
+            text.setTextFormat(Qt.RichText)
+            reading_lay.addWidget(text)
+        lay.addWidget(reading)
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["Component", "Version", "Licence", "Top-level", "Advisories"])
         self.table.verticalHeader().hide()
@@ -80,7 +82,8 @@ class SbomView(QWidget):
         self.named = (("sbom", self, "The SBOM clause on a real SBOM"),
                       ("sbom_check", self.findings, "What the clause asks against what the file holds"),
                       ("sbom_table", self.table, "Components: version, licence, top-level or transitive"),
-                      ("sbom_advisories", self.vulns, "Which components an opened OSV or CSAF advisory hits"))
+                      ("sbom_advisories", self.vulns, "Which components an opened OSV or CSAF advisory hits"),
+                      ("sbom_reading", reading, "The clause against the file, then the advisory's hits"))
 
     def _send(self, source: str) -> None:
         self.requested.emit({"sbom_source": source})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, time
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -115,6 +115,11 @@ class DeadlineTimeline(pg.PlotWidget):
         self.hideAxis("left")
         self.setMouseEnabled(y=False)
         self.setMinimumHeight(170)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
+        """Its least height: the chart takes the room it is given. A graphics view's hint follows its
+        last size, so a page in a scroll area kept the height presenter mode gave it, and scrolled."""
+        return QSize(400, self.minimumHeight())
 
     def draw(self, marks: list[tuple[date | datetime, str, str]]) -> None:
         """``marks``: (moment, text, kind) with kind "event", "deadline" or "rule". A chart on a tab

@@ -181,9 +181,11 @@ def _cramped(view: QWidget, panel: QWidget) -> bool:
         return False
     room = host.viewport().height()
     text_only = not isinstance(view, QAbstractScrollArea) and not view.findChildren(QAbstractScrollArea)
+    if _scrolled_away(view, panel):
+        return True             # before the text-only test: a label a card scrolls half away is not whole
     if text_only and view.hasHeightForWidth() and view.heightForWidth(view.width()) <= view.height() <= room:
         return False            # text that shows whole: folding would only surround it with white
-    return host.scrolls() or view.height() < FOCUS_SHARE * room or _scrolled_away(view, panel)
+    return host.scrolls() or view.height() < FOCUS_SHARE * room
 
 
 def _scrolled_away(view: QWidget, panel: QWidget) -> bool:

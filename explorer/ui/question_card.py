@@ -20,6 +20,7 @@ TITLE_SCALE = 1.35      # the question reads larger than the card's other text
 REASONS_HEAD = "<b>The rule engine's reasons</b>"   # where an outcome's reading may be folded (see QuestionCard.reveal)
 MAX_COLUMNS = 3         # a long answer list a tour points at may take up to this many columns to show whole
 COLUMN_WIDTH = 350      # px: a narrower column would wrap nearly every line of a list
+COMPACT = 0.9           # a list in columns reads a little smaller (still above a slide's least text size)
 
 
 def card_label(name: str = "") -> QLabel:
@@ -44,6 +45,27 @@ def source_html(node) -> str:
     return f"<b>{art}</b>, in short (our paraphrase, not the article text): {escape(node.summary)}"
 
 
+def in_columns(html: str, cols: int, point_size: float) -> str:
+    """``html`` from :func:`outcome_html` with its obligations list (the first list before the
+    reasons) side by side in ``cols`` columns, read down each, each item in the column its middle
+    falls in, the items at ``COMPACT`` of ``point_size``: a long list a tour points at, one column as
+    wide as the card, left most lines half empty and ran below the card. Item text is escaped, so
+    ``<ul>`` and ``</li>`` are only markup."""
+    head, reasons, rest = html.partition(REASONS_HEAD)
+    start = head.find("<ul>")
+    if cols < 2 or start < 0:
+        return html
+    end = head.index("</ul>", start)
+    items = [i + "</li>" for i in head[start + 4:end].split("</li>") if i]
+    total, done, groups = sum(map(len, items)), 0, [[] for _ in range(cols)]
+    for item in items:
+        groups[min(cols - 1, (done + len(item) // 2) * cols // max(1, total))].append(item)
+        done += len(item)
+    ul = f"<ul style='margin-top:0px; font-size:{point_size * COMPACT:.1f}pt'>"
+    cells = "".join(f"<td valign='top' width='{100 // cols}%'>{ul}{''.join(g)}</ul></td>" for g in groups if g)
+    return f"{head[:start]}<table width='100%' cellspacing='0'><tr>{cells}</tr></table>{head[end + 5:]}{reasons}{rest}"
+
+
 def outcome_html(head: str = "", obligations: Iterable[tuple[str, str]] = (), obligations_title: str = "",
                  reasons: Iterable[tuple[str, str]] = ()) -> str:
     """An outcome's reading: the result line first, then (text, article) obligations, then the
@@ -66,8 +88,9 @@ class QuestionCard(QScrollArea):
 
     A part a tour points at (:meth:`reveal`) is shown whole: when the card is taller than its view, the
     other parts (and an outcome's reasons) fold behind one "show the whole card" button rather than
-    leaving a slide with text half scrolled away (issue 38); a long answer list on a wide card goes into
-    columns, and the heading folds too when even that is not enough; the next node opens the whole card."""
+    leaving a slide with text half scrolled away (issue 38); a long answer list or list of obligations on
+    a wide card goes into columns, and the heading folds too when even that is not enough; the next node
+    opens the whole card. Text parts sit at the top of whatever room a fold gives them."""
 
     answered = Signal(str)
     continued = Signal()
@@ -99,6 +122,8 @@ class QuestionCard(QScrollArea):
         for w in (self.kind, self.title, self.help, self.source, self.answers_widget, self.outcome,
                   self.continue_btn, self.more_btn):
             self._lay.addWidget(w)
+            if w is not self.answers_widget:     # text at its own height, at the top of the room a tour's
+                self._lay.setAlignment(w, Qt.AlignTop)   # fold gives it, not centred in white
         self._shown: dict[QWidget, bool] = {}   # each part: has something to show for this node
         self._outcome_html = ""
         self._focus: QWidget | None = None
@@ -167,33 +192,55 @@ class QuestionCard(QScrollArea):
         self.unfold()
         self._focus = focus
         width, room = self.viewport().width(), self.viewport().height()
-        if focus is None or width < 50 or self._lay.totalHeightForWidth(width) <= room:
+        if focus is None or width < 50 or self._need(width) <= room:
             return
         folded = [w for w, shown in self._shown.items() if shown and w is not focus]
         for w in folded:
             w.hide()
         names = [self._part_name(w) for w in folded]
         self.more_btn.show()
-        if self._lay.totalHeightForWidth(width) > room:      # the question no larger than the rest
+        if self._need(width) > room:      # the question no larger than the rest
             self._title_scale(1.0)
         for cols in range(2, MAX_COLUMNS + 1):               # a long answer list side by side on a wide card
-            if focus is not self.answers_widget or self._lay.totalHeightForWidth(width) <= room \
+            if focus is not self.answers_widget or self._need(width) <= room \
                     or width < COLUMN_WIDTH * cols:
                 break
             self._answer_columns(cols)
         head, reasons, _rest = self._outcome_html.partition(REASONS_HEAD)
-        if focus is self.outcome and reasons and self._lay.totalHeightForWidth(width) > room:
+        if focus is self.outcome and reasons and self._need(width) > room:
             self.outcome.setText(head)
             names.append("the rule engine's reasons")
-        if focus in (self.outcome, self.answers_widget) and self._lay.totalHeightForWidth(width) > room:
+        if focus in (self.outcome, self.answers_widget) and self._need(width) > room:
             self.title.hide()                    # the rule engine's head line, or the tour's caption, says it
             self.kind.hide()
             names.insert(0, "the heading")
+        if focus is self.outcome and self._need(width) > room:   # a long list of obligations side by side
+            self._outcome_columns(width, room)
         self.more_btn.setToolTip("Folded to fit: " + ", ".join(names))
         self.more_btn.setVisible(bool(names))
         # laid out now at its new height, not in a later pass (a slide is judged as shown)
-        self.body.resize(width, max(room, self._lay.totalHeightForWidth(width)))
+        self.body.resize(width, max(room, self._need(width)))
         self._lay.activate()
+
+    def _outcome_columns(self, width: int, room: int) -> None:
+        """The outcome's obligations in the fewest columns that fit ``room``, else in the shortest."""
+        one, size = self.outcome.text(), self.outcome.font().pointSizeF()
+        best, shortest = one, self._need(width)
+        for cols in range(2, min(MAX_COLUMNS, width // COLUMN_WIDTH) + 1):
+            self.outcome.setText(in_columns(one, cols, size))
+            if self._need(width) < shortest:
+                best, shortest = self.outcome.text(), self._need(width)
+            if shortest <= room:
+                break
+        self.outcome.setText(best)
+
+    def _need(self, width: int) -> int:
+        """The body's height at ``width`` as the scroll area lays it out: its height for that width, or
+        while answers show its layout's minimum if taller (a wrapping button's minimum is two lines, so
+        one column of answers came out taller than the height for width said, and ran off the window;
+        text parts sit at the top of their room, so their minimum does not stretch them)."""
+        least = self._lay.totalMinimumSize().height() if self.answers_widget.isVisibleTo(self) else 0
+        return max(self._lay.totalHeightForWidth(width), least)
 
     def _answer_columns(self, cols: int, new: bool = False) -> None:
         """The answer buttons in ``cols`` columns, read down each column (the tree file's order). One

@@ -163,3 +163,23 @@ def test_sbom_tab_opens_files_refuses_broken_ones_and_generates_this_apps(make_p
     qtbot.waitUntil(lambda: v.sbom is not None and v.sbom.product == sbom.PROJECT, timeout=120_000)
     assert "covers the top-level dependencies" in v.findings.text() and v.check.absent == ()
     assert p.result()["sbom"]["product"] == sbom.PROJECT
+
+
+def test_sbom_reading_holds_the_clause_and_the_advisory(make_panel):
+    """F2 4's view: what the SBOM holds against the clause and which components the advisory hits,
+    one view (the advisory line alone was a short paragraph stretched over a slide)."""
+    p = make_panel(LawPanel)
+    p.update_params(sbom_source=":example", advisory_source=":example")
+    reading = p.view_widget("sbom_reading")
+    assert reading.isAncestorOf(p.view_widget("sbom_check")) and reading.isAncestorOf(p.view_widget("sbom_advisories"))
+    assert "top-level" in p.view_widget("sbom_check").text() and "openssl" in p.view_widget("sbom_advisories").text()
+
+
+def test_a_deadline_chart_asks_for_its_least_height_not_its_last(make_panel, qtbot):
+    """A graphics view's size hint followed its last size: back from presenter mode the Support and
+    fines page kept the chart's presenter height and scrolled in a 1280×800 window (F2 5 and 6)."""
+    p = make_panel(LawPanel)
+    plot = p.support.support_plot
+    plot.resize(900, 700)
+    qtbot.wait(10)
+    assert plot.sizeHint().height() == plot.minimumHeight() < 700

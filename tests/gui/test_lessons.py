@@ -209,6 +209,27 @@ def test_the_next_step_about_the_same_view_keeps_the_fold_and_f6_brings_back_the
     window.tour.stop()
 
 
+def test_a_step_about_text_its_card_scrolls_half_away_folds_the_panel_around_it(window, qtbot):
+    """F2 7 in a 1280×800 window: the manufacturer's obligations, a label taller than the card's view,
+    were cut, because "text that shows whole is not folded" was decided before asking whether a scroll
+    area cut it. The panel folds around the label (the tree graph goes) and it shows whole."""
+    from explorer.lessons.slide_text import visible_rect
+
+    window.resize(1280, 800)
+    answers = ["no", "yes", "none", "yes", "maker", "no", "continue", "none", "none", "III-I-3", "continue", "no",
+               "continue", "after"]
+    step = TourStep(panel="law", caption="Look.", params={"answers": answers}, tabs=("Decision trees",),
+                    focus="obligations")
+    try:
+        assert window.tour.start(Tour("T", "t", (step,)))
+        panel = window.current_panel()
+        label = panel.view_widget("obligations")
+        qtbot.waitUntil(lambda: not panel.graph.isVisible()
+                        and visible_rect(label, window).height() >= label.height() - 1 > 0)
+    finally:
+        window.tour.stop()
+
+
 def test_a_step_that_animates_plays_its_chapter(window, qtbot):
     tour = Tour("T", "t", (TourStep(panel="pipeline", caption="Play.", scenario={"pp": 4, "grad_accum": 8},
                                     frame=0, play=True),))

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 
 from engines.law.trees import Answer, load_trees
-from explorer.ui.question_card import QuestionCard, outcome_html
+from explorer.ui.question_card import REASONS_HEAD, QuestionCard, in_columns, outcome_html
 
 RAW = "Is <b>this</b> a product & a service?"
 
@@ -118,3 +118,52 @@ def test_a_long_answer_list_a_tour_points_at_goes_into_columns_on_a_wide_card(qt
         card.show_node(node, "t", node.answers)
         qtbot.wait(20)
         assert len({b.x() for b in card.buttons}) == 1
+
+
+def test_in_columns_splits_only_the_obligations_in_order_by_length():
+    """The list halves by text, keeps the tree file's order down each column, leaves the head and the
+    reasons as they were, and a node without obligations is unchanged."""
+    duties = (("short one", "Art 1"), ("a much longer duty " * 8, "Art 2"), ("short two", "Art 3"),
+              ("short three", "Art 4"), ("another long duty " * 8, "Art 5"))
+    html = outcome_html("Rule engine: head", duties, "Obligations", (("Art 9", "a reason"),))
+    two = in_columns(html, 2, 12.0)
+    cells = two.split("<td")[1:]
+    assert len(cells) == 2 and two.partition(REASONS_HEAD)[0].count("<li>") == len(duties)
+    assert "Art 1" in cells[0] and "Art 2" in cells[0] and "Art 5" in cells[1]   # the long ones apart
+    doc = QTextDocument()
+    doc.setHtml(two)
+    text = doc.toPlainText()
+    assert [text.index(f"(Art {i})") for i in (1, 2, 3, 4, 5)] == sorted(text.index(f"(Art {i})") for i in (1, 2, 3, 4, 5))
+    assert two.startswith("<p><b>Rule engine: head</b></p>") and two.endswith(html.partition(REASONS_HEAD)[2])
+    assert "font-size:10.8pt" in two                                               # a little smaller
+    assert in_columns(outcome_html("head", (), "", (("Art 9", "r"),)), 2, 12.0) == outcome_html("head", (), "", (("Art 9", "r"),))
+    assert in_columns(html, 1, 12.0) == html
+
+
+def test_a_long_list_of_obligations_a_tour_points_at_goes_into_columns_and_shows_whole(qtbot):
+    """F2 7 and G4 11: the manufacturer's obligations were taller than the whole card, so the slide cut
+    them; on a wide card they go side by side and the outcome fits the card's view."""
+    duties = tuple((f"Duty {i}: " + "keep doing it " * 5, f"Art {i}") for i in range(16))   # a line each, half empty
+    node = _node(obligations=duties)
+    card = QuestionCard()
+    qtbot.addWidget(card)
+    card.resize(1200, 600)
+    card.show()
+    qtbot.waitExposed(card)
+    card.show_node(node, "t", (), outcome_html("Rule engine: in scope", duties, "Obligations"))
+    qtbot.wait(20)
+    one_column = card.outcome.heightForWidth(card.outcome.width())
+    card.resize(1200, int(one_column * 0.8))      # whatever the font: one column is taller than the view
+    qtbot.wait(20)
+    card.show_part(card.outcome)
+    assert "<table" in card.outcome.text()
+
+    def whole() -> bool:
+        top = card.outcome.mapTo(card.body, card.outcome.rect().topLeft()).y()
+        return top + card.outcome.height() <= card.viewport().height() \
+            and card.outcome.height() >= card.outcome.heightForWidth(card.outcome.width())
+
+    qtbot.waitUntil(whole, timeout=2000)         # laid out: the whole outcome inside the card's view
+    card.more_btn.click()                                                          # the whole card: one column
+    assert "<table" not in card.outcome.text()
+
