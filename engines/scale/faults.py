@@ -394,6 +394,17 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
     opt = torch.optim.AdamW(params, lr=config.lr, betas=(0.9, 0.95), weight_decay=0.1)
     n_params = sum(p.numel() for p in params)
     log = rank == 0
+    stopping = False
+
+    def report(fraction: float, text: str) -> None:
+        """Rank 0's progress; a job's progress raises Cancelled once it is stopped, and a replica that
+        left the loop there would leave the others waiting in the all-reduce (gloo's 120 s timeout, then
+        a "failed" job). The stop is said at the next all-reduce instead, so every replica stops together."""
+        nonlocal stopping
+        try:
+            progress(fraction, text)
+        except Cancelled:
+            stopping = True
 
     def checkpoint(step: int, cursor: int) -> _Checkpoint:
         return _Checkpoint(step, cursor, copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict()),
@@ -437,7 +448,7 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
                     shared.injected.append(f"step {step}, replica {rank}: gradient of {name}[{idx}] bit {f.bit}: "
                                            f"{before:.4g} → {after:.4g}")
         flat = torch.cat([p.grad.reshape(-1) for p in params] +
-                         [loss.detach().reshape(1), torch.tensor([float(log and cancelled())], device=torch_device)])
+                         [loss.detach().reshape(1), torch.tensor([float(log and (stopping or cancelled()))], device=torch_device)])
         if comm != torch_device:
             flat = flat.to(comm)
         group.allreduce([flat]).wait()
@@ -474,7 +485,7 @@ def _rank_loop(rank: int, config: FaultConfig, faults: tuple[Fault, ...], device
             shared.records.append(StepRecord(step, attempt, batch_id, mean_loss, grad_norm, lr, checksums, seconds,
                                              rules, True))
             shared.alarms.extend(Alarm(step, attempt, r, v, d, RULE_SOURCES[r]) for r, v, d in fired_rules)
-            progress(min(0.99, step / config.steps), f"step {step}/{config.steps}, loss {mean_loss:.3f}")
+            report(min(0.99, step / config.steps), f"step {step}/{config.steps}, loss {mean_loss:.3f}")
         if not rules:
             loss_ema, grad_ema = loss_ema.update(mean_loss), grad_ema.update(grad_norm)
             if incident is not None and step > incident.step + RECUR_STEPS:

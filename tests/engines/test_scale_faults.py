@@ -124,6 +124,36 @@ def test_bad_input_and_cancel():
         run(SHORT, cancelled=lambda: True)
 
 
+def test_a_job_stopped_through_its_progress_stops_every_replica_together():
+    """A job's progress raises Cancelled once the job is stopped (explorer.tasks). A replica that
+    left the loop there left the others in the all-reduce until gloo's 120 s timeout, and the job then
+    failed instead of ending cancelled."""
+    import threading
+    import time
+
+    calls = []
+
+    def progress(_fraction, _text):
+        calls.append(1)
+        if len(calls) >= 3:
+            raise Cancelled()
+
+    done = []
+    worker = threading.Thread(target=lambda: done.append(_outcome(lambda: run(SHORT, progress=progress))), daemon=True)
+    t0 = time.monotonic()
+    worker.start()
+    worker.join(100)
+    assert done and done[0] is Cancelled, f"not cancelled after {time.monotonic() - t0:.0f} s: {done}"
+
+
+def _outcome(fn):
+    try:
+        fn()
+    except Exception as exc:   # noqa: BLE001 - the test looks at which
+        return type(exc)
+    return None
+
+
 @pytest.mark.gpu
 def test_the_fault_run_on_cuda_detects_a_flip_at_its_step():
     r = run(FaultConfig(steps=60, seed=0, replicas=3), [Fault("weight_flip", 40, replica=1)], device="cuda")
