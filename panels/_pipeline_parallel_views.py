@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QGraphicsRectItem
 from explorer.theme import Theme
 from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import range_end_for_label
-from explorer.ui.widgets import cache_static, make_plot, pen
+from explorer.ui.widgets import cache_static, make_plot, pen, size_floating_legend
 from panels._pipeline_views import Texts, _Blocks
 
 
@@ -303,6 +303,7 @@ class StageMemoryChart:
         tallest, line_px = self._fit
         vb = self.plot.getViewBox()
         self.legend.setColumnCount(3 if vb.width() >= 480 else 1)
+        size_floating_legend(self.legend)
         view_px = max(vb.height(), 150.0)
         legend_px = self.legend.layout.preferredHeight() + 2.5 * line_px
         self.plot.setYRange(0, range_end_for_label(tallest, 0.0, legend_px, view_px, 0.4 * view_px), padding=0)

@@ -307,9 +307,21 @@ def style_legend(legend, theme: Theme) -> None:
         legend.text_font = QFont()
         legend.text_font.setPointSizeF(theme.point_size * LEGEND_SCALE)
         legend.row_height = QFontMetrics(legend.text_font).height() * 1.15 + 10   # + the label margins
+        legend.updateSize()
     else:                                  # floating over the data: a backing keeps grid lines off the text
         legend.setBrush(brush(theme.bg, 0.85))
-    legend.updateSize()
+        size_floating_legend(legend)
+
+
+def size_floating_legend(legend) -> None:
+    """A floating legend as large as its entries need now. pyqtgraph's ``updateSize`` adds up the
+    entries' last laid-out widths: after presenter text shrinks back, a three-column legend kept its
+    presenter width and pushed its last column past the plot's edge."""
+    from PySide6.QtCore import QRectF
+
+    legend.layout.invalidate()
+    hint = legend.layout.preferredSize()
+    legend.setGeometry(QRectF(0, 0, hint.width(), hint.height()))
 
 
 def legend_below(plot, most: int = 4):
