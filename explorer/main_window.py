@@ -530,10 +530,15 @@ class MainWindow(QMainWindow):
         """Put the app into ``view``; a bad view raises ValidationError and changes nothing."""
         if not any(c.key == view.panel for c in self.panel_infos):
             raise ValidationError("panel", f"no panel {view.panel!r}", ", ".join(c.key for c in self.panel_infos))
+        i = self.tabs.currentIndex()
+        shown = self._instances.get(self.panel_infos[i].key) if i >= 0 else None
+        leaving = shown if shown is not None and shown.key != view.panel else None
         with ExitStack() as held:                  # each built panel redraws once, for the whole view
             for panel in list(self._instances.values()):
                 held.enter_context(panel.holding())
             self._stage(view)
+            if leaving is not None:
+                held.enter_context(leaving.deferring())
             self.ctx.scenario.replace(view.scenario, "Open view")
         self.show_panel(view.panel)
         if view.frame is not None:

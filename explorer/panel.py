@@ -53,6 +53,7 @@ class Panel(QWidget):
         self.body.setContentsMargins(8, 8, 8, 8)
         self.setAccessibleName(self.title)
         self.defer_when_hidden = False  # the main window sets this: hidden tabs update when shown
+        self._leaving = False           # see ``deferring``
         self._dirty = False
         self._bound = False
         self._text_size = ctx.theme.point_size   # the size plot labels without a font of their own have
@@ -83,10 +84,21 @@ class Panel(QWidget):
     def _scenario_changed(self, diff: frozenset[str]) -> None:
         if not (diff & self.reads):
             return
-        if self.defer_when_hidden and not self.isVisible():
+        if self.defer_when_hidden and (not self.isVisible() or self._leaving):
             self._dirty = True
             return
         self.set_scenario(self.ctx.scenario.value)
+
+    @contextmanager
+    def deferring(self) -> Iterator[None]:
+        """Scenario changes wait for the next show, as when hidden: the window is about to show another
+        panel for this scenario (a view or tour step), and this one would compute for it in vain (the
+        memory panel's 30-50 s PyTorch check ran on behind the next lessons' tours)."""
+        self._leaving = True
+        try:
+            yield
+        finally:
+            self._leaving = False
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt name)
         if self._dirty:

@@ -69,6 +69,7 @@ class DefectWorksheet(QWidget):
         self.reading = QLabel()
         self.reading.setWordWrap(True)
         self.reading.setTextFormat(Qt.RichText)
+        self.reading.setAlignment(Qt.AlignLeft | Qt.AlignTop)   # a slide given to it reads from the top
         lay.addWidget(self.reading)
         self.error = ErrorLabel()
         lay.addWidget(self.error)

@@ -104,12 +104,31 @@ def _ts(moment: date | datetime) -> float:
 LANES = 6          # most heights a deadline's label can be written at (as many as the chart's height holds)
 
 
+class DayAxis(pg.DateAxisItem):
+    """Pyqtgraph's date axis, less the day ticks that crowd a month's name: "Dec" on the 1st and "03"
+    two days later read as one label, "Dec03"."""
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph names)
+        levels = super().tickValues(minVal, maxVal, size)
+        months = [vals for spacing, vals in levels if spacing >= 28 * 86400]
+        if not months or len(levels) < 2:
+            return levels
+        firsts = months[0]
+        out = []
+        for spacing, vals in levels:
+            if spacing < 28 * 86400:
+                step = min((b - a for a, b in zip(vals, vals[1:])), default=spacing)   # days skipped: 5, not 1
+                vals = [v for v in vals if all(abs(v - m) >= 0.6 * step for m in firsts)]
+            out.append((spacing, vals))
+        return out
+
+
 class DeadlineTimeline(pg.PlotWidget):
     """Events and deadlines on a date axis: each a vertical line with its name and date written next
     to it (line style, not colour alone, separates events from deadlines)."""
 
     def __init__(self, theme: Theme, title: str) -> None:
-        super().__init__(axisItems={"bottom": pg.DateAxisItem()})
+        super().__init__(axisItems={"bottom": DayAxis()})
         self.theme = theme
         self.title = title
         self.hideAxis("left")

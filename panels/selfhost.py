@@ -226,6 +226,7 @@ class SelfHostPanel(Panel):
         ul.addLayout(self._row(("upgrade_days",)))
         self.upgrade_text = LiveText()
         ul.addWidget(self.upgrade_text)
+        ul.addStretch(1)             # a slide given to it: the figures under their knob, the blank below
         self.ops_tabs.addTab(on_top(upgrade), OPS_TITLES[2])
         self.security = SecurityTable()
         self.ops_tabs.addTab(page_around(self.security), OPS_TITLES[3])

@@ -278,6 +278,7 @@ def fake_step(scenario: Scenario, params=None, progress: Callable[[float, str], 
     ``params``: the memory panel's :class:`engines.memory.params.Params` (its wrapping unit); None
     takes its defaults. Raises :class:`ValidationError` for what FSDP2 cannot express."""
     import torch
+    import torch._prims  # noqa: F401 - registers prims.device_put, which fake-tensor dispatch reads
 
     from engines.memory.params import Params
 

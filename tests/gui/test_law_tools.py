@@ -183,3 +183,24 @@ def test_a_deadline_chart_asks_for_its_least_height_not_its_last(make_panel, qtb
     plot.resize(900, 700)
     qtbot.wait(10)
     assert plot.sizeHint().height() == plot.minimumHeight() < 700
+
+
+def test_the_deadline_axis_drops_a_day_tick_that_would_run_into_a_months_name(qapp):
+    """F3 6: "Dec" on the 1st and "03" two days later read as one label, "Dec03"."""
+    from datetime import datetime, timezone
+
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from panels._law_views import DayAxis
+
+    axis = DayAxis()
+    font = QFont()
+    font.setPointSizeF(9.0)                        # whatever size earlier tests left the app's font at
+    axis.fontMetrics = QFontMetrics(font)          # set by the first paint in the app
+    start, end = (datetime(2026, m, d, tzinfo=timezone.utc).timestamp() for m, d in ((11, 13), (12, 16)))
+    levels = dict(axis.tickValues(start, end, 400))
+    months = [v for spacing, vals in levels.items() if spacing >= 28 * 86400 for v in vals]
+    days = [v for spacing, vals in levels.items() if spacing < 28 * 86400 for v in vals]
+    assert months and len(days) >= 4
+    step = min(b - a for a, b in zip(days, days[1:]))
+    assert all(abs(d - m) >= 0.6 * step for d in days for m in months)

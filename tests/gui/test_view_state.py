@@ -180,3 +180,23 @@ def test_a_view_that_changes_parameters_scenario_and_tab_recomputes_the_panel_on
     assert [s.n_gpus for s, _ in calls] == [new.scenario.n_gpus]               # one study, of the new view
     assert calls[0][1].serve_req_per_s == 250.0
     assert drawn == [panel.tabs.currentIndex()] and panel.tabs.tabText(panel.tabs.currentIndex()) == other
+
+
+def test_a_view_of_another_panel_leaves_the_shown_one_to_compute_when_shown_again(window, monkeypatch):
+    """A tour step on the pipeline panel, taken while the memory panel shows: the memory panel used to
+    compute for the new scenario before it was hidden (its 30-50 s PyTorch check ran on behind the
+    next lessons); it now waits, and draws the scenario when shown again."""
+    import dataclasses
+
+    window.show_panel("pipeline")
+    memory = window.show_panel("memory")
+    assert memory.settle()
+    seen: list[int] = []
+    real = memory.set_scenario
+    monkeypatch.setattr(memory, "set_scenario", lambda s: seen.append(s.n_gpus) or real(s))
+    view = window.view_state()
+    new = dataclasses.replace(view, panel="pipeline", scenario=view.scenario.with_changes(n_gpus=view.scenario.n_gpus * 2))
+    window.apply_view_state(new)
+    assert window.current_panel().key == "pipeline" and seen == []
+    window.show_panel("memory")
+    assert seen == [new.scenario.n_gpus]
