@@ -107,23 +107,6 @@ class Fold:
                     self._give_room(parent.layout(), w)
             w = parent
 
-    def still_around(self, target: QWidget, root: QWidget) -> bool:
-        """Whether the fold still shows only ``target`` on its path: a step's settings may have shown
-        a widget again (a control row that depends on a method), and then the panel folds anew."""
-        if not self.active:
-            return False
-        w = target
-        while w is not None and w is not root:
-            parent = w.parentWidget()
-            if parent is None:
-                break
-            if not isinstance(parent, (QTabWidget, QStackedWidget)) and any(
-                    sib is not w and not sib.isWindow() and sib.isVisibleTo(parent)
-                    for sib in parent.findChildren(QWidget, options=Qt.FindDirectChildrenOnly)):
-                return False
-            w = parent
-        return w is root
-
     def _give_room(self, lay: QLayout, w: QWidget) -> None:
         """All of ``lay``'s stretch to the item holding ``w``; its spacers shrink to nothing."""
         for i in range(lay.count()):
@@ -247,8 +230,6 @@ class TourPlayer(QObject):
         self.modified = False
         self.marker = Marker(window)
         self.fold = Fold()
-        self._folded: tuple | None = None    # (window and view, step, folded?) of the last arrange
-        self._shown: TourStep | None = None     # the step ``go`` showed last
         self.error: str | None = None
 
     @property
@@ -261,7 +242,7 @@ class TourPlayer(QObject):
 
     def start(self, tour: Tour, index: int = 0, path: Path | None = None, shipped: bool = False) -> bool:
         self.tour, self.path, self.shipped, self.modified = tour, path, shipped, False
-        self.index, self._shown = 0, None
+        self.index = 0
         return self.go(index)
 
     def stop(self) -> None:
@@ -285,9 +266,7 @@ class TourPlayer(QObject):
         step = self.tour.steps[index]
         self.win.ctx.timeline.stop()             # the last step's animation ends here
         self.marker.point_at(None)
-        last, self._shown = self._shown, step
-        if last is None or not step.focus or (step.panel, step.focus) != (last.panel, last.focus):
-            self.fold.restore()                  # else ``arrange`` keeps the fold around the same view
+        self.fold.restore()
         try:
             view = step.view_state()
             self.win.apply_view_state(view)
@@ -321,31 +300,14 @@ class TourPlayer(QObject):
         step, panel = self.step, self.win.current_panel()
         if step is None or panel is None:
             return
+        self.fold.restore()
         target = panel.view_widget(step.focus) if step.focus else None
-        if not self._same_fold(step, panel, target):
-            self.fold.restore()
-            if target is not None and (self.win.presenting or (self.win.lessons.folds and _cramped(target, panel))):
-                self.fold.around(target, panel)
-            self._folded = (self._fold_key(panel, target), step, self.fold.active)
-        if target is not None and not self.fold.active:
+        if target is not None and (self.win.presenting or (self.win.lessons.folds and _cramped(target, panel))):
+            self.fold.around(target, panel)
+        elif target is not None:
             QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
         QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)
-
-    def _fold_key(self, panel: QWidget, target: QWidget | None) -> tuple:
-        return id(panel), id(target), self.win.presenting, self.win.lessons.folds, self.win.size().toTuple()
-
-    def _same_fold(self, step: TourStep, panel: QWidget, target: QWidget | None) -> bool:
-        """Whether the fold left by the last arrange still fits: the same view folded in the same
-        window (the next step about the same chart), or the same step asked again (the shell arranges
-        after the player). Undoing and redoing a fold re-lays out every view of the panel: 50 ms a
-        step on the memory panel."""
-        if self._folded is None:
-            return False
-        key, last_step, active = self._folded
-        if key != self._fold_key(panel, target) or active != self.fold.active:
-            return False
-        return self.fold.still_around(target, panel) if active else step is last_step
 
     # --- authoring -------------------------------------------------------------------------
     def edit(self, tour: Tour, index: int | None = None) -> None:

@@ -178,37 +178,6 @@ def test_a_step_in_a_small_window_folds_the_panel_around_its_focus_view(window, 
         window.lessons.set_pin_docks(False)
 
 
-def test_the_next_step_about_the_same_view_keeps_the_fold_and_f6_brings_back_the_panel(window, qtbot, monkeypatch):
-    """Undoing and redoing a fold lays out every view of the panel again (50 ms a step on the memory
-    panel): two steps about the same chart keep it, a step about another view folds anew, and the
-    controls shown and hidden again (F6) fold once more."""
-    from explorer.lessons.player import Fold
-
-    window.resize(1280, 800)
-    steps = tuple(TourStep(panel="memory", caption=f"Look {i}.", tabs=("Step time",), focus="time") for i in range(2))
-    steps += (TourStep(panel="memory", caption="Now the bars.", focus="bars"),)
-    assert window.tour.start(Tour("T", "t", steps))
-    panel = window.current_panel()
-    qtbot.waitUntil(lambda: not panel.view_widget("bars").isVisible())
-    folds = []
-    monkeypatch.setattr(Fold, "around", lambda self, target, root, real=Fold.around: (folds.append(target),
-                                                                                        real(self, target, root)))
-    window.tour.go(1)
-    qtbot.wait(50)
-    assert folds == [] and not panel.view_widget("bars").isVisible()
-    window.tour.go(2)                                     # the bars have room: the panel unfolds
-    qtbot.waitUntil(lambda: panel.view_widget("bars").isVisible())
-    window.tour.go(1)
-    qtbot.waitUntil(lambda: not panel.view_widget("bars").isVisible())
-    assert folds == [panel.view_widget("time")]
-    qtbot.keyClick(window, Qt.Key_F6)
-    qtbot.waitUntil(lambda: panel.view_widget("bars").isVisible())
-    qtbot.keyClick(window, Qt.Key_F6)
-    qtbot.waitUntil(lambda: not panel.view_widget("bars").isVisible())
-    assert folds == [panel.view_widget("time")] * 2
-    window.tour.stop()
-
-
 def test_a_step_about_text_its_card_scrolls_half_away_folds_the_panel_around_it(window, qtbot):
     """F2 7 in a 1280×800 window: the manufacturer's obligations, a label taller than the card's view,
     were cut, because "text that shows whole is not folded" was decided before asking whether a scroll
