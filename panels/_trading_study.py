@@ -36,15 +36,19 @@ def with_readout(plot, lines: int = 2) -> tuple[QWidget, LiveText]:
 
 class ShareTable(QTableWidget):
     """Columns that keep fixed shares of the width: equal shares wrapped the long source and qualifier
-    cells to five lines, so a 1280x800 window showed one figure of the study."""
+    cells to five lines, so a 1280x800 window showed one figure of the study. The shares are of the
+    width with the vertical scroll bar's room set aside, whether it shows or not: shares of the
+    viewport changed the rows' wrap when the bar came or went, which showed or hid the bar again, and
+    the table (trimmed to whole rows by ``WholeRows``) laid itself out for ever."""
 
     SHARES = (0.2, 0.18, 0.3, 0.32)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        width = self.viewport().width()
-        for c, share in enumerate(self.SHARES):
-            self.setColumnWidth(c, int(width * share))
+        width = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width()
+        widths = [int(width * share) for share in self.SHARES[:-1]]
+        for c, w in enumerate(widths + [max(0, width - sum(widths))]):
+            self.setColumnWidth(c, w)
 
 
 class StudyView(QWidget):
@@ -98,7 +102,6 @@ class StudyView(QWidget):
         self.figures.setAccessibleName("The study's figures with version, status and qualifiers")
         self.figures.setWordWrap(True)
         self.figures.verticalHeader().setVisible(False)
-        self.figures.horizontalHeader().setStretchLastSection(True)    # the rounding's pixels to the last
         for i, f in enumerate(FIGURES):
             for j, text in enumerate((f.label, f.value, f"{f.where}; {f.status}", f.qualifier or "—")):
                 item = QTableWidgetItem(text)

@@ -61,3 +61,41 @@ def test_theme_switch_redraws(make_panel, ctx):
     p.apply_theme(THEMES["dark"])
     assert p.study_view.theme is THEMES["dark"] and p.stack_view.theme is THEMES["dark"]
     p.selftest()
+
+
+def test_study_figures_table_comes_to_rest(window, qapp):
+    """H2's figures table, trimmed to whole rows, once laid itself out for ever (a hundred paints a
+    second at 1600×1000: column shares of the viewport changed the wrap, which toggled the scroll bar,
+    which changed the viewport). Shown and settled, it must stop resizing."""
+    import time
+
+    from PySide6.QtCore import QEvent, QObject
+
+    from explorer.lessons import lesson_tour
+
+    class Resizes(QObject):
+        count = 0
+
+        def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt name)
+            if event.type() == QEvent.Resize:
+                self.count += 1
+            return False
+
+    for size in ((1600, 1000), (1500, 950), (1280, 800)):
+        window.resize(*size)
+        assert window.tour.start(lesson_tour("H2"), 0)
+        table = window.current_panel().study_view.figures
+        assert table.isVisible()
+        window.current_panel().settle()
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            qapp.processEvents()
+        resizes = Resizes()
+        table.viewport().installEventFilter(resizes)
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            qapp.processEvents()
+            time.sleep(0.002)
+        table.viewport().removeEventFilter(resizes)
+        window.tour.stop()
+        assert resizes.count == 0, f"at {size} the table resized {resizes.count} times in 0.3 s at rest"
