@@ -21,6 +21,7 @@ from explorer.app import send_undo_to_the_scenario, settings  # noqa: F401 (sett
 from explorer.context import AppContext
 from explorer.files import FileProblem
 from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.paint_settle import SettleBeforePaint
 from explorer.gc_guard import freeze_long_lived
 from explorer.panel import Panel, PanelInfo, panel_icon, registered_panels  # panel_icon: importable here too
 from explorer.scenario_editor import ScenarioEditor
@@ -232,6 +233,7 @@ class MainWindow(QMainWindow):
         self.lessons = LessonsShell(self)   # navigator, start page and tour bar around the panels
         self.tour = self.lessons.player
         self.tour.changed.connect(self.fit_presenter)   # a tour's slides scale with the screen
+        SettleBeforePaint(self, self._shown_panel)      # charts lay out before a paint, not after it
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self._presenter_base = PRESENTER_SCALE   # presenter text scale at PRESENTER_HEIGHT
         self.editor = ScenarioEditor(ctx.scenario)
@@ -355,6 +357,11 @@ class MainWindow(QMainWindow):
         if i < 0:
             return None
         return self._ensure(self.panel_infos[i].key)
+
+    def _shown_panel(self) -> Panel | None:
+        """The panel on screen, if it has been built (never builds one)."""
+        i = self.tabs.currentIndex()
+        return self._instances.get(self.panel_infos[i].key) if i >= 0 else None
 
     def _ensure(self, key: str) -> Panel:
         """Build (once) and return the panel for ``key``."""
