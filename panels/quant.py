@@ -288,7 +288,12 @@ class QuantPanel(Panel):
         QTimer.singleShot(0, self._unpin_tabs)
 
     def _unpin_tabs(self) -> None:
-        self._tabs_pinned = False
+        """Unpinned once the results the view set off are drawn: a new layer's result moves the
+        timeline to its first frame and back, and would show the affine tab in between."""
+        if any(t.isActive() for t in self._debounces) or any(r.busy for r in self._jobs.values()):
+            QTimer.singleShot(20, self._unpin_tabs)
+        else:
+            self._tabs_pinned = False
 
     # --- drawing: the views draw; the panel picks what and when ------------------------------
     def _draw_analysis(self) -> None:

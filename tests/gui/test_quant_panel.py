@@ -215,3 +215,22 @@ def test_kv_channel_chart_keeps_its_item_and_shows_the_new_block(panel):
     assert not np.array_equal(view.result.channel_max, before)              # another block's keys
     now = [i for i in view.chan_plot.getPlotItem().items if isinstance(i, Bars)]
     assert now == items and np.array_equal(items[0].opts["height"], view.result.channel_max)
+
+
+def test_a_tour_step_on_a_new_layer_never_shows_the_affine_tab_in_between(window, qtbot):
+    """B3 step 3 reads a new layer on the GPTQ tab: the layer's first result resets the timeline to the
+    affine frames, and the tab a view asked for must hold until its results are drawn (it flashed the
+    affine tab for a paint before, a wrong picture and a wasted layout)."""
+    from explorer.lessons import lesson_tour
+
+    tour = lesson_tour("B3")
+    assert window.tour.start(tour, 1)
+    panel = window.current_panel()
+    panel.settle()
+    shown = []
+    panel.tabs.currentChanged.connect(lambda i: shown.append(panel.tabs.tabText(i)))
+    assert window.tour.go(2)
+    assert panel.settle()
+    qtbot.wait(50)
+    assert "Affine mapping" not in shown, shown
+    assert panel.inner_tabs()[0] == "GPTQ & AWQ"
