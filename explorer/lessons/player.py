@@ -290,19 +290,21 @@ class TourPlayer(QObject):
         elif step.frame is not None and step.play:
             self.win.set_frame(step.frame, play=True)
         self.win.show_tour_page()
-        self.arrange()
-        self.changed.emit()
+        self.changed.emit()                      # the shell folds the docks, then arranges the panel once
         return True
 
-    def arrange(self) -> None:
-        """Point at the step's highlight, and fold the panel around its focus: in presenter mode, and in
-        the window when the whole panel leaves that view too little room (the step is about it)."""
+    def arrange(self, fold: bool = True) -> None:
+        """Point at the step's highlight, and fold the panel around its focus (unless ``fold`` is False:
+        the controls are shown): in presenter mode, and in the window when the whole panel leaves that
+        view too little room (the step is about it). Undoing and redoing a fold re-lays out every
+        view of the panel, so a step is arranged once, by the shell, after it has folded the docks."""
+        self.fold.restore()
         step, panel = self.step, self.win.current_panel()
         if step is None or panel is None:
             return
-        self.fold.restore()
         target = panel.view_widget(step.focus) if step.focus else None
-        if target is not None and (self.win.presenting or (self.win.lessons.folds and _cramped(target, panel))):
+        if target is not None and fold and (self.win.presenting or
+                                            (self.win.lessons.folds and _cramped(target, panel))):
             self.fold.around(target, panel)
         elif target is not None:
             QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)

@@ -154,10 +154,7 @@ class LessonsShell:
         elif not fold and self._fold_state is not None:
             self.unfold()
         self._fold_timeline(fold)
-        if not fold:
-            self.player.fold.restore()
-        if fold:
-            self.player.arrange()
+        self.player.arrange(fold)
         self.bar.refresh()
 
     def unfold(self) -> None:

@@ -336,3 +336,25 @@ def test_the_last_step_offers_the_courses_next_lesson_and_practice(window, monke
     assert window.tour.start(Tour("C2", "The end of course C", steps), 1)
     assert bar.next_lesson_link.isHidden()                    # the course's last lesson: nothing follows
     window.tour.stop()
+
+
+def test_a_step_folds_its_panel_once(window, monkeypatch):
+    """Undoing and redoing a fold re-lays out every view of the panel (41 chart resizes on the memory
+    panel): the player and the shell each arranged a step, twice the work on every Next."""
+    from explorer.lessons import lesson_tour
+    from explorer.lessons.player import Fold
+
+    folds = []
+    around = Fold.around
+    monkeypatch.setattr(Fold, "around", lambda self, target, root: (folds.append(target), around(self, target, root)))
+    window.set_presenter(True, full_screen=False)
+    try:
+        assert window.tour.start(lesson_tour("A2"), 0)
+        folds.clear()
+        for i in (1, 2, 3):
+            assert window.tour.go(i)
+            assert len(folds) == 1 and window.tour.fold.active, (i, len(folds))
+            folds.clear()
+    finally:
+        window.tour.stop()
+        window.set_presenter(False)
