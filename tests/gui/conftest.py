@@ -23,6 +23,18 @@ def _isolated_settings(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_CONFIG_DIR", str(tmp_path / "config"))
 
 
+@pytest.fixture(autouse=True)
+def _app_text_restored(qapp):
+    """A test that ends presenting leaves the application's font at 1.6x: the next test in that
+    worker measured text at presenter size (a wrapped cell then read as cut)."""
+    font, sheet = qapp.font(), qapp.styleSheet()
+    yield
+    if qapp.font() != font:
+        qapp.setFont(font)
+    if qapp.styleSheet() != sheet:
+        qapp.setStyleSheet(sheet)
+
+
 @pytest.fixture
 def ctx(qapp):
     """A fresh AppContext (scenario model, timeline, theme) on the CPU, in the app as ``explorer``
