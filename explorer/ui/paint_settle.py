@@ -10,9 +10,9 @@ width can move the range once more); the paint that follows draws the settled ch
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
-import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject
 from PySide6.QtWidgets import QWidget
 
@@ -33,7 +33,8 @@ class SettleBeforePaint(QObject):
         return False
 
     def settle(self) -> None:
-        root = self._root()
+        pg = sys.modules.get("pyqtgraph")      # not imported yet: no chart to settle (start-up stays light)
+        root = self._root() if pg is not None else None
         if root is None:
             return
         views = [v for v in root.findChildren(pg.GraphicsView) if v.isVisible()]
