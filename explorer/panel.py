@@ -178,6 +178,11 @@ class Panel(QWidget):
         for runner in self._jobs.values():
             runner.cancel()
 
+    @property
+    def busy(self) -> bool:
+        """A debounce holds back work, or a job slot's worker has not ended (or its result is not drawn)."""
+        return any(t.isActive() for t in self._debounces) or any(r.busy for r in self._jobs.values())
+
     def settle(self, timeout_ms: int = 120_000) -> bool:
         """Bring the view up to date with what has been asked of it: start what the panel's debounces
         hold back, wait until every slot's worker has ended (a cancelled one too) and its result has
@@ -192,7 +197,7 @@ class Panel(QWidget):
         while True:
             self.flush_pending()
             QCoreApplication.processEvents()   # deliver results; zero-delay timers a result armed run
-            busy = any(t.isActive() for t in self._debounces) or any(r.busy for r in self._jobs.values())
+            busy = self.busy
             quiet = 0 if busy else quiet + 1
             if quiet >= 2:                      # idle across a second pass: nothing it drew set off more
                 return True

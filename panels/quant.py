@@ -290,7 +290,7 @@ class QuantPanel(Panel):
     def _unpin_tabs(self) -> None:
         """Unpinned once the results the view set off are drawn: a new layer's result moves the
         timeline to its first frame and back, and would show the affine tab in between."""
-        if any(t.isActive() for t in self._debounces) or any(r.busy for r in self._jobs.values()):
+        if self.busy:
             QTimer.singleShot(20, self._unpin_tabs)
         else:
             self._tabs_pinned = False
