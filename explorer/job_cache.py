@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from engines.core.errors import Cancelled
-from engines.core.result_cache import DEFAULT_LIMIT, EngineCall, ResultCache
+from engines.core.result_cache import DEFAULT_LIMIT, EngineCall, Origin, ResultCache
 
 log = logging.getLogger("explorer")
 
@@ -182,6 +182,13 @@ class Prefetcher:
         except Exception as exc:          # a bad step is the tour's business; the panel shows the error
             log.warning("prefetch of %s failed: %s", call.name, exc)
             self.failed.append(call.name)
+
+
+def stored(call: EngineCall) -> "tuple[object, Origin] | None":
+    """``call``'s stored result and where it was computed, without computing it (None: not stored, or
+    caching is off): a job can then deliver in one go what would otherwise take a second job."""
+    cache = app_cache()
+    return None if cache is None else cache.get(call)
 
 
 def computed(call: EngineCall) -> object:

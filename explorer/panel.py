@@ -23,6 +23,7 @@ from explorer.tasks import Debounce, TaskRunner
 from explorer.theme import Theme
 from explorer.timeline import TimelineSpec
 from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.shown_draws import DrawWhenShown
 from explorer.ui.wait_veil import WaitVeil
 
 __all__ = ["Panel", "PanelInfo", "TimelineSpec", "discover_panels", "registered_panels"]
@@ -60,6 +61,7 @@ class Panel(QWidget):
         self._views: dict[str, QWidget] = {}
         self.sliders: dict[str, QWidget] = {}    # the Params sliders, by field (slider_row)
         self._held: dict | None = None            # redraws waiting for the view being applied (``holding``)
+        self._shown_draws = DrawWhenShown(self)
 
     # --- shell wiring ----------------------------------------------------------------------
     def bind(self) -> None:
@@ -186,8 +188,8 @@ class Panel(QWidget):
     def settle(self, timeout_ms: int = 120_000) -> bool:
         """Bring the view up to date with what has been asked of it: start what the panel's debounces
         hold back, wait until every slot's worker has ended (a cancelled one too) and its result has
-        been drawn on the GUI thread, and repeat while that sets off more (a result that starts the
-        next job). The one wait for screenshots, exports, the self-test, tours, benchmarks and tests;
+        been drawn on the GUI thread (views on hidden tabs too), and repeat while that sets off more (a
+        result that starts the next job). The one wait for screenshots, exports, the self-test, tours, benchmarks and tests;
         False if work was still pending after ``timeout_ms``."""
         from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThread
 
@@ -197,6 +199,7 @@ class Panel(QWidget):
         while True:
             self.flush_pending()
             QCoreApplication.processEvents()   # deliver results; zero-delay timers a result armed run
+            self._shown_draws.flush()          # views on hidden tabs too: what waits on this reads them
             busy = self.busy
             quiet = 0 if busy else quiet + 1
             if quiet >= 2:                      # idle across a second pass: nothing it drew set off more
@@ -205,6 +208,11 @@ class Panel(QWidget):
                 return False
             if busy:
                 QThread.msleep(5)
+
+    def draw_when_shown(self, view: QWidget, draw: Callable[[], None], part: str = "result") -> None:
+        """``draw()`` now if ``view`` is showing, else when it is shown (see ``explorer.ui.shown_draws``):
+        the latest call per ``part`` counts. ``settle()`` makes the waiting ones."""
+        self._shown_draws.draw(view, draw, part)
 
     # --- pages of knobs above a view ------------------------------------------------------------
     def slider_row(self, names, extra=()) -> FlowLayout:

@@ -27,8 +27,9 @@ ProgressFn = Callable[[float, str], None]
 CancelledFn = Callable[[], bool]
 
 
-class _Delivered:
-    """A cached job's result with where it came from (None: computed now)."""
+class Delivered:
+    """A job's result with where it came from (an :class:`Origin` of the result cache; None: computed
+    now). Jobs given as an ``EngineCall`` return one; a job that looks up a stored result itself may too."""
 
     __slots__ = ("value", "origin")
 
@@ -37,13 +38,13 @@ class _Delivered:
 
 
 def _through_cache(call: EngineCall) -> Callable[[ProgressFn, CancelledFn], Any]:
-    def work(progress: ProgressFn, cancelled: CancelledFn) -> _Delivered:
+    def work(progress: ProgressFn, cancelled: CancelledFn) -> Delivered:
         from explorer.job_cache import app_cache
 
         cache = app_cache()
         if cache is None:
-            return _Delivered(call(progress, cancelled), None)
-        return _Delivered(*cache.run(call, progress, cancelled))
+            return Delivered(call(progress, cancelled), None)
+        return Delivered(*cache.run(call, progress, cancelled))
     return work
 
 
@@ -196,7 +197,7 @@ class TaskRunner(QObject):
             return  # stale: a newer run superseded it, or it was cancelled
         self._running = False
         origin = None
-        if isinstance(result, _Delivered):
+        if isinstance(result, Delivered):
             result, origin = result.value, result.origin
         self.origin = origin
         self.finished.emit("done")

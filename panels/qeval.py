@@ -7,6 +7,8 @@ shows at once; "Run here" measures the shown configurations on this machine in t
 """
 from __future__ import annotations
 
+from functools import partial
+
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from engines.qeval import DEFAULT_COMPARISON, QuantConfig, available
@@ -240,7 +242,7 @@ class QevalPanel(Panel):
         result = comparison(self.shown_configs(), self.lookup)
         rows = result.rows
         for view in (self.compare_view, self.tasks_view, self.ranking_view, self.calibration_view):
-            view.show_result(result)
+            self.draw_when_shown(view, partial(view.show_result, result))
         for row in rows:
             self.binder.set_choice("curve", config_code(row.config), row.config.label()) if hasattr(self, "binder") else None
         self._show_compound(result.floor)
@@ -261,7 +263,8 @@ class QevalPanel(Panel):
         except ValueError:
             chosen = QuantConfig(weight_bits=8)
         ev, _where = self.lookup(chosen)
-        self.compound_view.show_result(survival_curve(ev), survival_curve(floor))
+        self.draw_when_shown(self.compound_view, partial(self.compound_view.show_result, survival_curve(ev),
+                                                         survival_curve(floor)))
 
     def _add_built(self) -> None:
         cfg = self.params.config()

@@ -7,6 +7,7 @@ The shipped pack holds real SmolLM2-135M and all-MiniLM-L6-v2 tensors.
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from functools import partial
 
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
@@ -21,6 +22,7 @@ from engines.quant.study import (fixes_study, heat_profile, kv_study, live_profi
 from explorer.binder import ParamBinder, param_slider
 from explorer.ui.flow_layout import FlowLayout, keep_together
 from explorer.panel import Panel, TimelineSpec
+from explorer.tasks import Delivered
 from explorer.ui.widgets import ErrorLabel
 from panels._quant_serving_views import KVView, ServingView
 from panels._quant_views import AffineView, OutlierView, SummaryView, tidy
@@ -199,29 +201,40 @@ class QuantPanel(Panel):
     def _analyse(self) -> None:
         """Read the layer (the tensor pack, and torch the first time: tenths of a second to seconds) on
         the main slot, then analyse it there. The job carries the params it was started for, and its
-        completion applies exactly those; a newer run in the slot drops it (the slot's staleness rule)."""
-        p, files = self.params, dict(self.user_files)
+        completion applies exactly those; a newer run in the slot drops it (the slot's staleness rule).
+        An analysis already in the result cache comes back with the layer: one result, one repaint."""
+        p, files, device = self.params, dict(self.user_files), self.ctx.device
         self._group_note = None
         self.error.show_error(None)
-        self.tasks.run(lambda progress, cancelled: setup_layer(p, files), lambda setup: self._set_up(setup, p),
-                       label=f"Reading {p.tensor}", on_error=lambda text: self.error.show_error(text.splitlines()[0]))
 
-    def _set_up(self, setup: LayerSetup, p: Params) -> None:
-        """Draw the layer read for ``p`` and start its analysis at ``p``'s α. Only a run for the same
-        tensor, bits and group reaches here (any change to those starts a new run, dropping this one),
-        so the group fallback below replaces that one field of the params now shown, keeping edits
-        to other knobs made while the layer was read."""
+        def read(progress, cancelled):
+            from explorer.job_cache import stored
+
+            setup = setup_layer(p, files)
+            hit = None if setup.group.note else stored(_analysis_call(setup, p.sq_alpha, device))
+            return (setup, None) if hit is None else Delivered((setup, hit[0]), hit[1])
+
+        self.tasks.run(read, lambda ready: self._set_up(*ready, p, device), label=f"Reading {p.tensor}",
+                       on_error=lambda text: self.error.show_error(text.splitlines()[0]))
+
+    def _set_up(self, setup: LayerSetup, analysis, p: Params, device: str) -> None:
+        """Draw the layer read for ``p`` and its analysis at ``p``'s α (from the cache, or started now).
+        Only a run for the same tensor, bits and group reaches here (any change to those starts a new
+        run, dropping this one), so the group fallback below replaces that one field of the params now
+        shown, keeping edits to other knobs made while the layer was read."""
         if setup.group.note:             # 128 does not divide 576: the view takes the largest group that does
             self.set_params(replace(self.params, group_size=setup.group.group_size), record=False)
             self._group_note = setup.group.note
             self.error.show_error(setup.group.note)
             return
         self.steps = setup.steps
-        self.affine.show_result(setup)
+        self.draw_when_shown(self.affine, partial(self.affine.show_result, setup))
         self.timeline_changed.emit()
         self.show_frame(0)
         self.summary.show_setup(setup)
-        device = self.ctx.device
+        if analysis is not None:
+            self._analysed(analysis)
+            return
         self.tasks.run(_analysis_call(setup, p.sq_alpha, device), self._analysed,
                        label=f"Quantizing {setup.inputs.name} ({p.bits}-bit) on {device}",
                        on_error=lambda text: self.error.show_error(text.splitlines()[0]))
@@ -254,7 +267,7 @@ class QuantPanel(Panel):
         self._scenario = scenario
         study = serving_study(scenario)
         self.serving = list(study.rows)
-        self.serving_view.show_result(study)
+        self.draw_when_shown(self.serving_view, partial(self.serving_view.show_result, study))
         if first:                      # the activation heat-map and the KV tensors do not depend on the scenario
             self._draw_heatmap()
         self._draw_kv()
@@ -272,11 +285,11 @@ class QuantPanel(Panel):
         moved = index != self._frame_shown and not self._tabs_pinned
         self._frame_shown = index
         if index < len(self.steps):
-            self.affine.show_frame(index)
+            self.draw_when_shown(self.affine, partial(self.affine.show_frame, index), "frame")
             if moved:
                 self.tabs.setCurrentIndex(AFFINE_TAB)
         elif self.analysis is not None and self.analysis.gptq_trace:
-            self.weights.show_frame(index - len(self.steps))
+            self.draw_when_shown(self.weights, partial(self.weights.show_frame, index - len(self.steps)), "frame")
             if moved:
                 self.tabs.setCurrentIndex(GPTQ_TAB)
 
@@ -298,16 +311,15 @@ class QuantPanel(Panel):
     # --- drawing: the views draw; the panel picks what and when ------------------------------
     def _draw_analysis(self) -> None:
         a = self.analysis
-        self.weights.show_result(a)
-        self.groups.show_result(a)
+        for view in (self.weights, self.groups, self.outliers.collapse):
+            self.draw_when_shown(view, partial(view.show_result, a))
         self._draw_fixes()
-        self.outliers.collapse.show_result(a)
 
     def _draw_fixes(self, alpha: float | None = None) -> None:
         """The three fixes at ``alpha`` (a slider drag previews it; default the committed α), an
         O(channels) engine call."""
         self.fix_study = fixes_study(self.analysis, self.params.sq_alpha if alpha is None else alpha)
-        self.fixes.show_result(self.fix_study)
+        self.draw_when_shown(self.fixes, partial(self.fixes.show_result, self.fix_study))
 
     @property
     def preview(self):
@@ -317,10 +329,9 @@ class QuantPanel(Panel):
     def _draw_heatmap(self) -> None:
         p = self.params
         h = heat_profile(p.profile_model, p.profile_site, self.live)
-        if h is None:
-            self.outliers.show_missing(p.profile_model, PROFILE_SITES[p.profile_site])
-        else:
-            self.outliers.show_result(h)
+        o = self.outliers
+        self.draw_when_shown(o, partial(o.show_missing, p.profile_model, PROFILE_SITES[p.profile_site])
+                             if h is None else partial(o.show_result, h))
 
     def _draw_kv(self) -> None:
         """The K/V comparison (real torch, 20–40 ms) runs on its own worker when block or bits change;
@@ -333,8 +344,8 @@ class QuantPanel(Panel):
                                     label="comparing KV scale layouts", on_error=self._kv_failed)
             return
         s = self._scenario
-        self.kv_view.show_result(self.kv if s is None else with_memory(self.kv, s.arch, s.serve_batch,
-                                                                        s.serve_context))
+        kv = self.kv if s is None else with_memory(self.kv, s.arch, s.serve_batch, s.serve_context)
+        self.draw_when_shown(self.kv_view, partial(self.kv_view.show_result, kv))
 
     def _kv_done(self, kv) -> None:
         self._kv_pending = None

@@ -232,3 +232,24 @@ def test_the_selfhost_panels_planned_jobs_are_the_ones_it_runs(make_panel, ctx):
     assert panel.settle()
     assert panel.tasks.origin is not None                               # the sizing came from the cache
     assert all(app_cache().get(c) is not None for c in planned)        # the panel ran exactly these
+
+
+def test_a_stored_analysis_comes_with_its_layer_in_one_job(make_panel):
+    """A tour step on a layer analysed before (or prefetched) reads the layer and its stored analysis
+    in one job: one result to draw and one repaint, where two jobs drew and painted twice."""
+    from panels.quant import QuantPanel
+
+    panel = make_panel(QuantPanel)
+    panel.layer_box.setCurrentText("minilm.l2.query")
+    assert panel.settle(240_000), panel.tasks.last_error
+    errors = {m.method: m.error for m in panel.analysis.methods}
+    started = []
+    panel.tasks.started.connect(started.append)
+    panel.bits_spin.setValue(3)
+    assert panel.settle(240_000), panel.tasks.last_error
+    assert len(started) == 2 and panel.tasks.origin is None        # read, then analysed and stored
+    started.clear()
+    panel.bits_spin.setValue(4)
+    assert panel.settle(240_000), panel.tasks.last_error
+    assert len(started) == 1 and panel.tasks.origin is not None    # read, with the stored analysis
+    assert panel.analysis.bits == 4 and {m.method: m.error for m in panel.analysis.methods} == errors

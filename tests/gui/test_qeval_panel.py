@@ -62,6 +62,7 @@ def test_compounding_draws_the_measured_curve_and_the_geometric_prediction(make_
     p = make_panel(QevalPanel)
     _fill(p)
     assert p.update_params(curve=config_code(QuantConfig(weight_bits=8))) is None
+    assert p.settle()                                   # its tab is not showing: drawn by settle()
     ev = p.lookup(QuantConfig(weight_bits=8))[0]
     xs, ys = p.compound_view.curve.getData()
     assert ys[-1] == pytest.approx(100 * ev.survival[128])
@@ -75,6 +76,7 @@ def test_compounding_draws_the_measured_curve_and_the_geometric_prediction(make_
 def test_tables_rank_and_tasks_follow_the_evaluations(make_panel):
     p = make_panel(QevalPanel)
     _fill(p)
+    assert p.settle()                                   # the ranking and tasks tabs are not showing
     t = p.compare_view.table
     assert all(t.item(r, 3).text() != "" for r in range(t.rowCount()))
     assert "here" in t.item(0, 8).text()

@@ -41,10 +41,12 @@ def test_group_that_does_not_divide_falls_back_with_a_message(panel, qtbot):
 
 
 def test_alpha_slider_and_kv_controls(panel):
+    panel.tabs.setCurrentWidget(panel.fixes)                 # the slider is on the fixes tab
     panel.alpha_slider.slider.setValue(80)                    # drag to α = 0.80
     assert panel.preview.alpha == pytest.approx(0.8) and panel.params.sq_alpha == pytest.approx(0.8)
     assert panel.preview.error == pytest.approx(dict(panel.analysis.sq_curve)[0.8])
     assert "SmoothQuant α=0.80" in panel.fixes.fix_plot.getPlotItem()._bar_chart[0]
+    panel.tabs.setCurrentWidget(panel.kv_view)
     panel.kv_view.bits_spin.setValue(2)              # the torch comparison runs off the GUI thread
     assert panel.params.kv_bits == 2 and panel.jobs("kv").wait(60_000)
     assert {r["bits"] for r in panel.kv_rows} == {2}
@@ -207,6 +209,7 @@ def test_kv_channel_chart_keeps_its_item_and_shows_the_new_block(panel):
     from explorer.ui.fast_items import Bars
 
     view = panel.kv_view
+    panel.tabs.setCurrentWidget(view)                  # its block box is on the KV tab
     items = [i for i in view.chan_plot.getPlotItem().items if isinstance(i, Bars)]
     assert len(items) == 1 and np.array_equal(items[0].opts["height"], view.result.channel_max)
     before = np.array(view.result.channel_max)
@@ -234,3 +237,22 @@ def test_a_tour_step_on_a_new_layer_never_shows_the_affine_tab_in_between(window
     qtbot.wait(50)
     assert "Affine mapping" not in shown, shown
     assert panel.inner_tabs()[0] == "GPTQ & AWQ"
+
+
+def test_a_result_draws_only_the_tab_shown_and_the_rest_when_shown(panel, qtbot):
+    """A new analysis lands in four views on four tabs; the ones not showing draw when their tab is
+    picked (each drawn one cost the result's turn of the event loop milliseconds nobody saw)."""
+    panel.tabs.setCurrentWidget(panel.affine)
+    assert panel.weights.analysis is panel.analysis
+    panel.bits_spin.setValue(3)
+    qtbot.waitUntil(lambda: panel.analysis is not None and panel.analysis.bits == 3, timeout=240_000)
+    assert panel.weights.analysis.bits == 4                  # its tab is not showing: not drawn yet
+    panel.tabs.setCurrentWidget(panel.weights)
+    assert panel.weights.analysis is panel.analysis          # drawn as its tab shows
+    panel.bits_spin.setValue(4)
+    qtbot.waitUntil(lambda: panel.analysis.bits == 4, timeout=240_000)
+    assert panel.weights.analysis.bits == 4                  # showing: drawn with the result
+    panel.tabs.setCurrentWidget(panel.affine)
+    panel.bits_spin.setValue(3)
+    assert panel.settle(240_000)
+    assert panel.weights.analysis is panel.analysis          # settle() draws what waits

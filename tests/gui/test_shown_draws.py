@@ -1,0 +1,56 @@
+"""Views on tabs not showing draw when shown, and end up as an immediate draw would have left them."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QTabWidget
+
+from explorer.ui.shown_draws import DrawWhenShown
+
+
+def _tabs(qtbot, show=True):
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    seen, hidden = QLabel(), QLabel()
+    tabs.addTab(seen, "seen")
+    tabs.addTab(hidden, "hidden")
+    if show:
+        tabs.show()
+    return tabs, seen, hidden, DrawWhenShown(tabs)
+
+
+def test_a_hidden_view_draws_on_its_show_with_the_latest_call_of_each_part_in_order(qtbot):
+    tabs, seen, hidden, draws = _tabs(qtbot)
+    log = []
+    draws.draw(seen, lambda: log.append("seen"))
+    assert log == ["seen"]                                   # showing: at once
+    draws.draw(hidden, lambda: log.append("frame 3"), "frame")
+    draws.draw(hidden, lambda: log.append("result 1"))
+    draws.draw(hidden, lambda: log.append("result 2"))       # replaces result 1, after the frame
+    assert log == ["seen"] and draws.waiting == 1
+    tabs.setCurrentWidget(hidden)
+    assert log == ["seen", "frame 3", "result 2"] and draws.waiting == 0
+    draws.draw(hidden, lambda: log.append("result 3"))       # showing now: at once
+    assert log[-1] == "result 3"
+
+
+def test_flush_draws_what_waits_and_an_unshown_owner_draws_at_once(qtbot):
+    tabs, seen, hidden, draws = _tabs(qtbot)
+    log = []
+    draws.draw(hidden, lambda: log.append("hidden"))
+    draws.flush()
+    assert log == ["hidden"] and draws.waiting == 0
+    tabs.setCurrentWidget(hidden)
+    assert log == ["hidden"]                                 # drawn once, not again on its show
+    _t, _s, hidden2, unshown = _tabs(qtbot, show=False)
+    unshown.draw(hidden2, lambda: log.append("unshown"))     # a panel nobody shows (a test's): nothing to save
+    assert log[-1] == "unshown"
+
+
+def test_a_view_deleted_while_waiting_is_skipped(qtbot):
+    tabs, seen, hidden, draws = _tabs(qtbot)
+    log = []
+    draws.draw(hidden, lambda: log.append("never"))
+    tabs.removeTab(1)
+    hidden.deleteLater()
+    qtbot.wait(10)
+    draws.flush()
+    assert log == [] and draws.waiting == 0
