@@ -11,6 +11,7 @@ more than ``MAX_YAML_PODS`` pods) are reported up front, naming the field.
 from __future__ import annotations
 
 from collections import OrderedDict
+from functools import partial
 from html import escape
 
 from PySide6.QtCore import Qt
@@ -217,7 +218,7 @@ class K8sPanel(Panel):
             self.index = 0
         self.addresses.reset()
         self.timeline_data = timeline
-        self.hpa.set_timeline(timeline, self.autoplan)
+        self.draw_when_shown(self.hpa, partial(self.hpa.set_timeline, timeline, self.autoplan), "timeline")
         self.error.show_error(None)
         self.timeline_changed.emit()
         if self._resume_at is not None:      # after a command: the first second of the loops' answer
@@ -339,8 +340,8 @@ class K8sPanel(Panel):
                              + (f"<br>{deps}" if deps else "") + (f"<br><b>{f.twin}</b>" if f.twin else ""))
         self.cluster.set_frame(f, self.timeline_data)
         self.graph.set_frame(f, self.timeline_data)
-        self.loop.show_result(f, self.timeline_data)
-        self.events.show_result(f)
+        self.draw_when_shown(self.loop, partial(self.loop.show_result, f, self.timeline_data))
+        self.draw_when_shown(self.events, partial(self.events.show_result, f))
         self._explain()
         self._fill_hands_on(f)
 
@@ -352,11 +353,15 @@ class K8sPanel(Panel):
         self.commands.show_results(given.commands if given else [], self._dump_note if self.timeline_data and
                                    self.timeline_data.key == "dump" and self.index == 0 else "",
                                    now=f.t)
-        self.why.set_frame(f, self.params.why or (f"Pod/{self.params.pod}" if self.params.pod else ""))
-        self.addresses.set_frame(f, self.timeline_data)
-        self.hpa.set_frame(f)
+        self.draw_when_shown(self.why, partial(self.why.set_frame, f, self.params.why or (
+            f"Pod/{self.params.pod}" if self.params.pod else "")))
+        self.draw_when_shown(self.addresses, partial(self.addresses.set_frame, f, self.timeline_data))
+        self.draw_when_shown(self.hpa, partial(self.hpa.set_frame, f), "frame")
 
     def _explain(self) -> None:
+        self.draw_when_shown(self.explainer, self._draw_explainer)
+
+    def _draw_explainer(self) -> None:
         if self.timeline_data is None:
             return
         f = self.timeline_data.frames[self.index]

@@ -23,6 +23,7 @@ def test_scenarios_and_frames(panel):
     panel.cluster.repaint()
     assert panel.cluster.tiles                     # pod tiles were drawn
     panel.cluster.pod_clicked.emit(panel.result()["pods"][0]["name"])
+    panel.tabs.setCurrentWidget(panel.explainer)           # tabs not showing draw when shown
     assert "Placement" in panel.explainer.toHtml()
 
 
@@ -32,6 +33,7 @@ def test_the_explainer_shows_each_point_as_its_own_paragraph(panel):
 
     panel.chooser.setCurrentIndex(panel.chooser.findData("model-server"))
     panel.show_frame(panel.timeline().n_frames - 1)
+    panel.tabs.setCurrentWidget(panel.explainer)
     pod = next(p for p in panel.result()["pods"] if p["name"] in panel.explainer.toPlainText())
     lines = explain_pod(pod).lines
     assert len(lines) > 3 and panel.explainer.document().blockCount() == len(lines)
@@ -398,12 +400,15 @@ def test_why_addresses_and_autoscaler_tabs_follow_the_frame(panel, qtbot):
     panel.show_frame(30)
     pending = next(p["name"] for p in panel.timeline_data.frames[30].pods if not p["node"])
     panel.update_params(why=f"Pod/{pending}")
+    panel.tabs.setCurrentWidget(panel.why)
     assert "Insufficient cpu" in panel.why.text.toPlainText()
+    panel.tabs.setCurrentWidget(panel.addresses)
     assert "ClusterIP 10." in panel.addresses.toPlainText() and "EndpointSlice" in panel.addresses.toPlainText()
     panel.chooser.setCurrentIndex(panel.chooser.findData("autoscale"))
     assert panel.settle(120_000)
     qtbot.waitUntil(lambda: panel.timeline_data.key == "autoscale", timeout=10_000)
     panel.show_frame(300)
+    panel.tabs.setCurrentWidget(panel.hpa)
     text = panel.hpa.text.toPlainText()
     assert "Pending" in text and "capacity, not YAML" in text
 
@@ -516,6 +521,7 @@ def test_the_autoscaler_tab_cites_its_run_and_its_plan(panel, qtbot):
     assert panel.settle(120_000)
     qtbot.waitUntil(lambda: panel.timeline_data.key == "autoscale", timeout=10_000)
     panel.show_frame(300)
+    panel.tabs.setCurrentWidget(panel.hpa)
     text = panel.hpa.text.toPlainText()
     desired = [f.hpas[0]["desired"] for f in panel.timeline_data.frames]
     first_down = next(i for i in range(1, len(desired)) if desired[i] < desired[i - 1])
