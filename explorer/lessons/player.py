@@ -74,13 +74,15 @@ class Fold:
     def __init__(self) -> None:
         self._hidden: list[QWidget] = []
         self._undo: list = []            # how to put stretch factors and spacers back
+        self._around: tuple | None = None   # (target, root, how) of the fold in place
 
     @property
     def active(self) -> bool:
         return bool(self._hidden)
 
-    def around(self, target: QWidget, root: QWidget) -> None:
+    def around(self, target: QWidget, root: QWidget, how: object = None) -> None:
         self.restore()
+        self._around = (target, root, how)
         w = target
         while w is not None and w is not root:
             parent = w.parentWidget()
@@ -134,7 +136,30 @@ class Fold:
                 self._give_room(item.layout(), w)
         lay.invalidate()
 
+    def holds(self, target: QWidget, root: QWidget, how: object = None) -> bool:
+        """Folded around ``target`` in ``root`` (the same ``how``) and still whole: nothing it hid shows
+        again and nothing new shows beside the path. Two steps on the same view keep the fold, where
+        undoing and redoing it re-laid out every chart of the panel (A2: 60 ms a step)."""
+        if not self._hidden or self._around is None or any(a is not b for a, b in zip(self._around, (target, root)))\
+                or self._around[2] != how:
+            return False
+        try:
+            if not all(w.isHidden() for w in self._hidden):
+                return False
+            w = target
+            while w is not None and w is not root:
+                parent = w.parentWidget()
+                if parent is None or (not isinstance(parent, (QTabWidget, QStackedWidget)) and any(
+                        sib is not w and not sib.isWindow() and sib.isVisibleTo(parent)
+                        for sib in parent.findChildren(QWidget, options=Qt.FindDirectChildrenOnly))):
+                    return False
+                w = parent
+        except RuntimeError:                     # a hidden widget was deleted with its panel
+            return False
+        return True
+
     def restore(self) -> None:
+        self._around = None
         for undo in reversed(self._undo):
             try:
                 undo()
@@ -266,7 +291,6 @@ class TourPlayer(QObject):
         step = self.tour.steps[index]
         self.win.ctx.timeline.stop()             # the last step's animation ends here
         self.marker.point_at(None)
-        self.fold.restore()
         try:
             view = step.view_state()
             self.win.apply_view_state(view)
@@ -298,16 +322,19 @@ class TourPlayer(QObject):
         the controls are shown): in presenter mode, and in the window when the whole panel leaves that
         view too little room (the step is about it). Undoing and redoing a fold re-lays out every
         view of the panel, so a step is arranged once, by the shell, after it has folded the docks."""
-        self.fold.restore()
         step, panel = self.step, self.win.current_panel()
         if step is None or panel is None:
+            self.fold.restore()
             return
         target = panel.view_widget(step.focus) if step.focus else None
-        if target is not None and fold and (self.win.presenting or
-                                            (self.win.lessons.folds and _cramped(target, panel))):
-            self.fold.around(target, panel)
-        elif target is not None:
-            QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
+        presenting = self.win.presenting
+        folding = target is not None and fold and (presenting or self.win.lessons.folds)
+        if not (folding and self.fold.holds(target, panel, presenting)):    # else: the step before's fold
+            self.fold.restore()
+            if folding and (presenting or _cramped(target, panel)):
+                self.fold.around(target, panel, presenting)
+            elif target is not None:
+                QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
         QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)
 
