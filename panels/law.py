@@ -7,6 +7,7 @@ example, the clocks' inputs) is the panel's ``Params``, so a saved view reopens 
 clocks. Educational, not legal advice."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -211,7 +212,7 @@ class LawPanel(Panel):
         self.clock_tab.show_inputs(self.params)
         c = clocks(self.params)
         self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
-        self.clock_tab.show_result(c)
+        self.draw_when_shown(self.clock_tab, partial(self.clock_tab.show_result, c))
 
     def _refresh_tools(self, force: bool = False) -> None:
         """Redraw the tools' views for the params; skipped when only the walk changed (answering a
@@ -227,14 +228,16 @@ class LawPanel(Panel):
         self.support.show_inputs(p)
         self.four_clocks.show_inputs(p)
         if changed & SUPPORT_FIELDS:
-            self.support.show_support(t)
+            self.draw_when_shown(self.support, partial(self.support.show_support, t), "support")
         if changed & FINE_FIELDS:
-            self.support.show_fine(t, self.theme)
+            self.draw_when_shown(self.support, partial(self.support.show_fine, t, self.theme), "fine")
         if changed - SUPPORT_FIELDS - FINE_FIELDS:
-            self.four_clocks.show_result(t)
-        self.annex.show_result(t.checklist, p.annex_quotes)
-        self.vii.show_result(annex_vii.technical_file(p.annex_i, t.support.end if t.support else None, p.annex_vii))
-        self.defect.show_result(defect.weigh(p.art7, p.later_improvement))
+            self.draw_when_shown(self.four_clocks, partial(self.four_clocks.show_result, t))
+        vii = annex_vii.technical_file(p.annex_i, t.support.end if t.support else None, p.annex_vii)
+        for view, draw in ((self.annex, partial(self.annex.show_result, t.checklist, p.annex_quotes)),
+                           (self.vii, partial(self.vii.show_result, vii)),
+                           (self.defect, partial(self.defect.show_result, defect.weigh(p.art7, p.later_improvement)))):
+            self.draw_when_shown(view, draw)
         self._show_sbom()
 
     # ---- SBOM ----------------------------------------------------------------------------
@@ -387,7 +390,7 @@ class LawPanel(Panel):
         self.update_params(expected_use_years=3.0, fine_tier=2, clock_dora=False, sbom_source=":example",
                            annex_i=(("II.1", "met", "", "TD 4"),), annex_vii=(("2(b)", "present", "", "TD 4"),),
                            art7=(("f", "against", ""),), annex_quotes=True)
-        assert self.tools_result.support.below_floor and self.sbom.sbom is not None
+        assert self.settle() and self.tools_result.support.below_floor and self.sbom.sbom is not None
         assert "Part II(1) met" in self.vii.links.text() and self.vii.points[2].status == "present"
         assert not self.annex.table.isColumnHidden(5)
         spec = self.timeline()

@@ -14,8 +14,15 @@ from engines.law.params import Params
 from panels.law import LawPanel
 
 
+def _working_in(p, view):
+    """The user works in the tool's tab; tabs not showing draw when shown."""
+    p.tabs.setCurrentIndex(next(i for i in range(p.tabs.count())
+                                if p.tabs.widget(i) is view or p.tabs.widget(i).isAncestorOf(view)))
+
+
 def test_support_and_fine_tools_follow_their_controls(make_panel):
     p = make_panel(LawPanel)
+    _working_in(p, p.support)
     p.support.placed_edit.setDate(QDate(2028, 2, 29))
     p.update_params(expected_use_years=4.0)
     p.support.updates_edit.setText("2029-01-15, 2031-07-01")
@@ -42,6 +49,7 @@ def test_support_and_fine_tools_follow_their_controls(make_panel):
 
 def test_four_clocks_table_and_regime_switches(make_panel):
     p = make_panel(LawPanel)
+    _working_in(p, p.four_clocks)
     p.update_params(event="incident", aware="2027-01-28T12:00", classified_at="2027-01-28T20:00")
     rows = [p.four_clocks.table.item(i, 1).text() for i in range(p.four_clocks.table.rowCount())]
     assert rows[0] == "DORA initial notification" and len(rows) == 10
@@ -59,6 +67,7 @@ def test_four_clocks_table_and_regime_switches(make_panel):
 
 def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
     p = make_panel(LawPanel)
+    _working_in(p, p.annex)
     a = p.annex
     row_b = [it.id for it in annex.ITEMS].index("I.2.b")
     row_sbom = [it.id for it in annex.ITEMS].index("II.1")
@@ -73,7 +82,9 @@ def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
                                 ("II.1", "met", "", "TD 4.2"))
     assert "Still to do" not in a.todo.text()
     vii = p.vii                                                       # the Annex VII tab reads the same answers
+    _working_in(p, vii)
     assert "VII(2(b))</b> Part II(1) met (TD 4.2)" in vii.links.text() and "CRA Art 69(2)" in vii.modification.text()
+    _working_in(p, a)
     a.table.setCurrentCell(row_sbom, 1)
     assert "“Manufacturers of products with digital elements shall: … identify and document" in a.detail.text()
     assert a.table.isColumnHidden(5)
@@ -87,12 +98,14 @@ def test_annex_checklist_saves_in_params_and_exports(make_panel, tmp_path):
     assert csv_text.splitlines()[0].startswith("item,point,requirement,article_text") and len(csv_text.splitlines()) == len(annex.ITEMS) + 1
     q = make_panel(LawPanel)                                          # a restored view shows the same answers
     q.set_params(Params(**p.params.to_dict()), record=False)
+    _working_in(q, q.annex)
     assert q.annex.table.item(row_sbom, 4).text() == "TD 4.2" and q.annex.table.boxes[row_b].currentData() == "n/a"
     assert not q.annex.table.isColumnHidden(5)
 
 
 def test_annex_vii_tab_has_answers_of_its_own(make_panel, tmp_path):
     p = make_panel(LawPanel)
+    _working_in(p, p.vii)
     v = p.vii
     rows = [pt.id for pt in annex_vii.POINTS]
     r7, r8 = rows.index("7"), rows.index("8")
@@ -124,6 +137,7 @@ def test_tool_views_are_named_and_the_tabs_recorded(make_panel):
 
 def test_pld_worksheet_saves_in_params_and_states_art_7_3(make_panel):
     p = make_panel(LawPanel)
+    _working_in(p, p.defect)
     w = p.defect
     row_f = [c.letter for c, _s, _n in w.weighing.rows].index("f")
     w.boxes[row_f].setCurrentIndex(w.boxes[row_f].findData("against"))
@@ -138,6 +152,7 @@ def test_pld_worksheet_saves_in_params_and_states_art_7_3(make_panel):
     assert "(d)" in w.exemptions.text() and "Art 15" in w.no_waiver.text()
     p.clock_tab.request_check.setChecked(True)
     p.clock_tab.request_edit.setDate(QDate(2030, 1, 31))
+    _working_in(p, p.clock_tab)                                       # the PLD clock reads the request day
     assert p.params.request_day == "2030-01-31" and "28 Feb 2030" in p.clock_tab.pld_result.text()
 
 
