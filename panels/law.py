@@ -212,7 +212,7 @@ class LawPanel(Panel):
         self.clock_tab.show_inputs(self.params)
         c = clocks(self.params)
         self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
-        self.draw_when_shown(self.clock_tab, partial(self.clock_tab.show_result, c))
+        self.clock_tab.show_result(c)            # its timelines draw when shown (DeadlineTimeline.draw)
 
     def _refresh_tools(self, force: bool = False) -> None:
         """Redraw the tools' views for the params; skipped when only the walk changed (answering a
@@ -227,12 +227,14 @@ class LawPanel(Panel):
         t = self.tools_result = tools(p)
         self.support.show_inputs(p)
         self.four_clocks.show_inputs(p)
+        # these two now: their timelines draw when shown themselves (DeadlineTimeline.draw), and a
+        # second wait would draw each twice as its tab shows (the chart's show comes first)
         if changed & SUPPORT_FIELDS:
-            self.draw_when_shown(self.support, partial(self.support.show_support, t), "support")
+            self.support.show_support(t)
         if changed & FINE_FIELDS:
-            self.draw_when_shown(self.support, partial(self.support.show_fine, t, self.theme), "fine")
+            self.support.show_fine(t, self.theme)
         if changed - SUPPORT_FIELDS - FINE_FIELDS:
-            self.draw_when_shown(self.four_clocks, partial(self.four_clocks.show_result, t))
+            self.four_clocks.show_result(t)
         vii = annex_vii.technical_file(p.annex_i, t.support.end if t.support else None, p.annex_vii)
         for view, draw in ((self.annex, partial(self.annex.show_result, t.checklist, p.annex_quotes)),
                            (self.vii, partial(self.vii.show_result, vii)),
