@@ -140,8 +140,8 @@ class Fold:
         """Folded around ``target`` in ``root`` (the same ``how``) and still whole: nothing it hid shows
         again and nothing new shows beside the path. Two steps on the same view keep the fold, where
         undoing and redoing it re-laid out every chart of the panel (A2: 60 ms a step)."""
-        if not self._hidden or self._around is None or any(a is not b for a, b in zip(self._around, (target, root)))\
-                or self._around[2] != how:
+        held = self._around
+        if not self._hidden or held is None or held[0] is not target or held[1] is not root or held[2] != how:
             return False
         try:
             if not all(w.isHidden() for w in self._hidden):
