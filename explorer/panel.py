@@ -188,9 +188,9 @@ class Panel(QWidget):
     def settle(self, timeout_ms: int = 120_000) -> bool:
         """Bring the view up to date with what has been asked of it: start what the panel's debounces
         hold back, wait until every slot's worker has ended (a cancelled one too) and its result has
-        been drawn on the GUI thread (views on hidden tabs too), and repeat while that sets off more (a
-        result that starts the next job). The one wait for screenshots, exports, the self-test, tours, benchmarks and tests;
-        False if work was still pending after ``timeout_ms``."""
+        been drawn on the GUI thread (views on hidden tabs too), and repeat while that sets off more
+        (a result that starts the next job). The one wait for screenshots, exports, the self-test,
+        tours, benchmarks and tests; False if work was still pending after ``timeout_ms``."""
         from PySide6.QtCore import QCoreApplication, QElapsedTimer, QThread
 
         clock = QElapsedTimer()

@@ -17,6 +17,7 @@ from engines.core.errors import ValidationError
 from engines.core.result_cache import EngineCall, engine_call
 from engines.quant.params import (GROUP_LABELS, KV_BLOCK_LABELS, PACK_LAYERS, PROFILE_MODELS, PROFILE_SITES, Params,
                                   parse_user_ref, user_tensor_ref)
+from engines.quant.results import LayerAnalysis
 from engines.quant.study import (fixes_study, heat_profile, kv_study, live_profile, run_analysis, serving_study,
                                  LayerSetup, setup_layer, with_memory)
 from explorer.binder import ParamBinder, param_slider
@@ -217,7 +218,7 @@ class QuantPanel(Panel):
         self.tasks.run(read, lambda ready: self._set_up(*ready, p, device), label=f"Reading {p.tensor}",
                        on_error=lambda text: self.error.show_error(text.splitlines()[0]))
 
-    def _set_up(self, setup: LayerSetup, analysis, p: Params, device: str) -> None:
+    def _set_up(self, setup: LayerSetup, analysis: LayerAnalysis | None, p: Params, device: str) -> None:
         """Draw the layer read for ``p`` and its analysis at ``p``'s α (from the cache, or started now).
         Only a run for the same tensor, bits and group reaches here (any change to those starts a new
         run, dropping this one), so the group fallback below replaces that one field of the params now
