@@ -21,6 +21,7 @@ from explorer.app import send_undo_to_the_scenario, settings  # noqa: F401 (sett
 from explorer.context import AppContext
 from explorer.files import FileProblem
 from explorer.ui.flow_layout import FlowLayout
+from explorer.ui.paint_hold import PaintHold
 from explorer.ui.paint_settle import SettleBeforePaint
 from explorer.gc_guard import freeze_long_lived
 from explorer.panel import Panel, PanelInfo, panel_icon, registered_panels  # panel_icon: importable here too
@@ -234,6 +235,7 @@ class MainWindow(QMainWindow):
         self.tour = self.lessons.player
         self.tour.changed.connect(self.fit_presenter)   # a tour's slides scale with the screen
         SettleBeforePaint(self, self._shown_panel)      # charts lay out before a paint, not after it
+        self.paint_hold = PaintHold(self)               # a tour step paints once, with its stored results
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self._presenter_base = PRESENTER_SCALE   # presenter text scale at PRESENTER_HEIGHT
         self.editor = ScenarioEditor(ctx.scenario)

@@ -40,6 +40,7 @@ class Panel(QWidget):
 
     timeline_changed = Signal()
     params_changed = Signal(object)        # the new Params
+    idle = Signal()                        # the last running job has delivered and its result is drawn
 
     def __init__(self, ctx) -> None:
         super().__init__()
@@ -169,6 +170,7 @@ class Panel(QWidget):
         if not self.computing:
             for veil in self._each_veil():
                 veil.end()
+            self.idle.emit()
 
     def debounce(self, start, delay_ms: int) -> Debounce:
         """A timer that calls ``start`` once edits have been quiet for ``delay_ms``; unbinding stops it."""

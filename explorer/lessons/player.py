@@ -304,6 +304,7 @@ class TourPlayer(QObject):
         self.index = index
         panel = self.win.current_panel()
         panel.flush_pending()
+        self.win.paint_hold.hold(panel)          # one paint, with the results the cache has
         focus = panel.view_widget(step.focus) if step.focus else None
         if focus is not None:
             panel.waits_for_jobs(focus)          # greyed, counting, until this step's result is drawn
