@@ -157,6 +157,7 @@ class LawPanel(Panel):
         split.addWidget(scroll)
         split.setSizes([760, 560])
         lay.addWidget(split, 1)
+        self._tree_page = page                    # hidden, it draws a new walk when shown
         self.name_view("walk", split, "Decision walk: tree and card")
         self.name_view("card", scroll, "Question or outcome card")
         self.name_view("help", self.card_help, "What the question means")
@@ -202,17 +203,17 @@ class LawPanel(Panel):
             self.walk = self.params.walk()
             self._frame = None
             self.export_status.setText("")
-            self._refresh()
+            self.draw_when_shown(self._tree_page, self._refresh, "walk")
             self.timeline_changed.emit()
         if changed & CLOCK_FIELDS:
             self._update_clocks()
         self._refresh_tools()
 
     def _update_clocks(self) -> None:
-        self.clock_tab.show_inputs(self.params)
-        c = clocks(self.params)
+        p, c = self.params, clocks(self.params)
         self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
-        self.clock_tab.show_result(c)            # its timelines draw when shown (DeadlineTimeline.draw)
+        self.draw_when_shown(self.clock_tab, lambda: (self.clock_tab.show_inputs(p), self.clock_tab.show_result(c)),
+                             "clocks")
 
     def _refresh_tools(self, force: bool = False) -> None:
         """Redraw the tools' views for the params; skipped when only the walk changed (answering a
@@ -225,16 +226,14 @@ class LawPanel(Panel):
         self._tool_inputs = inputs
         changed = set(inputs) if force or before is None else {k for k in inputs if inputs[k] != before[k]}
         t = self.tools_result = tools(p)
-        self.support.show_inputs(p)
-        self.four_clocks.show_inputs(p)
-        # these two now: their timelines draw when shown themselves (DeadlineTimeline.draw), and a
-        # second wait would draw each twice as its tab shows (the chart's show comes first)
+        self.draw_when_shown(self.support, partial(self.support.show_inputs, p), "inputs")
+        self.draw_when_shown(self.four_clocks, partial(self.four_clocks.show_inputs, p), "inputs")
         if changed & SUPPORT_FIELDS:
-            self.support.show_support(t)
+            self.draw_when_shown(self.support, partial(self.support.show_support, t), "support")
         if changed & FINE_FIELDS:
-            self.support.show_fine(t, self.theme)
+            self.draw_when_shown(self.support, partial(self.support.show_fine, t, self.theme), "fine")
         if changed - SUPPORT_FIELDS - FINE_FIELDS:
-            self.four_clocks.show_result(t)
+            self.draw_when_shown(self.four_clocks, partial(self.four_clocks.show_result, t))
         vii = annex_vii.technical_file(p.annex_i, t.support.end if t.support else None, p.annex_vii)
         for view, draw in ((self.annex, partial(self.annex.show_result, t.checklist, p.annex_quotes)),
                            (self.vii, partial(self.vii.show_result, vii)),
@@ -352,8 +351,8 @@ class LawPanel(Panel):
     def show_frame(self, index: int) -> None:
         self._frame = max(0, min(index, len(self.walk.steps)))
         tree, path, caption = self.walk.frame(index)
-        self.graph.draw(tree, path)
-        self.frame_label.setText(caption)
+        self.draw_when_shown(self._tree_page, lambda: (self.graph.draw(tree, path), self.frame_label.setText(caption)),
+                             "frame")
 
     def result(self) -> object:
         r = reading(self.walk)
