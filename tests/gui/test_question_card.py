@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QFont, QTextDocument
 
 from engines.law.trees import Answer, load_trees
+from explorer.fonts import TEXT_FAMILY
 from explorer.ui.question_card import REASONS_HEAD, QuestionCard, in_columns, outcome_html
 
 RAW = "Is <b>this</b> a product & a service?"
@@ -69,11 +70,22 @@ def test_both_tree_views_use_the_one_card(make_panel):
     assert host.privacy.buttons and host.privacy.buttons == host.privacy.card.buttons
 
 
-def test_a_part_a_tour_points_at_is_shown_whole_and_the_rest_folds(qtbot):
-    """A card taller than its view left a slide with text half scrolled away: the part a step names
-    is shown whole, the others wait behind one button, which (like the next node) opens everything."""
+def _card_in_the_apps_font(qtbot, ctx) -> QuestionCard:
+    """A card whose text is the window's (the shipped font at the theme's size): whether a card
+    overflows depends on it, and the application font a test starts with depends on the tests run
+    before it in that process."""
     card = QuestionCard()
     qtbot.addWidget(card)
+    font = QFont(TEXT_FAMILY)
+    font.setPointSizeF(ctx.theme.point_size)
+    card.setFont(font)
+    return card
+
+
+def test_a_part_a_tour_points_at_is_shown_whole_and_the_rest_folds(qtbot, ctx):
+    """A card taller than its view left a slide with text half scrolled away: the part a step names
+    is shown whole, the others wait behind one button, which (like the next node) opens everything."""
+    card = _card_in_the_apps_font(qtbot, ctx)
     card.resize(420, 360)
     card.show()
     node = _node(help="A long help text. " * 12, summary="A long paraphrase of the article. " * 10,
@@ -95,14 +107,13 @@ def test_a_part_a_tour_points_at_is_shown_whole_and_the_rest_folds(qtbot):
     assert card.source.isVisible() and card.outcome.isVisible() and not card.more_btn.isVisible()
 
 
-def test_a_long_answer_list_a_tour_points_at_goes_into_columns_on_a_wide_card(qtbot):
+def test_a_long_answer_list_a_tour_points_at_goes_into_columns_on_a_wide_card(qtbot, ctx):
     """Annex III's nineteen class I entries ran off the card at every size: on a wide card the answers
     go side by side, read down each column in the tree's order, and the heading folds if need be;
     a narrow card keeps one column (a column would wrap every word), and the next node has one."""
     node = _node(answers=tuple(Answer(f"a{i}", f"I-{i} an entry of the class I list", "o") for i in range(21)))
     for width, columns in ((1200, True), (420, False)):
-        card = QuestionCard()
-        qtbot.addWidget(card)
+        card = _card_in_the_apps_font(qtbot, ctx)
         card.resize(width, 420)
         card.show()
         qtbot.waitExposed(card)                  # as in the panel: the card is laid out before a tour step
