@@ -105,6 +105,21 @@ def measured_fields(fn: Callable[..., Any]) -> frozenset[str]:
     return frozenset(getattr(fn, "measured_fields", ()))
 
 
+REPRODUCIBLE_REL = 1e-6   # the float agreement an engine result has on another CPU, unless it says otherwise
+
+
+def reproduces(fn: Callable[..., Any], stored: Any, fresh: Any) -> bool:
+    """Whether ``fresh`` (computed now) agrees with ``stored`` (computed elsewhere) as closely as ``fn``
+    can reproduce itself on another CPU. Clock measurements (``measured_fields``) and hashes of float
+    bits (``fn.platform_fields``) are left out; floats agree within ``fn.reproducible_rel``. Float32
+    kernels round differently on different CPUs (MKL's and oneDNN's code paths), so a float32 training
+    run or a quantizer's rounding decisions reproduce to a few parts in 10⁶ or 10³, not bit for bit."""
+    from engines.core import codec
+
+    ignore = measured_fields(fn) | frozenset(getattr(fn, "platform_fields", ()))
+    return codec.close(stored, fresh, ignore=ignore, rel=getattr(fn, "reproducible_rel", REPRODUCIBLE_REL))
+
+
 def engine_call(fn: Callable[..., Any], *args: Any, takes_progress: bool = True, **kwargs: Any) -> EngineCall:
     """``EngineCall(fn, args, kwargs)``: how a panel writes a cacheable job."""
     return EngineCall(fn, tuple(args), dict(kwargs), takes_progress)

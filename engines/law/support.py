@@ -146,6 +146,10 @@ def max_fine(turnover_eur: float, tier: int) -> float:
     turnover = require_number(turnover_eur, "turnover_eur", 0.0, 1e13)
     if isinstance(tier, bool) or tier not in FINE_TIERS:
         raise ValidationError("tier", f"expected 1, 2 or 3, got {tier!r}", "1, 2, 3")
+    return _higher_arm(tier, turnover)
+
+
+def _higher_arm(tier: int, turnover: float) -> float:
     fixed, share, _para, _what = FINE_TIERS[tier]
     return max(fixed, share * turnover)
 
@@ -212,5 +216,5 @@ def fine_curve(turnover_eur: float, points: int = 201) -> FineCurve:
     crossover = max(fixed / share for fixed, share, _p, _w in FINE_TIERS.values())
     top = max(2.0 * crossover, 1.25 * turnover)
     xs = tuple(top * i / (points - 1) for i in range(points))
-    return FineCurve(xs, tuple(TierLine(tier, para, tuple(max_fine(x, tier) for x in xs))
+    return FineCurve(xs, tuple(TierLine(tier, para, tuple(_higher_arm(tier, x) for x in xs))   # xs checked above
                                for tier, (_f, _s, para, _w) in FINE_TIERS.items()))

@@ -591,6 +591,10 @@ def fault_study(config: FaultConfig, faults: tuple[Fault, ...] | list[Fault] = (
 
 
 fault_study.measured_fields = frozenset({"seconds", "lost_seconds"})   # wall-clock times: differ run to run
+# the same seed on another CPU: float32 sums round differently, so the weights' bits (their checksums)
+# differ while the replicas still agree with each other; grad norms agree to ~1e-5 (seen 7.7e-6)
+fault_study.platform_fields = frozenset({"checksums"})
+fault_study.reproducible_rel = 1e-4
 
 
 def from_params(params) -> tuple[FaultConfig, tuple[Fault, ...]]:

@@ -15,7 +15,7 @@ import pytest
 from engines.core import codec
 from engines.core.errors import Cancelled
 from engines.core.reading import read_text
-from engines.core.result_cache import (FORMAT, EngineCall, ResultCache, engine_call, measured_fields,
+from engines.core.result_cache import (FORMAT, EngineCall, ResultCache, engine_call, reproduces,
                                        source_version)
 from engines.core.scenario import Scenario
 from engines.scale import Params, llama3_interruptions, scale_analysis, simulate_failures
@@ -219,7 +219,7 @@ def test_a_sample_of_the_shipped_cache_equals_a_fresh_computation():
             except codec.CodecError:
                 continue                                                # inputs by digest only
             assert shipped.get(call) is not None                       # the key rebuilds: it would be used
-            assert codec.close(stored, call(_quiet, _never), ignore=measured_fields(call.fn)), name
+            assert reproduces(call.fn, stored, call(_quiet, _never)), name
             checked += 1
             break
     assert checked >= 1
@@ -236,3 +236,25 @@ def test_close_allows_last_bit_float_differences_and_nothing_more():
     assert not codec.close(a, {**b, "x": 1.001})
     assert not codec.close(a, {**b, "arr": np.array([1.0, 2.0, 3.1])})
     assert not codec.close(a, {**b, "n": 4}) and not codec.close(a, {**b, "s": "b"})
+
+
+def test_a_result_reproduces_within_what_its_function_declares_and_nothing_more():
+    """Another CPU rounds float32 sums differently: a fault run's weight checksums change and its
+    gradient norms move by parts in 10⁶, while a clean function still has to agree to 1e-6."""
+    from dataclasses import replace
+
+    from engines.core.result_cache import REPRODUCIBLE_REL
+    from engines.scale.faults import StepRecord, fault_study
+
+    here = StepRecord(step=3, attempt=0, batch_id=3, loss=2.5, grad_norm=1.4519048892578146, lr=1e-3,
+                      checksums=(-8676002365935, -8676002365935), seconds=0.11, alarms=(), kept=True)
+    elsewhere = replace(here, grad_norm=1.4519011362603558, checksums=(-8678367570173,) * 2, seconds=0.02)
+    assert reproduces(fault_study, (here,), (elsewhere,))
+    assert not reproduces(fault_study, (here,), (replace(elsewhere, grad_norm=1.46),))   # beyond 1e-4
+    assert not reproduces(fault_study, (here,), (replace(elsewhere, step=4),))          # not a float
+    assert not reproduces(fault_study, (here,), (replace(elsewhere, loss=2.5 * (1 + 3e-4)),))
+
+    def clean(): ...
+    assert not reproduces(clean, here, replace(here, grad_norm=here.grad_norm * (1 + 10 * REPRODUCIBLE_REL)))
+    assert reproduces(clean, here, replace(here, seconds=here.seconds, grad_norm=here.grad_norm * (1 + 1e-8)))
+    assert not reproduces(clean, here, replace(here, checksums=(1, 1)))    # only a function's own list is left out

@@ -136,8 +136,7 @@ def test_the_shipped_cache_holds_every_planned_step_and_a_sample_recomputes_equa
     import random
     from types import SimpleNamespace
 
-    from engines.core import codec
-    from engines.core.result_cache import ResultCache, code_version, measured_fields
+    from engines.core.result_cache import ResultCache, code_version, reproduces
     from explorer.job_cache import shipped_folder
     from explorer.lessons import lesson_tour
     from explorer.lessons.prefetch import planned_calls
@@ -157,7 +156,7 @@ def test_the_shipped_cache_holds_every_planned_step_and_a_sample_recomputes_equa
     rng = random.Random(os.environ.get("EXPLORER_CACHE_SAMPLE_SEED"))
     for name, pairs in sorted(by_function.items()):
         call, stored = rng.choice(pairs)
-        assert codec.close(stored, call(lambda *_: None, lambda: False), ignore=measured_fields(call.fn)), name
+        assert reproduces(call.fn, stored, call(lambda *_: None, lambda: False)), name
 
 
 def json_version() -> str:
