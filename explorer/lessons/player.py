@@ -81,8 +81,23 @@ class Fold:
         return bool(self._hidden)
 
     def around(self, target: QWidget, root: QWidget, how: object = None) -> None:
-        self.restore()
+        """Fold around ``target``. A fold in place is replaced, not undone first: what both hide stays
+        hidden and only what the new one leaves out is shown again (each chart shown is laid out
+        anew: undoing the whole fold cost A2's steps 20 ms)."""
+        before = self._hidden
+        was_hidden = {id(w) for w in before}
+        self._undo_layouts()
+        self._hidden = []
         self._around = (target, root, how)
+        w = target
+        while w is not None and w is not root:           # the new path shows first: its pages measure
+            if id(w) in was_hidden:
+                QWidget.show(w)
+            w = w.parentWidget()
+
+        def shows(sib: QWidget, parent: QWidget) -> bool:   # as it would with no fold in place
+            return sib.isVisibleTo(parent) or id(sib) in was_hidden
+
         w = target
         while w is not None and w is not root:
             parent = w.parentWidget()
@@ -90,7 +105,7 @@ class Fold:
                 break
             if isinstance(parent, QTabWidget):
                 bar = parent.tabBar()
-                if bar.isVisibleTo(parent):
+                if shows(bar, parent):
                     QWidget.hide(bar)
                     self._hidden.append(bar)
                 # the other pages' needs do not count while only this one shows; the layouts below
@@ -102,12 +117,14 @@ class Fold:
                 parent.setMinimumHeight(max(1, parent.currentWidget().minimumSizeHint().height()))
             elif not isinstance(parent, QStackedWidget):
                 for sib in parent.findChildren(QWidget, options=Qt.FindDirectChildrenOnly):
-                    if sib is not w and not sib.isWindow() and sib.isVisibleTo(parent):
+                    if sib is not w and not sib.isWindow() and shows(sib, parent):
                         QWidget.hide(sib)       # Qt's own: some views define show()/hide() of their own
                         self._hidden.append(sib)
                 if parent.layout() is not None:
                     self._give_room(parent.layout(), w)
             w = parent
+        hidden_now = {id(h) for h in self._hidden}
+        self._show_again([h for h in before if id(h) not in hidden_now])
 
     def _give_room(self, lay: QLayout, w: QWidget) -> None:
         """All of ``lay``'s stretch to the item holding ``w``; its spacers shrink to nothing."""
@@ -160,18 +177,25 @@ class Fold:
 
     def restore(self) -> None:
         self._around = None
+        self._undo_layouts()
+        self._show_again(self._hidden)
+        self._hidden = []
+
+    def _undo_layouts(self) -> None:
         for undo in reversed(self._undo):
             try:
                 undo()
             except RuntimeError:                 # deleted with its panel
                 pass
         self._undo.clear()
-        for w in reversed(self._hidden):
+
+    @staticmethod
+    def _show_again(widgets: list[QWidget]) -> None:
+        for w in reversed(widgets):
             try:
                 QWidget.show(w)
             except RuntimeError:                 # deleted with its panel
                 pass
-        self._hidden.clear()
 
 
 FOCUS_SHARE = 0.35     # in the window, a focus view given less of the panel's height than this gets it all
@@ -255,6 +279,7 @@ class TourPlayer(QObject):
         self.modified = False
         self.marker = Marker(window)
         self.fold = Fold()
+        self._cramped_at: dict[tuple, bool] = {}     # see ``_cramped``
         self.error: str | None = None
 
     @property
@@ -331,13 +356,27 @@ class TourPlayer(QObject):
         presenting = self.win.presenting
         folding = target is not None and fold and (presenting or self.win.lessons.folds)
         if not (folding and self.fold.holds(target, panel, presenting)):    # else: the step before's fold
-            self.fold.restore()
-            if folding and (presenting or _cramped(target, panel)):
-                self.fold.around(target, panel, presenting)
-            elif target is not None:
-                QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
+            if folding and (presenting or self._cramped(target, panel)):
+                self.fold.around(target, panel, presenting)                 # in place of the step before's
+            else:
+                self.fold.restore()
+                if target is not None:
+                    QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
         QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)
+
+    def _cramped(self, target: QWidget, panel: QWidget) -> bool:
+        """:func:`_cramped`, asked of the panel with nothing folded. The answer is kept for the panel,
+        the view, the panel's room and the text size, so a step from one folded view to another need
+        not unfold the panel (showing every chart again) just to ask."""
+        host = panel.parentWidget().parentWidget() if panel.parentWidget() is not None else None
+        room = host.size() if host is not None else None          # outside its scroll bars: they come and go
+        key = (id(panel), id(target), (room.width(), room.height()) if room is not None else None,
+               self.win.ctx.theme.point_size)
+        if key not in self._cramped_at:
+            self.fold.restore()
+            self._cramped_at[key] = _cramped(target, panel)
+        return self._cramped_at[key]
 
     # --- authoring -------------------------------------------------------------------------
     def edit(self, tour: Tour, index: int | None = None) -> None:

@@ -338,6 +338,99 @@ def test_the_last_step_offers_the_courses_next_lesson_and_practice(window, monke
     window.tour.stop()
 
 
+def test_a_new_fold_replaces_the_last_in_place_as_a_fold_from_scratch_would(window, monkeypatch):
+    """From one folded view to another the fold is replaced, not undone first: the panel ends as a
+    fold from nothing would leave it, and a chart hidden by both folds is never shown in between
+    (each shown chart is laid out anew: undoing the whole fold cost A2's steps 20 ms)."""
+    import shiboken6
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QWidget
+
+    from explorer.lessons.player import Fold
+
+    class Shows(QObject):
+        seen: set[int] = set()
+        folding = False                      # only the fold's own shows count (a panel may show its tab bar)
+
+        def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+            if event.type() == QEvent.Show and self.folding:
+                self.seen.add(key(obj))
+            return False
+
+    def key(w) -> int:                        # the widget itself: a wrapper Qt hands back may be a new one
+        return shiboken6.getCppPointer(w)[0]
+
+    def showing(panel) -> set[int]:
+        return {key(w) for w in panel.findChildren(QWidget) if w.isVisible()}
+
+    shows = Shows()
+    around = Fold.around
+
+    def watched(self, *args) -> None:
+        shows.folding = True
+        try:
+            around(self, *args)
+        finally:
+            shows.folding = False
+
+    monkeypatch.setattr(Fold, "around", watched)
+    window.set_presenter(True, full_screen=False)
+    tour = lesson_tour("A2")
+    try:
+        assert window.tour.start(tour, 0)
+        replaced = 0
+        for i in range(1, len(tour.steps)):
+            step, before = tour.steps[i], tour.steps[i - 1]
+            panel = window.current_panel()
+            hidden_before = {key(w) for w in window.tour.fold._hidden}
+            for w in window.tour.fold._hidden:
+                w.installEventFilter(shows)
+            shows.seen = set()
+            assert window.tour.go(i)
+            fold = window.tour.fold
+            if step.panel != "memory" or before.panel != "memory" or step.focus == before.focus:
+                continue
+            replaced += 1
+            hidden_now = {key(w) for w in fold._hidden}
+            assert not (shows.seen & hidden_before & hidden_now), i + 1    # hidden by both: never shown between
+            in_place = showing(panel)
+            fold.restore()
+            fold.around(panel.view_widget(step.focus), panel, True)
+            assert showing(panel) == in_place and {key(w) for w in fold._hidden} == hidden_now, i + 1
+        assert replaced >= 6
+    finally:
+        window.tour.stop()
+        window.set_presenter(False)
+
+
+def test_in_the_window_a_fold_in_place_asks_once_whether_the_view_is_cramped(window, monkeypatch):
+    """In the window a step folds only a cramped view, which is judged on the panel unfolded. The
+    answer is kept for the panel's room and text size: stepping between two folded views again
+    replaces the fold in place, without unfolding the panel to ask."""
+    from explorer.lessons.player import Fold
+
+    window.resize(1280, 800)
+    restores = []
+    restore = Fold.restore
+    monkeypatch.setattr(Fold, "restore", lambda self: (restores.append(1), restore(self)))
+    steps = (TourStep(panel="memory", caption="Step time.", tabs=("Step time",), focus="time"),
+             TourStep(panel="memory", caption="Throughput.", tabs=("Throughput against GPU count",),
+                      focus="throughput"))
+    try:
+        assert window.tour.start(Tour("T", "t", steps))
+        for i in (1, 0, 1):
+            assert window.tour.go(i)
+            assert window.tour.fold.active
+        restores.clear()
+        for i in (0, 1, 0):
+            assert window.tour.go(i)
+            panel = window.current_panel()
+            assert window.tour.fold.active and panel.view_widget(steps[i].focus).isVisible()
+        assert restores == []
+    finally:
+        window.tour.stop()
+
+
 def test_a_step_folds_its_panel_once_and_keeps_the_fold_of_the_same_view(window, monkeypatch):
     """Undoing and redoing a fold re-lays out every view of the panel (41 chart resizes on the memory
     panel): the player and the shell each arranged a step, twice the work on every Next. A step on the
