@@ -376,6 +376,9 @@ class TourPlayer(QObject):
         if key not in self._cramped_at:
             self.fold.restore()
             self._cramped_at[key] = _cramped(target, panel)
+        else:            # laid out now, as the test would have: left to the paint, wrapped text asked again there
+            QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
         return self._cramped_at[key]
 
     # --- authoring -------------------------------------------------------------------------
