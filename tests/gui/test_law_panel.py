@@ -238,3 +238,26 @@ def test_named_views_for_tours_and_the_walk_opens_where_it_is(qtbot, make_panel)
     bar.setValue(0)
     assert p.view_widget("answers") is p._answers_widget
     qtbot.waitUntil(lambda: bar.value() > 0, timeout=2000)
+
+
+def test_a_clock_changed_behind_another_tab_draws_once_when_its_tab_shows(make_panel, monkeypatch):
+    """New clock params while the decision trees show: the engine answers at once (``clocks``), the
+    clocks' tab draws when it is shown, and each of its charts renders once, with the new marks (its
+    own wait for the show and the tab's replay rendered it twice)."""
+    from panels._law_views import DeadlineTimeline
+
+    p = make_panel(LawPanel)
+    p.tabs.setCurrentIndex(0)                                 # the decision trees
+    renders = []
+    render = DeadlineTimeline._render
+    monkeypatch.setattr(DeadlineTimeline, "_render", lambda self: (renders.append(self), render(self)))
+    before = p.clock_tab.cra_result.text()
+    assert p.update_params(event="incident", aware="2026-11-13T17:30", notified=True,
+                           notified_at="2026-11-15T10:00") is None
+    assert p.clocks["cra"]["final_report"] is not None       # the engine's answer, for exports, at once
+    assert p.clock_tab.cra_result.text() == before and renders == []
+    p.tabs.setCurrentWidget(p.clock_tab)
+    assert "15 Dec 2026 10:00" in p.clock_tab.cra_result.text()
+    p.settle()
+    assert renders.count(p.clock_tab.cra_plot) == 1
+    assert any("15 Dec 2026" in item.toPlainText() for item in p.clock_tab.cra_plot._labels)
