@@ -5,21 +5,13 @@ from __future__ import annotations
 import threading
 import time
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QLabel
 
 from explorer.panel import Panel
 from explorer.ui import paint_hold
 from explorer.ui.paint_hold import PaintHold
-
-
-class Paints(QObject):
-    count = 0
-
-    def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.Paint:
-            self.count += 1
-        return False
+from paint_events import Paints
 
 
 class _GatedPanel(Panel):

@@ -4,19 +4,10 @@ from __future__ import annotations
 import time
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.ui.paint_settle import SettleBeforePaint
-
-
-class Paints(QObject):
-    count = 0
-
-    def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.Paint:
-            self.count += 1
-        return False
+from paint_events import Paints
 
 
 def _pump(qapp, seconds: float = 0.3) -> None:
