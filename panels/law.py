@@ -15,12 +15,12 @@ from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from engines.core.errors import ValidationError
 from engines.law import annex, annex_vii, defect, record, sbom
-from engines.law.clocks import clocks
+from engines.law.clocks import Clocks, clocks
 from engines.law.outcome import cra_facts, reading
 from engines.law.params import DAYS, MOMENTS, Params
 from engines.law.sbom_study import read_sbom, study
 from engines.law.tools import tools
-from engines.law.trees import CONTINUE, Walk, load_examples, load_trees
+from engines.law.trees import CONTINUE, Tree, Walk, load_examples, load_trees
 from explorer.binder import ParamBinder
 from explorer.exports import save_document, write_document
 from explorer.panel import Panel, TimelineSpec
@@ -212,8 +212,11 @@ class LawPanel(Panel):
     def _update_clocks(self) -> None:
         p, c = self.params, clocks(self.params)
         self.clocks = {k: v.deadlines() for k, v in (("cra", c.cra), ("pld", c.pld)) if v is not None}
-        self.draw_when_shown(self.clock_tab, lambda: (self.clock_tab.show_inputs(p), self.clock_tab.show_result(c)),
-                             "clocks")
+        self.draw_when_shown(self.clock_tab, partial(self._draw_clocks, p, c), "clocks")
+
+    def _draw_clocks(self, p: Params, c: Clocks) -> None:
+        self.clock_tab.show_inputs(p)
+        self.clock_tab.show_result(c)
 
     def _refresh_tools(self, force: bool = False) -> None:
         """Redraw the tools' views for the params; skipped when only the walk changed (answering a
@@ -351,8 +354,11 @@ class LawPanel(Panel):
     def show_frame(self, index: int) -> None:
         self._frame = max(0, min(index, len(self.walk.steps)))
         tree, path, caption = self.walk.frame(index)
-        self.draw_when_shown(self._tree_page, lambda: (self.graph.draw(tree, path), self.frame_label.setText(caption)),
-                             "frame")
+        self.draw_when_shown(self._tree_page, partial(self._draw_frame, tree, path, caption), "frame")
+
+    def _draw_frame(self, tree: Tree, path: list[str], caption: str) -> None:
+        self.graph.draw(tree, path)
+        self.frame_label.setText(caption)
 
     def result(self) -> object:
         r = reading(self.walk)
