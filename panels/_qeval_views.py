@@ -56,7 +56,8 @@ class CompareView(QWidget):
         log_axes(self.plot, x=True)                # labels on the decades only
         self.points = pg.ScatterPlotItem()
         self.plot.addItem(self.points)
-        self.labels: list[pg.TextItem] = []
+        self.labels: list[pg.TextItem] = []       # the row numbers shown: the first of ``_pool``
+        self._pool: list[pg.TextItem] = []
         self.plot.getPlotItem().vb.sigResized.connect(self._place_labels)
         self.note = LiveText()
         grid.addWidget(WholeRows(self.table), 0, 0, 1, 2)
@@ -108,11 +109,17 @@ class CompareView(QWidget):
         self.table.horizontalHeader().setStretchLastSection(False)   # provenance unelided; too wide, it scrolls
         self._draw_points(result)
 
+    def _label(self, k: int) -> pg.TextItem:
+        """The ``k``-th row-number label, made once and reused: making and adding two dozen on each
+        draw took 20 ms of a tour step."""
+        while len(self._pool) <= k:
+            item = pg.TextItem("", anchor=(-0.2, 1.1))
+            self.plot.addItem(item)
+            self._pool.append(item)
+        return self._pool[k]
+
     def _draw_points(self, result: Comparison) -> None:
         t = self.theme
-        for item in self.labels:
-            self.plot.removeItem(item)
-        self.labels = []
         spots = []
         measured = [r for r in result.rows if r.evaluation is not None and result.baseline is not None]
         rows = {r.config: i + 1 for i, r in enumerate(result.rows)}
@@ -122,10 +129,13 @@ class CompareView(QWidget):
             x, y = math.log10(max(100 * row.ppl_change, 0.01)), 100 * ev.survival_at(128)
             spots.append({"pos": (x, y), "symbol": SYMBOLS[i % len(SYMBOLS)], "size": 13,
                           "brush": brush(t.color(i), 0.9), "pen": pen(t.fg, 1)})
-            label = pg.TextItem(str(rows[cfg]), color=t.fg, anchor=(-0.2, 1.1))   # the table's row number
+            label = self._label(i)
+            label.setText(str(rows[cfg]), color=t.fg)           # the table's row number
             label.setPos(x, y)
-            self.plot.addItem(label)
-            self.labels.append(label)
+            label.show()
+        self.labels = self._pool[:len(measured)]
+        for label in self._pool[len(measured):]:
+            label.hide()
         self.points.setData(spots)
         self.plot.setYRange(-5, 115)          # room above 100 % for the row numbers
         xs = [s["pos"][0] for s in spots]

@@ -8,6 +8,7 @@ error-compounding chart follows, and the addition model's view and retraining se
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import ClassVar
 
 from engines.core.errors import ValidationError
@@ -22,8 +23,10 @@ def _config_fields() -> tuple[str, ...]:
     return tuple(f.name for f in fields(QuantConfig) if f.metadata)
 
 
+@lru_cache(maxsize=512)
 def config_code(config: QuantConfig) -> str:
-    """A short, readable text for a configuration: its fields that differ from the baseline."""
+    """A short, readable text for a configuration: its fields that differ from the baseline (kept per
+    configuration: a comparison names each of its rows on every redraw)."""
     base = QuantConfig().to_dict()
     parts = [f"{k}={_text(v)}" for k, v in config.canonical().to_dict().items() if base.get(k) != v]
     return " ".join(parts) or "baseline"
