@@ -130,11 +130,32 @@ class TourBar(QFrame):
         outer.addLayout(buttons)
         self._cached: tuple[object, int, str] | None = None   # (tour, step, note) of a view drawn from the cache
         self._written: tuple | None = None                    # what ``refresh`` last wrote
+        self._tallest: tuple = ()                             # see ``_keep_tallest``
         player.changed.connect(self.refresh)
         from explorer.tasks import cache_hits
 
         cache_hits().hit.connect(self._cache_hit)
         self.refresh()
+
+    def _keep_tallest(self) -> None:
+        """In the window, during a tour, the bar keeps the tallest height it has needed (at this width
+        and text size): a caption a line longer or shorter than the last would otherwise move the
+        picture's edge on a step and re-lay out every chart of the panel (A2: 9 of 18 steps changed
+        the panel's height, by 7 to 62 px). Presenting, it fits each caption: there every row of a
+        1280×800 slide is the picture's, and the tour folds the panel around the view anyway."""
+        if self.player.tour is None or self.player.win.presenting:
+            self._tallest = ()
+            self.setMinimumHeight(0)
+            return
+        key = (id(self.player.tour), self.width(), self.font().pointSizeF())
+        floor = self.minimumHeight() if key == self._tallest else 0
+        self._tallest = key
+        self.setMinimumHeight(max(floor, self.layout().totalHeightForWidth(self.width())))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._keep_tallest()
 
     def _cache_hit(self, runner, origin) -> None:
         """A job of the panel on show was drawn from the cache: say when and where it was computed."""
@@ -162,6 +183,7 @@ class TourBar(QFrame):
         self.setVisible(tour is not None)
         if tour is None:
             self._written = None
+            self._keep_tallest()
             return
         n, i = len(tour.steps), self.player.index
         edited = " · edited, not saved" if self.player.modified else ""
@@ -193,3 +215,4 @@ class TourBar(QFrame):
             self.next_lesson_link.setToolTip(f"{after.id}: {after.summary}")
         self.next_lesson_link.setVisible(after is not None)
         self.controls_button.setVisible(folds)
+        self._keep_tallest()
