@@ -25,8 +25,14 @@ def _isolated_settings(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _app_text_restored(qapp):
-    """A test that ends presenting leaves the application's font at 1.6x: the next test in that
-    worker measured text at presenter size (a wrapped cell then read as cut)."""
+    """Every test starts with the application's text as the app sets it (``make_app``: DejaVu Sans),
+    whichever tests ran before it in its worker, and a test that changes it is undone: one that ends
+    presenting left the font at 1.6x, and the next test measured text at presenter size (a wrapped
+    cell then read as cut). Taken before ``make_app``, the font put back was Qt's own, so only the
+    first test of a worker had the app's font."""
+    from explorer.app import make_app
+
+    make_app()
     font, sheet = qapp.font(), qapp.styleSheet()
     yield
     if qapp.font() != font:
