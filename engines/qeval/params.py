@@ -25,8 +25,9 @@ def _config_fields() -> tuple[str, ...]:
 
 @lru_cache(maxsize=512)
 def config_code(config: QuantConfig) -> str:
-    """A short, readable text for a configuration: its fields that differ from the baseline (kept per
-    configuration: a comparison names each of its rows on every redraw)."""
+    """A short, readable text for a configuration: its fields that differ from the baseline.
+
+    Kept per configuration: a comparison names each of its rows on every redraw."""
     base = QuantConfig().to_dict()
     parts = [f"{k}={_text(v)}" for k, v in config.canonical().to_dict().items() if base.get(k) != v]
     return " ".join(parts) or "baseline"
