@@ -48,9 +48,6 @@ class ServingView(QWidget):
             f"{s.kv_bits}-bit{bf16}, your weights {s.weight_bits}-bit. Decode reads all weights and the KV cache "
             f"each step: tokens/s ≈ batch × bandwidth / bytes.")
         table, cols = self.table, SERVING_COLUMNS
-        # rows sized to their wrapped text re-measured the table at every cell set (28 ms for B1's 120
-        # cells): fixed while filling, sized to their contents once at the end
-        table.verticalHeader().setSectionResizeMode(QHeaderView.Interactive)
         table.setColumnCount(len(cols))
         table.setHorizontalHeaderLabels(list(SERVING_HEADS))
         table.setRowCount(len(rows))
@@ -64,7 +61,6 @@ class ServingView(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(f"{row['format']}: {row['note']}")   # the note, also where its column is hidden
                 table.setItem(r, c, item)
-        table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.fit_columns()
 
     def fit_columns(self) -> None:
