@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from explorer.lessons.catalog import next_lesson
@@ -83,7 +83,7 @@ class TourBar(QFrame):
         self.setAccessibleName("Tour step")
         outer = QHBoxLayout(self)
         outer.setContentsMargins(10, 6, 10, 6)
-        text = QVBoxLayout()
+        text = self._text = QVBoxLayout()
         self.where = QLabel()
         self.where.setObjectName("muted")
         self.where.setWordWrap(True)
@@ -148,9 +148,29 @@ class TourBar(QFrame):
             self.setMinimumHeight(0)
             return
         key = (id(self.player.tour), self.width(), self.font().pointSizeF())
-        floor = self.minimumHeight() if key == self._tallest else 0
-        self._tallest = key
-        self.setMinimumHeight(max(floor, self.layout().totalHeightForWidth(self.width())))
+        need = self.layout().totalHeightForWidth(self.width())
+        if key == self._tallest:
+            floor = self.minimumHeight()
+        else:            # a new tour (or width): room for its longest caption and source from the start
+            steps = self.player.tour.steps
+            floor = need + max(self._text_height(s) for s in steps) - self._text_height(self.player.step)
+            self._tallest = key
+        self.setMinimumHeight(max(floor, need))
+
+    def _text_height(self, step) -> int:
+        """The height ``step``'s caption and source take at the labels' widths now, measured as plain
+        text (microseconds a step; a rich-text label re-laid out for each took milliseconds)."""
+        def wrapped(label: QLabel, point_size: float, text: str) -> int:
+            font = QFont(label.font())
+            font.setPointSizeF(point_size)
+            room = QRect(0, 0, max(1, label.contentsRect().width()), 1 << 20)
+            return QFontMetrics(font).boundingRect(room, Qt.TextWordWrap, text).height()
+
+        size = self.font().pointSizeF()
+        height = wrapped(self.caption, size * CAPTION_SCALE, step.caption)
+        if step.source:
+            height += self._text.spacing() + wrapped(self.source, size * 0.9, f"Source: {step.source}")
+        return height
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)

@@ -123,35 +123,36 @@ def test_presenter_mode_gives_the_focused_view_the_room_and_gives_it_back(window
     assert window.lessons.nav.isVisible() and window.findChild(QDockWidget, "nav_dock") is None
 
 
-def test_in_the_window_the_tour_bar_keeps_its_tallest_height_so_the_picture_stays_put(window, qtbot):
-    """A caption lines longer than the last grows the bar; back on a short one the bar keeps its
-    height in the window, so the panel above neither moves nor re-lays out its charts. Presenting,
-    the bar fits each caption (the slide's rows are the picture's)."""
+def test_in_the_window_the_tour_bar_keeps_room_for_the_longest_caption_so_the_picture_stays_put(window, qtbot):
+    """In the window the tour bar has room for the tour's longest caption from its first step: a
+    caption lines longer or shorter than the last neither moves the panel above nor re-lays out its
+    charts. Presenting, the bar fits each caption (the slide's rows are the picture's)."""
     from PySide6.QtWidgets import QApplication
 
     long = " ".join(["A caption long enough to wrap onto several lines of the bar."] * 8)
     tour = Tour("T", "t", (TourStep(panel="overview", caption="Short."),
-                           TourStep(panel="overview", caption=long),
+                           TourStep(panel="overview", caption=long, source="A paper, 2024."),
                            TourStep(panel="overview", caption="Short again.")))
     bar = window.lessons.bar
 
-    def walk() -> list[tuple[int, int]]:
+    def walk() -> list[tuple[int, int, int]]:
         sizes = []
         for i in range(len(tour.steps)):
             assert window.tour.go(i)
             QApplication.processEvents()
             host = window.current_panel().parentWidget().parentWidget()
-            sizes.append((bar.height(), host.height()))
+            sizes.append((bar.height(), host.height(), bar.layout().totalHeightForWidth(bar.width())))
         return sizes
 
     assert window.tour.start(tour)
-    (short, panel_short), (tall, panel_tall), (after, panel_after) = walk()
-    assert tall > short and panel_tall < panel_short                  # the long caption took rows
-    assert (after, panel_after) == (tall, panel_tall)                 # and keeps them: nothing moved
-    assert {size for size in walk()} == {(tall, panel_tall)}          # a second walk: the panel stays put
+    (short, panel, need_short), (tall, _, need_long), _ = sizes = walk()
+    assert need_long > need_short                                     # the long caption needs more rows
+    assert {(bar_h, host_h) for bar_h, host_h, _ in sizes} == {(short, panel)}   # and had them from step 1
+    assert short >= need_long
+    assert walk() == sizes                                            # a second walk: the panel stays put
     window.set_presenter(True, full_screen=False)
     try:
-        (short, _), (tall, _), (after, _) = walk()
+        (short, _, _), (tall, _, _), (after, _, _) = walk()
         assert tall > short and after < tall                          # presenting: each caption fits
     finally:
         window.set_presenter(False)
