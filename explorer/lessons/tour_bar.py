@@ -12,6 +12,7 @@ from explorer.lessons.catalog import next_lesson
 
 CAPTION_SCALE = 1.3            # the caption's type against the application's
 PRESENTER_CAPTION_SCALE = 1.1  # presenter type is already 1.6 times larger: the picture keeps the room
+SOURCE_SCALE, PRESENTER_SOURCE_SCALE = 0.9, 0.8   # the source line's type against the application's
 
 
 PRESENTER_SOURCE_LINES = 2     # a long citation list took five lines of a 1280×800 slide (A1 14)
@@ -138,11 +139,12 @@ class TourBar(QFrame):
         self.refresh()
 
     def _keep_tallest(self) -> None:
-        """In the window, during a tour, the bar keeps the tallest height it has needed (at this width
-        and text size): a caption a line longer or shorter than the last would otherwise move the
-        picture's edge on a step and re-lay out every chart of the panel (A2: 9 of 18 steps changed
-        the panel's height, by 7 to 62 px). Presenting, it fits each caption: there every row of a
-        1280×800 slide is the picture's, and the tour folds the panel around the view anyway."""
+        """In the window, during a tour, the bar keeps room for the tour's longest caption and source
+        (measured for every step when the tour, width or text size changes) and grows if a step needs
+        more: a caption a line longer or shorter than the last would otherwise move the picture's edge
+        and re-lay out every chart of the panel (A2: 9 of 18 steps changed the panel's height, by 7 to
+        62 px). Presenting, it fits each caption: there every row of a 1280×800 slide is the picture's,
+        and the tour folds the panel around the view anyway."""
         if self.player.tour is None or self.player.win.presenting:
             self._tallest = ()
             self.setMinimumHeight(0)
@@ -169,7 +171,7 @@ class TourBar(QFrame):
         size = self.font().pointSizeF()
         height = wrapped(self.caption, size * CAPTION_SCALE, step.caption)
         if step.source:
-            height += self._text.spacing() + wrapped(self.source, size * 0.9, f"Source: {step.source}")
+            height += self._text.spacing() + wrapped(self.source, size * SOURCE_SCALE, f"Source: {step.source}")
         return height
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -223,7 +225,7 @@ class TourBar(QFrame):
         error = (f"<br><span style='color:{self.player.win.ctx.theme.error}'>⚠ {escape(self.player.error)}</span>"
                  if self.player.error else "")
         self.caption.setText(f"<span style='font-size:{size:.1f}pt'>{escape(step.caption)}</span>{error}")
-        small = self.font().pointSizeF() * (0.8 if presenting else 0.9)
+        small = self.font().pointSizeF() * (PRESENTER_SOURCE_SCALE if presenting else SOURCE_SCALE)
         self.source.show_source(f"Source: {step.source}" if step.source else "", small,
                                 PRESENTER_SOURCE_LINES if presenting else None)
         self.source.setVisible(bool(step.source))
