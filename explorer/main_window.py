@@ -234,7 +234,7 @@ class MainWindow(QMainWindow):
         self.lessons = LessonsShell(self)   # navigator, start page and tour bar around the panels
         self.tour = self.lessons.player
         self.tour.changed.connect(self.fit_presenter)   # a tour's slides scale with the screen
-        SettleBeforePaint(self, self._shown_panel)      # charts lay out before a paint, not after it
+        self.paint_settle = SettleBeforePaint(self, self._shown_panel)   # charts lay out before a paint
         self.paint_hold = PaintHold(self)               # a tour step paints once, with its stored results
         self._before_presenter: tuple[QByteArray, str, float] | None = None   # layout and theme to go back to
         self._presenter_base = PRESENTER_SCALE   # presenter text scale at PRESENTER_HEIGHT

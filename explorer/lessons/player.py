@@ -352,6 +352,7 @@ class TourPlayer(QObject):
         if step is None or panel is None:
             self.fold.restore()
             return
+        later = self.win.paint_settle.before_paint      # laid out, and drawn in the same paint
         target = panel.view_widget(step.focus) if step.focus else None
         presenting = self.win.presenting
         folding = target is not None and fold and (presenting or self.win.lessons.folds)
@@ -361,9 +362,9 @@ class TourPlayer(QObject):
             else:
                 self.fold.restore()
                 if target is not None:
-                    QTimer.singleShot(0, self.marker, lambda: _scroll_to(target, panel) if self.step is step else None)
+                    later(lambda: _scroll_to(target, panel) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
-        QTimer.singleShot(0, self.marker, lambda: self.marker.point_at(mark) if self.step is step else None)
+        later(lambda: self.marker.point_at(mark) if self.step is step else None)
 
     def _cramped(self, target: QWidget, panel: QWidget) -> bool:
         """:func:`_cramped`, asked of the panel with nothing folded. The answer is kept for the panel,

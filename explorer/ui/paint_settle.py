@@ -7,16 +7,26 @@ four times in one turn of the event loop (B2's step turns 75–104 ms). ``Settle
 the window's update request and, before Qt paints, lets the visible charts of the panel shown
 prepare, then delivers the layout requests and scene updates that sets off, twice (a new axis
 width can move the range once more); the paint that follows draws the settled charts once.
+
+Two more things would ask for a second paint of the same charts right after the first, so both are
+done here too. Qt asks for a shown widget's first paint with an event (``UpdateLater``) that can be
+queued behind the window's update request: a tour step that shows a tab had its charts painted with
+the window and again for being shown (D1's chart steps, each chart twice in one turn). Those events
+are delivered before the paint. And work that moves widgets once the layout is known (a tour step
+scrolls to its view and places its marker) is handed to :meth:`SettleBeforePaint.before_paint`
+and done before the paint, not on a timer after it.
 """
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
 ROUNDS = 2
+NO_PAINT_MS = 100   # work waiting for a paint runs anyway after this (nothing changed on screen);
+                    # longer than a held step paint (``PaintHold.CAP_MS``)
 
 
 class SettleBeforePaint(QObject):
@@ -25,12 +35,33 @@ class SettleBeforePaint(QObject):
     def __init__(self, window: QWidget, root: Callable[[], QWidget | None]) -> None:
         super().__init__(window)
         self._root = root
+        self._before: list[Callable[[], None]] = []
+        self._no_paint = QTimer(self)
+        self._no_paint.setSingleShot(True)
+        self._no_paint.setInterval(NO_PAINT_MS)
+        self._no_paint.timeout.connect(self._run_before)
         window.installEventFilter(self)
+
+    def before_paint(self, work: Callable[[], None]) -> None:
+        """Run ``work`` just before the window next paints, after the posted layouts are done."""
+        self._before.append(work)
+        self._no_paint.start()
 
     def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt name)
         if event.type() == QEvent.UpdateRequest:
+            self._run_before()
             self.settle()
+            QCoreApplication.sendPostedEvents(None, QEvent.UpdateLater)   # widgets just shown: this paint
         return False
+
+    def _run_before(self) -> None:
+        self._no_paint.stop()
+        work, self._before = self._before, []
+        if work:
+            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)   # wrapped text, resized, asks again
+        for w in work:
+            w()
 
     def settle(self) -> None:
         pg = sys.modules.get("pyqtgraph")      # not imported yet: no chart to settle (start-up stays light)

@@ -1,12 +1,14 @@
-"""SettleBeforePaint: a chart whose new data widens its axis paints fewer times per update."""
+"""SettleBeforePaint: a chart paints as few times per update as it can, and work waiting for the
+paint is done before it."""
 from __future__ import annotations
 
 import time
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent, QObject
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from explorer.ui.paint_settle import SettleBeforePaint
+from explorer.ui.paint_settle import NO_PAINT_MS, SettleBeforePaint
 from paint_events import Paints
 
 
@@ -40,3 +42,106 @@ def test_settled_chart_paints_fewer_times(qtbot, qapp):
     assert settled < plain, (settled, plain)
     assert settled <= 2
 
+
+
+class _Counts(QObject):
+    """Paint events of one widget and update requests of its window."""
+
+    def __init__(self, chart: QWidget, window: QWidget) -> None:
+        super().__init__()
+        self.chart, self.paints, self.requests = chart, 0, 0
+        chart.installEventFilter(self)
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Paint and obj is self.chart:
+            self.paints += 1
+        elif event.type() == QEvent.UpdateRequest and obj is not self.chart:
+            self.requests += 1
+        return False
+
+
+def _shown_while_a_paint_is_due(qtbot, qapp, settle: bool) -> _Counts:
+    """A chart shown after the window's paint was asked for (as ``PaintHold`` asks for it when it
+    lets a held paint go). Qt queues the shown chart's own paint behind that request: the window
+    paints twice, and a settled chart (laid out for the first paint) is drawn in both."""
+    win = QWidget()
+    qtbot.addWidget(win)
+    lay = QVBoxLayout(win)
+    label = QLabel("before")
+    plot = pg.PlotWidget()
+    plot.plot([0, 1], [0, 1])
+    lay.addWidget(label)
+    lay.addWidget(plot)
+    plot.hide()
+    win.resize(600, 400)
+    win.show()
+    if settle:
+        SettleBeforePaint(win, lambda: win)
+    _pump(qapp)
+    counts = _Counts(plot.viewport(), win)
+    QCoreApplication.postEvent(win, QEvent(QEvent.UpdateRequest))   # the window's paint asked for…
+    label.setText("after")
+    plot.show()                                                     # …and the chart shown after it
+    _pump(qapp)
+    return counts
+
+
+def test_a_chart_shown_after_the_paint_was_asked_for_paints_once(qtbot, qapp):
+    plain = _shown_while_a_paint_is_due(qtbot, qapp, settle=False)
+    assert plain.requests == 2                      # Qt's own order: the shown chart on a paint of its own
+    settled = _shown_while_a_paint_is_due(qtbot, qapp, settle=True)
+    assert (settled.requests, settled.paints) == (1, 1)
+
+
+def test_work_before_the_paint_runs_before_it_or_without_one(qtbot, qapp):
+    win = QWidget()
+    qtbot.addWidget(win)
+    label = QLabel("text", win)
+    win.resize(300, 200)
+    win.show()
+    settle = SettleBeforePaint(win, lambda: win)
+    _pump(qapp)
+    seen: list[str] = []
+
+    class Order(QObject):
+        def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt name)
+            if event.type() == QEvent.Paint:
+                seen.append("paint")
+            return False
+
+    order = Order()
+    label.installEventFilter(order)
+    settle.before_paint(lambda: seen.append("work"))
+    label.setText("new text")
+    _pump(qapp)
+    assert seen[:2] == ["work", "paint"]
+    seen.clear()
+    settle.before_paint(lambda: seen.append("work"))     # nothing to paint: the work still runs
+    _pump(qapp, (NO_PAINT_MS + 100) / 1000)
+    assert seen == ["work"]
+
+
+def test_a_tour_step_paints_each_chart_once(window, qapp, monkeypatch):
+    """D1's first step shows the compute panel's scaling charts (a tab shown in the step): each paints
+    once when the step is shown, not once with the window and again for being shown."""
+    from explorer.lessons import lesson_tour
+
+    paints: dict[int, int] = {}
+    paint = pg.GraphicsView.paintEvent
+
+    def counted(view, event) -> None:
+        paints[id(view)] = paints.get(id(view), 0) + 1
+        paint(view, event)
+
+    tour = lesson_tour("D1")
+    assert window.tour.start(tour, len(tour.steps) - 1)
+    _pump(qapp, 0.5)
+    monkeypatch.setattr(pg.GraphicsView, "paintEvent", counted)
+    try:
+        assert window.tour.go(0)
+        _pump(qapp, 0.5)
+        charts = [v for v in window.current_panel().findChildren(pg.GraphicsView) if v.isVisible()]
+        assert charts and [paints.get(id(v), 0) for v in charts] == [1] * len(charts)
+    finally:
+        window.tour.stop()
