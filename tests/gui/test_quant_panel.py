@@ -256,3 +256,26 @@ def test_a_result_draws_only_the_tab_shown_and_the_rest_when_shown(panel, qtbot)
     panel.bits_spin.setValue(3)
     assert panel.settle(240_000)
     assert panel.weights.analysis is panel.analysis          # settle() draws what waits
+
+
+def test_refilling_the_serving_table_in_view_sizes_its_rows_once(make_panel, ctx, qtbot):
+    """Rows follow their wrapped text, but a refill in view sizes them once, after the last cell: sized
+    at every cell set, B1's last step spent 28 ms of one turn filling 120 cells."""
+    from PySide6.QtWidgets import QHeaderView, QTabWidget
+
+    p = make_panel(QuantPanel, size=(1100, 860))
+    assert p.settle(240_000), p.tasks.last_error       # its first results shown (they pick the tab)
+    tabs = p.findChildren(QTabWidget)[0]
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == "Formats for serving"))
+    qtbot.wait(100)
+    from engines.quant.study import serving_study
+
+    view, rows = p.serving_view, p.serving_view.table.verticalHeader()
+    heights = [rows.sectionSize(r) for r in range(rows.count())]
+    modes = []                                   # how the rows were sized as each cell was set
+    view.table.model().dataChanged.connect(lambda *_a: modes.append(rows.sectionResizeMode(0)))
+    assert view.isVisible()
+    view.show_result(serving_study(ctx.scenario.value))
+    assert len(modes) >= view.table.rowCount() and QHeaderView.ResizeToContents not in modes
+    assert rows.sectionResizeMode(0) == QHeaderView.ResizeToContents          # rows still follow the text
+    assert [rows.sectionSize(r) for r in range(rows.count())] == heights      # the same text, the same rows
