@@ -41,6 +41,7 @@ class MemoryPanel(Panel):
         super().__init__(ctx)
         self.scenario = ctx.scenario.value
         self.study: MemoryStudy | None = None
+        self._stale = False                  # a recompute is on its way: the study is the last scenario's
         self.breakdowns: dict = {}           # strategy → MemoryBreakdown (None: does not apply here)
         self.sweep_result = None
         self.frames: tuple = ()
@@ -159,7 +160,7 @@ class MemoryPanel(Panel):
                             (self.time_view, "Step time"), (self.tput_view, "Throughput against GPU count"),
                             (self.measure_view, "Measured vs analytic (real torch)")):
             self.lower_tabs.addTab(view, title)
-        self.lower_tabs.currentChanged.connect(lambda _i: self._redraw())   # a chart draws when shown
+        self.lower_tabs.currentChanged.connect(lambda _i: self.once(self._redraw))   # a chart draws when shown
         self.lower_tabs.currentChanged.connect(lambda _i: self._follow_animation())
         self.measure_view.pages.currentChanged.connect(lambda _i: self._follow_animation())
         grid.addWidget(self.lower_tabs, 1, 0, 1, 2)
@@ -193,12 +194,14 @@ class MemoryPanel(Panel):
         for w, val in ((self.offload_opt, scenario.offload_optimizer), (self.offload_par, scenario.offload_params)):
             with quiet(w):
                 w.setChecked(val)
+        self._stale = True
         self.once(self._recompute)
         self.cluster_view.show_result(launch_commands(scenario))
         if self.params.pytorch_check:
             self.once(self.run_pytorch_check)
 
     def params_updated(self, changed: frozenset[str]) -> None:
+        self._stale = True
         self.once(self._recompute)
         if "pytorch_check" in changed and self.params.pytorch_check:
             self.once(self.run_pytorch_check)
@@ -208,6 +211,7 @@ class MemoryPanel(Panel):
 
     def _recompute(self) -> None:
         """One analytic engine call (about a millisecond), then redraw what changed and is visible."""
+        self._stale = False
         try:
             study = memory_study(self.scenario, self.params.options, previous=self.study)
         except ValidationError as exc:
@@ -227,9 +231,11 @@ class MemoryPanel(Panel):
 
     def _redraw(self) -> None:
         """Hand each view its result; a view in the lower tabs only while its tab shows (the step-time
-        and throughput results are computed only then). Views skip redraws that change nothing."""
+        and throughput results are computed only then). Views skip redraws that change nothing. None
+        while a recompute is on its way: a tour step's tab switch, held with its new scenario, drew
+        the chart it showed for the last step's scenario first."""
         study = self.study
-        if study is None:
+        if study is None or self._stale:
             return
         self.verdict.show_result(study)
         self.bars_view.show_result(study)

@@ -240,3 +240,20 @@ def test_tour_views_are_named(make_panel):
         p.sharding_view.caption.parentWidget() is views["sharding"]
     assert views["time_bars"] is p.time_view.chart and views["measured"] is p.measure_view
     assert p.view_widget("fp32_grad_accum") is p.fp32_acc        # a parameter's control, through the binder
+
+
+def test_a_tab_shown_with_a_new_scenario_draws_only_the_new_study(make_panel, ctx, monkeypatch):
+    """A tour step switches the lower tab and then sets its scenario, all in one ``holding``: the
+    chart shown is drawn once, for the new scenario (it was drawn for the last step's first)."""
+    p = make_panel(MemoryPanel)
+    p.lower_tabs.setCurrentWidget(p.traffic_view)
+    drawn = []
+    show = p.sweep_view.show_result
+    monkeypatch.setattr(p.sweep_view, "show_result", lambda study: (drawn.append(study.scenario.n_gpus), show(study)))
+    with p.holding():
+        p.lower_tabs.setCurrentWidget(p.sweep_view)
+        ctx.scenario.update(n_gpus=512)
+    assert drawn == [512]
+    p.lower_tabs.setCurrentWidget(p.traffic_view)
+    p.lower_tabs.setCurrentWidget(p.sweep_view)            # no recompute on its way: the tab draws at once
+    assert drawn == [512, 512]
