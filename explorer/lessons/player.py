@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (QAbstractScrollArea, QApplication, QBoxLayout, QGridLayout, QLayout, QScrollArea,
                                QSizePolicy, QStackedWidget, QTabWidget, QWidget)
 
 from engines.core.errors import ValidationError
 from explorer.lessons.tour import Tour, TourStep
+from explorer.ui.paint_settle import lay_out_now
 
 
 class Marker(QWidget):
@@ -110,8 +111,7 @@ class Fold:
                     self._hidden.append(bar)
                 # the other pages' needs do not count while only this one shows; the layouts below
                 # first take in the widgets just hidden, or the page's hint still counts them
-                QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
-                QApplication.sendPostedEvents(None, QEvent.LayoutRequest)  # wrapped text, widened, asks again
+                lay_out_now()
                 old = parent.minimumHeight()
                 self._undo.append(lambda t=parent, old=old: t.setMinimumHeight(old))
                 parent.setMinimumHeight(max(1, parent.currentWidget().minimumSizeHint().height()))
@@ -227,8 +227,7 @@ def _cramped(view: QWidget, panel: QWidget) -> bool:
     view has under ``FOCUS_SHARE`` of the tab's height (a 1280×800 laptop squeezes a dense panel's
     charts to a strip). A view of text alone (no chart, table or scroll area) that already shows all
     its text is not cramped. A view that a scroll area in the panel cuts short is cramped."""
-    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
-    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # wrapped text, resized, asks again
+    lay_out_now()                                                 # the tab just shown has its geometry
     host = panel.parentWidget().parentWidget() if panel.parentWidget() is not None else None
     if not hasattr(host, "scrolls"):
         return False
@@ -257,8 +256,7 @@ def _scroll_to(w: QWidget, panel: QWidget) -> None:
     """Scroll the scroll areas around ``w`` to it: in the window (nothing folded) a step's focus view
     may sit below the fold of a long tab, and the step is about that view. One taller than a scroll
     area shows its top, except in the panel's host, which then stays put (its tabs stay in sight)."""
-    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # the tab just shown has its geometry
-    QApplication.sendPostedEvents(None, QEvent.LayoutRequest)     # wrapped text, resized, asks again
+    lay_out_now()                                                 # the tab just shown has its geometry
     p = w.parentWidget()
     while p is not None:
         if isinstance(p, QScrollArea) and p.widget() is not None and p.widget().isAncestorOf(w):
@@ -399,8 +397,7 @@ class TourPlayer(QObject):
             self.fold.restore()
             self._cramped_at[key] = _cramped(target, panel)
         else:            # laid out now, as the test would have: left to the paint, wrapped text asked again there
-            QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
-            QApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+            lay_out_now()
         return self._cramped_at[key]
 
     # --- authoring -------------------------------------------------------------------------

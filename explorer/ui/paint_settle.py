@@ -29,6 +29,13 @@ NO_PAINT_MS = 100   # work waiting for a paint runs anyway after this (nothing c
                     # longer than a held step paint (``PaintHold.CAP_MS``)
 
 
+def lay_out_now() -> None:
+    """Deliver the posted layout requests, twice: a widget resized by the first pass (wrapped text at
+    a new width) asks again."""
+    QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+    QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
+
+
 class SettleBeforePaint(QObject):
     """Event filter for a top-level window; ``root()`` gives the widget whose charts to settle."""
 
@@ -58,8 +65,7 @@ class SettleBeforePaint(QObject):
         self._no_paint.stop()
         work, self._before = self._before, []
         if work:
-            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)
-            QCoreApplication.sendPostedEvents(None, QEvent.LayoutRequest)   # wrapped text, resized, asks again
+            lay_out_now()
         for w in work:
             w()
 
