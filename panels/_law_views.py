@@ -134,6 +134,7 @@ class DeadlineTimeline(pg.PlotWidget):
         self.hideAxis("left")
         self.setMouseEnabled(y=False)
         self.setMinimumHeight(170)
+        self._marks: list[tuple[pg.InfiniteLine, pg.TextItem]] = []   # kept between drawings, see _mark
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt name)
         """Its least height: the chart takes the room it is given. A graphics view's hint follows its
@@ -167,12 +168,12 @@ class DeadlineTimeline(pg.PlotWidget):
         if key == getattr(self, "_drawn", None):
             return
         self._drawn = key
-        self.clear()
         self._label_px: list[tuple[float, float]] = []   # (x, pixels its label needs right of the line)
         self._labels: list[pg.TextItem] = []
-        self.setTitle(self.title, color=th.fg, size=f"{th.point_size:.0f}pt")
-        if not marks:
-            return
+        title = (self.title, th.fg, th.point_size)
+        if title != getattr(self, "_titled", None):
+            self._titled = title
+            self.setTitle(self.title, color=th.fg, size=f"{th.point_size:.0f}pt")
         font = QFont()
         font.setPointSizeF(th.point_size * 0.85)
         styles = {"event": (th.palette[4], Qt.SolidLine, 2), "deadline": (th.palette[5], Qt.DashLine, 3),
@@ -183,18 +184,39 @@ class DeadlineTimeline(pg.PlotWidget):
         for i, (moment, text, kind) in enumerate(ordered):
             color, style, width = styles[kind]
             x = _ts(moment)
-            self.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pen(color, width, style)))
+            line, label = self._mark(i)
+            line.setPen(pen(color, width, style))
+            line.setValue(x)
             words = (f"{text}\n{moment.astimezone():%d %b %Y %H:%M}" if isinstance(moment, datetime)
                      else f"{text}\n{moment:%d %b %Y}")
-            label = pg.TextItem(words, color=th.fg, anchor=(0, 0.5), fill=brush(th.bg, 0.85))
-            label.setZValue(10)                  # over every line: a later line no longer strikes it through
+            label.setText(words, color=th.fg)
+            label.fill = brush(th.bg, 0.85)
             label.setFont(font)
             label.setPos(x, 1.0 - (i % LANES) * 0.55)
-            self.addItem(label)
-            self._label_px.append((x, max(metrics.horizontalAdvance(line) for line in words.split("\n")) + 12))
+            self._label_px.append((x, max(metrics.horizontalAdvance(row) for row in words.split("\n")) + 12))
             self._labels.append(label)
-        self._fit_x()
-        self.setYRange(-1.0, 1.5, padding=0)
+        for line, label in self._marks[len(ordered):]:
+            line.hide()
+            label.hide()
+        if ordered:
+            self._fit_x()
+            self.setYRange(-1.0, 1.5, padding=0)
+
+    def _mark(self, i: int) -> tuple[pg.InfiniteLine, pg.TextItem]:
+        """The ``i``-th line and its label, shown: kept from the last drawing, where a new clock moved
+        them (a tour step changes the dates, not how many there are), or made now."""
+        marks = self._marks
+        if i == len(marks):
+            line = pg.InfiniteLine(angle=90)
+            label = pg.TextItem(anchor=(0, 0.5))
+            label.setZValue(10)                  # over every line: a later line no longer strikes it through
+            self.addItem(line)
+            self.addItem(label)
+            marks.append((line, label))
+        line, label = marks[i]
+        line.show()
+        label.show()
+        return line, label
 
     def _fit_x(self, now: bool = False) -> None:
         """Room right of each line for its label, in pixels at the chart's width: the last deadline's
