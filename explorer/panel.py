@@ -243,17 +243,22 @@ class Panel(QWidget):
     def holding(self) -> Iterator[None]:
         """Apply several changes as one: a view's parameters, scenario and tabs arrive one after the
         other, and each would otherwise recompute and redraw (three times on a compute tour step).
-        Work passed to ``once`` inside runs when the outermost ``holding`` ends, each call once."""
+        Work passed to ``once`` inside runs when the outermost ``holding`` ends, each call once; then
+        the views showing draw (``draw_when_shown``), each once, the rest when shown."""
         outer = self._held is None
         if outer:
             self._held = {}
+            self._shown_draws.hold()
         try:
             yield
         finally:
             if outer:
                 calls, self._held = self._held, None
-                for call in calls.values():
-                    call()
+                try:
+                    for call in calls.values():
+                        call()
+                finally:
+                    self._shown_draws.release()
 
     def once(self, call: Callable[[], None]) -> None:
         """``call()`` now, or once when the current ``holding`` ends (calls of the same bound method

@@ -5,6 +5,10 @@ the quantization panel drew four views for each new layer, one of them seen, and
 the same turn of the event loop as the window's paint. :class:`DrawWhenShown` keeps the latest draw
 call of each hidden view, by part (``"result"``, ``"frame"``), and replays them in the order they were
 made when the view is shown, so the view ends up as an immediate draw would have left it.
+
+While held (:meth:`DrawWhenShown.hold`, a whole view being applied), every draw waits, shown view or
+not, and the views showing when the hold ends draw then: a tour step that changes a clock and then the
+tab drew the chart on the tab it was leaving (G4 11).
 """
 from __future__ import annotations
 
@@ -22,11 +26,27 @@ class DrawWhenShown(QObject):
         super().__init__(owner)
         self._owner = owner
         self._waiting: dict[int, tuple[QWidget, dict[str, Callable[[], None]]]] = {}
+        self._held = False
+
+    def hold(self) -> None:
+        """Keep every draw until :meth:`release`."""
+        self._held = True
+
+    def release(self) -> None:
+        """Make the kept draws of the views now showing (all of them if the owner is not showing);
+        the others wait for their view's show."""
+        self._held = False
+        for view, _calls in list(self._waiting.values()):
+            try:
+                if view.isVisible() or not self._owner.isVisible():
+                    self.flush(view)
+            except RuntimeError:                # deleted with its page
+                self._waiting.pop(id(view), None)
 
     def draw(self, view: QWidget, call: Callable[[], None], part: str = "result") -> None:
         entry = self._waiting.get(id(view))
         if entry is None:
-            if view.isVisible() or not self._owner.isVisible():
+            if not self._held and (view.isVisible() or not self._owner.isVisible()):
                 call()
                 return
             entry = self._waiting[id(view)] = (view, {})
@@ -34,7 +54,7 @@ class DrawWhenShown(QObject):
         calls = entry[1]
         calls.pop(part, None)                   # the latest call of a part replaces it, in call order
         calls[part] = call
-        if view.isVisible():
+        if view.isVisible() and not self._held:
             self.flush(view)
 
     @property
@@ -57,6 +77,6 @@ class DrawWhenShown(QObject):
                 call()
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
-        if event.type() == QEvent.Show and id(obj) in self._waiting:
+        if event.type() == QEvent.Show and id(obj) in self._waiting and not self._held:
             self.flush(obj)
         return False

@@ -195,6 +195,38 @@ def test_every_deadline_label_ends_inside_its_chart(qtbot):
             assert label.sceneBoundingRect().right() <= view.right() + 1, (width, label.textItem.toPlainText())
 
 
+def test_a_redrawn_deadline_chart_moves_its_marks_instead_of_making_new_ones(qtbot):
+    """A tour step that changes one clock redrew its chart from nothing (G4 11: two charts, 11 of the
+    step's 48 ms): the lines and labels are kept, moved and retitled; marks no longer needed are hidden."""
+    from datetime import timezone
+
+    import pyqtgraph as pg
+
+    from explorer.theme import THEMES
+    from panels._law_views import DeadlineTimeline
+
+    def shown(plot):
+        return [i for i in plot.getPlotItem().items if isinstance(i, (pg.TextItem, pg.InfiniteLine)) and i.isVisible()]
+
+    utc = timezone.utc
+    four = [(datetime(2026, 10, d, 17, 30, tzinfo=utc), f"mark {d}", "deadline") for d in (2, 3, 9, 23)]
+    plot = DeadlineTimeline(THEMES["light"], "Art 14 deadlines")
+    qtbot.addWidget(plot)
+    plot.resize(600, 260)
+    plot.show()
+    plot.draw(four)
+    first = shown(plot)
+    assert len(first) == 8
+    plot.draw([(datetime(2026, 11, 5, tzinfo=utc), "moved", "event"), four[0]])
+    texts = sorted(i.toPlainText() for i in shown(plot) if isinstance(i, pg.TextItem))
+    assert [t.split("\n")[0] for t in texts] == ["mark 2", "moved"]
+    assert len(shown(plot)) == 4
+    plot.draw(four)
+    assert set(map(id, shown(plot))) == set(map(id, first))     # the same items, none made
+    assert [i.value() for i in shown(plot) if isinstance(i, pg.InfiniteLine)] == \
+        [datetime(2026, 10, d, 17, 30, tzinfo=utc).timestamp() for d in (2, 3, 9, 23)]
+
+
 
 def test_a_saved_view_reopens_the_walk_and_the_clocks(window, qtbot, tmp_path, new_window):
     """A saved view puts back the walk (answers and continues) and the clocks' inputs, not the opening view."""
@@ -258,6 +290,29 @@ def test_a_clock_changed_behind_another_tab_draws_once_when_its_tab_shows(make_p
     assert p.clock_tab.cra_result.text() == before and renders == []
     p.tabs.setCurrentWidget(p.clock_tab)
     assert "15 Dec 2026 10:00" in p.clock_tab.cra_result.text()
+    p.settle()
+    assert renders.count(p.clock_tab.cra_plot) == 1
+    assert any("15 Dec 2026" in item.toPlainText() for item in p.clock_tab.cra_plot._labels)
+
+
+def test_a_view_that_changes_a_clock_and_leaves_its_tab_draws_no_chart(make_panel, monkeypatch):
+    """G4 11: the step before showed the clocks; this one changes a clock and shows the decision tree.
+    Applied as one (``holding``, as a view or tour step is), the clocks' charts wait for their tab."""
+    from panels._law_views import DeadlineTimeline
+
+    p = make_panel(LawPanel)
+    p.tabs.setCurrentWidget(p.clock_tab)
+    p.settle()
+    renders = []
+    render = DeadlineTimeline._render
+    monkeypatch.setattr(DeadlineTimeline, "_render", lambda self: (renders.append(self), render(self)))
+    with p.holding():
+        assert p.update_params(event="incident", aware="2026-11-13T17:30", notified=True,
+                               notified_at="2026-11-15T10:00") is None
+        p.set_inner_tabs(["Decision trees"])
+    p.settle()
+    assert renders == [] and p.tabs.currentIndex() == 0
+    p.tabs.setCurrentWidget(p.clock_tab)
     p.settle()
     assert renders.count(p.clock_tab.cra_plot) == 1
     assert any("15 Dec 2026" in item.toPlainText() for item in p.clock_tab.cra_plot._labels)

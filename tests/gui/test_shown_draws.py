@@ -54,3 +54,20 @@ def test_a_view_deleted_while_waiting_is_skipped(qtbot):
     qtbot.wait(10)
     draws.flush()
     assert log == [] and draws.waiting == 0
+
+
+def test_while_held_every_draw_waits_and_only_the_views_showing_at_the_end_draw(qtbot):
+    """A view applied as a whole (a tour step: a clock changes, then the tab) draws the tab it ends on,
+    not the one it leaves."""
+    tabs, seen, hidden, draws = _tabs(qtbot)
+    log = []
+    draws.hold()
+    draws.draw(seen, lambda: log.append("seen 1"))           # showing, yet it waits
+    draws.draw(hidden, lambda: log.append("hidden"))
+    draws.draw(seen, lambda: log.append("seen 2"))
+    tabs.setCurrentWidget(hidden)                            # shown while held: still waits
+    assert log == [] and draws.waiting == 2
+    draws.release()
+    assert log == ["hidden"] and draws.waiting == 1          # the tab left draws when shown again
+    tabs.setCurrentWidget(seen)
+    assert log == ["hidden", "seen 2"] and draws.waiting == 0
