@@ -383,7 +383,7 @@ class TourPlayer(QObject):
                 if target is not None:
                     later(lambda: _scroll_to(target, panel) if self.step is step else None)
         mark = panel.view_widget(step.highlight) if step.highlight else None
-        later(lambda: self.marker.point_at(mark) if self.step is step else None)
+        later(lambda: self.marker.point_at(mark) if self.step is step else None, last=True)
 
     def _cramped(self, target: QWidget, panel: QWidget) -> bool:
         """:func:`_cramped`, asked of the panel with nothing folded. The answer is kept for the panel,

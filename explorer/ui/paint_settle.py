@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QWidget
 
 ROUNDS = 2
@@ -43,15 +43,22 @@ class SettleBeforePaint(QObject):
         super().__init__(window)
         self._root = root
         self._before: list[Callable[[], None]] = []
+        self._last: list[Callable[[], None]] = []
         self._no_paint = QTimer(self)
         self._no_paint.setSingleShot(True)
         self._no_paint.setInterval(NO_PAINT_MS)
         self._no_paint.timeout.connect(self._run_before)
         window.installEventFilter(self)
 
-    def before_paint(self, work: Callable[[], None]) -> None:
-        """Run ``work`` just before the window next paints, after the posted layouts are done."""
-        self._before.append(work)
+    @staticmethod
+    def of(widget: QWidget) -> "SettleBeforePaint | None":
+        """The one watching ``widget``'s window, if any (a widget shown on its own, as in a test, has none)."""
+        return widget.window().findChild(SettleBeforePaint, "", Qt.FindDirectChildrenOnly)
+
+    def before_paint(self, work: Callable[[], None], last: bool = False) -> None:
+        """Run ``work`` just before the window next paints, after the posted layouts are done; ``last``
+        for work that reads where widgets end up (a marker), after the work that moves them."""
+        (self._last if last else self._before).append(work)
         self._no_paint.start()
 
     def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt name)
@@ -62,8 +69,16 @@ class SettleBeforePaint(QObject):
         return False
 
     def _run_before(self) -> None:
+        """The work waiting, what it handed on, then the ``last`` work."""
         self._no_paint.stop()
-        work, self._before = self._before, []
+        for _ in range(ROUNDS + 1):
+            work, self._before = self._before, []
+            if not work:
+                break
+            lay_out_now()
+            for w in work:
+                w()
+        work, self._last = self._last, []
         if work:
             lay_out_now()
         for w in work:

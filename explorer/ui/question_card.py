@@ -13,7 +13,9 @@ from html import escape
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QLayout, QScrollArea, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
+from explorer.ui.paint_settle import SettleBeforePaint
 from explorer.ui.widgets import WrapButton
 
 TITLE_SCALE = 1.35      # the question reads larger than the card's other text
@@ -127,6 +129,7 @@ class QuestionCard(QScrollArea):
         self._shown: dict[QWidget, bool] = {}   # each part: has something to show for this node
         self._outcome_html = ""
         self._focus: QWidget | None = None
+        self._fold_due = False                   # a resize asked for a fold before the next paint
         self._lay.addStretch(1)
         self.buttons: list[WrapButton] = []
         self.title_point_size: float | None = None
@@ -188,6 +191,7 @@ class QuestionCard(QScrollArea):
         """Show the focused part whole if the card cannot show everything: the other parts (and, if
         still too tall, an outcome's reasons) wait behind ``more_btn``. Heights are measured at the
         view's width (height-for-width of the card's layout), never painted to find out."""
+        self._fold_due = False
         focus = self._focus
         self.unfold()
         self._focus = focus
@@ -279,7 +283,24 @@ class QuestionCard(QScrollArea):
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
         if self._focus is not None and event.size() != event.oldSize():
+            self._fold_before_paint()
+
+    def _fold_before_paint(self) -> None:
+        """Fold for the size the card has when the window next paints: a tour step resizes it several
+        times while the window lays out (F1 8: four folds, 33 of the step's 73 ms). A card in a
+        window without :class:`SettleBeforePaint` folds at once."""
+        settle = SettleBeforePaint.of(self)
+        if settle is None:
             self._fold()
+        elif not self._fold_due:
+            self._fold_due = True
+            settle.before_paint(self._fold_if_due)
+
+    def _fold_if_due(self) -> None:
+        if self._fold_due and isValid(self):
+            self._fold_due = False
+            if self._focus is not None:
+                self._fold()
 
     def show_part(self, widget: QWidget | None) -> None:
         """A tour points at ``widget`` (help, source, answers_widget, outcome or continue_btn): fold the

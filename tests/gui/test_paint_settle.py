@@ -122,6 +122,24 @@ def test_work_before_the_paint_runs_before_it_or_without_one(qtbot, qapp):
     assert seen == ["work"]
 
 
+def test_work_that_reads_positions_runs_after_the_work_that_moves_them(qtbot, qapp):
+    """A tour marker was placed before the question card folded for its final size (a fold asked
+    for by a resize during the same layout): it ended 5 px off the answers it points at."""
+    win = QWidget()
+    qtbot.addWidget(win)
+    win.resize(300, 200)
+    win.show()
+    settle = SettleBeforePaint(win, lambda: win)
+    _pump(qapp)
+    assert SettleBeforePaint.of(QLabel("x", win)) is settle
+    seen: list[str] = []
+    settle.before_paint(lambda: seen.append("marker"), last=True)
+    settle.before_paint(lambda: (seen.append("fold"), settle.before_paint(lambda: seen.append("fold again"))))
+    win.update()
+    _pump(qapp)
+    assert seen == ["fold", "fold again", "marker"]
+
+
 def test_a_tour_step_paints_each_chart_once(window, qapp, monkeypatch):
     """D1's first step shows the compute panel's scaling charts (a tab shown in the step): each paints
     once when the step is shown, not once with the window and again for being shown."""
