@@ -27,18 +27,21 @@ class DrawWhenShown(QObject):
         self._owner = owner
         self._waiting: dict[int, tuple[QWidget, dict[str, Callable[[], None]]]] = {}
         self._held = False
+        self._unshown: set[int] = set()         # views held while the owner did not show (drawn at once unheld)
 
     def hold(self) -> None:
         """Keep every draw until :meth:`release`."""
         self._held = True
 
     def release(self) -> None:
-        """Make the kept draws of the views now showing (all of them if the owner is not showing);
-        the others wait for their view's show."""
+        """Make the waiting draws of the views now showing, and those held while the owner did not
+        show; the others wait for their view's show, as before the hold."""
         self._held = False
+        unshown, self._unshown = self._unshown, set()
+        owner_hidden = not self._owner.isVisible()
         for view, _calls in list(self._waiting.values()):
             try:
-                if view.isVisible() or not self._owner.isVisible():
+                if view.isVisible() or (owner_hidden and id(view) in unshown):
                     self.flush(view)
             except RuntimeError:                # deleted with its page
                 self._waiting.pop(id(view), None)
@@ -46,9 +49,12 @@ class DrawWhenShown(QObject):
     def draw(self, view: QWidget, call: Callable[[], None], part: str = "result") -> None:
         entry = self._waiting.get(id(view))
         if entry is None:
-            if not self._held and (view.isVisible() or not self._owner.isVisible()):
-                call()
-                return
+            if view.isVisible() or not self._owner.isVisible():
+                if not self._held:
+                    call()
+                    return
+                if not self._owner.isVisible():
+                    self._unshown.add(id(view))
             entry = self._waiting[id(view)] = (view, {})
             view.installEventFilter(self)
         calls = entry[1]

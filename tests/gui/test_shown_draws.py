@@ -71,3 +71,20 @@ def test_while_held_every_draw_waits_and_only_the_views_showing_at_the_end_draw(
     assert log == ["hidden"] and draws.waiting == 1          # the tab left draws when shown again
     tabs.setCurrentWidget(seen)
     assert log == ["hidden", "seen 2"] and draws.waiting == 0
+
+
+def test_a_hold_on_a_panel_not_showing_draws_what_it_held_not_what_waited_before(qtbot):
+    """B4 11 applies a step to the qeval panel while the quantization panel still shows: the hold's
+    end drew every view of the hidden panel that had been waiting for its tab (83 ms in the step's
+    go(), against 43 before the hold). It draws what the hold kept, as an unheld draw would have."""
+    tabs, seen, hidden, draws = _tabs(qtbot)
+    log = []
+    draws.draw(hidden, lambda: log.append("waited"))         # the panel showed, this tab did not
+    tabs.hide()                                              # another panel is shown now
+    draws.hold()
+    draws.draw(seen, lambda: log.append("held"))
+    draws.release()
+    assert log == ["held"] and draws.waiting == 1
+    tabs.show()
+    tabs.setCurrentWidget(hidden)
+    assert log == ["held", "waited"]
