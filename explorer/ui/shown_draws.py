@@ -7,8 +7,9 @@ call of each hidden view, by part (``"result"``, ``"frame"``), and replays them 
 made when the view is shown, so the view ends up as an immediate draw would have left it.
 
 While held (:meth:`DrawWhenShown.hold`, a whole view being applied), every draw waits, shown view or
-not, and the views showing when the hold ends draw then: a tour step that changes a clock and then the
-tab drew the chart on the tab it was leaving (G4 11).
+not; when the hold ends the views showing draw, and a panel not showing draws what it held, as it
+would have at once. A tour step that changed a clock and then the tab drew the chart on the tab it
+was leaving (G4 11).
 """
 from __future__ import annotations
 
