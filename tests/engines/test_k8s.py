@@ -608,3 +608,26 @@ def test_a_frame_exports_its_objects_commands_and_pod_rows():
     rows = frame.pod_rows()
     assert [r["pod"] for r in rows] == [p["name"] for p in frame.pods]
     assert all(r["node"] == (p["node"] or "") and r["status"] == p["badge"] for r, p in zip(rows, frame.pods))
+
+
+def test_a_frame_holds_the_last_frames_objects_where_nothing_changed():
+    """A run keeps a frame per second; what stood still is one object, what changed is new."""
+    from engines.k8s.scenarios import run_guide
+    frames = run_guide("stop-node").frames
+    kept = changed = 0
+    for before, after in zip(frames, frames[1:]):
+        for kind in ("nodes", "pods", "services", "deployments", "replicasets"):
+            last = {d["name"]: d for d in getattr(before, kind)}
+            for d in getattr(after, kind):
+                old = last.get(d["name"])
+                if old is not None and old == d:
+                    assert old is d, (kind, d["name"], after.t)
+                    kept += 1
+                elif old is not None:
+                    changed += 1
+        for kind, objects in after.objects.items():
+            if objects == before.objects.get(kind):
+                assert objects is before.objects[kind]
+    assert kept > changed > 0          # most of a cluster stands still; what moved shows as new
+    stopped = [f for f in frames if any(n["ready"] != "True" for n in f.nodes)]
+    assert stopped and stopped[0].nodes is not frames[0].nodes          # the stopped node is a new row
