@@ -194,6 +194,25 @@ def test_bottom_tick_text_keeps_its_descenders_in_a_cached_axis(qtbot):
         assert heights and set(heights) == {axis.height()}, heights
 
 
+def test_a_left_axis_keeps_its_title_clear_of_the_tick_text(qtbot):
+    """pyqtgraph gives a left axis 80% of its rotated title's height and draws the title whole at
+    its left edge: in presenter type the title ran into the tick labels ("count (log)" over 10³)."""
+    for scale in (1.0, 1.8, 2.4):
+        theme = THEMES["light"].scaled(scale)
+        plot = make_plot(theme, "t", "count (log)", "x")
+        qtbot.addWidget(plot)
+        plot.resize(600, 400)
+        plot.show()
+        axis = plot.getAxis("left")
+        axis.setTicks([[(0, "10²"), (1, "10³")]])
+        plot.setYRange(-0.5, 1.5, padding=0)
+        _render(plot)
+        qtbot.wait(20)
+        title = axis.label.mapRectToParent(axis.label.boundingRect())          # rotated: its width is across
+        text_left = axis.width() - max(0, axis.style["tickLength"]) - axis.style["tickTextOffset"][0] - axis.textWidth
+        assert axis.textWidth > 0 and title.right() <= text_left, (scale, title.right(), text_left)
+
+
 def test_legends_follow_the_theme_and_a_legend_below_fits_the_plot_width(qtbot):
     """Legend text scales with the theme (pyqtgraph's fixed 9 pt is unreadable when projected), and a
     legend under the axes takes only as many columns as the plot's width holds."""
