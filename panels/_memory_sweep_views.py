@@ -45,6 +45,7 @@ class SweepView(MemoryChart):
         self.plot.addItem(self.marker)
         self.here = pg.TextItem(anchor=(0, 1))                   # your strategy's bytes at that count
         self.here.setZValue(5)
+        self._y_span = (0.0, 1.0)                                # the value axis shown, in log10 units
         self.plot.addItem(self.here)
         self.box.addWidget(self.plot)
         self.box.addWidget(self.setup)
@@ -107,13 +108,17 @@ class SweepView(MemoryChart):
             self._set_axes(self.plot, "sweep", left=[(np.log10(v), f"{v:g}") for v in ticks],
                            bottom=[(np.log10(v), str(v)) for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)],
                            x_range=(-0.06, np.log10(1024) * 1.05), y_range=(np.log10(lo / 1.3), np.log10(hi * 1.4)))
+            self._y_span = (np.log10(lo / 1.3), np.log10(hi * 1.4))
         self.marker.setPos(np.log10(study.scenario.n_gpus))
         own = study.own.total / 1e9
         self.here.setText(f"{STRATEGY_SHORT[strategy]}: {own:,.0f} GB at {study.scenario.n_gpus:,} GPUs",
                           color=self.theme.fg)
         self.here.setFont(self._font(0.85))
-        self.here.setAnchor((0, 1) if study.scenario.n_gpus <= 64 else (1, 1))   # it ends inside the chart
-        self.here.setPos(np.log10(study.scenario.n_gpus), np.log10(max(own, 1e-9)))
+        y = np.log10(max(own, 1e-9))
+        low, high = self._y_span
+        below = y > low + 0.75 * (high - low)         # near the top there is no room above the point
+        self.here.setAnchor((0 if study.scenario.n_gpus <= 64 else 1, 0 if below else 1))   # it ends inside the chart
+        self.here.setPos(np.log10(study.scenario.n_gpus), y)
 
 
 class TrafficView(MemoryChart):

@@ -149,6 +149,24 @@ def test_sweep_markers_sit_on_their_curves_inside_the_log_log_view(make_panel):
         assert np.allclose(np.interp(mx, lx, ly), my)
 
 
+def test_the_marked_counts_label_stays_inside_the_sweep_chart(make_panel, ctx, qtbot):
+    """Written above its point, the label of a line at the top of the chart was cut by the chart's
+    edge (data parallelism's flat line, A1 step 4); there it is written below the point."""
+    from PySide6.QtWidgets import QApplication
+
+    p = make_panel(MemoryPanel, size=(1600, 1000))
+    view = p.sweep_view
+    view.plot.setFixedHeight(220)                  # a short chart, as in a lesson's three-row layout
+    for strategy in ("dp", "fsdp"):
+        ctx.scenario.update(n_gpus=64, strategy=strategy)
+        QApplication.processEvents()
+        qtbot.wait(20)
+        box = view.plot.getViewBox()
+        shown = box.mapSceneToView(view.here.mapRectToScene(view.here.boundingRect())).boundingRect()
+        (_x_lo, _x_hi), (y_lo, y_hi) = box.viewRange()
+        assert y_lo <= shown.top() and shown.bottom() <= y_hi, (strategy, shown, y_lo, y_hi)
+
+
 def test_bar_labels_carry_each_strategys_total_and_verdict(make_panel, ctx):
     p = make_panel(MemoryPanel)
     ctx.scenario.update(n_gpus=128, strategy="zero2")
