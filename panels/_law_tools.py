@@ -95,6 +95,9 @@ class SupportFines(QWidget):
     def __init__(self, theme) -> None:
         super().__init__()
         self._updates: tuple[str, ...] = ()
+        self._fine_names: list[str] = []       # the tier lines' legend names, as drawn (see show_fine)
+        self._fine_lines: list = []
+        self._fine_dot = self._fine_label = None
         lay = QVBoxLayout(self)                 # stacked: each group is form + text beside its chart
         box = QGroupBox("Support period and updates (CRA Art 13(8)-(9))")
         row = _Flow(box)
@@ -202,10 +205,13 @@ class SupportFines(QWidget):
         self.support_plot.draw(list(support_marks(s)))
 
     def show_fine(self, t: Tools, th) -> None:
+        """The tiers' lines, the dot and its label are made once and moved after: a tour step that
+        changes the enterprise or the exemption redraws the chart without building it again."""
         f = t.fine
-        self.fine_plot.clear()
         if f is None:
             self.fine_text.setText(f"⚠ {t.fine_error}")
+            self.fine_plot.clear()
+            self._fine_names, self._fine_lines = [], []
             return
         head = (f"<b>No fine: {f.exempt}</b>" if f.exempt else f"<b>Maximum fine: {euros(f.max_eur)}</b>")
         self.fine_text.setText(
@@ -214,18 +220,26 @@ class SupportFines(QWidget):
             f"{euros(f.crossover_eur)} turnover." + (f"<br><i>{f.note}</i>" if f.note else ""))
         dashes = (Qt.SolidLine, Qt.DashLine, Qt.DotLine)
         c = t.fine_curve
-        for k, line in enumerate(c.tiers):           # the legend says each tier's two arms (fixed sum, share)
+        names = []                                   # the legend says each tier's two arms (fixed sum, share)
+        for line in c.tiers:
             fixed, share = support.FINE_TIERS[line.tier][:2]
-            self.fine_plot.plot(_meur(c.turnover_eur), _meur(line.max_eur), pen=pen(th.palette[line.tier], 3, dashes[k]),
-                                name=f"tier {line.tier}, {line.paragraph}: €{fixed / 1e6:g} M or {share:.1%}")
+            names.append(f"tier {line.tier}, {line.paragraph}: €{fixed / 1e6:g} M or {share:.1%}")
+        if names != self._fine_names:
+            self.fine_plot.clear()
+            self._fine_lines = [self.fine_plot.plot(name=name) for name in names]
+            self._fine_dot = pg.ScatterPlotItem(size=14, symbol="o")
+            self._fine_label = pg.TextItem()
+            for item in (self._fine_dot, self._fine_label):
+                self.fine_plot.addItem(item)
+            self._fine_names = names
+        for k, (line, item) in enumerate(zip(c.tiers, self._fine_lines)):
+            item.setData(_meur(c.turnover_eur), _meur(line.max_eur), pen=pen(th.palette[line.tier], 3, dashes[k]))
         x, y = _meur((f.turnover_eur, f.max_eur))          # max_eur is 0 when exempt
-        self.fine_plot.addItem(pg.ScatterPlotItem([x], [y], size=14, symbol="o",
-                                                  brush=pg.mkBrush(th.palette[5]), pen=pen(th.fg, 1)))
+        self._fine_dot.setData([x], [y], brush=pg.mkBrush(th.palette[5]), pen=pen(th.fg, 1))
         right = x > (c.turnover_eur[0] + c.turnover_eur[-1]) / 2e6       # right half: the text to the dot's left
-        label = pg.TextItem(f"you: {euros(f.max_eur) if f.max_eur else 'exempt'}", color=th.fg,
-                            anchor=(1, 1) if right else (0, 1))
-        label.setPos(x, y)
-        self.fine_plot.addItem(label)
+        self._fine_label.setText(f"you: {euros(f.max_eur) if f.max_eur else 'exempt'}", color=th.fg)
+        self._fine_label.setAnchor((1, 1) if right else (0, 1))
+        self._fine_label.setPos(x, y)
 
     def apply_theme(self, theme) -> None:
         self.support_plot.theme = theme

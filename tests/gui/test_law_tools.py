@@ -6,7 +6,6 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from PySide6.QtCore import QDate
 
 from engines.law import annex, annex_vii, support
@@ -45,6 +44,29 @@ def test_support_and_fine_tools_follow_their_controls(make_panel):
     assert "64(10)(a)" in p.support.fine_text.text()
     p.support.tier_box.setCurrentIndex(1)                               # tier 2: the exemption does not apply
     assert p.params.fine_tier == 2 and p.tools_result.fine.max_eur == 20e6 and not p.support.ew_check.isEnabled()
+
+
+def test_the_fine_chart_moves_its_dot_and_keeps_its_lines(make_panel):
+    """A fine edit redraws the chart with the items it has: the dot and its label at the new fine,
+    one legend entry per tier, no item made again."""
+    p = make_panel(LawPanel)
+    _working_in(p, p.support)
+    plot = p.support.fine_plot.getPlotItem()
+    p.support.turnover.setValue(1000.0)
+    items = list(plot.items)
+    lines = p.support._fine_lines
+    assert len(lines) == 3 and len(plot.legend.items) == 3
+    for item, tier in zip(lines, p.tools_result.fine_curve.tiers):      # each line: its tier's ceiling
+        assert item.yData[-1] == pytest.approx(support.max_fine(item.xData[-1] * 1e6, tier.tier) / 1e6)
+    dot = p.support._fine_dot
+    assert tuple(dot.data["y"]) == (25.0,) and p.support._fine_label.toPlainText() == "you: €25.0 M"
+    p.support.size_box.setCurrentText("small enterprise")
+    p.support.ew_check.setChecked(True)
+    assert list(plot.items) == items and len(plot.legend.items) == 3
+    assert tuple(dot.data["y"]) == (0.0,) and p.support._fine_label.toPlainText() == "you: exempt"
+    p.support.turnover.setValue(400.0)
+    p.support.ew_check.setChecked(False)
+    assert tuple(dot.data["x"]) == (400.0,) and tuple(dot.data["y"]) == (support.max_fine(400e6, 1) / 1e6,)
 
 
 def test_four_clocks_table_and_regime_switches(make_panel):
