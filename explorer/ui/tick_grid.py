@@ -75,10 +75,22 @@ class TickGrid(ViewOverlay):
                 else:
                     ys = (to_local.map(0.0, float(v))[1] for v in values)
                     lines = [QLineF(rect.left(), y, rect.right(), y) for y in ys if rect.top() <= y <= rect.bottom()]
-                if lines:
+                if lines and not _a_smear(lines, name == "bottom"):
                     out.append((self.pens[level], lines))
         self._lines = (state, out)
         return out
+
+
+MIN_MEAN_GAP_PX = 6.0   # a level's lines closer than this on average shade the view instead of dividing it
+
+
+def _a_smear(lines: list[QLineF], vertical: bool) -> bool:
+    """A level of lines too close to read as a grid: a date axis over sixteen years ticks every month
+    (192 lines, 5 px apart on a slide), a log axis with narrow decades its 2…9 multiples."""
+    if len(lines) < 3:
+        return False
+    at = [line.x1() if vertical else line.y1() for line in lines]
+    return (max(at) - min(at)) / (len(at) - 1) < MIN_MEAN_GAP_PX
 
 
 def _tick_levels(axis: pg.AxisItem, length_px: float) -> list[list[float]]:

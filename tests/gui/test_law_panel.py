@@ -163,7 +163,31 @@ def test_a_grid_under_a_date_axis_that_never_painted_still_finds_its_lines(qtbot
     plot.resize(500, 300)
     plot.setXRange(1.79e9, 1.80e9, padding=0)
     grid = install_grid(plot.getPlotItem(), "#000000")
-    assert grid._grid_lines()                                 # no AttributeError: 'fontMetrics'
+    grid._grid_lines()                                        # no AttributeError: 'fontMetrics'
+    _key, levels = plot.getAxis("bottom")._grid_ticks         # and the date ticks were found
+    assert levels and all(1.79e9 <= v <= 1.80e9 for v in levels[0])
+
+
+def test_a_date_grid_over_many_years_draws_its_years_not_every_month(qtbot):
+    """Sixteen years on a 900-px chart tick every month: 192 lines 5 px apart shaded the view like a
+    bar code. A level whose lines are that close is left out; the years stay."""
+    import pyqtgraph as pg
+
+    from explorer.ui.tick_grid import MIN_MEAN_GAP_PX, install_grid
+
+    plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
+    qtbot.addWidget(plot)
+    plot.resize(900, 300)
+    plot.show()
+    plot.setXRange(1.82e9, 1.82e9 + 16 * 365.25 * 86400, padding=0)
+    grid = install_grid(plot.getPlotItem(), "#000000")
+    qtbot.wait(20)
+    levels = [[line.x1() for line in lines if line.x1() == line.x2()] for _pen, lines in grid._grid_lines()]
+    levels = [sorted(xs) for xs in levels if xs]              # the date axis' lines, level by level
+    assert levels                                             # the years are there
+    for xs in levels:
+        assert len(xs) < 3 or (xs[-1] - xs[0]) / (len(xs) - 1) >= MIN_MEAN_GAP_PX
+    assert 14 <= sum(map(len, levels)) <= 40                  # about one a year, not one a month
 
 
 def test_every_deadline_label_ends_inside_its_chart(qtbot):
