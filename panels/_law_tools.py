@@ -237,8 +237,10 @@ class SupportFines(QWidget):
         x, y = _meur((f.turnover_eur, f.max_eur))          # max_eur is 0 when exempt
         self._fine_dot.setData([x], [y], brush=pg.mkBrush(th.palette[5]), pen=pen(th.fg, 1))
         right = x > (c.turnover_eur[0] + c.turnover_eur[-1]) / 2e6       # right half: the text to the dot's left
-        self._fine_label.setText(f"you: {euros(f.max_eur) if f.max_eur else 'exempt'}", color=th.fg)
-        self._fine_label.setAnchor((1, 1) if right else (0, 1))
+        # above the dot on its tier line; an exempt dot sits under every line: beside it, clear of them
+        gap = "  " if y == 0 else ""                                       # and of the dot
+        self._fine_label.setText(f"{gap}you: {euros(f.max_eur) if f.max_eur else 'exempt'}{gap}", color=th.fg)
+        self._fine_label.setAnchor((1 if right else 0, 0.5 if y == 0 else 1))
         self._fine_label.setPos(x, y)
 
     def apply_theme(self, theme) -> None:

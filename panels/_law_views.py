@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from engines.law.trees import Tree, layout
 from explorer.ui.tree_graph import TreeGraph as _TreeGraph
 from explorer.ui.label_layer import range_end_for_label
+from explorer.ui.tick_grid import MIN_MEAN_GAP_PX
 from explorer.theme import Theme
 from explorer.ui.widgets import brush, pen
 
@@ -106,10 +107,15 @@ LANES = 6          # most heights a deadline's label can be written at (as many 
 
 class DayAxis(pg.DateAxisItem):
     """Pyqtgraph's date axis, less the day ticks that crowd a month's name: "Dec" on the 1st and "03"
-    two days later read as one label, "Dec03"."""
+    two days later read as one label, "Dec03"; and less a level of ticks too close to label or read
+    (a month tick every 5 px over sixteen years: pyqtgraph wrote and measured each one's text, 8 ms
+    of a tour step, to draw none of them)."""
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 (pyqtgraph names)
         levels = super().tickValues(minVal, maxVal, size)
+        per_px = (maxVal - minVal) / max(size, 1.0)
+        levels = levels[:1] + [(spacing, vals) for spacing, vals in levels[1:]
+                               if spacing / max(per_px, 1e-9) >= MIN_MEAN_GAP_PX]
         months = [vals for spacing, vals in levels if spacing >= 28 * 86400]
         if not months or len(levels) < 2:
             return levels

@@ -63,7 +63,7 @@ def test_the_fine_chart_moves_its_dot_and_keeps_its_lines(make_panel):
     p.support.size_box.setCurrentText("small enterprise")
     p.support.ew_check.setChecked(True)
     assert list(plot.items) == items and len(plot.legend.items) == 3
-    assert tuple(dot.data["y"]) == (0.0,) and p.support._fine_label.toPlainText() == "you: exempt"
+    assert tuple(dot.data["y"]) == (0.0,) and p.support._fine_label.toPlainText().strip() == "you: exempt"
     p.support.turnover.setValue(400.0)
     p.support.ew_check.setChecked(False)
     assert tuple(dot.data["x"]) == (400.0,) and tuple(dot.data["y"]) == (support.max_fine(400e6, 1) / 1e6,)
@@ -241,3 +241,21 @@ def test_the_deadline_axis_drops_a_day_tick_that_would_run_into_a_months_name(qa
     assert months and len(days) >= 4
     step = min(b - a for a, b in zip(days, days[1:]))
     assert all(abs(d - m) >= 0.6 * step for d in days for m in months)
+
+
+def test_the_deadline_axis_leaves_out_ticks_too_close_to_read(qapp):
+    """Sixteen years on 900 px: a month tick every 5 px, each one's text written and measured and
+    none drawn. The axis keeps the years; over two years, the months 40 px apart stay."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from explorer.ui.tick_grid import MIN_MEAN_GAP_PX
+    from panels._law_views import DayAxis
+
+    axis = DayAxis()
+    axis.fontMetrics = QFontMetrics(QFont())
+    start, year = 1.82e9, 365.25 * 86400
+    levels = axis.tickValues(start, start + 16 * year, 900)
+    assert [len(vals) for _spacing, vals in levels] == [16]                  # the years only
+    per_px = 16 * year / 900
+    assert all(spacing / per_px >= MIN_MEAN_GAP_PX for spacing, _vals in levels)
+    assert [len(vals) >= 20 for _spacing, vals in axis.tickValues(start, start + 2 * year, 900)] == [False, True]
