@@ -366,7 +366,7 @@ class K8sPanel(Panel):
             return
         f = self.timeline_data.frames[self.index]
         pod = next((p for p in f.pods if p["name"] == self.params.pod), None) or (f.pods[0] if f.pods else None)
-        set_html(self.explainer, paragraphs(explain_pod(pod).lines) if pod else "<i>No pods.</i>")
+        set_html(self.explainer, paragraphs(explain_pod(pod, f.nodes).lines) if pod else "<i>No pods.</i>")
 
     # --- exports / theme / selftest -------------------------------------------------------------------
     def result(self) -> object:

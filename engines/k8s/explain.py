@@ -23,8 +23,26 @@ class PodExplanation:
         return "<br>".join(self.lines)
 
 
-def explain_pod(pod: dict) -> PodExplanation:
-    """Placement (requests only), what happens past each limit, usage and the eviction ranking."""
+def _amount(resource: str, value: float) -> str:
+    return (f"{format_cpu(value)} CPU" if resource == "cpu" else f"{format_bytes(value)} of memory"
+            if resource == "memory" else f"{value:g} {resource}")
+
+
+def too_big_for_every_node(pod: dict, nodes: list[dict]) -> list[tuple[str, float, float]]:
+    """(resource, requested, most any one node can allocate) for each request larger than every node's
+    allocatable: the scheduler places a pod on one node, so such a pod stays Pending whatever else
+    is freed (Kubernetes documentation, Pods: a pod's containers are co-located and co-scheduled)."""
+    out = []
+    for resource, wanted in pod["requests"].items() if nodes else ():
+        most = max(n["alloc"].get(resource, 0) for n in nodes)
+        if wanted > most:
+            out.append((resource, wanted, most))
+    return out
+
+
+def explain_pod(pod: dict, nodes: list[dict] = ()) -> PodExplanation:
+    """Placement (requests only), what happens past each limit, usage and the eviction ranking.
+    With the frame's ``nodes``, a Pending pod that no node could ever hold says so."""
     req, lim = pod["requests"], pod["limits"]
     lines = [f"<b>{pod['name']}</b> — {pod['badge']}, {'Ready' if pod['ready'] else 'not Ready'}, QoS <b>{pod['qos']}</b>"]
     where = pod["node"] or "nowhere yet"
@@ -34,6 +52,9 @@ def explain_pod(pod: dict) -> PodExplanation:
     sched = pod.get("scheduled")
     if sched and sched.get("status") == "False":
         lines.append(f"Scheduler: {sched.get('message')}")
+        for resource, wanted, most in too_big_for_every_node(pod, list(nodes)):
+            lines.append(f"<b>No node can ever hold it</b>: it asks for {_amount(resource, wanted)} and the largest "
+                         f"node allocates {_amount(resource, most)}; a pod runs on one node, so it waits for good.")
     cpu_lim, mem_lim = lim.get("cpu"), lim.get("memory")
     quota_ms = cpu_lim * CFS_PERIOD_MS / 1000 if cpu_lim else 0   # millicores × period
     lines.append("<b>CPU limit</b>: " + (f"{format_cpu(cpu_lim)} → a CFS quota of {quota_ms:.0f} ms per "

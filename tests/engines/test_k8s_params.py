@@ -143,3 +143,26 @@ def test_params_keep_commands_a_dump_and_the_object_explained():
         with pytest.raises(ValidationError) as info:
             Params(**changes)
         assert info.value.field == field
+
+
+def test_a_pending_pod_that_no_node_could_hold_says_so():
+    """Pending for want of room now (the autoscaler's 17th replica while 16 GPUs run) and pending for
+    good (a 405B replica asking for 16 GPUs on 8-GPU nodes) read differently."""
+    from engines.core.presets import apply_preset
+    from engines.core.scenario import Scenario
+    from engines.k8s.explain import too_big_for_every_node
+
+    big = run_guide("model-server", apply_preset(Scenario(), "llama3-405b")).frames[30]
+    pod = big.pods[0]
+    assert not pod["node"] and too_big_for_every_node(pod, big.nodes) == [("nvidia.com/gpu", 16, 8)]
+    text = explain_pod(pod, big.nodes).html
+    assert "asks for 16 nvidia.com/gpu and the largest node allocates 8 nvidia.com/gpu" in text
+    assert "No node can ever hold it" not in explain_pod(pod).html              # without the nodes: not claimed
+    busy = run_guide("autoscale", Scenario()).frames[300]
+    waiting = [p for p in busy.pods if p["active"] and not p["node"]]
+    assert len(waiting) == 4
+    assert all(too_big_for_every_node(p, busy.nodes) == [] for p in waiting)
+    assert all("No node can ever hold it" not in explain_pod(p, busy.nodes).html for p in waiting)
+    cpu = run_guide("unschedulable").frames[-1]
+    stuck = next(p for p in cpu.pods if not p["node"])
+    assert "asks for 5 CPU and the largest node allocates 4 CPU" in explain_pod(stuck, cpu.nodes).html
