@@ -63,41 +63,31 @@ class MachineView(QWidget):
         self.network: StepNetwork | None = None
         self._context: dict = {}
 
-    def _log_bars(self, plot, rows: list[tuple[str, float | None, bool]], unit: str, peak: float = 0.0) -> None:
-        """Rows on a log axis from 1 G: measured rows in one style, datasheet rows in another; a row
-        not measured yet says so instead of drawing a bar. Rows below ``peak`` (the GPU's datasheet
-        figure) say how many times below it they are: a log axis hides ratios from the eye."""
-        top = max([math.log10(v) for _, v, _ in rows if v] + [12.0])
+    def _log_bars(self, plot, rows, unit: str) -> None:
+        """Rate bars (``engines.compute.study.RateBar``) on a log axis from 1 G: measured rows in one
+        style, the others in another; a row not measured yet says so instead of drawing a bar."""
+        top = max([math.log10(r.value) for r in rows if r.value] + [12.0])
         bars = []
-        for name, v, measured in rows:
-            if v is None or v <= 0:
-                bars.append((f"{name}: not measured yet (press Measure)", LOG_FLOOR, 0.0, "", 1))
+        for r in rows:
+            if r.value is None or r.value <= 0:
+                bars.append((f"{r.label}: not measured yet (press Measure)", LOG_FLOOR, 0.0, "", 1))
             else:
-                ratio = peak / v if 0 < v < peak else 0.0
-                times = f" (GPU peak {ratio:,.0f}×)" if ratio >= 100 else f" (GPU peak {ratio:.3g}×)" if ratio else ""
-                bars.append((name, LOG_FLOOR, max(math.log10(v) - LOG_FLOOR, 0.02), _rate_text(v, unit) + times,
-                             1 if measured else 0))
+                x = r.below_peak
+                times = f" (GPU peak {x:,.0f}×)" if x >= 100 else f" (GPU peak {x:.3g}×)" if x else ""
+                bars.append((r.label, LOG_FLOOR, max(math.log10(r.value) - LOG_FLOOR, 0.02), _rate_text(r.value, unit)
+                             + times, 1 if r.source == "measured" else 0))
         draw_bars(plot, self.theme, bars, (LOG_FLOOR, top + 1.4))
         plot.getAxis("bottom").setTicks([[(k, v) for k, v in PREFIX.items() if k <= top + 1.4], []])
 
-    def show_result(self, measured: MachineMeasurement | None, network: StepNetwork, gpu, cpus, market,
-                    gpu_label: str) -> None:
-        self.measured, self.network = measured, network
+    def show_result(self, machine, measured: MachineMeasurement | None) -> None:
+        """``machine``: the study's :class:`engines.compute.study.MachineStudy`."""
+        self.measured, self.network = measured, machine.network
+        gpu, cpus, market, gpu_label, network = machine.gpu, machine.cpus, machine.share, machine.gpu.label, machine.network
         t = self.theme
-        get = (lambda d, k: measured.get(d, k)) if measured is not None else (lambda d, k: None)
-        cpu_g, cpu_c, cuda_g, cuda_c = get("cpu", "gemm"), get("cpu", "copy"), get("cuda", "gemm"), get("cuda", "copy")
-        flop_rows = [(f"this CPU, {cpu_g.threads if cpu_g else 2} threads, fp32 (measured)", cpu_g.value if cpu_g else None, True)]
-        byte_rows = [("this CPU, copy (measured)", cpu_c.value if cpu_c else None, True)]
-        if cuda_g is not None:
-            flop_rows.append((f"{cuda_g.device_name}, bf16 (measured)", cuda_g.value, True))
-            byte_rows.append((f"{cuda_c.device_name}, copy (measured)", cuda_c.value, True))
-        flop_rows.append((f"{gpu_label}, bf16 (datasheet)", gpu.peak_flops("bf16"), False))
-        byte_rows.append((f"{gpu_label}, HBM (datasheet)", gpu.bandwidth_gbps * 1e9, False))
-        for c in cpus:
-            flop_rows.append((f"{c.label}, {c.precision} (derived)", c.flops, False))
-            byte_rows.append((f"{c.label}, DDR5 (derived)", c.bytes_per_s, False))
-        self._log_bars(self.flops_plot, flop_rows, "FLOP/s", gpu.peak_flops("bf16"))
-        self._log_bars(self.bytes_plot, byte_rows, "B/s", gpu.bandwidth_gbps * 1e9)
+        rates = machine.rates(measured)
+        cpu_g = measured.get("cpu", "gemm") if measured is not None else None
+        self._log_bars(self.flops_plot, rates.flops, "FLOP/s")
+        self._log_bars(self.bytes_plot, rates.bytes, "B/s")
         # the all-reduce against the step's compute
         n = network
         rows = [(f"all-reduce over NVLink ({n.nvlink_bytes_per_s / 1e9:,.0f} GB/s each way)", n.nvlink_seconds),
@@ -117,10 +107,10 @@ class MachineView(QWidget):
                 item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 self.market.setItem(i, j, item)
         self.market.resizeRowsToContents()
-        ratio = gpu.peak_flops("bf16") / cpu_g.value if cpu_g else None
         measured_text = (f"This machine's CPU multiplies at {_rate_text(cpu_g.value, 'FLOP/s')} (fp32, measured), "
-                         f"{ratio:,.0f}× below one {escape(gpu_label)}'s bf16 peak; "
-                         if cpu_g else "Press Measure to time a matrix multiply and a copy on this machine. ")
+                         f"{rates.cpu_below_gpu:,.0f}× below one {escape(gpu_label)}'s bf16 peak; "
+                         if cpu_g and rates.cpu_below_gpu else
+                         "Press Measure to time a matrix multiply and a copy on this machine. ")
         self.text.setText(
             measured_text +
             f"a server CPU with a matrix unit is still about an order of magnitude below, and HBM carries several times "

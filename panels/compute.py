@@ -287,7 +287,7 @@ class ComputePanel(Panel):
 
     def _draw_machine(self) -> None:
         m = self.study.machine
-        self.machine_view.show_result(self.measured, m.network, m.gpu, m.cpus, m.share, m.gpu.label)
+        self.machine_view.show_result(m, self.measured)
 
     # --- theme, exports, self-test ----------------------------------------------------------------------
     def apply_theme(self, theme) -> None:

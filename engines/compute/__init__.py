@@ -28,8 +28,8 @@ from engines.compute.scaling import (FITS, KAPLAN, PF_DAY, KaplanLaws, LawConsta
                                      inference_flops_per_token, iso_flop_curve, kaplan_allocation, kaplan_loss_c,
                                      kaplan_loss_d, kaplan_loss_n, optimum_exponents, tokens_per_param_at_optimum,
                                      training_flops)
-from engines.compute.study import (CostStudy, ComputeStudy, FitOptimum, FrontierLine, GridStudy, IsoCurve, MachineStudy,
-                                   PowerStudy, ScalingStudy, scaling_study, study)
+from engines.compute.study import (CostStudy, ComputeStudy, FitOptimum, FrontierLine, GridStudy, IsoCurve, MachineRates,
+                                   MachineStudy, PowerStudy, RateBar, ScalingStudy, scaling_study, study)
 
 __all__ = ["Fit", "fit_scaling_law", "FITS", "FIT_LABELS", "KAPLAN", "PF_DAY", "KaplanLaws", "LawConstants",
            "chinchilla_frontier", "chinchilla_loss", "chinchilla_loss_grid", "chinchilla_optimum",
@@ -43,4 +43,4 @@ __all__ = ["Fit", "fit_scaling_law", "FITS", "FIT_LABELS", "KAPLAN", "PF_DAY", "
            "Demand", "demand", "serving_traffic", "tokens_per_day", "Rate", "MachineMeasurement", "measure_gemm", "measure_copy",
            "measure_machine", "machine_devices", "CONFIDENCE", "CONFIDENCE_LABELS", "assumption", "data_path", "load_table",
            "parse_table", "Params", "study", "scaling_study", "ComputeStudy", "ScalingStudy", "FrontierLine",
-           "IsoCurve", "FitOptimum", "MachineStudy", "PowerStudy", "CostStudy", "GridStudy"]
+           "IsoCurve", "FitOptimum", "MachineStudy", "MachineRates", "RateBar", "PowerStudy", "CostStudy", "GridStudy"]

@@ -111,6 +111,27 @@ class ScalingStudy:
 
 
 @dataclass(frozen=True)
+class RateBar:
+    """One rate of the machine view: FLOP/s or bytes/s, where it comes from ("measured", "datasheet"
+    or "derived") and, under the GPU's datasheet peak, how many times under it (0 otherwise): a log
+    axis hides ratios from the eye. ``value`` None: not measured yet."""
+
+    label: str
+    value: float | None
+    source: str
+    below_peak: float = 0.0
+
+
+@dataclass(frozen=True)
+class MachineRates:
+    """This machine's measured rates beside the scenario's GPU and the catalogue's CPUs."""
+
+    flops: tuple[RateBar, ...]
+    bytes: tuple[RateBar, ...]
+    cpu_below_gpu: float | None      # the GPU's bf16 peak over this CPU's measured fp32 GEMM rate
+
+
+@dataclass(frozen=True)
 class MachineStudy:
     """D2: the scenario's GPU, its gradient all-reduce against a step, and the market figures."""
 
@@ -118,6 +139,28 @@ class MachineStudy:
     network: StepNetwork
     cpus: tuple[Cpu, ...]
     share: tuple[Share, ...]
+
+    def rates(self, measured=None) -> MachineRates:
+        """``measured``: a :class:`engines.compute.measure.MachineMeasurement` or None (not measured yet).
+        GPU peaks from its datasheet (``engines.core.hardware``), CPU rows derived in the catalogue."""
+        get = measured.get if measured is not None else (lambda _device, _kind: None)
+        cpu_g, cpu_c, cuda_g, cuda_c = get("cpu", "gemm"), get("cpu", "copy"), get("cuda", "gemm"), get("cuda", "copy")
+        flops = [(f"this CPU, {cpu_g.threads if cpu_g else 2} threads, fp32 (measured)", cpu_g.value if cpu_g else None,
+                  "measured")]
+        moved = [("this CPU, copy (measured)", cpu_c.value if cpu_c else None, "measured")]
+        if cuda_g is not None:
+            flops.append((f"{cuda_g.device_name}, bf16 (measured)", cuda_g.value, "measured"))
+            moved.append((f"{cuda_c.device_name}, copy (measured)", cuda_c.value if cuda_c else None, "measured"))
+        peak, hbm = self.gpu.peak_flops("bf16"), self.gpu.bandwidth_gbps * 1e9
+        flops.append((f"{self.gpu.label}, bf16 (datasheet)", peak, "datasheet"))
+        moved.append((f"{self.gpu.label}, HBM (datasheet)", hbm, "datasheet"))
+        for c in self.cpus:
+            flops.append((f"{c.label}, {c.precision} (derived)", c.flops, "derived"))
+            moved.append((f"{c.label}, DDR5 (derived)", c.bytes_per_s, "derived"))
+
+        def bars(rows, top: float) -> tuple[RateBar, ...]:
+            return tuple(RateBar(label, v, source, top / v if v and 0 < v < top else 0.0) for label, v, source in rows)
+        return MachineRates(bars(flops, peak), bars(moved, hbm), peak / cpu_g.value if cpu_g and cpu_g.value else None)
 
 
 @dataclass(frozen=True)

@@ -114,3 +114,30 @@ def test_the_compute_views_call_no_formula():
             continue
         hits = FORMULAS.findall(path.read_text(encoding="utf-8"))
         assert hits == [], f"{path.name} computes {hits}"
+
+
+def test_machine_rates_set_each_rate_against_the_gpus_datasheet_peak(default):
+    """The machine view's bars: this CPU measured, the scenario's GPU from its datasheet, the
+    catalogue's CPUs derived; every rate under the GPU's peak carries how many times under it."""
+    from engines.compute.measure import MachineMeasurement, Rate
+
+    m = default.machine
+    peak, hbm = m.gpu.peak_flops("bf16"), m.gpu.bandwidth_gbps * 1e9
+    assert peak == pytest.approx(989.4e12) and hbm == pytest.approx(3.35e12)   # H100 SXM datasheet: dense BF16, HBM3
+    bare = m.rates(None)
+    assert bare.flops[0].value is None and bare.cpu_below_gpu is None             # not measured yet
+    assert [r.source for r in bare.flops] == ["measured", "datasheet"] + ["derived"] * len(m.cpus)
+    gpu_row = bare.flops[1]
+    assert gpu_row.value == peak and gpu_row.below_peak == 0.0                     # the peak is not under itself
+    for r, c in zip(bare.flops[2:], m.cpus):
+        assert r.value == c.flops and r.below_peak == pytest.approx(peak / c.flops)
+    for r, c in zip(bare.bytes[2:], m.cpus):
+        assert r.value == c.bytes_per_s and r.below_peak == pytest.approx(hbm / c.bytes_per_s)
+    cpu = Rate(device="cpu", device_name="x86_64", kind="gemm", dtype="float32", size=1024, repeats=5,
+               seconds=0.01, value=1.0e11, threads=2)
+    copy = Rate(device="cpu", device_name="x86_64", kind="copy", dtype="float32", size=2**28, repeats=5,
+                seconds=0.02, value=2.0e10, threads=2)
+    rates = m.rates(MachineMeasurement(rates=(cpu, copy)))
+    assert rates.flops[0].value == 1.0e11 and rates.flops[0].below_peak == pytest.approx(9894)
+    assert rates.bytes[0].value == 2.0e10 and rates.bytes[0].below_peak == pytest.approx(167.5)
+    assert rates.cpu_below_gpu == pytest.approx(9894)
