@@ -142,6 +142,29 @@ def test_selftest_drives_the_panel(make_panel):
     assert p.study.cost.breakdown == fresh.study.cost.breakdown
 
 
+def test_a_tour_step_that_switches_the_tab_draws_that_tab_once(window, qtbot, monkeypatch):
+    """Back to D3 step 1 from the grid's tab: the step selects the power tab and sets its view in one
+    hold. The tab switch drew the stale tab with the study it had, then the recompute drew it again
+    (36 of go()'s 68 ms, profiled)."""
+    from explorer.lessons import lesson_tour
+    from panels._compute_power import PowerView
+
+    drawn = []
+    show = PowerView.show_result
+    monkeypatch.setattr(PowerView, "show_result", lambda self, study: (drawn.append(study), show(self, study)))
+    assert window.tour.start(lesson_tour("D3"), 4)          # the grid's tab, then back to the first step
+    qtbot.wait(200)
+    try:
+        drawn.clear()
+        assert window.tour.go(0)
+        qtbot.wait(200)
+        panel = window.current_panel()
+        assert panel.tabs.tabText(panel.tabs.currentIndex()) == "Power (D3)"
+        assert len(drawn) == 1 and drawn[0] is panel.study.power
+    finally:
+        window.tour.stop()
+
+
 def test_an_edit_draws_the_visible_view_and_hidden_ones_when_shown(make_panel):
     p = make_panel(ComputePanel)
     assert p.cost_view.result is None and p.power_view.budget is None       # never shown yet: never drawn
