@@ -271,19 +271,20 @@ class TasksView(QWidget):
         fill_table(self.table, heads, rows, tips=tips)
         t = self.theme
         plot = self.length_plot
-        for c in self.curves:
-            plot.removeItem(c)
-            if plot.getPlotItem().legend is not None:
-                plot.getPlotItem().legend.removeItem(c)
-        self.curves = []
         lengths = [(4, "copy-4"), (8, "copy-8"), (16, "copy-16")]
         picked = [e for e in evs if all(k in e.task_accuracy for _n, k in lengths)      # weights rounded alone
                   and e.config.method == "rtn" and e.config.k_bits == 16 and e.config.v_bits == 16][:6]
-        for i, e in enumerate(picked):
-            c = plot.plot([n for n, _k in lengths], [100 * e.task_accuracy[k] for _n, k in lengths],
-                          name=e.config.label(), pen=pen(t.color(i), 3, (Qt.SolidLine, Qt.DashLine, Qt.DotLine)[i % 3]),
-                          symbol=SYMBOLS[i % len(SYMBOLS)], symbolBrush=brush(t.color(i)), symbolSize=11)
-            self.curves.append(c)
+        names = [e.config.label() for e in picked]
+        if names != [c.name() for c in self.curves]:     # other configurations: other lines and legend
+            for c in self.curves:
+                plot.removeItem(c)
+                if plot.getPlotItem().legend is not None:
+                    plot.getPlotItem().legend.removeItem(c)
+            self.curves = [plot.plot(name=name) for name in names]
+        for i, (c, e) in enumerate(zip(self.curves, picked)):       # the same lines: new data, no new items
+            c.setData([n for n, _k in lengths], [100 * e.task_accuracy[k] for _n, k in lengths],
+                      pen=pen(t.color(i), 3, (Qt.SolidLine, Qt.DashLine, Qt.DotLine)[i % 3]),
+                      symbol=SYMBOLS[i % len(SYMBOLS)], symbolBrush=brush(t.color(i)), symbolSize=11)
         plot.setYRange(0, 102)
         plot.getAxis("bottom").setTicks([[(4, "4"), (8, "8"), (16, "16")], []])
         n = max((max(e.task_items.values(), default=0) for e in evs), default=0)

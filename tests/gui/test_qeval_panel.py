@@ -6,7 +6,7 @@ import pytest
 
 from engines.qeval import DEFAULT_COMPARISON, QuantConfig
 from engines.qeval import addition as A
-from engines.qeval.compare import survival_prediction
+from engines.qeval.compare import comparison, survival_prediction
 from engines.qeval.params import compared_configs, config_code
 from engines.qeval.result import Evaluation
 from panels.qeval import TAB_TITLES, QevalPanel
@@ -82,7 +82,15 @@ def test_tables_rank_and_tasks_follow_the_evaluations(make_panel):
     assert "here" in t.item(0, 8).text()
     assert p.ranking_view.table.rowCount() == len(p.shown_configs())
     assert p.tasks_view.table.item(0, 1).text().startswith("90 [")        # accuracy with its interval
-    assert len(p.tasks_view.curves) > 0
+    curves = list(p.tasks_view.curves)
+    assert curves and [c.name() for c in curves] == [c.name() for c in p.tasks_view.length_plot.getPlotItem().curves]
+    legend = p.tasks_view.length_plot.getPlotItem().legend
+    entries = len(legend.items)
+    again = comparison(p.shown_configs(), p.lookup)                     # the same configurations, drawn again:
+    p.tasks_view.show_result(again)                                     # the lines are kept, their data set anew
+    assert p.tasks_view.curves == curves and len(legend.items) == entries == len(curves)
+    for c, e in zip(curves, [e for e in again.evaluations if e.config.label() in {c.name() for c in curves}]):
+        assert list(c.getData()[1]) == [100 * e.task_accuracy[k] for k in ("copy-4", "copy-8", "copy-16")]
     assert p.update_params(budget="full") is None                        # nothing measured at full here
     shipped_full = {c for (c, b) in p.shipped if b == "full"}            # what the build machine measured at full
     for r, cfg in enumerate(p.shown_configs()):                          # quick results never stand in for full
