@@ -82,10 +82,11 @@ class MachineView(QWidget):
     def show_result(self, machine, measured: MachineMeasurement | None) -> None:
         """``machine``: the study's :class:`engines.compute.study.MachineStudy`."""
         self.measured, self.network = measured, machine.network
-        gpu, cpus, market, gpu_label, network = machine.gpu, machine.cpus, machine.share, machine.gpu.label, machine.network
+        gpu, cpus, market, network = machine.gpu, machine.cpus, machine.share, machine.network
+        gpu_label = gpu.label
         t = self.theme
         rates = machine.rates(measured)
-        cpu_g = measured.get("cpu", "gemm") if measured is not None else None
+        cpu_rate = rates.flops[0].value                 # this CPU's GEMM, measured (None until then)
         self._log_bars(self.flops_plot, rates.flops, "FLOP/s")
         self._log_bars(self.bytes_plot, rates.bytes, "B/s")
         # the all-reduce against the step's compute
@@ -107,9 +108,9 @@ class MachineView(QWidget):
                 item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 self.market.setItem(i, j, item)
         self.market.resizeRowsToContents()
-        measured_text = (f"This machine's CPU multiplies at {_rate_text(cpu_g.value, 'FLOP/s')} (fp32, measured), "
+        measured_text = (f"This machine's CPU multiplies at {_rate_text(cpu_rate, 'FLOP/s')} (fp32, measured), "
                          f"{rates.cpu_below_gpu:,.0f}× below one {escape(gpu_label)}'s bf16 peak; "
-                         if cpu_g and rates.cpu_below_gpu else
+                         if cpu_rate and rates.cpu_below_gpu else
                          "Press Measure to time a matrix multiply and a copy on this machine. ")
         self.text.setText(
             measured_text +
