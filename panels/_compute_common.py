@@ -77,32 +77,35 @@ class SourcesBox(QWidget):
 def draw_bars(plot, theme, rows: list[tuple[str, float, float, str, int]], x_range: tuple[float, float]) -> None:
     """Horizontal bars, one per row, first on top: each row's name written above its bar and its value
     just past the bar's end (long names need no axis column, so the bars keep the chart's width).
-    ``rows``: (name, start, width, value text, style index: colour and hatch)."""
+    ``rows``: (name, start, width, value text, style index: colour and hatch). The chart's bars are
+    kept from one call to the next and given new sizes (an edit rebuilt them all: most of a redraw)."""
     from PySide6.QtGui import QFont
 
     from explorer.ui.bar_chart import hatched
-    from explorer.ui.fast_items import Bars
-    from explorer.ui.label_layer import Label, label_layer
+    from explorer.ui.pool import ItemPool
     from explorer.ui.widgets import brush, pen
 
-    plot.clear()
+    pi = plot.getPlotItem()
+    pool = getattr(pi, "_bars_pool", None)
+    if pool is None:
+        pool = pi._bars_pool = ItemPool(plot)
     font = QFont()
     font.setPointSizeF(theme.point_size * 0.85)
     fill = brush(theme.bg, 0.8)
-    labels = []
     n = len(rows)
+    pool.begin()
     for i, (name, x0, width, value, style) in enumerate(rows):
         y = n - 1 - i
-        plot.addItem(Bars(x0=[x0], y=[y - 0.15], width=[width], height=0.42, brush=hatched(theme.color(style), style),
-                          pen=pen(theme.fg, 1)))
-        labels.append(Label(name, x_range[0], y + 0.08, (0.0, 1.0), font, theme.fg, fill))
+        pool.bar(x0=[x0], y=[y - 0.15], width=[width], height=0.42, brush=hatched(theme.color(style), style),
+                 pen=pen(theme.fg, 1))
+        pool.text(name, (x_range[0], y + 0.08), (0.0, 1.0), font, theme.fg, fill)
         if value:
-            labels.append(Label(value, x0 + width, y - 0.15, (0.0, 0.5), font, theme.fg, fill))
+            pool.text(value, (x0 + width, y - 0.15), (0.0, 0.5), font, theme.fg, fill)
+    pool.end()
     plot.getAxis("left").setStyle(showValues=False)
     plot.getAxis("left").setWidth(4)
     plot.setXRange(*x_range, padding=0)
     plot.setYRange(-0.55, n - 0.5, padding=0)
-    label_layer(plot).set_labels(labels)
 
 
 def watts(x: float) -> str:

@@ -12,6 +12,7 @@ from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.label_layer import Label, label_layer
 from explorer.ui.live_text import LiveText
+from explorer.ui.pool import kept_items
 from explorer.ui.widgets import brush, fit_legend_columns, legend_below, make_plot, pen
 from panels._compute_common import SourcesBox, big, money
 
@@ -44,25 +45,33 @@ class CostView(QWidget):
         """Horizontal stacked bars, one per row with its name above it; each part hatched, named in the legend
         and, where wide enough, labelled with its value."""
         t = self.theme
-        plot.clear()
-        legend = plot.getPlotItem().legend
-        legend.clear()
+        shape = tuple(tuple(part for part, _ in parts) for _, parts in rows)
+
+        def build() -> list:
+            legend, items, named = plot.getPlotItem().legend, [], set()
+            for _, parts in rows:
+                for part, _ in parts:
+                    items.append(Bars(x0=[0.0], y=[0.0], width=[0.0], height=0.45))
+                    plot.addItem(items[-1])
+                    if part not in named:
+                        named.add(part)
+                        legend.addItem(items[-1], part)
+            return items
+
+        items = iter(kept_items(plot, shape, build))
         font = QFont()
         font.setPointSizeF(t.point_size * 0.85)
         fill = brush(t.bg, 0.85)
         total = max(sum(v for _, v in rows[0][1]), 1e-12)
-        labels, named = [], set()
+        labels = []
         for r, (name, parts) in enumerate(rows):
             y = len(rows) - 1 - r
             # hung from the top of the row's band: a short chart cannot push the name out above the plot
             labels.append(Label(name, 0.0, y + 0.4, (0.0, 0.0), font, t.fg, fill))
             x0 = 0.0
             for i, (part, v) in enumerate(parts):
-                bars = Bars(x0=[x0], y=[y - 0.1], width=[v], height=0.45, brush=hatched(t.color(i), i), pen=pen(t.fg, 1))
-                plot.addItem(bars)
-                if part not in named:
-                    named.add(part)
-                    legend.addItem(bars, part)
+                next(items).setOpts(x0=[x0], y=[y - 0.1], width=[v], height=0.45, brush=hatched(t.color(i), i),
+                                    pen=pen(t.fg, 1))
                 if v >= 0.1 * total:
                     labels.append(Label(fmt(v), x0 + v / 2, y - 0.1, (0.5, 0.5), font, t.fg, fill))
                 x0 += v

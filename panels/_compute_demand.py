@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QGridLayout, QHeaderView, QTableWidgetItem, QWidge
 
 from engines.compute import Demand
 from explorer.ui.live_text import LiveText
+from explorer.ui.pool import kept_items, rename
 from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import legend_below, make_plot, pen
 from panels._compute_common import SourcesBox, big, eng, tag
@@ -36,6 +37,7 @@ class DemandView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.Stretch)
         self.table.setWordWrap(True)
+        self.table.rows_follow_width()              # rows as tall as their lines at the width shown
         self.table.setAccessibleName("Statements by companies on training and inference")
         self.table.setMinimumHeight(140)
         lay.addWidget(self.table, 2, 0)
@@ -44,26 +46,34 @@ class DemandView(QWidget):
         lay.setRowStretch(0, 3)
         lay.setRowStretch(2, 1)
         self.result: Demand | None = None
+        self._statements_shown = None
 
     def show_result(self, d: Demand, label: str, traffic: tuple[float, int] | None = None) -> None:
         """``traffic``: (requests per second, tokens per request), the knobs behind ``d.tokens_per_day``,
         named in the inference curve's legend so the chart alone says what is served."""
         self.result = d
         t, plot = self.theme, self.plot
-        plot.clear()
-        legend = plot.getPlotItem().legend
-        if legend is not None:
-            legend.clear()
         served = f": {traffic[0]:,.0f} req/s × {traffic[1]:,} tokens" if traffic else ", cumulative"
-        plot.plot(d.days, [d.train_flop] * len(d.days), pen=pen(t.color(0), 3),
-                  name=f"training once: {eng(d.train_flop, 'FLOP')}")
-        plot.plot(d.days, d.inference_cumulative, pen=pen(t.color(1), 3, Qt.DashLine), name=f"inference{served}")
-        plot.plot(d.days, d.cumulative_total, pen=pen(t.color(2), 2, Qt.DotLine), name="both")
-        if d.crossover_days <= d.days[-1]:
-            line = pg.InfiniteLine(pos=d.crossover_days, angle=90, movable=False, pen=pen(t.fg, 1, Qt.DashLine),
-                                   label=f"inference overtakes training: day {d.crossover_days:,.0f}",
-                                   labelOpts={"position": 0.9, "color": t.fg})
-            plot.addItem(line)
+        crosses = d.crossover_days <= d.days[-1]
+
+        def build() -> list:
+            items = [plot.plot(name=name) for name in ("training once", "inference", "both")]
+            if crosses:
+                items.append(pg.InfiniteLine(angle=90, movable=False, label=" ",
+                                             labelOpts={"position": 0.9, "color": t.fg}))
+                plot.addItem(items[-1])
+            return items
+
+        train, infer, both, *line = kept_items(plot, (crosses, t), build)
+        train.setData(d.days, [d.train_flop] * len(d.days), pen=pen(t.color(0), 3))
+        infer.setData(d.days, d.inference_cumulative, pen=pen(t.color(1), 3, Qt.DashLine))
+        both.setData(d.days, d.cumulative_total, pen=pen(t.color(2), 2, Qt.DotLine))
+        rename(plot, train, f"training once: {eng(d.train_flop, 'FLOP')}")
+        rename(plot, infer, f"inference{served}")
+        if line:
+            line[0].setPen(pen(t.fg, 1, Qt.DashLine))
+            line[0].setPos(d.crossover_days)
+            line[0].label.setFormat(f"inference overtakes training: day {d.crossover_days:,.0f}")
         plot.setXRange(0, float(d.days[-1]), padding=0.02)
         when = (f"on <b>day {d.crossover_days:,.0f}</b> ({d.crossover_years:,.1f} years)"
                 if d.crossover_days != float("inf") else "never (nothing is served)")
@@ -74,14 +84,16 @@ class DemandView(QWidget):
             f"After {d.days[-1]:,.0f} days inference is {d.inference_share_after:.0%} of all the compute. "
             f"Attention and batching overheads are left out of both; the traffic is your assumption.")
         rows = d.statements
-        self.table.setRowCount(len(rows))
-        for i, s in enumerate(rows):
-            for j, c in enumerate((s.who, s.date, s.statement, tag(s.confidence))):
-                item = QTableWidgetItem(c)
-                item.setToolTip(s.citation)
-                item.setFlags(item.flags() & ~Qt.ItemIsEditable)
-                self.table.setItem(i, j, item)
-        self.table.resizeRowsToContents()
+        if rows != self._statements_shown:     # a data file's rows: the same for every edit
+            self._statements_shown = rows
+            self.table.setRowCount(len(rows))
+            for i, s in enumerate(rows):
+                for j, c in enumerate((s.who, s.date, s.statement, tag(s.confidence))):
+                    item = QTableWidgetItem(c)
+                    item.setToolTip(s.citation)
+                    item.setFlags(item.flags() & ~Qt.ItemIsEditable)
+                    self.table.setItem(i, j, item)
+            self.table.resizeRowsToContents()
         self.sources.set_sources(
             [("C = 6ND training, 2N per token inference", "Kaplan et al. 2020, arXiv 2001.08361, §2.1, Table 1"),
              (f"{big(d.tokens_per_day)} tokens a day", "requests per second × tokens per request × 86,400: your assumption "

@@ -12,6 +12,7 @@ from engines.compute import GridStudy, PowerBudget, PowerStudy, PowerTrace
 from explorer.ui.bar_chart import hatched
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.pool import kept_items
 from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import legend_below, make_plot, pen, set_title
 from panels._compute_common import SourcesBox, big, draw_bars, megawatts, money, mwh, tag, tonnes, watts
@@ -63,22 +64,25 @@ class PowerView(QWidget):
                   (0.0, float(bars[-1]) * 1.3))
         # the trace: a step function, one colour and pattern per phase kind
         p = self.trace
-        p.clear()
-        legend = p.getPlotItem().legend
-        if legend is not None:
-            legend.clear()
-        x = np.repeat(tr.t, 2)[1:-1]
-        y = np.repeat(megawatts(tr.w), 2)
-        p.plot(x, y, pen=pen(t.fg, 2), name="facility MW")
-        for i, kind in enumerate(PHASE_NAMES):
+        kinds = [k for k in PHASE_NAMES if k in tr.phase]
+
+        def build() -> list:
+            items = [p.plot(name="facility MW")]
+            legend = p.getPlotItem().legend
+            for kind in kinds:
+                items.append(Bars(x0=[0.0], y=[0.0], width=[0.0], height=[0.0]))
+                p.addItem(items[-1])
+                if legend is not None:
+                    legend.addItem(items[-1], PHASE_NAMES[kind])
+            return items
+
+        line, *bars = kept_items(p, tuple(kinds), build)
+        line.setData(np.repeat(tr.t, 2)[1:-1], np.repeat(megawatts(tr.w), 2), pen=pen(t.fg, 2))
+        for item, kind in zip(bars, kinds):
+            i = list(PHASE_NAMES).index(kind)          # one colour and pattern per phase kind
             idx = [j for j, ph in enumerate(tr.phase) if ph == kind]
-            if not idx:
-                continue
-            bars = Bars(x0=tr.t[idx], y=[0] * len(idx), width=np.diff(tr.t)[idx], height=megawatts(tr.w[idx]) * 2,
-                        brush=hatched(t.color(i), i), pen=pen(t.fg, 0.5))
-            p.addItem(bars)
-            if legend is not None:
-                legend.addItem(bars, PHASE_NAMES[kind])
+            item.setOpts(x0=tr.t[idx], y=[0] * len(idx), width=np.diff(tr.t)[idx], height=megawatts(tr.w[idx]) * 2,
+                         brush=hatched(t.color(i), i), pen=pen(t.fg, 0.5))
         set_title(p, f"The draw of {b.n_gpus:,} GPUs through training steps: {watts(tr.busy_w)} ↔ "
                      f"{watts(tr.waiting_w)}")
         p.setYRange(0, float(megawatts(tr.busy_w)) * 1.15, padding=0)

@@ -14,6 +14,7 @@ from engines.compute import FITS, KAPLAN, ScalingStudy, load_table
 from engines.compute.study import CHINCHILLA_C, ISO_BUDGETS
 from engines.core.hardware import gpu as gpu_spec
 from explorer.ui.live_text import LiveText
+from explorer.ui.pool import rename
 from explorer.ui.whole_rows import WholeRowTable
 from explorer.ui.widgets import Tabs, legend_below, log_axes, make_plot, pen
 from panels._compute_common import SourcesBox, big, eng
@@ -169,19 +170,13 @@ class ScalingView(QWidget):
         self._items_theme = t
         self._runs_shown = self._curves_shown = None
 
-    @staticmethod
-    def _rename(plot, item, name: str) -> None:
-        for sample, label in plot.getPlotItem().legend.items:
-            if sample.item is item and label.text != name:
-                label.setText(name)
-
     def _draw_frontier(self, r: ScalingStudy) -> None:
         t, plot = self.theme, self.frontier_plot
         for k, line in enumerate(r.frontier):
             item = self.fit_lines[line.fit]
             item.setData(line.flop, line.params)
             item.setPen(pen(t.color(k), 4 if line.chosen else 2, Qt.SolidLine if line.chosen else Qt.DashLine))
-            self._rename(plot, item, f"{SHORT[line.fit]}{' (chosen)' if line.chosen else ''}")
+            rename(plot, item, f"{SHORT[line.fit]}{' (chosen)' if line.chosen else ''}")
             if line.chosen:
                 self.d_line.setData(line.flop, line.tokens)
                 self.d_line.setPen(pen(t.color(k), 3, Qt.DashDotLine))
@@ -219,7 +214,7 @@ class ScalingView(QWidget):
     def _draw_iso(self, r: ScalingStudy) -> None:
         for item, mark, c in zip(self.iso_curves, self.iso_marks, r.iso):
             item.setData(c.params, c.loss)
-            self._rename(self.iso_plot, item, f"{'scenario ' if c.scenario else ''}C = {eng(c.flop)}")
+            rename(self.iso_plot, item, f"{'scenario ' if c.scenario else ''}C = {eng(c.flop)}")
             mark.setData([c.optimum_params], [c.optimum_loss])
         self.kaplan_loss.setData(r.kaplan_loss_params, r.kaplan_loss)
         p = r.scenario.point

@@ -63,3 +63,27 @@ class ItemPool:
             for item in pool[self.used[kind]:]:
                 item.hide()
         self.layer.set_labels(self.labels)
+
+
+def kept_items(plot, shape, build) -> list:
+    """The chart's items for a drawing of this ``shape`` (whatever decides how many items it has and
+    what its legend names): ``build()`` adds them to the chart, cleared with its legend first, only
+    when the shape differs from last time's (or something cleared the chart since); otherwise the
+    items made then come back, to be given new data. Rebuilding items and legend rows on every
+    edit cost up to half of a tour step's redraw."""
+    pi = plot.getPlotItem()
+    kept = getattr(pi, "_kept_items", None)
+    if kept is None or kept[0] != shape or any(item not in pi.items for item in kept[1]):
+        plot.clear()
+        if pi.legend is not None:
+            pi.legend.clear()
+        kept = pi._kept_items = (shape, list(build()))
+    return kept[1]
+
+
+def rename(plot, item, name: str) -> None:
+    """Give a kept item a new legend name (the legend row keeps its place)."""
+    legend = plot.getPlotItem().legend
+    for sample, label in (legend.items if legend is not None else ()):
+        if sample.item is item and label.text != name:
+            label.setText(name)

@@ -176,3 +176,44 @@ def test_an_edit_draws_the_visible_view_and_hidden_ones_when_shown(make_panel):
     assert p.cost_view.result is None and p.scaling_view.result is not p.study.scaling
     p.tabs.setCurrentIndex(TAB_TITLES.index("Scaling laws (D1)"))
     assert p.scaling_view.result is p.study.scaling
+
+
+def _chart_items(plot) -> list:
+    return [item for item in plot.getPlotItem().items if item.isVisible()]
+
+
+def _legend_items(plot) -> list:
+    legend = plot.getPlotItem().legend
+    return [sample.item for sample, _label in (legend.items if legend is not None else ())]
+
+
+def test_an_edit_gives_the_charts_new_figures_and_keeps_their_items(make_panel):
+    """The power, cost, demand and network charts move their bars and lines: an edit used to clear
+    each chart and build every bar, line and legend row again."""
+    p = make_panel(ComputePanel)
+    views = {"Power (D3)": (p.power_view.levels, p.power_view.trace), "Cost of a GPU-hour (D2)":
+             (p.cost_view.bar_plot, p.cost_view.campus_plot), "Training vs inference (D1)": (p.demand_view.plot,),
+             "One computer (D2)": (p.machine_view.net_plot,)}
+    for title in views:
+        p.tabs.setCurrentIndex(TAB_TITLES.index(title))
+    before = {plot: (_chart_items(plot), _legend_items(plot))
+              for plots in views.values() for plot in plots}
+    assert p.update_params(pue=1.58, serve_req_per_s=2_000.0, waiting_pct=50) is None
+    assert p.study.power.budget.pue == 1.58
+    for title in views:
+        p.tabs.setCurrentIndex(TAB_TITLES.index(title))
+    for plot, (items, legend) in before.items():
+        assert _chart_items(plot) == items, plot
+        assert _legend_items(plot) == legend
+    tr = p.study.power.trace
+    busy = [b for b in _chart_items(p.power_view.trace) if hasattr(b, "opts") and "x0" in b.opts]
+    assert max(float(max(b.opts["height"])) for b in busy) / 2 == pytest.approx(tr.busy_w / 1e6)
+    assert any("facility: IT × PUE 1.58" in lbl.text for lbl in p.power_view.levels.getPlotItem()._label_layer.labels)
+    cost = [b for b in _chart_items(p.cost_view.bar_plot) if "x0" in getattr(b, "opts", {})]
+    assert sum(float(b.opts["width"][0]) for b in cost) == pytest.approx(p.study.cost.breakdown.total)
+    legend = [label.text for _s, label in p.demand_view.plot.getPlotItem().legend.items]
+    assert "inference: 2,000 req/s × 640 tokens" in legend
+    assert p.update_params(serve_req_per_s=0.0) is None           # never overtakes: the crossover line goes
+    p.tabs.setCurrentIndex(TAB_TITLES.index("Training vs inference (D1)"))
+    assert p.study.demand.crossover_days == float("inf")
+    assert not any(type(i).__name__ == "InfiniteLine" for i in _chart_items(p.demand_view.plot))
