@@ -175,7 +175,7 @@ class Prefetcher:
             def progress(_f: float, _t: str = "") -> None:
                 if self._stop.is_set():
                     raise Cancelled()
-            cache.run(call, progress, self._stop.is_set)
+            cache.run(call, progress, self._stop.is_set, hand_over=True)   # decoded for the step, too
             self.done += 1
         except Cancelled:
             pass

@@ -20,6 +20,7 @@ import platform
 import sys
 import threading
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -37,6 +38,7 @@ SUFFIX = ".json.gz"
 MAX_ENTRY_BYTES = 64 << 20      # compressed, on read
 MAX_ENTRY_JSON = 512 << 20      # decompressed, on read (a gzip bomb stops here)
 DEFAULT_LIMIT = 256 << 20       # the user's folder, in bytes
+READY_ENTRIES = 8               # prefetched results kept decoded for their step (see ResultCache.run)
 VERSION_FILE = "CODE_VERSION"   # a frozen bundle has no engine sources: the build records their hash here
 
 # data the engines read; the lesson texts, tours, icons, fonts and the shipped cache itself are not inputs
@@ -199,6 +201,7 @@ class ResultCache:
         self.folder, self.limit, self.shipped, self._version = folder, int(limit), tuple(shipped), version
         self._lock = threading.Lock()
         self._inflight: dict[str, threading.Event] = {}
+        self._ready: OrderedDict[str, tuple[Any, Origin]] = OrderedDict()   # see ``run(hand_over=True)``
 
     def file_for(self, key: str) -> str:
         return hashlib.sha256(key.encode()).hexdigest() + SUFFIX
@@ -216,6 +219,10 @@ class ResultCache:
         key = self.key_of(call)
         if key is None:
             return None
+        with self._lock:
+            ready = self._ready.pop(key, None)
+        if ready is not None:
+            return ready
         name = self.file_for(key)
         places = ([(self.folder, False)] if self.folder is not None else []) + [(s, True) for s in self.shipped]
         for folder, shipped in places:
@@ -315,6 +322,8 @@ class ResultCache:
                 total -= size
 
     def clear(self) -> None:
+        with self._lock:
+            self._ready.clear()
         for p in self.entries():
             self._remove(p)
 
@@ -338,13 +347,23 @@ class ResultCache:
 
     # --- running -----------------------------------------------------------------------------
     def run(self, call: EngineCall, progress: Callable[[float, str], None],
-            cancelled: Callable[[], bool]) -> tuple[Any, Origin | None]:
+            cancelled: Callable[[], bool], hand_over: bool = False) -> tuple[Any, Origin | None]:
         """The cached result (and its origin), or the computed one (stored, origin None). A call another
-        thread is already computing (a prefetch) is waited for rather than computed twice."""
+        thread is already computing (a prefetch) is waited for rather than computed twice.
+
+        ``hand_over`` (the prefetch): a stored result, once read, is also kept decoded for the next
+        ``get`` of the same call, which takes it (once: no two callers share an object). Reading and
+        decoding an entry is milliseconds of Python in a worker, time the GUI thread lost to it while
+        it drew the step that asked; read while the step before was shown, it costs that step nothing."""
         key = self.key_of(call)
         while True:
             hit = self.get(call) if key is not None else None
             if hit is not None:
+                if hand_over:
+                    with self._lock:
+                        self._ready[key] = hit
+                        while len(self._ready) > READY_ENTRIES:
+                            self._ready.popitem(last=False)
                 return hit
             with self._lock:
                 busy = self._inflight.get(key) if key is not None else None

@@ -136,6 +136,35 @@ def test_a_cancelled_computation_is_not_stored(cache):
     assert cache.entries() == []
 
 
+def test_a_prefetched_result_is_handed_to_the_next_reader_once(cache):
+    """The prefetch reads a stored result while the step before is shown and keeps it decoded: the step's
+    own read takes that object (nothing read again), and a later read decodes afresh, so no two callers
+    ever hold the same object."""
+    call = _sim_call(checkpoint_min=5.0)
+    computed, _ = cache.run(call, _quiet, _never)
+    prefetched, origin = cache.run(call, _quiet, _never, hand_over=True)
+    assert origin is not None and codec.same(prefetched, computed)
+    _entry(cache, call).write_bytes(b"gone")              # the step's read needs nothing from disk
+    taken, taken_origin = cache.get(call)
+    assert taken is prefetched and taken_origin == origin
+    assert cache.get(call) is None                        # once: the next read is the disk's (now broken)
+    cache.run(call, _quiet, _never, hand_over=True)       # rebuilt, then kept for the next reader
+    cache.test_version["v"] = "code-2"                    # other code: not what was kept
+    assert cache.get(call) is None
+
+
+def test_the_prefetch_keeps_a_bounded_number_of_results_and_clear_drops_them(cache):
+    from engines.core.result_cache import READY_ENTRIES
+
+    calls = [_sim_call(checkpoint_min=float(m)) for m in range(1, READY_ENTRIES + 3)]
+    for call in calls:
+        cache.run(call, _quiet, _never)
+        cache.run(call, _quiet, _never, hand_over=True)
+    assert len(cache._ready) == READY_ENTRIES                 # the oldest went first
+    cache.clear()
+    assert not cache._ready and all(cache.get(call) is None for call in calls)
+
+
 def test_unstorable_values_run_uncached(cache):
     call = EngineCall(lambda: object(), (), {}, takes_progress=False)
     result, origin = cache.run(call, _quiet, _never)
