@@ -19,6 +19,7 @@ from engines.law.clocks import local
 from engines.law.params import REGIME_FIELDS, Params, moment_text, parse_day, parse_moment
 from engines.law.tools import Tools, support_marks
 from explorer.binder import param_slider, quiet
+from explorer.ui.pool import kept_items
 from explorer.ui.whole_rows import WRAP_MIN_PX, WholeRowTable
 from explorer.ui.widgets import ErrorLabel, legend_below, make_plot, pen
 from panels._law_views import DeadlineTimeline
@@ -95,8 +96,7 @@ class SupportFines(QWidget):
     def __init__(self, theme) -> None:
         super().__init__()
         self._updates: tuple[str, ...] = ()
-        self._fine_names: list[str] = []       # the tier lines' legend names, as drawn (see show_fine)
-        self._fine_lines: list = []
+        self._fine_lines: list = []            # the tier lines, kept while their names stay (see show_fine)
         self._fine_dot = self._fine_label = None
         lay = QVBoxLayout(self)                 # stacked: each group is form + text beside its chart
         box = QGroupBox("Support period and updates (CRA Art 13(8)-(9))")
@@ -211,7 +211,6 @@ class SupportFines(QWidget):
         if f is None:
             self.fine_text.setText(f"⚠ {t.fine_error}")
             self.fine_plot.clear()
-            self._fine_names, self._fine_lines = [], []
             return
         head = (f"<b>No fine: {f.exempt}</b>" if f.exempt else f"<b>Maximum fine: {euros(f.max_eur)}</b>")
         self.fine_text.setText(
@@ -224,14 +223,14 @@ class SupportFines(QWidget):
         for line in c.tiers:
             fixed, share = support.FINE_TIERS[line.tier][:2]
             names.append(f"tier {line.tier}, {line.paragraph}: €{fixed / 1e6:g} M or {share:.1%}")
-        if names != self._fine_names:
-            self.fine_plot.clear()
-            self._fine_lines = [self.fine_plot.plot(name=name) for name in names]
-            self._fine_dot = pg.ScatterPlotItem(size=14, symbol="o")
-            self._fine_label = pg.TextItem()
-            for item in (self._fine_dot, self._fine_label):
+        def build() -> list:
+            items = [self.fine_plot.plot(name=name) for name in names]
+            items += [pg.ScatterPlotItem(size=14, symbol="o"), pg.TextItem()]
+            for item in items[-2:]:
                 self.fine_plot.addItem(item)
-            self._fine_names = names
+            return items
+
+        *self._fine_lines, self._fine_dot, self._fine_label = kept_items(self.fine_plot, tuple(names), build)
         for k, (line, item) in enumerate(zip(c.tiers, self._fine_lines)):
             item.setData(_meur(c.turnover_eur), _meur(line.max_eur), pen=pen(th.palette[line.tier], 3, dashes[k]))
         x, y = _meur((f.turnover_eur, f.max_eur))          # max_eur is 0 when exempt

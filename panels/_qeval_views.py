@@ -14,6 +14,7 @@ from engines.qeval.config import QuantConfig
 from engines.qeval.evaluate import DOMAINS
 from explorer.ui.fast_items import Bars
 from explorer.ui.live_text import LiveText
+from explorer.ui.pool import kept_items
 from explorer.ui.whole_rows import WholeRows
 from explorer.ui.widgets import brush, legend_below, log_axes, make_plot, pen
 from panels._qeval_tables import fill_table, make_table
@@ -275,13 +276,9 @@ class TasksView(QWidget):
         picked = [e for e in evs if all(k in e.task_accuracy for _n, k in lengths)      # weights rounded alone
                   and e.config.method == "rtn" and e.config.k_bits == 16 and e.config.v_bits == 16][:6]
         names = [e.config.label() for e in picked]
-        if names != [c.name() for c in self.curves]:     # other configurations: other lines and legend
-            for c in self.curves:
-                plot.removeItem(c)
-                if plot.getPlotItem().legend is not None:
-                    plot.getPlotItem().legend.removeItem(c)
-            self.curves = [plot.plot(name=name) for name in names]
-        for i, (c, e) in enumerate(zip(self.curves, picked)):       # the same lines: new data, no new items
+        # other configurations: other lines and legend; the same ones: new data, no new items
+        self.curves = kept_items(plot, tuple(names), lambda: [plot.plot(name=name) for name in names])
+        for i, (c, e) in enumerate(zip(self.curves, picked)):
             c.setData([n for n, _k in lengths], [100 * e.task_accuracy[k] for _n, k in lengths],
                       pen=pen(t.color(i), 3, (Qt.SolidLine, Qt.DashLine, Qt.DotLine)[i % 3]),
                       symbol=SYMBOLS[i % len(SYMBOLS)], symbolBrush=brush(t.color(i)), symbolSize=11)
