@@ -55,6 +55,13 @@ class TickGrid(ViewOverlay):
             painter.setPen(line_pen)
             painter.drawLines(lines)
 
+    def prepare_paint(self) -> None:
+        """Called before the window paints (``paint_settle.draw_ahead``): the lines worked out then."""
+        try:
+            self._grid_lines()
+        except Exception:   # noqa: BLE001 — as in paint(): no grid is better than no window
+            log.exception("grid lines skipped")
+
     def _grid_lines(self) -> list[tuple[QPen, list[QLineF]]]:
         """The lines to stroke, worked out again only when the view or the ticks moved: a repaint
         for other reasons (a bar changed, a cursor moved) just strokes them."""

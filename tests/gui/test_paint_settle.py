@@ -2,13 +2,14 @@
 paint is done before it."""
 from __future__ import annotations
 
+import sys
 import time
 
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from explorer.ui.paint_settle import NO_PAINT_MS, SettleBeforePaint
+from explorer.ui.paint_settle import NO_PAINT_MS, SPLIT_MS, SettleBeforePaint
 from paint_events import Paints
 
 
@@ -163,3 +164,67 @@ def test_a_tour_step_paints_each_chart_once(window, qapp, monkeypatch):
         assert charts and [paints.get(id(v), 0) for v in charts] == [1] * len(charts)
     finally:
         window.tour.stop()
+
+
+def test_a_long_settle_paints_on_the_next_turn_and_a_short_one_at_once(qtbot, qapp):
+    """Work before a paint that takes longer than ``SPLIT_MS`` ends its turn of the event loop; the
+    paint comes on the next turn (input can be handled in between), once."""
+    win = QWidget()
+    qtbot.addWidget(win)
+    label = QLabel("text", win)
+    win.resize(300, 200)
+    win.show()
+    settle = SettleBeforePaint(win, lambda: win)
+    _pump(qapp)
+    paints = Paints()
+    label.installEventFilter(paints)
+    settle.before_paint(lambda: time.sleep(2 * SPLIT_MS / 1000))
+    label.setText("slow")
+    qapp.processEvents()
+    assert paints.count == 0
+    qapp.processEvents()
+    assert paints.count == 1
+    settle.before_paint(lambda: None)
+    label.setText("quick")
+    qapp.processEvents()
+    assert paints.count == 2
+    _pump(qapp)
+    assert paints.count == 2
+
+
+def _axis_image(qtbot, qapp, settle: bool):
+    win = QWidget()
+    qtbot.addWidget(win)
+    plot = pg.PlotWidget()
+    QVBoxLayout(win).addWidget(plot)
+    win.resize(500, 350)
+    win.show()
+    if settle:
+        SettleBeforePaint(win, lambda: win)
+    curve = plot.plot([0, 1], [0, 1])
+    _pump(qapp)
+    drawn_in_paint: list[bool] = []
+    specs = pg.AxisItem.generateDrawSpecs
+
+    def spied_specs(axis, p):            # called from a chart's paintEvent, or before it
+        frame, inside = sys._getframe(1), False
+        while frame is not None and not inside:
+            inside, frame = frame.f_code.co_name == "paintEvent", frame.f_back
+        drawn_in_paint.append(inside)
+        return specs(axis, p)
+
+    pg.AxisItem.generateDrawSpecs = spied_specs
+    try:
+        curve.setData([0, 1, 2], [0, 40_000.0, 5])
+        _pump(qapp)
+    finally:
+        pg.AxisItem.generateDrawSpecs = specs
+    return plot.grab().toImage(), drawn_in_paint
+
+
+def test_axes_are_drawn_ahead_of_the_paint_and_look_the_same(qtbot, qapp):
+    plain, plain_when = _axis_image(qtbot, qapp, settle=False)
+    settled, settled_when = _axis_image(qtbot, qapp, settle=True)
+    assert plain_when and all(plain_when)                 # pyqtgraph's own: while painting
+    assert settled_when and not any(settled_when)         # settled: before the paint
+    assert settled == plain
