@@ -118,23 +118,35 @@ class SettleBeforePaint(QObject):
             draw_ahead(view.scene(), pg)
 
 
+_ROLE: dict[type, str] = {}   # per item class: "axis", "prepare" or "" (asked once: shiboken's lookups are slow)
+
+
 def draw_ahead(scene, pg) -> None:
     """Work a chart's paint would do first, done now: each axis's tick text and lines (pyqtgraph
     records them on a ``QPicture`` when it first paints after a change, as here) and whatever an
     item prepares in its ``prepare_paint()`` (the tick grid's lines)."""
     for item in scene.items():
-        if isinstance(item, pg.AxisItem):
+        role = _ROLE.get(type(item))
+        if role is None:
+            kind = type(item)
+            role = _ROLE[kind] = ("axis" if issubclass(kind, pg.AxisItem) else
+                                  "prepare" if hasattr(kind, "prepare_paint") else "")
+        if role == "axis":
             if item.picture is None and item.isVisible():
-                picture = QPicture()
-                painter = QPainter(picture)
-                try:
-                    if item.style["tickFont"]:
-                        painter.setFont(item.style["tickFont"])
-                    specs = item.generateDrawSpecs(painter)
-                    if specs is not None:
-                        item.drawPicture(painter, *specs)
-                finally:
-                    painter.end()
-                item.picture = picture
-        elif hasattr(item, "prepare_paint"):
+                _axis_picture(item)
+        elif role == "prepare":
             item.prepare_paint()
+
+
+def _axis_picture(axis) -> None:
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        if axis.style["tickFont"]:
+            painter.setFont(axis.style["tickFont"])
+        specs = axis.generateDrawSpecs(painter)
+        if specs is not None:
+            axis.drawPicture(painter, *specs)
+    finally:
+        painter.end()
+    axis.picture = picture
