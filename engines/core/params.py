@@ -7,8 +7,9 @@ scenario (:mod:`engines.core.scenario`) declares its editable fields the same wa
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 from engines.core.errors import ValidationError, require_bool, require_choice, require_int, require_number
@@ -26,13 +27,18 @@ def param(default: Any, lo: float | None = None, hi: float | None = None, *, lab
                                             "lo_open": lo_open})
 
 
+@functools.cache
+def _declared(cls: type) -> dict[str, Field]:
+    """``cls``'s :func:`param` fields by name, in declaration order: read once per class (``fields()``
+    builds its tuple on every call, and engines ask for a limit thousands of times per edit)."""
+    return {f.name: f for f in fields(cls) if "label" in f.metadata}
+
+
 def validate_fields(obj: Any) -> None:
     """Check every :func:`param` field of dataclass ``obj`` against its declaration (numbers are
     normalised in place); a bad value raises a :class:`ValidationError` naming the field and range."""
-    for f in fields(obj):
+    for f in _declared(type(obj)).values():
         m, value = f.metadata, getattr(obj, f.name)
-        if "label" not in m:
-            continue
         if m["choices"] is not None:
             require_choice(value, f.name, m["choices"])
         elif isinstance(f.default, bool):
@@ -51,15 +57,15 @@ def validate_fields(obj: Any) -> None:
 def spec_of(cls: type, name: str) -> dict:
     """The declaration of :func:`param` field ``name`` of dataclass ``cls`` (label, unit, lo, hi, step,
     decimals, choices, choice_labels, lo_open, tip)."""
-    for f in fields(cls):
-        if f.name == name and "label" in f.metadata:
-            return dict(f.metadata)
-    raise ValidationError(name, f"is not a parameter of {cls.__qualname__}")
+    f = _declared(cls).get(name)
+    if f is None:
+        raise ValidationError(name, f"is not a parameter of {cls.__qualname__}")
+    return dict(f.metadata)
 
 
 def declared_fields(cls: type) -> list[str]:
     """The :func:`param` fields of dataclass ``cls``, in declaration order."""
-    return [f.name for f in fields(cls) if "label" in f.metadata]
+    return list(_declared(cls))
 
 
 @dataclass(frozen=True)
