@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date
 
 import pyqtgraph as pg
-from PySide6.QtCore import QDate, QDateTime, QTime, Qt, Signal
+from PySide6.QtCore import QDate, QDateTime, QSize, QTime, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QBoxLayout, QCheckBox, QComboBox, QDateEdit, QDateTimeEdit,
                                QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QLineEdit,
                                QScrollArea, QTableWidgetItem, QVBoxLayout, QWidget)
@@ -49,15 +49,38 @@ FINE_FIELDS = frozenset({"turnover_m_eur", "fine_tier", "enterprise", "early_war
 
 class _Flow(QBoxLayout):
     """Side by side when the panel is wide, one above the other when it is narrow (docks open), so
-    the tools never set the panel's minimum width."""
+    the tools never set the panel's minimum width.
+
+    The row needs more width than the column, and the page's scroll area sizes the page from its
+    minimum: had the row's width been the minimum, a page just under it was widened past its view,
+    which made it a row again, which the area then narrowed, over and over (closing a tour at F3's
+    last step when presenting recursed until the stack overflowed). So the minimum width is always
+    the column's, the row is taken only where it fits, and the switch has a band wider than a
+    scroll bar (a bar that comes and goes cannot flip it)."""
 
     WIDE = 900
+    BAND = 24
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(QBoxLayout.TopToBottom, parent)
 
+    def _items(self) -> list:
+        return [self.itemAt(i) for i in range(self.count()) if not self.itemAt(i).isEmpty()]
+
+    def minimumSize(self) -> QSize:  # noqa: N802 (Qt name)
+        m = self.contentsMargins()
+        widest = max((item.minimumSize().width() for item in self._items()), default=0)
+        return QSize(widest + m.left() + m.right(), super().minimumSize().height())
+
+    def _row_width(self) -> int:
+        m, items = self.contentsMargins(), self._items()
+        gaps = max(0, len(items) - 1) * max(0, self.spacing())
+        return sum(item.minimumSize().width() for item in items) + gaps + m.left() + m.right()
+
     def setGeometry(self, rect) -> None:  # noqa: N802 (Qt name)
-        want = QBoxLayout.LeftToRight if rect.width() >= self.WIDE else QBoxLayout.TopToBottom
+        row = self.direction() == QBoxLayout.LeftToRight
+        need = max(self._row_width(), self.WIDE - self.BAND if row else self.WIDE + self.BAND)
+        want = QBoxLayout.LeftToRight if rect.width() >= need else QBoxLayout.TopToBottom
         if self.direction() != want:
             self.setDirection(want)
         super().setGeometry(rect)

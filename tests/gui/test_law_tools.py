@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QDate
+from PySide6.QtWidgets import QBoxLayout, QVBoxLayout
 
 from engines.law import annex, annex_vii, support
 from engines.law.params import Params
@@ -259,3 +260,55 @@ def test_the_deadline_axis_leaves_out_ticks_too_close_to_read(qapp):
     per_px = 16 * year / 900
     assert all(spacing / per_px >= MIN_MEAN_GAP_PX for spacing, _vals in levels)
     assert [len(vals) >= 20 for _spacing, vals in axis.tickValues(start, start + 2 * year, 900)] == [False, True]
+
+
+def test_the_clock_tools_row_never_widens_its_page(qtbot, qapp):
+    """The form beside the clock starts is a row only where the row fits; the page's minimum width is
+    the column's, so a scroll area just narrower than the row shows a column inside its view (a row's
+    minimum widened the page past the view, which made it a column again, round and round)."""
+    from PySide6.QtWidgets import QLabel, QLineEdit, QWidget
+
+    from panels._law_tools import _Flow, scrolled
+
+    page = QWidget()
+    lay = QVBoxLayout(page)
+    flow = _Flow()
+    field, note = QLineEdit(), QLabel("clock starts " * 30)
+    field.setMinimumWidth(520)
+    note.setWordWrap(True)
+    note.setMinimumWidth(440)
+    flow.addWidget(field, 2)
+    flow.addWidget(note, 3)
+    lay.addLayout(flow)
+    area = scrolled(page)
+    qtbot.addWidget(area)
+    row = 520 + 440 + max(0, flow.spacing()) + lay.contentsMargins().left() + lay.contentsMargins().right()
+    assert flow.minimumSize().width() == 520             # the column's, whichever way the items stand
+    for width, side_by_side in ((row + 200, True), (row - 30, False), (row + 200, True), (_Flow.WIDE - 60, False)):
+        area.resize(width, 500)
+        area.show()
+        for _ in range(3):
+            qapp.processEvents()
+        assert page.width() <= area.viewport().width(), width
+        assert (flow.direction() == QBoxLayout.LeftToRight) == side_by_side, width
+
+
+def test_closing_a_tour_at_the_four_clocks_when_presenting(window, qapp):
+    """F3's last step presents the clocks table alone; closing the tour there brings the whole tab back
+    at 1280×800, where the tools' row and column used to take turns until the stack overflowed."""
+    from explorer.lessons import lesson_tour
+
+    window.resize(1280, 800)
+    window.set_presenter(True, full_screen=False)
+    try:
+        tour = lesson_tour("F3")
+        assert window.tour.start(tour, len(tour.steps) - 1)
+        for _ in range(20):
+            qapp.processEvents()
+        window.tour.stop()
+        for _ in range(20):
+            qapp.processEvents()
+        page = window.current_panel().four_clocks
+        assert page.width() <= page.parentWidget().width()
+    finally:
+        window.set_presenter(False)
