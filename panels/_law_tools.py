@@ -65,7 +65,8 @@ class _Flow(QBoxLayout):
         super().__init__(QBoxLayout.TopToBottom, parent)
 
     def _items(self) -> list:
-        return [self.itemAt(i) for i in range(self.count()) if not self.itemAt(i).isEmpty()]
+        items = (self.itemAt(i) for i in range(self.count()))
+        return [item for item in items if not item.isEmpty()]
 
     def minimumSize(self) -> QSize:  # noqa: N802 (Qt name)
         m = self.contentsMargins()

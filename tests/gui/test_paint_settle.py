@@ -19,17 +19,24 @@ def _pump(qapp, seconds: float = 0.3) -> None:
         qapp.processEvents()
 
 
-def _paints_after_new_data(qtbot, qapp, settle: bool) -> int:
+def _chart(qtbot, qapp, settle: bool, size: tuple[int, int]):
+    """A window holding one chart with a short line, shown and painted; (window, chart, line): the
+    caller keeps the window alive."""
     win = QWidget()
     qtbot.addWidget(win)
     plot = pg.PlotWidget()
     QVBoxLayout(win).addWidget(plot)
-    win.resize(600, 400)
+    win.resize(*size)
     win.show()
     if settle:
         SettleBeforePaint(win, lambda: win)
     curve = plot.plot([0, 1], [0, 1])
     _pump(qapp)
+    return win, plot, curve
+
+
+def _paints_after_new_data(qtbot, qapp, settle: bool) -> int:
+    _win, plot, curve = _chart(qtbot, qapp, settle, (600, 400))
     paints = Paints()
     plot.viewport().installEventFilter(paints)
     curve.setData([0, 1, 2], [0, 123_456_789.0, 5])     # long tick labels: a wider left axis
@@ -193,16 +200,7 @@ def test_a_long_settle_paints_on_the_next_turn_and_a_short_one_at_once(qtbot, qa
 
 
 def _axis_image(qtbot, qapp, settle: bool):
-    win = QWidget()
-    qtbot.addWidget(win)
-    plot = pg.PlotWidget()
-    QVBoxLayout(win).addWidget(plot)
-    win.resize(500, 350)
-    win.show()
-    if settle:
-        SettleBeforePaint(win, lambda: win)
-    curve = plot.plot([0, 1], [0, 1])
-    _pump(qapp)
+    _win, plot, curve = _chart(qtbot, qapp, settle, (500, 350))
     drawn_in_paint: list[bool] = []
     specs = pg.AxisItem.generateDrawSpecs
 
