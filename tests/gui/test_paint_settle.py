@@ -106,7 +106,9 @@ def test_a_chart_shown_after_the_paint_was_asked_for_paints_once(qtbot, qapp, mo
     assert (settled.requests, settled.paints) == (1, 1)
 
 
-def test_work_before_the_paint_runs_before_it_or_without_one(qtbot, qapp):
+def _label_window(qtbot, qapp):
+    """A settled window holding one label, shown and painted; (window, label, settle): the caller
+    keeps the window alive."""
     win = QWidget()
     qtbot.addWidget(win)
     label = QLabel("text", win)
@@ -114,6 +116,11 @@ def test_work_before_the_paint_runs_before_it_or_without_one(qtbot, qapp):
     win.show()
     settle = SettleBeforePaint(win, lambda: win)
     _pump(qapp)
+    return win, label, settle
+
+
+def test_work_before_the_paint_runs_before_it_or_without_one(qtbot, qapp):
+    _win, label, settle = _label_window(qtbot, qapp)
     seen: list[str] = []
 
     class Order(QObject):
@@ -180,13 +187,7 @@ def test_a_tour_step_paints_each_chart_once(window, qapp, monkeypatch):
 def test_a_long_settle_paints_on_the_next_turn_and_a_short_one_at_once(qtbot, qapp):
     """Work before a paint that takes longer than ``SPLIT_MS`` ends its turn of the event loop; the
     paint comes on the next turn (input can be handled in between), once."""
-    win = QWidget()
-    qtbot.addWidget(win)
-    label = QLabel("text", win)
-    win.resize(300, 200)
-    win.show()
-    settle = SettleBeforePaint(win, lambda: win)
-    _pump(qapp)
+    _win, label, settle = _label_window(qtbot, qapp)
     paints = Paints()
     label.installEventFilter(paints)
     settle.before_paint(lambda: time.sleep(2 * SPLIT_MS / 1000))
